@@ -1,0 +1,34 @@
+"""The agentobs command line: parse, call the library, render. User errors end in one line, never a traceback."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import AgentobsError
+from .demo import demo
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except AgentobsError as exc:
+            click.echo(f"agentobs: error: {exc}", err=True)
+            sys.exit(2)
+        except OSError as exc:
+            click.echo(f"agentobs: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True)
+            sys.exit(2)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="agentobs")
+def cli() -> None:
+    """Bounded, observable and explainable agent runs on OpenTelemetry."""
+
+
+cli.add_command(demo)
+
+
+def main() -> None:
+    cli(prog_name="agentobs")

@@ -1,0 +1,1 @@
+"""The support-desk domain of the seeds: a fake store backend, stand-in policies, scenarios."""

@@ -1,0 +1,71 @@
+"""The one exception tree of agentobs.
+
+    AgentobsError                   base of everything we raise on purpose
+    ├── ConfigError                 a setting, budget or price table makes no sense (ValueError)
+    ├── ProposalError               internal: a model reply could not be understood (never escapes the loop)
+    ├── ApprovalError               a decision does not match the held call, or none was given
+    ├── CheckpointError             the checkpoint store refused an operation
+    │   ├── CheckpointConflict      another worker saved this task first (stale version)
+    │   ├── CheckpointCorrupt       a stored checkpoint fails its checksum or does not parse
+    │   └── CheckpointNotFound      no checkpoint for that task id
+    ├── ReplayError                 a recorded run is unreadable or ran out of replies
+    └── InputError                  user input (a file, a source, an argument) is unusable
+
+Domain outcomes (a budget ran out, a loop was stuck) are stop reasons, not exceptions.
+``SimulatedCrash`` stands for the process dying: it derives from BaseException so no
+``except Exception`` in the loop or in an observer can swallow it.
+"""
+from __future__ import annotations
+
+
+class AgentobsError(Exception):
+    """Base class of every error agentobs raises on purpose."""
+
+
+class ConfigError(AgentobsError, ValueError):
+    """A configuration value (budget, setting, price) is invalid; the message says what to fix."""
+
+
+class ProposalError(AgentobsError):
+    """A model reply is malformed. The kernel turns it into an error result the model sees."""
+
+    def __init__(self, code: str, detail: str):
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+        self.detail = detail
+
+
+class ApprovalError(AgentobsError):
+    """A resume was attempted without a decision, or with one for other arguments."""
+
+
+class CheckpointError(AgentobsError):
+    """The checkpoint store refused an operation."""
+
+
+class CheckpointConflict(CheckpointError):
+    """Another worker saved this task after the snapshot we hold was read."""
+
+
+class CheckpointCorrupt(CheckpointError):
+    """A stored checkpoint does not match its checksum or cannot be parsed."""
+
+
+class CheckpointNotFound(CheckpointError):
+    """No checkpoint exists for the task id."""
+
+
+class ReplayError(AgentobsError):
+    """A recorded run cannot be read, or the replay asked for more replies than were recorded."""
+
+
+class InputError(AgentobsError):
+    """A file, source or argument given by the user cannot be used."""
+
+
+class SimulatedCrash(BaseException):
+    """Raised by fault injection to stand for the process dying at a boundary of the loop."""
+
+    def __init__(self, boundary: str):
+        super().__init__(f"simulated crash at {boundary}")
+        self.boundary = boundary

@@ -1,0 +1,26 @@
+"""Human approval: a decision applies to exactly the arguments of the held call."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .state import HeldCall
+
+
+@dataclass(frozen=True)
+class Decision:
+    approved: bool
+    digest: str          # must equal the held call's digest: a decision for other arguments is refused
+    by: str = "human"
+
+    @classmethod
+    def approve(cls, held: HeldCall, by: str = "human") -> Decision:
+        return cls(True, held.digest, by)
+
+    @classmethod
+    def deny(cls, held: HeldCall, by: str = "human") -> Decision:
+        return cls(False, held.digest, by)
+
+
+# Asked synchronously when a call needs approval; returning None suspends the run instead.
+Approver = Callable[[HeldCall], "Decision | None"]

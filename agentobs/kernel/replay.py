@@ -1,0 +1,76 @@
+"""Recording a run's model replies and replaying them without the model.
+
+A replay fixes the model's replies (and their declared latencies and usage), so the
+kernel runs deterministically to the same final state and the same effects. Recorded runs
+are JSON files with a schema version.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..errors import ReplayError
+from .models import Model, ModelRequest, ModelResponse
+
+RECORDING_SCHEMA = 1
+
+
+class Recorder:
+    """Wraps a model and keeps every response it gives."""
+
+    def __init__(self, inner: Model):
+        self.inner = inner
+        self.name, self.provider = inner.name, inner.provider
+        self.responses: list[ModelResponse] = []
+
+    def propose(self, request: ModelRequest) -> ModelResponse:
+        resp = self.inner.propose(request)
+        self.responses.append(resp)
+        return resp
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": RECORDING_SCHEMA, "model": self.name, "provider": self.provider,
+                "responses": [asdict(r) for r in self.responses]}
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        p = Path(path)
+        tmp = p.with_name(p.name + ".tmp")
+        fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(self.to_dict(), f, sort_keys=True)
+        os.replace(tmp, p)
+
+
+class Replayer:
+    """Returns recorded responses in order; asking for more than were recorded is an error."""
+
+    def __init__(self, responses: list[ModelResponse], name: str = "replay", provider: str = "agentobs"):
+        self.responses, self.name, self.provider, self.i = list(responses), name, provider, 0
+
+    @classmethod
+    def of(cls, recorder: Recorder) -> Replayer:
+        return cls(recorder.responses, recorder.name, recorder.provider)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Replayer:
+        try:
+            data = json.loads(Path(path).read_text())
+            if data.get("schema_version") != RECORDING_SCHEMA:
+                raise ReplayError(f"{path}: recording schema_version {data.get('schema_version')!r} is not "
+                                  f"{RECORDING_SCHEMA}")
+            responses = [ModelResponse(**r) for r in data["responses"]]
+        except ReplayError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ReplayError(f"{path}: not a recorded run ({exc})") from None
+        return cls(responses, data.get("model", "replay"), data.get("provider", "agentobs"))
+
+    def propose(self, request: ModelRequest) -> ModelResponse:
+        if self.i >= len(self.responses):
+            raise ReplayError(f"the replay asked for reply {self.i + 1} but only {len(self.responses)} were recorded")
+        resp = self.responses[self.i]
+        self.i += 1
+        return resp

@@ -1,0 +1,91 @@
+"""Tools as the kernel sees them: a catalog of specs, one invocation call, one result vocabulary.
+
+Results are dicts with a ``status``: ``ok``, ``needs_approval``, ``unknown`` (a write whose
+outcome is lost) or ``error`` with a ``code`` (``not_found``, ``invalid_state``,
+``unknown_tool``, ``invalid_arguments``, ``timeout``, ``unavailable``...). An error with
+``"transient": true`` is retried with backoff. ``result_status`` folds a result into one
+word of that vocabulary for telemetry and analysis.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping, Protocol
+
+Effect = Literal["read", "write"]
+
+OK, NEEDS_APPROVAL, UNKNOWN, ERROR = "ok", "needs_approval", "unknown", "error"
+PERMANENT_CODES = frozenset({"not_found", "invalid_state"})
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    effect: Effect
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class ToolInvocation:
+    name: str
+    args: dict[str, Any]
+    user_id: str
+    key: str                 # stable per logical call: task id + plan step
+    timeout_s: float
+    approved: bool = False   # a human approved exactly these arguments
+    attempt: int = 1
+
+
+@dataclass(frozen=True)
+class ToolResponse:
+    result: dict[str, Any]
+    latency_s: float | None = None   # declared (stand-ins); None = measured by the clock
+
+
+class Toolbox(Protocol):
+    def spec(self, name: str) -> ToolSpec | None: ...
+
+    def invoke(self, call: ToolInvocation) -> ToolResponse: ...
+
+
+@dataclass(frozen=True)
+class FactPolicy:
+    """Which result fields become facts, and which argument scopes them (``ord_1001.total_cents``)."""
+    fields: frozenset[str] = field(default_factory=frozenset)
+    scope_arg: str | None = None
+
+    def extract(self, args: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+        if not self.fields:
+            return {}
+        scope = args.get(self.scope_arg) if self.scope_arg else None
+        out = {}
+        for k, v in result.items():
+            if k in self.fields and (v is None or isinstance(v, (str, int, float, bool))):
+                out[f"{scope}.{k}" if self.scope_arg else k] = v
+        return out
+
+
+def digest(name: str, args: Any) -> str:
+    """Fingerprint of a call: tool name and arguments (order-independent)."""
+    return hashlib.sha256(json.dumps([name, args], sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def observation_digest(name: str, result: Any) -> str:
+    return hashlib.sha256(json.dumps([name, result], sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def result_status(result: Mapping[str, Any]) -> str:
+    status = result.get("status")
+    if status == ERROR:
+        code = result.get("code")
+        return code if isinstance(code, str) and code else ERROR
+    return status if isinstance(status, str) else ERROR
+
+
+def is_transient(result: Mapping[str, Any]) -> bool:
+    return result.get("status") == ERROR and result.get("transient") is True
+
+
+def error(code: str, **extra: Any) -> dict[str, Any]:
+    return {"status": ERROR, "code": code, **extra}

@@ -10,6 +10,7 @@
 #   scripts/stack.sh down     stop all three; no process or listening port is left behind
 #   scripts/stack.sh status   one line per service; exit 0 only if all three are healthy
 #   scripts/stack.sh env      print the exports (also without a running stack)
+#   scripts/stack.sh restart  down, then up (a running service does not re-read a changed config by itself)
 #   scripts/stack.sh clean    down, then delete the run folder (archive, Prometheus data, logs)
 #
 # Progress goes to stderr and the exports to stdout, so `eval "$(scripts/stack.sh up)"` works.
@@ -28,6 +29,9 @@
 #          AGENTOBS_PROMETHEUS_PORT [19090]
 #   AGENTOBS_SPANMETRICS_FLUSH_INTERVAL [1s], AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL [1s],
 #   AGENTOBS_REDACTION_SUMMARY [debug], AGENTOBS_COLLECTOR_MEMORY_LIMIT_MIB [512], AGENTOBS_COLLECTOR_LOG_LEVEL [info]
+#   AGENTOBS_COLLECTOR_ARCHIVE [<run>/archive/traces.jsonl]: kept (appended) across restarts; `clean` removes it
+#   AGENTOBS_PROMETHEUS_KEEP_DATA: set to keep Prometheus' TSDB when it starts (default: a fresh TSDB each start)
+#   AGENTOBS_STACK_KEEP_ON_FAILURE: set to leave services running when `up` fails
 set -euo pipefail
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -94,7 +98,8 @@ die_log() {
 
 collector_dir() {
   local h
-  h="$(cat "$MANIFEST" | sha256sum | cut -c1-12)"
+  # keyed by the release and by the manifest without its comments: a changed component list rebuilds
+  h="$(grep -vE '^\s*(#|$)' "$MANIFEST" | sed 's/\s#.*$//' | sha256sum | cut -c1-12)"
   printf '%s/collector-%s-%s' "$CACHE" "$OTELCOL_VERSION" "$h"
 }
 collector_bin() { printf '%s/agentobs-otelcol' "$(collector_dir)"; }
@@ -126,7 +131,7 @@ build_collector() {
   if ! "$dir/src/agentobs-otelcol" validate --config "$COLLECTOR_CONFIG" >>"$blog" 2>&1; then
     die_log "the built collector rejects collector/config.yaml" "$blog"
   fi
-  cp "$dir/src/agentobs-otelcol" "$bin.tmp" && mv -f "$bin.tmp" "$bin"
+  mv -f "$dir/src/agentobs-otelcol" "$bin"
   log "collector $OTELCOL_VERSION: built in $((SECONDS - t0))s -> $bin"
 }
 
@@ -203,7 +208,17 @@ svc_bin() {
   esac
 }
 
-real_bin() { readlink -f "$(svc_bin "$1")" 2>/dev/null || svc_bin "$1"; }
+# is $2 (an executable path from /proc/PID/exe) a binary of service $1? Any cached build counts, so that a
+# stack started before a rebuild (another manifest hash, another version) is still recognised and stopped.
+is_our_exe() {
+  local cache_real
+  cache_real="$(readlink -f "$CACHE" 2>/dev/null || echo "$CACHE")"
+  case "$1" in
+    collector) [[ "$2" == "$cache_real"/collector-*/agentobs-otelcol ]] ;;
+    jaeger) [[ "$2" == "$cache_real"/jaeger-*/jaeger ]] ;;
+    prometheus) [[ "$2" == "$(readlink -f "$(prometheus_bin)" 2>/dev/null || prometheus_bin)" ]] ;;
+  esac
+}
 
 # "port label" lines: every port the service listens on
 svc_ports() {
@@ -244,7 +259,7 @@ svc_pid() {
   if [[ "$pid" =~ ^[0-9]+$ ]] && [[ -d "/proc/$pid" ]]; then
     exe="$(readlink "/proc/$pid/exe" 2>/dev/null || true)"
     exe="${exe% (deleted)}"
-    if [[ "$exe" == "$(real_bin "$1")" ]]; then echo "$pid"; return 0; fi
+    if is_our_exe "$1" "$exe"; then echo "$pid"; return 0; fi
   fi
   rm -f "$f"
 }
@@ -280,7 +295,9 @@ render_prometheus_config() {
       -e "s|@COLLECTOR_PROMETHEUS_TARGET@|$CLIENT_HOST:$AGENTOBS_COLLECTOR_PROMETHEUS_PORT|g" \
       -e "s|@COLLECTOR_TELEMETRY_TARGET@|$CLIENT_HOST:$AGENTOBS_COLLECTOR_TELEMETRY_PORT|g" \
       "$PROMETHEUS_TEMPLATE" >"$out.new"
-  if grep -q '@[A-Z_]*@' "$out.new"; then die "prometheus/prometheus.yml has a token stack.sh does not fill: $(grep -o '@[A-Z_]*@' "$out.new" | head -n 1)"; fi
+  if grep -v '^\s*#' "$out.new" | grep -q '@[A-Z_]*@'; then
+    die "prometheus/prometheus.yml has a token stack.sh does not fill: $(grep -v '^\s*#' "$out.new" | grep -o '@[A-Z_]*@' | head -n 1)"
+  fi
   if command -v promtool >/dev/null 2>&1 && ! promtool check config "$out.new" >/dev/null 2>"$RUN/logs/promtool.log"; then
     die_log "generated Prometheus config is invalid" "$RUN/logs/promtool.log"
   fi
@@ -313,6 +330,11 @@ start_service() {
     log "$name: running (pid $pid) but not healthy yet, waiting"
   else
     check_ports_free "$name"
+    # a fresh Prometheus starts with an empty TSDB: series of an earlier run would otherwise answer instant
+    # queries for up to 5 minutes (Jaeger's memory storage is empty at each start too; the archive is kept)
+    if [[ "$name" == prometheus && -z "${AGENTOBS_PROMETHEUS_KEEP_DATA:-}" ]]; then
+      rm -rf -- "$RUN/prometheus/data"; mkdir -p "$RUN/prometheus/data"
+    fi
     mapfile -d '' cmd < <(svc_command "$name")
     [[ -x "${cmd[0]}" ]] || die "$name binary missing: ${cmd[0]}"
     # the services must not export their own telemetry through inherited OTEL_* settings
@@ -376,7 +398,11 @@ cmd_up() {
   lock_run
   mkdir -p "$(dirname "$AGENTOBS_COLLECTOR_ARCHIVE")"
   trap cleanup_on_failure EXIT
-  local changed=0 pid
+  local changed=0 pid name
+  # fail fast, before anything starts, when a port of a service that is not running yet is taken
+  for name in "${SERVICES[@]}"; do
+    [[ -n "$(svc_pid "$name")" ]] || check_ports_free "$name"
+  done
   render_prometheus_config && changed=1
   start_service jaeger
   start_service collector
@@ -412,7 +438,7 @@ cmd_down() {
       ours=0
       if [[ "$hpid" =~ ^[0-9]+$ ]]; then
         exe="$(readlink "/proc/$hpid/exe" 2>/dev/null || true)"; exe="${exe% (deleted)}"
-        if [[ "$name" != prometheus && "$exe" == "$(real_bin "$name")" ]]; then ours=1; fi
+        if [[ "$name" != prometheus ]] && is_our_exe "$name" "$exe"; then ours=1; fi
         if [[ "$name" == prometheus ]] && tr '\0' ' ' <"/proc/$hpid/cmdline" 2>/dev/null | grep -qF -- "--config.file=$RUN/prometheus/"; then ours=1; fi
       fi
       if [[ $ours == 1 ]]; then
@@ -467,7 +493,7 @@ cmd_clean() {
 }
 
 usage() {
-  sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -477,6 +503,7 @@ case "${1:-}" in
   down) cmd_down ;;
   status) cmd_status ;;
   env) print_env ;;
+  restart) cmd_down && cmd_up ;;
   clean) cmd_clean ;;
   *) usage ;;
 esac

@@ -13,6 +13,9 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            sys.stderr.close()          # the reader went away (e.g. `| head`): not an error
+            sys.exit(0)
         except AgentobsError as exc:
             click.echo(f"agentobs: error: {exc}", err=True)
             sys.exit(2)

@@ -74,6 +74,14 @@ class PlanAccepted:
 
 
 @dataclass(frozen=True, slots=True)
+class FinalRefused:
+    """A 'completed' final answer was refused because plan steps are still open."""
+    step: int
+    open_steps: list[str]
+    at_ns: int
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCalled:
     step: int
     name: str
@@ -161,7 +169,8 @@ class RunFinished:
     at_ns: int
 
 
-Event = (RunStarted | StepStarted | ModelCalled | ModelReturned | PlanRejected | PlanAccepted | ToolCalled
+Event = (RunStarted | StepStarted | ModelCalled | ModelReturned | PlanRejected | PlanAccepted | FinalRefused
+         | ToolCalled
          | ToolRetry | ToolReturned | GuardFired | ApprovalRequested | ApprovalDecided | CheckpointSaving
          | CheckpointSaved | StepFinished | RunFinished)
 

@@ -231,6 +231,8 @@ class Kernel:
             open_steps = st.open_steps()
             if prop.outcome == "completed" and open_steps:
                 st.last_result = error("plan_incomplete", detail=open_steps)
+                if self._emit:
+                    self._emit(ev.FinalRefused(st.step, open_steps, self.clock.wall_ns()))
                 return None, False
             st.answer, st.outcome = prop.text, prop.outcome
             return None, True

@@ -1,3 +1,8 @@
+// Build module for Jaeger v2 (scripts/stack.sh build). Nothing here is imported by agentobs.
+// Jaeger v2 releases are published as v1.x module tags: v1.76.0 = Jaeger v2.13.0 (the newest the Go module
+// proxy serves here; newer v2 releases exist only as pseudo-versions, which the proxy refuses).
+// Bump: change JAEGER_MODULE_VERSION/JAEGER_VERSION in scripts/stack.sh and run `scripts/stack.sh build`
+// (it runs `go get -tool github.com/jaegertracing/jaeger/cmd/jaeger@<version>` here), then commit go.mod/go.sum.
 module github.com/agentobs/agentobs/stack/jaeger-build
 
 go 1.26

@@ -1,0 +1,71 @@
+"""Data quality: what was wrong with the input, counted, never fatal.
+
+Every loader and importer records problems here instead of raising; the report shows them
+in a data-quality section. ``Issue.kind`` is a closed vocabulary (``KINDS``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+KINDS = {
+    "empty_file": "the file is empty",
+    "unreadable": "the file could not be read",
+    "unknown_format": "not OTLP JSON, a Jaeger answer or a chat transcript",
+    "invalid_json": "a line is not valid JSON (truncated?)",
+    "not_otlp": "a JSON line has no resourceSpans",
+    "bad_span": "a span lacks a valid trace id, span id or timestamps",
+    "wrong_type": "an attribute has a different type than the contract says",
+    "negative_duration": "a span ends before it starts",
+    "duplicate_span": "the same trace id and span id appear more than once (later copies dropped)",
+    "orphan_span": "a span's parent is not in the input",
+    "missing_root": "a trace has no root span",
+    "bad_run": "a transcript run could not be imported",
+    "unmatched_label": "a label's run id matches no run",
+    "unlabelled_run": "a run has no label in the labels file",
+    "source_error": "a source (Jaeger, a folder) could not be queried",
+}
+
+
+@dataclass
+class Issue:
+    kind: str
+    count: int
+    source: str
+    examples: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "what": KINDS.get(self.kind, self.kind), "count": self.count,
+                "source": self.source, "examples": self.examples}
+
+
+@dataclass
+class DataQuality:
+    issues: list[Issue] = field(default_factory=list)
+    files: int = 0
+    lines: int = 0
+
+    def add(self, kind: str, source: str, count: int = 1, example: str | None = None) -> None:
+        if count <= 0:
+            return
+        assert kind in KINDS, kind
+        for issue in self.issues:
+            if issue.kind == kind and issue.source == source:
+                issue.count += count
+                if example and len(issue.examples) < 3:
+                    issue.examples.append(example)
+                return
+        self.issues.append(Issue(kind, count, source, [example] if example else []))
+
+    def extend(self, other: DataQuality) -> None:
+        for issue in other.issues:
+            self.add(issue.kind, issue.source, issue.count, issue.examples[0] if issue.examples else None)
+        self.files += other.files
+        self.lines += other.lines
+
+    def count(self, kind: str) -> int:
+        return sum(i.count for i in self.issues if i.kind == kind)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"files": self.files, "lines": self.lines, "issues": [i.to_dict() for i in self.issues]}
+

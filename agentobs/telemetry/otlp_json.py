@@ -1,0 +1,147 @@
+"""OTLP JSON lines: exactly what the collector's file exporter writes (format json, no compression).
+
+One ``ExportTraceServiceRequest`` per line: ``{"resourceSpans":[{"resource":{...},"scopeSpans":
+[{"scope":{...},"spans":[...]}]}]}`` with hex trace/span ids, int64 values as strings, kind and
+status code as integers. ``OtlpJsonFileExporter`` writes our local traces in that format, so
+one loader reads a laptop run, a collector archive and Jaeger's API v3 answers.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.trace import SpanKind, StatusCode
+
+log = logging.getLogger("agentobs.telemetry")
+
+_KIND = {SpanKind.INTERNAL: 1, SpanKind.SERVER: 2, SpanKind.CLIENT: 3, SpanKind.PRODUCER: 4, SpanKind.CONSUMER: 5}
+_STATUS = {StatusCode.UNSET: 0, StatusCode.OK: 1, StatusCode.ERROR: 2}
+
+
+def any_value(v: Any) -> dict[str, Any]:
+    if isinstance(v, bool):
+        return {"boolValue": v}
+    if isinstance(v, int):
+        return {"intValue": str(v)}
+    if isinstance(v, float):
+        return {"doubleValue": v}
+    if isinstance(v, str):
+        return {"stringValue": v}
+    if isinstance(v, bytes):
+        import base64
+        return {"bytesValue": base64.b64encode(v).decode()}
+    if isinstance(v, (list, tuple)):
+        return {"arrayValue": {"values": [any_value(x) for x in v]}}
+    if isinstance(v, dict):
+        return {"kvlistValue": {"values": attributes(v)}}
+    return {"stringValue": str(v)}
+
+
+def attributes(attrs: Any) -> list[dict[str, Any]]:
+    return [{"key": k, "value": any_value(v)} for k, v in (attrs or {}).items()]
+
+
+def _flags(parent: Any) -> int:
+    """SpanFlags as the SDK's OTLP encoder sets them: has-is-remote, and is-remote for a remote parent."""
+    return 0x300 if parent is not None and parent.is_remote else 0x100
+
+
+def encode_span(s: ReadableSpan) -> dict[str, Any]:
+    ctx = s.context
+    out: dict[str, Any] = {"traceId": f"{ctx.trace_id:032x}", "spanId": f"{ctx.span_id:016x}"}
+    if s.parent is not None:
+        out["parentSpanId"] = f"{s.parent.span_id:016x}"
+    out["flags"] = _flags(s.parent)
+    out["name"] = s.name
+    out["kind"] = _KIND.get(s.kind, 1)
+    out["startTimeUnixNano"] = str(s.start_time)
+    out["endTimeUnixNano"] = str(s.end_time)
+    if s.attributes:
+        out["attributes"] = attributes(s.attributes)
+    if s.events:
+        out["events"] = [{"timeUnixNano": str(e.timestamp), "name": e.name, **({"attributes": attributes(e.attributes)}
+                                                                               if e.attributes else {})}
+                         for e in s.events]
+    if s.links:
+        out["links"] = [{"traceId": f"{link.context.trace_id:032x}", "spanId": f"{link.context.span_id:016x}",
+                         **({"attributes": attributes(link.attributes)} if link.attributes else {}),
+                         "flags": _flags(link.context)}
+                        for link in s.links]
+    status: dict[str, Any] = {}
+    if s.status.status_code is not StatusCode.UNSET:
+        if s.status.description:
+            status["message"] = s.status.description
+        status["code"] = _STATUS[s.status.status_code]
+    out["status"] = status
+    return out
+
+
+def encode_request(spans: Iterable[ReadableSpan]) -> dict[str, Any]:
+    """Groups spans by resource and instrumentation scope into one ExportTraceServiceRequest."""
+    by_resource: dict[int, tuple[Any, dict[tuple, tuple[Any, list]]]] = {}
+    for s in spans:
+        res_entry = by_resource.setdefault(id(s.resource), (s.resource, {}))
+        scope = s.instrumentation_scope
+        key = (scope.name, scope.version, scope.schema_url) if scope else ("", None, None)
+        res_entry[1].setdefault(key, (scope, []))[1].append(encode_span(s))
+    out = []
+    for resource, scopes in by_resource.values():
+        rs: dict[str, Any] = {"resource": {"attributes": attributes(resource.attributes)} if resource else {},
+                              "scopeSpans": []}
+        for scope, encoded in scopes.values():
+            ss: dict[str, Any] = {"scope": {}}
+            if scope is not None:
+                ss["scope"] = {"name": scope.name, **({"version": scope.version} if scope.version else {})}
+            ss["spans"] = encoded
+            if scope is not None and scope.schema_url:
+                ss["schemaUrl"] = scope.schema_url
+            rs["scopeSpans"].append(ss)
+        if resource is not None and resource.schema_url:
+            rs["schemaUrl"] = resource.schema_url
+        out.append(rs)
+    return {"resourceSpans": out}
+
+
+def private_append(path: Path) -> Any:
+    """Opens ``path`` for appending, creating it readable by its owner only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    return os.fdopen(fd, "a", encoding="utf-8")
+
+
+class OtlpJsonFileExporter(SpanExporter):
+    """Appends one OTLP JSON request per export call to a file (the collector file exporter's format)."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path)
+        self._file = private_append(self.path)
+        self._lock = threading.Lock()
+        self.exported = 0
+        self.failed = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        try:
+            line = json.dumps(encode_request(spans), separators=(",", ":")) + "\n"
+            with self._lock:
+                self._file.write(line)        # one write per request: a reader never sees half a line of ours
+                self._file.flush()
+        except (OSError, ValueError, TypeError):
+            self.failed += len(spans)
+            log.warning("could not write %d spans to %s", len(spans), self.path, exc_info=True)
+            return SpanExportResult.FAILURE
+        self.exported += len(spans)
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if not self._file.closed:
+                self._file.close()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True

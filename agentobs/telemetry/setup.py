@@ -1,0 +1,291 @@
+"""Configure the OpenTelemetry SDK for agentobs: the only module that touches the SDK and exporters.
+
+Configuration is resolved in one place (``resolve``): explicit argument, then the standard
+``OTEL_*`` / ``AGENTOBS_*`` environment variables, then the default. An application may
+inject its own tracer and meter providers; a global provider the application already set
+is used and never replaced; agentobs never sets a global provider itself.
+
+Exporters: the embedded default is a local file of OTLP JSON lines (the collector file
+exporter's format); OTLP over gRPC or HTTP when an endpoint is configured; the console.
+Every exporter sits behind a BatchSpanProcessor, so the loop never waits on export, and
+behind a counter, so spans that could not be delivered are reported at shutdown.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from opentelemetry import metrics, trace
+from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter, SpanExportResult
+from opentelemetry.trace import ProxyTracerProvider
+
+from ..errors import ConfigError
+from . import semconv as sc
+from .content import Capture, Redactor, capture_from
+from .observer import Instruments, OTelObserver
+from .otlp_json import OtlpJsonFileExporter
+
+log = logging.getLogger("agentobs.telemetry")
+
+ENV_TRACES_OUT = "AGENTOBS_TRACES_OUT"
+
+
+@dataclass(frozen=True)
+class TelemetryConfig:
+    service_name: str
+    traces_out: Path | None
+    otlp_endpoint: str | None          # None: no OTLP export
+    otlp_protocol: str                 # "grpc" | "http/protobuf"
+    console: bool
+    capture: Capture
+    redact_keys: tuple[str, ...] | None
+    metric_interval_ms: int
+    queue_size: int
+    shutdown_timeout_ms: int
+
+
+def resolve(*, service_name: str | None = None, traces_out: str | os.PathLike[str] | None = None,
+            otlp_endpoint: str | None = None, otlp_protocol: str | None = None, console: bool = False,
+            capture: str | Capture | None = None, redact_keys: Sequence[str] | None = None,
+            env: Mapping[str, str] | None = None) -> TelemetryConfig:
+    """Explicit argument > environment variable > default, for every telemetry setting."""
+    env = os.environ if env is None else env
+    endpoint = otlp_endpoint or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    protocol = (otlp_protocol or env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+                or "http/protobuf").strip().lower()
+    if protocol == "http/json":
+        log.warning("OTLP http/json is not supported by the Python exporter; using http/protobuf")
+        protocol = "http/protobuf"
+    if protocol not in ("grpc", "http/protobuf"):
+        raise ConfigError(f"OTLP protocol {protocol!r} is not one of grpc, http/protobuf (OTEL_EXPORTER_OTLP_PROTOCOL)")
+    out = traces_out if traces_out is not None else env.get(ENV_TRACES_OUT)
+    return TelemetryConfig(
+        service_name=service_name or env.get("OTEL_SERVICE_NAME") or "agentobs",
+        traces_out=Path(out) if out else None,
+        otlp_endpoint=endpoint or None,
+        otlp_protocol=protocol,
+        console=console,
+        capture=capture_from(capture, env),
+        redact_keys=tuple(redact_keys) if redact_keys is not None else None,
+        metric_interval_ms=_int_env(env, "OTEL_METRIC_EXPORT_INTERVAL", 10_000),
+        queue_size=_int_env(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048),
+        shutdown_timeout_ms=_int_env(env, "AGENTOBS_SHUTDOWN_TIMEOUT_MS", 5_000),
+    )
+
+
+def _int_env(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} must be an integer") from None
+    if value <= 0:
+        raise ConfigError(f"{name}={raw!r} must be positive")
+    return value
+
+
+class CountingExporter(SpanExporter):
+    """Wraps an exporter and counts spans delivered and spans lost; never raises."""
+
+    def __init__(self, inner: SpanExporter, name: str):
+        self.inner, self.name = inner, name
+        self.exported = 0
+        self.failed = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        try:
+            result = self.inner.export(spans)
+        except Exception:  # noqa: BLE001 - an exporter must never break the application
+            log.warning("exporter %s raised; %d spans lost", self.name, len(spans), exc_info=True)
+            result = SpanExportResult.FAILURE
+        if result is SpanExportResult.SUCCESS:
+            self.exported += len(spans)
+        else:
+            self.failed += len(spans)
+        return result
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        try:
+            self.inner.shutdown()
+        except Exception:  # noqa: BLE001
+            log.warning("exporter %s failed to shut down", self.name, exc_info=True)
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        try:
+            return self.inner.force_flush(timeout_millis)
+        except Exception:  # noqa: BLE001
+            return False
+
+
+class _EndCounter(SpanProcessor):
+    def __init__(self) -> None:
+        self.ended = 0
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.ended += 1
+
+
+@dataclass
+class ExportReport:
+    """What happened to the spans of this process, per exporter."""
+    ended: int
+    exporters: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def lost(self) -> int:
+        return max((e["lost"] for e in self.exporters.values()), default=0)
+
+    def lines(self) -> list[str]:
+        out = []
+        for name, e in self.exporters.items():
+            line = f"{name}: {e['exported']} of {self.ended} spans delivered"
+            if e["lost"]:
+                line += f", {e['lost']} lost ({e['failed']} failed to export, {e['dropped']} dropped from the queue)"
+            out.append(line)
+        return out
+
+
+class Telemetry:
+    """Providers, exporters and instruments for one process; make one observer per concurrent run."""
+
+    def __init__(self, config: TelemetryConfig, *, tracer_provider: Any = None, meter_provider: Any = None,
+                 extra_exporters: Sequence[tuple[str, SpanExporter]] = ()):
+        self.config = config
+        self.capture = config.capture
+        self.redactor = Redactor(config.redact_keys)
+        self.exporters: list[CountingExporter] = []
+        self._processors: list[BatchSpanProcessor] = []
+        self._end_counter = _EndCounter()
+        self._owns_tracer_provider = False
+        self._owns_meter_provider = False
+        global_tp = trace.get_tracer_provider()
+        if tracer_provider is None and not isinstance(global_tp, ProxyTracerProvider):
+            tracer_provider = global_tp      # the application set one: use it, never replace it
+        if tracer_provider is None:
+            tracer_provider = TracerProvider(resource=self.resource())
+            self._owns_tracer_provider = True
+        self.tracer_provider = tracer_provider
+        if self._owns_tracer_provider:
+            exporters: list[tuple[str, SpanExporter]] = list(extra_exporters)
+            if config.traces_out is not None:
+                exporters.append((f"file {config.traces_out}", OtlpJsonFileExporter(config.traces_out)))
+            if config.otlp_endpoint:
+                exporters.append((f"otlp {config.otlp_protocol} {config.otlp_endpoint}", self._otlp_spans()))
+            if config.console:
+                exporters.append(("console", ConsoleSpanExporter()))
+            tracer_provider.add_span_processor(self._end_counter)
+            for name, exporter in exporters:
+                counting = CountingExporter(exporter, name)
+                bsp = BatchSpanProcessor(counting, max_queue_size=config.queue_size)
+                tracer_provider.add_span_processor(bsp)
+                self.exporters.append(counting)
+                self._processors.append(bsp)
+        if meter_provider is None:
+            global_mp = metrics.get_meter_provider()
+            if not type(global_mp).__name__.startswith("_Proxy") and not isinstance(global_mp, NoOpMeterProvider):
+                meter_provider = global_mp
+        if meter_provider is None:
+            meter_provider = self._own_meter_provider()
+        self.meter_provider: MeterProvider = meter_provider
+        self.tracer = tracer_provider.get_tracer(sc.SCOPE, _version(), schema_url=sc.SCHEMA_URL)
+        self.meter = meter_provider.get_meter(sc.SCOPE, _version(), schema_url=sc.SCHEMA_URL)
+        self.instruments = Instruments(self.meter)
+
+    def resource(self) -> Resource:
+        return Resource.create({"service.name": self.config.service_name}, schema_url=sc.SCHEMA_URL)
+
+    def observer(self) -> OTelObserver:
+        return OTelObserver(self.tracer, capture=self.capture, redactor=self.redactor, instruments=self.instruments)
+
+    def flush(self) -> None:
+        for p in self._processors:
+            p.force_flush()
+
+    def shutdown(self) -> ExportReport:
+        """Flushes and closes what agentobs created; returns what was delivered and what was lost."""
+        timeout = self.config.shutdown_timeout_ms
+        for p in self._processors:
+            try:
+                p.force_flush(timeout)
+                p.shutdown(timeout_millis=timeout) if _takes_timeout(p.shutdown) else p.shutdown()
+            except Exception:  # noqa: BLE001
+                log.warning("span processor failed to shut down", exc_info=True)
+        if self._owns_meter_provider:
+            try:
+                self.meter_provider.shutdown(timeout_millis=timeout)  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001
+                log.warning("meter provider failed to shut down", exc_info=True)
+        report = ExportReport(self._end_counter.ended)
+        for e in self.exporters:
+            dropped = max(0, report.ended - e.exported - e.failed)
+            report.exporters[e.name] = {"exported": e.exported, "failed": e.failed, "dropped": dropped,
+                                        "lost": e.failed + dropped}
+        return report
+
+    # -- OTLP ----------------------------------------------------------------------------------
+
+    def _otlp_spans(self) -> SpanExporter:
+        endpoint, proto = self.config.otlp_endpoint, self.config.otlp_protocol
+        if proto == "grpc":
+            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Grpc
+            return Grpc(endpoint=_grpc_endpoint(endpoint), insecure=_insecure(endpoint))
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Http
+        return Http(endpoint=_http_endpoint(endpoint, "traces"))
+
+    def _own_meter_provider(self) -> MeterProvider:
+        if not self.config.otlp_endpoint:
+            return NoOpMeterProvider()
+        from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
+        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+        endpoint, proto = self.config.otlp_endpoint, self.config.otlp_protocol
+        if proto == "grpc":
+            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcM
+            exporter: Any = GrpcM(endpoint=_grpc_endpoint(endpoint), insecure=_insecure(endpoint))
+        else:
+            from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as HttpM
+            exporter = HttpM(endpoint=_http_endpoint(endpoint, "metrics"))
+        reader = PeriodicExportingMetricReader(exporter, export_interval_millis=self.config.metric_interval_ms)
+        self._owns_meter_provider = True
+        return SdkMeterProvider(metric_readers=[reader], resource=self.resource())
+
+
+def _version() -> str:
+    from .. import __version__
+    return __version__
+
+
+def _takes_timeout(fn: Any) -> bool:
+    import inspect
+    try:
+        return "timeout_millis" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _grpc_endpoint(endpoint: str) -> str:
+    return endpoint.split("://", 1)[-1].rstrip("/")
+
+
+def _insecure(endpoint: str) -> bool:
+    return not endpoint.startswith("https://")
+
+
+def _http_endpoint(endpoint: str, signal: str) -> str:
+    base = endpoint if "://" in endpoint else f"http://{endpoint}"
+    base = base.rstrip("/")
+    return base if base.endswith(f"/v1/{signal}") else f"{base}/v1/{signal}"
+
+
+def configure(*, tracer_provider: Any = None, meter_provider: Any = None,
+              extra_exporters: Sequence[tuple[str, SpanExporter]] = (), **settings: Any) -> Telemetry:
+    """Sets up telemetry. ``settings`` are those of ``resolve`` (service_name, traces_out, otlp_endpoint...)."""
+    return Telemetry(resolve(**settings), tracer_provider=tracer_provider, meter_provider=meter_provider,
+                     extra_exporters=extra_exporters)

@@ -1,0 +1,205 @@
+"""Spans and metrics from every kernel transition (issue 3)."""
+import json
+import socket
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from agentobs import Decision, FunctionModel, Kernel, SimClock, TaskState
+from agentobs.domain import policies
+from agentobs.domain.scenarios import FACTS, SEED000, SEED004, approve_and_resume, go, kernel_for, SEED000_SPECS
+from agentobs.telemetry import Capture, configure
+from agentobs.telemetry import semconv as sc
+from spantree import check_snapshot, ordered
+
+EPOCH = 1_767_225_600_000_000_000   # 2026-01-01T00:00:00Z
+
+
+def spans_of(memory_tracing, run, **kw):
+    provider, exporter = memory_tracing
+    tel = configure(tracer_provider=provider, **kw)
+    result = run([tel.observer()], EPOCH)
+    return result, exporter.get_finished_spans()
+
+
+@pytest.mark.parametrize("name", list(SEED000))
+def test_seed000_span_trees(memory_tracing, update_snapshots, name):
+    _, spans = spans_of(memory_tracing, SEED000[name])
+    check_snapshot("seed000_" + name.split()[0], spans, update_snapshots)
+
+
+@pytest.mark.parametrize("name", list(SEED004))
+def test_seed004_span_trees(memory_tracing, update_snapshots, name):
+    _, spans = spans_of(memory_tracing, SEED004[name])
+    check_snapshot("seed004_" + name, spans, update_snapshots)
+
+
+def test_scenario_a_tree_matches_the_seed_trace_table(memory_tracing):
+    _, spans = spans_of(memory_tracing, SEED000["A normal run"])
+    spans = ordered(spans)
+    names = [s.name for s in spans]
+    assert names.count("invoke_agent support-agent") == 1
+    assert names.count("agentobs.step") == 5 and names.count("chat support-policy") == 5
+    assert sorted(n for n in names if n.startswith("execute_tool")) == [
+        "execute_tool get_order", "execute_tool issue_refund", "execute_tool send_status_email"]
+    t0 = spans[0].start_time
+    rows = [(s.name, round((s.start_time - t0) / 1e9, 1), round((s.end_time - t0) / 1e9, 1),
+             s.attributes.get(sc.USAGE_INPUT_TOKENS), s.attributes.get(sc.USAGE_OUTPUT_TOKENS)) for s in spans]
+    assert rows == [
+        ("invoke_agent support-agent", 0.0, 10.0, 551, 157),
+        ("agentobs.step", 0.0, 1.5, None, None), ("chat support-policy", 0.0, 1.5, 40, 52),
+        ("agentobs.step", 1.5, 3.4, None, None), ("chat support-policy", 1.5, 3.0, 100, 23),
+        ("execute_tool get_order", 3.0, 3.4, None, None),
+        ("agentobs.step", 3.4, 6.1, None, None), ("chat support-policy", 3.4, 4.9, 144, 34),
+        ("execute_tool issue_refund", 4.9, 6.1, None, None),
+        ("agentobs.step", 6.1, 8.5, None, None), ("chat support-policy", 6.1, 7.6, 132, 25),
+        ("execute_tool send_status_email", 7.6, 8.5, None, None),
+        ("agentobs.step", 8.5, 10.0, None, None), ("chat support-policy", 8.5, 10.0, 135, 23),
+    ]
+    root = spans[0]
+    assert root.attributes[sc.STOP_REASON] == "done" and root.attributes[sc.TOKENS] == 708
+    assert root.status.status_code.name == "UNSET"
+    assert spans[2].kind.name == "CLIENT" and spans[2].attributes[sc.PROVIDER_NAME] == "agentobs"
+
+
+@pytest.mark.parametrize("name, error", [("B same call repeated", "repeated_call"), ("E slow model calls", "deadline"),
+                                         ("H write times out", "unknown_outcome"), ("G refund needs approval", None)])
+def test_failed_runs_have_error_status_with_the_stop_reason(memory_tracing, name, error):
+    _, spans = spans_of(memory_tracing, SEED000[name])
+    root = [s for s in spans if s.parent is None][0]
+    if error is None:
+        assert root.status.status_code.name == "UNSET" and root.attributes[sc.STATUS] == "suspended"
+        assert sc.ERROR_TYPE not in root.attributes
+    else:
+        assert root.status.status_code.name == "ERROR" and root.attributes[sc.ERROR_TYPE] == error
+
+
+def test_guards_retries_plans_and_approvals_are_span_events(memory_tracing):
+    _, spans = spans_of(memory_tracing, SEED004["tool_down_replan"])
+    events = [e.name for s in spans for e in s.events]
+    assert events.count(sc.EV_RETRY) == 2 and events.count(sc.EV_PLAN_ACCEPTED) == 2
+    _, spans = spans_of(memory_tracing, SEED004["approval_denied"])
+    events = [e.name for s in spans for e in s.events]
+    assert sc.EV_APPROVAL_REQUESTED in events and sc.EV_APPROVAL_DENIED in events
+    _, spans = spans_of(memory_tracing, SEED000["B same call repeated"])
+    guard = [e for s in spans for e in s.events if e.name == sc.EV_GUARD][0]
+    assert dict(guard.attributes) == {sc.GUARD_LIMIT: "repeated_call", sc.GUARD_LIMIT_VALUE: 2.0,
+                                      sc.GUARD_OBSERVED: 3.0}
+
+
+def test_resumed_run_is_a_new_trace_linked_to_the_suspended_one(memory_tracing):
+    provider, exporter = memory_tracing
+    tel = configure(tracer_provider=provider)
+    first = SEED000_SPECS[6]
+    from agentobs.domain.scenarios import run as run_spec
+    r = run_spec(first, [tel.observer()], EPOCH)
+    saved = r.state.to_json()
+    two_hours_later = EPOCH + int(6.1e9) + 2 * 3600 * 10**9
+    st = TaskState.from_json(saved)
+    kernel_for(first, r.desk, observers=[tel.observer()], clock=SimClock(two_hours_later)).resume(
+        st, Decision.approve(st.pending))
+    roots = [s for s in exporter.get_finished_spans() if s.parent is None]
+    assert len(roots) == 2
+    a, b = roots
+    assert a.context.trace_id != b.context.trace_id
+    assert a.attributes[sc.TASK_ID] == b.attributes[sc.TASK_ID] == "t1"
+    assert [link.context.span_id for link in b.links] == [a.context.span_id]
+    assert (a.end_time - a.start_time) / 1e9 == pytest.approx(6.1)
+    assert (b.end_time - b.start_time) / 1e9 == pytest.approx(11.2 - 6.1)     # the wait is in no span
+    assert b.attributes[sc.ELAPSED_S] == pytest.approx(11.2) and b.attributes[sc.RESUMED] is True
+    held = [s for s in exporter.get_finished_spans() if s.attributes.get(sc.TOOL_HELD)]
+    assert len(held) == 1 and held[0].parent.span_id == b.context.span_id
+
+
+def test_metrics_follow_the_contract(memory_tracing):
+    provider, _ = memory_tracing
+    reader = InMemoryMetricReader()
+    tel = configure(tracer_provider=provider, meter_provider=MeterProvider(metric_readers=[reader]))
+    for name in SEED000:
+        SEED000[name]([tel.observer()], EPOCH)
+    data = reader.get_metrics_data()
+    metrics = {m.name: m for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
+    assert set(metrics) == {sc.M_TOKEN_USAGE, sc.M_OPERATION_DURATION, sc.M_AGENT_DURATION, sc.M_AGENT_INFERENCE_CALLS,
+                            sc.M_AGENT_TOOL_CALLS, sc.M_TOOL_DURATION, sc.M_RUNS, sc.M_RUN_TOKENS, sc.M_RUN_COST,
+                            sc.M_BUDGET_UTILISATION}
+    runs = {dict(p.attributes)[sc.STOP_REASON]: p.value for p in metrics[sc.M_RUNS].data.data_points}
+    assert runs == {"done": 1, "repeated_call": 1, "no_progress": 1, "max_tokens": 1, "deadline": 1, "max_steps": 1,
+                    "needs_approval": 1, "unknown_outcome": 1}
+    allowed = {sc.OPERATION_NAME, sc.PROVIDER_NAME, sc.TOKEN_TYPE, sc.REQUEST_MODEL, sc.ERROR_TYPE, sc.AGENT_NAME,
+               sc.TOOL_NAME, sc.STOP_REASON, sc.BUDGET_LIMIT_ATTR}
+    for m in metrics.values():
+        for p in m.data.data_points:
+            assert set(p.attributes) <= allowed, (m.name, dict(p.attributes))   # low cardinality only
+    tokens = [p for p in metrics[sc.M_TOKEN_USAGE].data.data_points]
+    assert list(tokens[0].explicit_bounds) == list(map(float, sc.TOKEN_BUCKETS))
+
+
+def test_injected_provider_is_used_and_global_never_replaced(memory_tracing):
+    from opentelemetry import trace
+    provider, exporter = memory_tracing
+    before = trace.get_tracer_provider()
+    tel = configure(tracer_provider=provider)
+    SEED000["A normal run"]([tel.observer()], EPOCH)
+    assert len(exporter.get_finished_spans()) == 14
+    assert trace.get_tracer_provider() is before
+    tel2 = configure(traces_out=None)
+    assert trace.get_tracer_provider() is before and tel2.tracer_provider is not before
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
+def test_unreachable_collector_costs_spans_never_the_run(monkeypatch, protocol, tmp_path):
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+    baseline = SEED000["A normal run"]().row()
+    tel = configure(otlp_endpoint=f"http://127.0.0.1:{_closed_port()}", otlp_protocol=protocol,
+                    traces_out=tmp_path / "t.jsonl")
+    result = SEED000["A normal run"]([tel.observer()]).row()
+    report = tel.shutdown()
+    assert result == baseline
+    otlp = [v for k, v in report.exporters.items() if k.startswith("otlp")][0]
+    assert otlp["exported"] == 0 and otlp["lost"] == 14
+    file = [v for k, v in report.exporters.items() if k.startswith("file")][0]
+    assert file["exported"] == 14 and file["lost"] == 0
+    assert any("14 lost" in line for line in report.lines())
+
+
+def test_an_observer_that_raises_loses_its_event_not_the_run():
+    class Broken:
+        def notify(self, event):
+            raise RuntimeError("exporter on fire")
+    st, desk, _ = go(policies.SupportPolicy(), observers=[Broken()])
+    assert st.stop == "done" and len(desk.effects) == 2
+
+
+def test_plain_loop_example_has_the_kernel_tree_shape(memory_tracing):
+    import runpy
+    from pathlib import Path
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    ns = runpy.run_path(str(Path(__file__).parent.parent / "examples" / "plain_loop.py"))
+    provider2 = TracerProvider()
+    mem2 = InMemorySpanExporter()
+    provider2.add_span_processor(SimpleSpanProcessor(mem2))
+    ns["main"].__globals__["configure"] = lambda **kw: configure(tracer_provider=provider2)
+    ns["main"]("unused.jsonl")
+    _, kernel_spans = spans_of(memory_tracing, SEED000["A normal run"])
+
+    def shape(spans):
+        spans = ordered(spans)
+        idx = {s.context.span_id: i for i, s in enumerate(spans)}
+        return [(s.name.split(" ")[0], s.kind.name, idx.get(s.parent.span_id) if s.parent else None,
+                 sorted(k for k in s.attributes if k.startswith("gen_ai."))) for s in spans]
+    plain = shape(mem2.get_finished_spans())
+    kernel = shape(kernel_spans)
+    assert [p[:3] for p in plain] == [k[:3] for k in kernel]
+    for p, k in zip(plain, kernel):
+        assert set(p[3]) >= set(k[3]) - {sc.CONVERSATION_ID}, (p, k)

@@ -27,16 +27,28 @@ def ordered(spans):
         while s.parent is not None and s.parent.span_id in by_id:
             s, d = by_id[s.parent.span_id], d + 1
         return d
-    return sorted(spans, key=lambda s: (s.context.trace_id, s.start_time, depth(s), s.name))
+    first: dict[int, int] = {}
+    size: dict[int, int] = {}
+    rooted = {s.context.trace_id for s in spans if s.parent is None}
+    for s in spans:
+        t = s.context.trace_id
+        first[t] = min(first.get(t, s.start_time), s.start_time)
+        size[t] = size.get(t, 0) + 1
+
+    def trace_key(t):   # traces in time order; ties (same simulated epoch) by rootedness and size, never by id
+        return (first[t], t in rooted, size[t])
+    return sorted(spans, key=lambda s: (trace_key(s.context.trace_id), s.start_time, depth(s), s.name))
 
 
 def tree(spans) -> list[dict]:
     spans = ordered(spans)
     index = {s.context.span_id: i for i, s in enumerate(spans)}
-    roots = {s.context.trace_id: s.start_time for s in spans if s.parent is None}
+    t0s: dict[int, int] = {}
+    for s in spans:
+        t0s[s.context.trace_id] = min(t0s.get(s.context.trace_id, s.start_time), s.start_time)
     out = []
     for s in spans:
-        t0 = roots.get(s.context.trace_id, spans[0].start_time)
+        t0 = t0s[s.context.trace_id]
         out.append({
             "name": s.name, "kind": s.kind.name,
             "parent": index.get(s.parent.span_id) if s.parent is not None else None,

@@ -7,6 +7,7 @@ import click
 
 from ..errors import AgentobsError
 from .demo import demo
+from .simulate import simulate_cmd
 
 
 class _Group(click.Group):
@@ -31,6 +32,7 @@ def cli() -> None:
 
 
 cli.add_command(demo)
+cli.add_command(simulate_cmd)
 
 
 def main() -> None:

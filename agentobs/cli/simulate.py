@@ -1,0 +1,82 @@
+"""``agentobs simulate``: a population of support tasks through the kernel, traced like the demo."""
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from ..domain.population import PATTERNS, SIGNATURES, Record, simulate, summary
+from ..telemetry import Telemetry
+from .common import report_export, telemetry_options
+from .render import console, table
+
+
+def _trace_id(observers: list[Any]) -> str | None:
+    for o in observers:
+        ctx = getattr(o, "trace_context", lambda: None)()
+        if ctx:
+            return ctx.split("-")[1]
+    return None
+
+
+def run_population(tel: Telemetry, runs: int, seed: int, show_progress: bool = True) -> list[Record]:
+    with Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, disable=not show_progress, transient=True) as bar:
+        task = bar.add_task("runs", total=runs)
+        return simulate(runs, seed, observers=lambda: [tel.observer()], trace_id_of=_trace_id,
+                        progress=lambda n: bar.advance(task, n))
+
+
+def write_manifest(path: Path, records: list[Record], seed: int, traces: Path | None) -> None:
+    body = {"schema_version": 1, "seed": seed, "traces": str(traces) if traces else None,
+            "summary": summary(records), "runs": [r.to_dict() for r in records]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(body, f, indent=1)
+    os.replace(tmp, path)
+
+
+def print_summary(records: list[Record]) -> None:
+    s = summary(records)
+    console.print(f"{s['runs']} runs, {s['successful']} successful (done and completed)")
+    pat = Counter(r.pattern for r in records)
+    stops = Counter(r.stop for r in records)
+    console.print(table("Injected patterns", [("pattern", "left"), ("runs", "right")],
+                        sorted(pat.items(), key=lambda kv: -kv[1])))
+    console.print(table("Stop reasons", [("stop", "left"), ("runs", "right")],
+                        sorted(stops.items(), key=lambda kv: -kv[1])))
+    console.print(table("Failure signatures the simulation recorded", [("signature", "left"), ("runs", "right")],
+                        [(k, v) for k, v in s["signatures"].items()]))
+
+
+@click.command("simulate")
+@click.option("--runs", type=click.IntRange(1, 10_000_000), default=1000, show_default=True)
+@click.option("--seed", type=int, default=7, show_default=True)
+@click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write what the simulation injected and recorded "
+                   "(default: next to the traces, *-manifest.json).")
+@telemetry_options("simulate-traces.jsonl")
+def simulate_cmd(runs: int, seed: int, manifest: Path | None, telemetry: Telemetry) -> None:
+    """Run a population of support tasks with stochastic stand-in models and every seed failure pattern."""
+    records = run_population(telemetry, runs, seed)
+    lines = report_export(telemetry)
+    out = telemetry.config.traces_out
+    manifest = manifest or (out.with_name(out.stem.replace("-traces", "") + "-manifest.json") if out else
+                            Path("agentobs-out/simulate-manifest.json"))
+    write_manifest(manifest, records, seed, out)
+    print_summary(records)
+    console.print(f"Traces (OTLP JSON lines): {out}")
+    for line in lines:
+        console.print(f"  {line}")
+    console.print(f"Ground truth: {manifest}")
+    console.print(f"Next: agentobs report {out}")
+
+
+__all__ = ["simulate_cmd", "run_population", "write_manifest", "PATTERNS", "SIGNATURES"]

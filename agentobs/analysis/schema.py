@@ -18,6 +18,9 @@ EVENT_BASE: dict[str, str] = {"trace_id": "string", "span_id": "string", "name":
 LINK_BASE: dict[str, str] = {"trace_id": "string", "span_id": "string", "linked_trace_id": "string",
                              "linked_span_id": "string"}
 
+# derive_runs adds two columns to the spans frame: run_id (string) and _kind ("agent", "step", "chat",
+# "tool" or "other").
+
 # One row per run. Documented in docs/analysis.md; keep in step with analysis.runs.
 RUN_COLUMNS: dict[str, str] = {
     "run_id": "string",             # task id, conversation id or root trace id (first one present)
@@ -61,6 +64,7 @@ RUN_COLUMNS: dict[str, str] = {
     "resume_gap_s": "Float64",      # longest wait between a suspended segment and its resume
     "write_first_after_resume": "boolean",
     "memory_notes": "Int64",
+    "writes_ok": "Int64",           # writes that succeeded (agentobs traces; null when effects are unknown)
     "adhoc_writes": "Int64",        # writes outside the plan
     "spans": "Int64",
     "signature": "string",          # primary failure signature (see analysis.signatures), null when none

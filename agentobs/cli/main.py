@@ -6,6 +6,7 @@ import sys
 import click
 
 from ..errors import AgentobsError
+from .analysis_cmds import caps_cmd, report_cmd, runs_cmd, trace_cmd
 from .demo import demo
 from .simulate import simulate_cmd
 
@@ -33,6 +34,8 @@ def cli() -> None:
 
 cli.add_command(demo)
 cli.add_command(simulate_cmd)
+for _cmd in (report_cmd, caps_cmd, runs_cmd, trace_cmd):
+    cli.add_command(_cmd)
 
 
 def main() -> None:

@@ -1,0 +1,117 @@
+"""Success labels: from the stop reason (default), a span attribute, or an external labels file.
+
+A labels file is CSV (``run_id,success``) or JSON (a list of ``{"run_id", "success"}`` or an
+object ``{run_id: success}``). A label's id is matched against the trace id, the
+``gen_ai.conversation.id`` and the ``agentobs.task.id`` of each run; ids that match no run
+and runs without a label are reported in the data quality.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import InputError
+from .quality import DataQuality
+
+_TRUE = {"1", "true", "yes", "y", "success", "pass", "passed", "ok"}
+_FALSE = {"0", "false", "no", "n", "failure", "fail", "failed"}
+
+
+def _bool(v: Any) -> bool | None:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, (int, float)) and v in (0, 1):
+        return bool(v)
+    if isinstance(v, str) and v.strip().lower() in _TRUE | _FALSE:
+        return v.strip().lower() in _TRUE
+    return None
+
+
+def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str]]:
+    """Returns (run id -> success, problems). An unreadable or shapeless file is an InputError."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"labels file {p}: cannot be read ({exc})") from None
+    problems: list[str] = []
+    labels: dict[str, bool] = {}
+    stripped = text.lstrip()
+    if stripped.startswith(("[", "{")):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise InputError(f"labels file {p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        items = data.items() if isinstance(data, dict) else (
+            ((d.get("run_id", d.get("id")), d.get("success", d.get("label"))) if isinstance(d, dict) else (None, None))
+            for d in data)
+        for rid, val in items:
+            b = _bool(val)
+            if rid is None or b is None:
+                problems.append(f"{rid!r}: {val!r}")
+                continue
+            labels[str(rid)] = b
+    else:
+        rows = list(csv.reader(text.splitlines()))
+        if not rows:
+            raise InputError(f"labels file {p} is empty: give run_id,success rows")
+        header = [h.strip().lower() for h in rows[0]]
+        if "run_id" in header and "success" in header:
+            ri, si, body = header.index("run_id"), header.index("success"), rows[1:]
+        elif len(rows[0]) >= 2 and _bool(rows[0][1]) is not None:
+            ri, si, body = 0, 1, rows
+        else:
+            raise InputError(f"labels file {p}: the CSV needs columns run_id,success")
+        for n, r in enumerate(body, 2):
+            if len(r) <= max(ri, si):
+                problems.append(f"line {n}: {','.join(r)}")
+                continue
+            b = _bool(r[si])
+            if b is None:
+                problems.append(f"line {n}: success={r[si]!r}")
+                continue
+            labels[r[ri].strip()] = b
+    if not labels:
+        raise InputError(f"labels file {p}: no usable run_id,success pair")
+    return labels, problems
+
+
+def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: DataQuality) -> pd.DataFrame:
+    out = runs.copy()
+    matched: set[str] = set()
+    values = pd.Series(pd.NA, index=out.index, dtype="boolean")
+    for col in ("run_id", "task_id", "conversation_id", "trace_id"):
+        keys = out[col].astype("string")
+        hit = keys.isin(list(labels)) & values.isna()
+        values[hit] = [labels[k] for k in keys[hit]]
+        matched |= set(keys[hit].dropna())
+    for i, ids in out["trace_ids"].items():          # any segment's trace id names the run
+        if pd.isna(values[i]):
+            hit = next((t for t in ids or [] if t in labels), None)
+            if hit is not None:
+                values[i] = labels[hit]
+                matched.add(hit)
+    out["success"] = values
+    out.loc[values.notna(), "label_source"] = "labels_file"
+    unmatched = sorted(set(labels) - matched)
+    q.add("unmatched_label", source, len(unmatched), unmatched[0] if unmatched else None)
+    missing = out.loc[values.isna(), "run_id"]
+    q.add("unlabelled_run", source, int(len(missing)), str(missing.iloc[0]) if len(missing) else None)
+    return out
+
+
+def label_by_attribute(runs: pd.DataFrame, spans: pd.DataFrame, key: str, value: str) -> pd.DataFrame:
+    """success = the run's root span carries attribute ``key`` equal to ``value`` (compared as text)."""
+    if key not in spans.columns:
+        raise InputError(f"no span carries the attribute {key!r}: check --success-attr KEY=VALUE")
+    roots = spans[spans["parent_span_id"].isna() & spans[key].notna()]
+    got = roots.groupby("run_id")[key].last().astype(str).str.lower() == value.lower()
+    out = runs.copy()
+    mapped = out["run_id"].map(got)
+    out["success"] = pd.array(mapped.where(mapped.notna(), False), dtype="boolean")
+    out["label_source"] = "attribute"
+    return out

@@ -1,0 +1,218 @@
+"""Percentiles of successful runs and the caps they recommend (seed 000, "Choosing limits").
+
+Percentiles are observed values: numpy's ``inverted_cdf`` method (an order statistic), so a
+p99 of steps is a step count some run really took. Confidence intervals come from a seeded
+bootstrap. A cap's cut-off share is exact: the share of successful runs whose value is
+above the cap. The recommended cap is the smallest candidate whose cut-off share is at most
+the target, plus a stated margin.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+METHOD = "inverted_cdf"
+QUANTILES = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0.99}
+
+
+@dataclass(frozen=True)
+class Dimension:
+    column: str          # runs-table column
+    limit: str           # the Budget field it sets
+    unit: str
+    integer: bool
+    what: str
+
+
+DIMENSIONS = [
+    Dimension("steps", "max_steps", "steps", True, "model calls per run"),
+    Dimension("tool_calls", "max_tool_calls", "calls", True, "tool calls per run"),
+    Dimension("tokens", "max_tokens", "tokens", True, "input + output tokens per run"),
+    Dimension("cost_usd", "max_usd", "USD", False, "dollars per run"),
+    Dimension("active_s", "deadline_s", "s", False, "active seconds per run (model + tool time)"),
+    Dimension("max_identical_calls", "max_repeat", "proposals", True,
+              "most times one identical call ran in a run (the whole-run repeat window)"),
+    Dimension("max_identical_since_progress", "max_repeat (window since_progress)", "proposals", True,
+              "most identical calls between two progress steps"),
+    Dimension("longest_stall", "max_stalls", "steps", True, "longest streak of steps without progress"),
+]
+BY_COLUMN = {d.column: d for d in DIMENSIONS}
+
+
+@dataclass
+class Percentiles:
+    n: int
+    values: dict[str, float | None]                  # p50 p90 p95 p99 max
+    ci: dict[str, tuple[float, float] | None]        # 95% bootstrap interval per percentile
+    resamples: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, **self.values, "ci95": {k: list(v) if v else None for k, v in self.ci.items()},
+                "bootstrap_resamples": self.resamples}
+
+
+def percentiles(values: pd.Series | np.ndarray, *, seed: int = 0, resamples: int | None = None) -> Percentiles:
+    x = pd.Series(values).dropna().to_numpy(dtype=float)
+    n = len(x)
+    if n == 0:
+        return Percentiles(0, {**{k: None for k in QUANTILES}, "max": None}, {k: None for k in QUANTILES}, 0)
+    qs = np.array(list(QUANTILES.values()))
+    point = np.percentile(x, qs * 100, method=METHOD)
+    vals: dict[str, float | None] = {k: float(v) for k, v in zip(QUANTILES, point)}
+    vals["max"] = float(x.max())
+    b = resamples if resamples is not None else (1000 if n <= 10_000 else 200)
+    ci: dict[str, tuple[float, float] | None] = {k: None for k in QUANTILES}
+    if n >= 2 and b > 0:
+        rng = np.random.default_rng(seed)
+        xs = np.sort(x)
+        stats = np.empty((b, len(qs)))
+        chunk = max(1, min(b, 5_000_000 // n))
+        for start in range(0, b, chunk):
+            m = min(chunk, b - start)
+            idx = np.sort(rng.integers(0, n, size=(m, n)), axis=1)
+            # inverted_cdf on a sorted resample: the ceil(q*n)-th smallest value
+            pos = np.clip(np.ceil(qs * n).astype(int) - 1, 0, n - 1)
+            stats[start:start + m] = xs[idx[:, pos]]
+        lo, hi = np.percentile(stats, [2.5, 97.5], axis=0)
+        ci = {k: (float(a), float(c)) for k, a, c in zip(QUANTILES, lo, hi)}
+    return Percentiles(n, vals, ci, b if n >= 2 else 0)
+
+
+@dataclass
+class CapRecommendation:
+    dimension: str
+    limit: str
+    unit: str
+    what: str
+    successful_runs: int
+    percentiles: Percentiles
+    failed: Percentiles
+    cutoff: dict[str, float]           # candidate cap -> share of successful runs above it
+    recommended: float | None
+    base: float | None                 # smallest candidate within the target, before the margin
+    target: float
+    margin: float
+    worst_case: dict[str, float | None] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        p = self.percentiles.values
+        return {"dimension": self.dimension, "limit": self.limit, "unit": self.unit, "what": self.what,
+                "successful_runs": self.successful_runs, "p50": p["p50"], "p90": p["p90"], "p95": p["p95"],
+                "p99": p["p99"], "max": p["max"], "ci95": self.percentiles.to_dict()["ci95"],
+                "failed_runs": self.failed.to_dict(), "recommended": self.recommended, "base": self.base,
+                "target": self.target, "margin": self.margin, "cutoff": self.cutoff, "worst_case": self.worst_case,
+                "warnings": self.warnings, "percentile_method": METHOD}
+
+
+def cutoff_table(values: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Exact share of ``values`` strictly above each candidate cap."""
+    xs = np.sort(values)
+    above = len(xs) - np.searchsorted(xs, candidates, side="right")
+    return above / max(len(xs), 1)
+
+
+def candidates_for(values: np.ndarray, integer: bool) -> np.ndarray:
+    if integer:
+        hi = int(values.max()) if len(values) else 0
+        return np.arange(max(int(values.min()) if len(values) else 0, 0), hi + 1, dtype=float)
+    distinct = np.unique(values)
+    if len(distinct) <= 200:
+        return distinct
+    return np.unique(np.percentile(values, np.linspace(0, 100, 201), method=METHOD))
+
+
+def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margin: float = 0.10,
+              seed: int = 0, per_step: dict[str, float] | None = None) -> CapRecommendation:
+    ok = runs[runs["success"] == True]  # noqa: E712
+    bad = runs[runs["success"] == False]  # noqa: E712
+    x = ok[dim.column].dropna().to_numpy(dtype=float) if dim.column in ok else np.array([])
+    p = percentiles(x, seed=seed)
+    pf = percentiles(bad[dim.column].dropna().to_numpy(dtype=float) if dim.column in bad else [], seed=seed)
+    rec = CapRecommendation(dim.column, dim.limit, dim.unit, dim.what, len(x), p, pf, {}, None, None, target, margin)
+    if len(x) == 0:
+        rec.warnings.append(f"no successful run has {dim.column}: no cap can be recommended")
+        return rec
+    cands = candidates_for(x, dim.integer)
+    shares = cutoff_table(x, cands)
+    rec.cutoff = {_fmt(c, dim.integer): float(s) for c, s in zip(cands, shares)}
+    within = np.nonzero(shares <= target + 1e-12)[0]
+    base = float(cands[within[0]]) if len(within) else float(x.max())
+    rec.base = base
+    rec.recommended = float(math.ceil(base * (1 + margin))) if dim.integer else _round_up(base * (1 + margin))
+    if len(x) < math.ceil(1 / target):
+        rec.warnings.append(f"only {len(x)} successful runs: a cut-off share of {target:.1%} cannot be resolved "
+                            f"(one run is {1 / len(x):.1%}); collect at least {math.ceil(1 / target)}")
+    elif len(x) < math.ceil(10 / target):
+        rec.warnings.append(f"{len(x)} successful runs: the tail beyond p{100 * (1 - target):g} rests on fewer than "
+                            "10 runs; treat the cap as provisional")
+    if per_step:
+        rec.worst_case = worst_case(dim, rec.recommended, per_step)
+    return rec
+
+
+def worst_case(dim: Dimension, cap: float, per_step: dict[str, float]) -> dict[str, float | None]:
+    """What a runaway could cost before this cap stops it (seed: a cap of m steps bounds the cost at m*c)."""
+    tok, usd, secs = per_step.get("tokens"), per_step.get("usd"), per_step.get("seconds")
+    if dim.limit.startswith("max_steps") or dim.limit.startswith("max_stalls") or dim.limit.startswith("max_repeat"):
+        steps = cap if dim.limit.startswith("max_steps") else cap + 1
+        return {"steps": steps, "tokens": _mul(steps, tok), "usd": _mul(steps, usd), "seconds": _mul(steps, secs)}
+    if dim.limit == "max_tool_calls":
+        return {"tool_calls": cap, "tokens": _mul(cap, tok), "usd": _mul(cap, usd), "seconds": _mul(cap, secs)}
+    if dim.limit == "max_tokens":
+        rate = (usd / tok) if tok and usd is not None else None
+        return {"tokens": cap, "usd": _mul(cap, rate)}
+    if dim.limit == "max_usd":
+        return {"usd": cap}
+    if dim.limit == "deadline_s":
+        return {"seconds": cap}
+    return {}
+
+
+def per_step_costs(runs: pd.DataFrame) -> dict[str, float]:
+    """Cost of one step of a runaway: the p95 per-step tokens, dollars and seconds over all runs."""
+    steps = runs["steps"].astype("Float64").where(runs["steps"] > 0)
+    out = {}
+    for key, col in (("tokens", "tokens"), ("usd", "cost_usd"), ("seconds", "active_s")):
+        r = (runs[col].astype("Float64") / steps).dropna()
+        out[key] = float(np.percentile(r.to_numpy(dtype=float), 95, method=METHOD)) if len(r) else None
+    return out
+
+
+def recommend_all(runs: pd.DataFrame, *, target: float = 0.01, margin: float = 0.10, seed: int = 0,
+                  dimensions: list[Dimension] | None = None) -> list[CapRecommendation]:
+    per = per_step_costs(runs) if len(runs) else {}
+    return [recommend(runs, d, target=target, margin=margin, seed=seed, per_step=per)
+            for d in (dimensions or DIMENSIONS) if d.column in runs]
+
+
+def segment_percentiles(runs: pd.DataFrame, by: str, columns: list[str], *, seed: int = 0
+                        ) -> dict[str, dict[str, dict[str, Any]]]:
+    """Percentiles per segment value, successful and failed side by side."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    if by not in runs:
+        return out
+    for value, grp in runs.groupby(runs[by].astype("string").fillna("(none)"), sort=True):
+        ok, bad = grp[grp["success"] == True], grp[grp["success"] == False]  # noqa: E712
+        out[str(value)] = {c: {"successful": percentiles(ok[c], seed=seed).to_dict(),
+                               "failed": percentiles(bad[c], seed=seed).to_dict()} for c in columns if c in grp}
+    return out
+
+
+def _fmt(c: float, integer: bool) -> str:
+    return str(int(c)) if integer else f"{c:.6g}"
+
+
+def _round_up(x: float) -> float:
+    if x <= 0:
+        return 0.0
+    mag = 10 ** math.floor(math.log10(x) - 1)
+    return round(math.ceil(x / mag) * mag, 12)
+
+
+def _mul(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else float(a) * float(b)

@@ -1,0 +1,167 @@
+"""The analysis, end to end: sources -> spans -> runs -> signatures, percentiles, caps.
+
+``analyze`` returns a ``Report`` (dataclasses and DataFrames, usable from a notebook);
+rendering it for the terminal, as JSON (``Report.to_dict``, schema in docs/report-schema.md)
+or as HTML lives elsewhere. Deterministic: the same input gives the same report.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable
+
+import pandas as pd
+
+from ..telemetry import semconv as sc
+from .labels import apply_labels, label_by_attribute, read_labels
+from .limits import DIMENSIONS, CapRecommendation, percentiles, recommend_all, segment_percentiles
+from .otlp import SpanSet
+from .quality import DataQuality
+from .runs import Derivation, derive_runs
+from .signatures import CATALOG, SignatureRow, classify, evidence, summarize
+from .sources import load_sources
+
+REPORT_SCHEMA_VERSION = 1
+METRICS = ["steps", "tool_calls", "tokens", "cost_usd", "active_s"]
+
+
+@dataclass
+class Options:
+    target: float = 0.01             # share of successful runs a recommended cap may cut off
+    margin: float = 0.10             # added to the smallest cap within the target
+    segments: tuple[str, ...] = ("agent", "model")
+    labels: str | None = None        # labels file (CSV or JSON: run_id, success)
+    success_attr: tuple[str, str] | None = None   # (key, value) on the root span
+    jaeger_url: str | None = None    # for links to runs
+    examples: int = 3
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        from ..errors import ConfigError
+        if not 0 < self.target < 1:
+            raise ConfigError(f"target must be a share between 0 and 1 (e.g. 0.01), got {self.target}")
+        if not 0 <= self.margin <= 10:
+            raise ConfigError(f"margin must be between 0 and 10 (0.1 = 10%), got {self.margin}")
+
+
+@dataclass
+class Example:
+    run_id: str
+    trace_id: str
+    link: str | None
+    evidence: list[str]
+
+
+@dataclass
+class Report:
+    generated_at: str
+    sources: list[str]
+    options: Options
+    runs: pd.DataFrame
+    spans: pd.DataFrame
+    events: pd.DataFrame
+    overview: dict[str, Any]
+    signatures: list[SignatureRow]
+    examples: dict[str, list[Example]]
+    percentiles: dict[str, dict[str, Any]]
+    segments: dict[str, Any]
+    caps: list[CapRecommendation]
+    quality: DataQuality
+    derivation: Derivation
+    growth_series: dict[str, list[int]] = field(default_factory=dict)
+
+    def link(self, trace_id: str | None) -> str | None:
+        base = self.options.jaeger_url
+        return f"{base.rstrip('/')}/trace/{trace_id}" if base and trace_id else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": REPORT_SCHEMA_VERSION,
+            "generated_at": self.generated_at,
+            "sources": self.sources,
+            "options": {"target": self.options.target, "margin": self.options.margin,
+                        "segments": list(self.options.segments), "labels": self.options.labels,
+                        "success_attr": list(self.options.success_attr) if self.options.success_attr else None,
+                        "percentile_method": "inverted_cdf"},
+            "overview": self.overview,
+            "signatures": [{"name": s.name, "runs": s.runs, "share": round(s.share, 6), "failed": s.failed,
+                            "primary": s.primary, "looks_like": s.looks_like, "control": s.control, "seed": s.seed,
+                            "examples": [e.__dict__ for e in self.examples.get(s.name, [])]} for s in self.signatures],
+            "percentiles": self.percentiles,
+            "segments": self.segments,
+            "caps": [c.to_dict() for c in self.caps],
+            "data_quality": self.quality.to_dict(),
+            "not_derived": {"columns": self.derivation.missing, "notes": self.derivation.notes},
+        }
+
+
+def analyze(sources: Iterable[str], options: Options | None = None,
+            progress: Callable[[int], None] | None = None) -> Report:
+    sources = list(sources)
+    ss = load_sources(sources, progress)
+    return analyze_spans(ss, options, sources)
+
+
+def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str] | None = None) -> Report:
+    opt = options or Options()
+    runs, spans, der = derive_runs(ss)
+    q = ss.quality
+    if opt.success_attr:
+        runs = label_by_attribute(runs, spans, *opt.success_attr)
+    if opt.labels:
+        labels, problems = read_labels(opt.labels)
+        for p in problems:
+            q.add("bad_run", opt.labels, example=f"label {p}")
+        runs = apply_labels(runs, labels, opt.labels, q)
+    runs = classify(runs)
+    sigs = summarize(runs, opt.examples)
+    examples = {s.name: [Example(r, str(runs.loc[runs["run_id"] == r, "trace_id"].iloc[0]),
+                                 None, evidence(spans, ss.events, r, s.name)) for r in s.examples]
+                for s in sigs}
+    report = Report(datetime.now(timezone.utc).isoformat(timespec="seconds"), sources or ss.sources, opt, runs, spans,
+                    ss.events, _overview(runs, spans), sigs, examples, {}, {}, [], q, der)
+    for exs in examples.values():
+        for e in exs:
+            e.link = report.link(e.trace_id)
+    report.percentiles = {m: {"successful": percentiles(runs.loc[runs["success"] == True, m], seed=opt.seed)  # noqa
+                              .to_dict(),
+                              "failed": percentiles(runs.loc[runs["success"] == False, m], seed=opt.seed)  # noqa
+                              .to_dict()} for m in METRICS}
+    report.segments = {by: segment_percentiles(runs, by, METRICS, seed=opt.seed) for by in opt.segments
+                       if by in runs.columns or by in spans.columns}
+    for by in opt.segments:
+        if by not in runs.columns and by in spans.columns:
+            attr = spans[spans["parent_span_id"].isna()].groupby("run_id")[by].last()
+            seg_runs = runs.assign(**{by: runs["run_id"].map(attr)})
+            report.segments[by] = segment_percentiles(seg_runs, by, METRICS, seed=opt.seed)
+    report.caps = recommend_all(runs, target=opt.target, margin=opt.margin, seed=opt.seed)
+    report.growth_series = _growth_series(runs, spans)
+    return report
+
+
+def _overview(runs: pd.DataFrame, spans: pd.DataFrame) -> dict[str, Any]:
+    ok = int((runs["success"] == True).sum())  # noqa: E712
+    bad = int((runs["success"] == False).sum())  # noqa: E712
+    return {
+        "runs": int(len(runs)), "spans": int(len(spans)), "successful": ok, "failed": bad,
+        "unlabelled": int(runs["success"].isna().sum()),
+        "success_rate": round(ok / (ok + bad), 6) if ok + bad else None,
+        "by_stop_reason": {str(k): int(v) for k, v in runs["stop_reason"].fillna("(not recorded)").value_counts()
+                           .sort_index().items()},
+        "by_source_kind": {str(k): int(v) for k, v in runs["source_kind"].value_counts().sort_index().items()},
+        "by_signature": {s.name: int((runs["signature"] == s.name).sum()) for s in CATALOG},
+        "without_signature_failed": int(((runs["success"] == False) & runs["signature"].isna()).sum()),  # noqa
+    }
+
+
+def _growth_series(runs: pd.DataFrame, spans: pd.DataFrame, limit: int = 12) -> dict[str, list[int]]:
+    """Input tokens per model call for context-growth runs (for the HTML plot)."""
+    ids = runs.loc[runs["signatures"].map(lambda xs: "context_growth" in xs), "run_id"].head(limit).tolist()
+    if not ids or sc.USAGE_INPUT_TOKENS not in spans:
+        return {}
+    chats = spans[spans["run_id"].isin(ids) & (spans["_kind"] == "chat") & spans[sc.USAGE_INPUT_TOKENS].notna()]
+    chats = chats.sort_values("start_ns")
+    return {str(r): [int(x) for x in g[sc.USAGE_INPUT_TOKENS]] for r, g in chats.groupby("run_id")}
+
+
+__all__ = ["DIMENSIONS", "Example", "Options", "Report", "analyze", "analyze_spans"]

@@ -1,0 +1,195 @@
+"""Failure signatures: deterministic rules over the runs table (seed 000's taxonomy and seed 004's).
+
+Each signature is a named rule with what it looks like in a trace, its typical cause and the
+control that applies. A run can match several; its primary signature is the first match in
+``CATALOG`` order (most specific first). Rules use only runs-table columns, so they work on
+our traces, on other GenAI instrumentations (where the columns exist) and on transcripts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ..telemetry import semconv as sc
+
+BUDGET_STEP_STOPS = ("max_steps", "max_tool_calls", "deadline")
+BUDGET_SPEND_STOPS = ("max_tokens", "max_usd")
+GROWTH_TOKENS_PER_STEP = 500.0       # foreign traces: input grows by this much per model call...
+GROWTH_MIN_CALLS = 4                 # ...over at least this many calls
+FOREIGN_REPEAT = 3                   # foreign traces: this many back-to-back identical calls
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    seed: str                       # where the taxonomy comes from
+    looks_like: str
+    cause: str
+    control: str
+    rule: Callable[[pd.DataFrame], pd.Series]
+
+
+def _b(s: pd.Series) -> pd.Series:
+    return s.fillna(False).astype(bool)
+
+
+def _stop(df: pd.DataFrame, *names: str) -> pd.Series:
+    return _b(df["stop_reason"].isin(names))
+
+
+def _work_done(df: pd.DataFrame) -> pd.Series:
+    """A write that succeeded (agentobs traces); without effect information, any tool call."""
+    return _b(df["writes_ok"] > 0).where(df["writes_ok"].notna(), _b(df["tool_calls"] > 0))
+
+
+def _foreign(df: pd.DataFrame) -> pd.Series:
+    return df["source_kind"] != "agentobs"
+
+
+CATALOG: list[Signature] = [
+    Signature("unknown_outcome", "seed 000", "A write timed out or its response was lost",
+              "Lost response from a backend", "Stop; reconcile with the backend; retry only under the same key",
+              lambda d: _stop(d, "unknown_outcome") | _b(d["unknown_outcome_writes"] > 0)),
+    Signature("memory_poisoning", "seed 000", "Remembered notes were in the view and the run wrote outside its plan",
+              "An untrusted or wrong note was stored and acted on",
+              "Memory write policy: trusted sources only, scope, expiry; review the note",
+              lambda d: _b((d["memory_notes"] > 0) & (d["adhoc_writes"] > 0))),
+    Signature("stale_facts", "seed 000", "A resume after a long gap ran a write before any read",
+              "Facts saved before the gap no longer match the world", "Re-read before a write after a resume",
+              lambda d: _b(d["write_first_after_resume"])),
+    Signature("approval_denied", "seed 004", "A reviewer denied a held call",
+              "The action was not acceptable as proposed", "Route to a person with the trace; do not retry the call",
+              lambda d: _b(d["approvals_denied"] > 0)),
+    Signature("tool_outage", "seed 004", "A tool kept failing after every retry",
+              "A backend outage", "Retries with backoff, then replan or escalate; alert on the tool's error rate",
+              lambda d: _b(d["tools_exhausted"] > 0)),
+    Signature("repeated_call", "seed 000", "One call fingerprint proposed again and again",
+              "A missing fact or an ignored error", "max_repeat; copy the needed fields into facts",
+              lambda d: _stop(d, "repeated_call") | (_foreign(d) & _b(d["max_consecutive_identical"] >= FOREIGN_REPEAT))),
+    Signature("no_progress", "seed 000", "Consecutive steps changed nothing; the state signature stayed flat",
+              "Varied arguments with no effect", "max_stalls; escalate",
+              lambda d: _stop(d, "no_progress")),
+    Signature("context_growth", "seed 000", "The model's input kept growing or jumped and stayed high",
+              "Full-history replay, large tool results", "A state view; result handles; a token budget",
+              lambda d: _stop(d, "max_tokens") | (_foreign(d) & _b(
+                  (d["input_growth_per_step"] >= GROWTH_TOKENS_PER_STEP) & (d["model_calls"] >= GROWTH_MIN_CALLS)))),
+    Signature("budget_exhausted", "seed 004", "A token or dollar ceiling stopped a run with work half done",
+              "Output reserve or ceiling sized below what the task needs",
+              "Size the reserve from p95 reply length; hand off rather than leave the task half done",
+              lambda d: _stop(d, *BUDGET_SPEND_STOPS) & _work_done(d)),
+    Signature("partial_completion", "seed 000", "A step, tool-call or time budget stopped a run with some work done",
+              "A cap too low, slow tools", "Report from plan status; resume or hand off; revisit the cap",
+              lambda d: _stop(d, *BUDGET_STEP_STOPS) & _work_done(d)),
+    Signature("premature_completion", "seed 000", "A 'completed' answer came while plan steps were open",
+              "The model declared done early", "The completion check against the plan",
+              lambda d: _b(d["final_refused"] > 0)),
+]
+BY_NAME = {s.name: s for s in CATALOG}
+
+
+def classify(runs: pd.DataFrame) -> pd.DataFrame:
+    """Adds ``signatures`` (every match) and ``signature`` (the primary one) to a copy of ``runs``."""
+    out = runs.copy()
+    if out.empty:
+        return out
+    hits = pd.DataFrame({s.name: s.rule(out).to_numpy(dtype=bool) for s in CATALOG}, index=out.index)
+    names = np.array([s.name for s in CATALOG], dtype=object)
+    matrix = hits.to_numpy()
+    out["signatures"] = [list(names[row]) for row in matrix]
+    first = np.where(matrix.any(axis=1), matrix.argmax(axis=1), -1)
+    out["signature"] = pd.array([names[i] if i >= 0 else pd.NA for i in first], dtype="string")
+    return out
+
+
+@dataclass
+class SignatureRow:
+    name: str
+    runs: int
+    share: float            # of all runs
+    failed: int             # of them, runs that did not succeed
+    primary: int
+    looks_like: str
+    control: str
+    seed: str
+    examples: list[str]
+
+
+def summarize(runs: pd.DataFrame, examples: int = 3) -> list[SignatureRow]:
+    rows = []
+    total = max(len(runs), 1)
+    for s in CATALOG:
+        mask = runs["signatures"].map(lambda xs, n=s.name: n in xs) if len(runs) else pd.Series(dtype=bool)
+        hit = runs[mask] if len(runs) else runs
+        failed = int((hit["success"] == False).sum()) if len(hit) else 0  # noqa: E712
+        rows.append(SignatureRow(s.name, int(len(hit)), len(hit) / total, failed,
+                                 int((runs["signature"] == s.name).sum()) if len(runs) else 0,
+                                 s.looks_like, s.control, s.seed,
+                                 hit.sort_values("run_id")["run_id"].head(examples).tolist()))
+    return rows
+
+
+def evidence(spans: pd.DataFrame, events: pd.DataFrame, run_id: str, signature: str) -> list[str]:
+    """The spans (and span events) that show a signature in one run, as short lines for a report."""
+    s = spans[spans["run_id"] == run_id]
+    if s.empty:
+        return []
+
+    def line(row: pd.Series, extra: str = "") -> str:
+        return f"{row['trace_id']}/{row['span_id']} {row['name']}{extra}"
+
+    out: list[str] = []
+    ev = events.merge(s[["trace_id", "span_id", "name"]].rename(columns={"name": "span_name"}),
+                      on=["trace_id", "span_id"]) if events is not None and len(events) else None
+    root = s[s["parent_span_id"].isna()]
+    stop = root[sc.STOP_REASON].dropna() if sc.STOP_REASON in root else pd.Series(dtype="string")
+    if len(stop):
+        r = root[root[sc.STOP_REASON].notna()].iloc[-1]
+        out.append(line(r, f" stop_reason={r[sc.STOP_REASON]}"))
+    tools = s[s["_kind"] == "tool"]
+
+    def events_named(name: str) -> None:
+        if ev is not None:
+            for _, e in ev[ev["name"] == name].iterrows():
+                out.append(f"{e['trace_id']}/{e['span_id']} {e['span_name']} event {name}")
+
+    if signature == "repeated_call" and len(tools):
+        key = sc.TOOL_ARGS_DIGEST if sc.TOOL_ARGS_DIGEST in tools else sc.TOOL_CALL_ARGUMENTS
+        if key in tools:
+            top = tools[key].value_counts()
+            if len(top):
+                for _, r in tools[tools[key] == top.index[0]].iterrows():
+                    out.append(line(r, f" {key}={str(r[key])[:40]}"))
+        events_named(sc.EV_GUARD)
+    elif signature in ("no_progress", "context_growth", "budget_exhausted", "partial_completion"):
+        events_named(sc.EV_GUARD)
+        if signature == "context_growth" and sc.USAGE_INPUT_TOKENS in s:
+            chats = s[(s["_kind"] == "chat") & s[sc.USAGE_INPUT_TOKENS].notna()].sort_values("start_ns")
+            out.append("input tokens per model call: " + ", ".join(str(int(x)) for x in chats[sc.USAGE_INPUT_TOKENS]))
+    elif signature == "unknown_outcome" and sc.TOOL_RESULT_STATUS in tools:
+        for _, r in tools[tools[sc.TOOL_RESULT_STATUS] == "unknown"].iterrows():
+            out.append(line(r, " result_status=unknown"))
+    elif signature == "tool_outage":
+        events_named(sc.EV_RETRY)
+        if sc.TOOL_RESULT_STATUS in tools:
+            for _, r in tools[tools[sc.TOOL_RESULT_STATUS] == "tool_unavailable"].iterrows():
+                out.append(line(r, " result_status=tool_unavailable"))
+    elif signature == "approval_denied":
+        events_named(sc.EV_APPROVAL_DENIED)
+    elif signature == "premature_completion":
+        events_named(sc.EV_FINAL_REFUSED)
+    elif signature == "stale_facts":
+        if sc.RESUMED in root:
+            for _, r in root[root[sc.RESUMED].fillna(False).astype(bool)].iterrows():
+                out.append(line(r, " resumed"))
+        if sc.TOOL_HELD in tools:
+            for _, r in tools[tools[sc.TOOL_HELD].fillna(False).astype(bool)].iterrows():
+                out.append(line(r, " held write executed first"))
+    elif signature == "memory_poisoning" and sc.TOOL_EFFECT in tools:
+        adhoc = tools[(tools[sc.TOOL_EFFECT] == "write") & tools.get(sc.TOOL_PLAN_STEP, pd.Series(
+            pd.NA, index=tools.index)).isna()]
+        for _, r in adhoc.iterrows():
+            out.append(line(r, " write outside the plan"))
+    return out

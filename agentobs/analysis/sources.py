@@ -1,0 +1,97 @@
+"""Resolve the SOURCES a user names (files, folders, globs, Jaeger URLs) into one SpanSet.
+
+A file is sniffed: OTLP JSON lines (our traces, a collector archive, a saved Jaeger answer)
+or a chat-transcript file (tau2-bench results, a list of OpenAI-style runs). gzip is read
+transparently. Nothing here raises for bad content: problems land in the data quality.
+"""
+from __future__ import annotations
+
+import glob
+import gzip
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..errors import InputError
+from .jaeger import fetch, is_jaeger_url, parse_url
+from .otlp import SpanSet, check, load_file
+from .quality import DataQuality
+
+
+def expand(sources: Iterable[str]) -> list[str]:
+    """Files, folders (recursively), globs and URLs, in a stable order; a missing path is an InputError."""
+    out: list[str] = []
+    for s in sources:
+        if is_jaeger_url(s):
+            out.append(s)
+            continue
+        if any(ch in s for ch in "*?["):
+            hits = sorted(glob.glob(s, recursive=True))
+            if not hits:
+                raise InputError(f"{s}: the pattern matches no file")
+            out.extend(str(p) for h in hits for p in _walk(Path(h)))
+            continue
+        p = Path(s)
+        if not p.exists():
+            raise InputError(f"{s}: no such file or folder")
+        out.extend(str(x) for x in _walk(p))
+    return out
+
+
+def _walk(p: Path) -> list[Path]:
+    if p.is_dir():
+        return sorted(x for x in p.rglob("*") if x.is_file() and not x.name.startswith(".")
+                      and not x.name.endswith((".tmp", "-manifest.json")))
+    return [p]
+
+
+def sniff(path: Path) -> str:
+    """'otlp', 'transcripts' or 'unknown', from the first bytes of the (decompressed) file."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(2)
+            f.seek(0)
+            raw = gzip.open(f).read(8192) if head == b"\x1f\x8b" else f.read(8192)
+    except (OSError, EOFError):
+        return "unknown"
+    text = raw.lstrip()
+    if text.startswith(b"["):
+        return "transcripts"
+    if text.startswith(b"{"):
+        if b'"resourceSpans"' in text or b'"result"' in text:
+            return "otlp"
+        if b'"simulations"' in text or b'"runs"' in text or b'"messages"' in text:
+            return "transcripts"
+        return "otlp"
+    return "otlp"            # let the OTLP loader describe what is wrong (empty, unknown format)
+
+
+def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None = None) -> SpanSet:
+    parts: list[SpanSet] = []
+    for s in expand(sources):
+        if is_jaeger_url(s):
+            parts.append(fetch(parse_url(s), progress))
+            continue
+        p = Path(s)
+        if sniff(p) == "transcripts":
+            from .transcripts import load_transcripts
+            part = load_transcripts(p)
+            if progress:
+                progress(p.stat().st_size)
+        else:
+            part = load_file(p, progress)
+        parts.append(part)
+    out = SpanSet.concat(parts) if parts else SpanSet()
+    if not parts:
+        out.quality = DataQuality()
+    return check(out)
+
+
+def total_bytes(sources: Iterable[str]) -> int:
+    total = 0
+    for s in expand(sources):
+        if not is_jaeger_url(s):
+            try:
+                total += Path(s).stat().st_size
+            except OSError:
+                pass
+    return total

@@ -1,0 +1,679 @@
+"""Import chat transcripts (OpenAI-style message lists) as the span frames the OTLP loader produces.
+
+Two input shapes are accepted:
+
+* tau2-bench results, ``{"info": ..., "simulations": [...]}`` (format ``"tau2"``);
+* a generic list of runs, ``[{"id", "messages", "label"|"success", "agent", "model"}, ...]`` or
+  ``{"runs": [...]}`` (optionally with file-level ``agent``/``model``/``provider``/``service`` defaults),
+  a single run ``{"messages": [...]}`` or a bare message list (format ``"openai"``).
+
+Every run becomes one trace, shaped like Pydantic AI's (no step spans)::
+
+    invoke_agent {agent}      INTERNAL  run totals, label, termination, cost, format, timing
+    ├── chat {model}          CLIENT    one per model call (an assistant message that is one)
+    ├── execute_tool {tool}   INTERNAL  one per tool call the *agent* made (user-side calls excluded)
+    └── ...
+
+Ids are sha256-derived from ``source`` and the run id, so re-importing the same file gives the same ids.
+
+Decisions on ambiguous input (kept in one place here; the tests pin them):
+
+* Model calls. tau2: assistant messages whose ``usage`` is not null (the canned greeting has null usage).
+  Generic: the same rule when any assistant message of the run reports usage; when none does, every
+  assistant message is a model call and its tokens are unknown (null, never 0). ``usage`` present but
+  malformed still marks a model call, with null tokens and a data-quality note.
+* Run token totals are the sum over the run's model calls; null as soon as one call's tokens are unknown.
+  Tokens on ``user`` messages (tau2's user simulator) are not the agent's and are ignored.
+* Tool calls are taken from assistant messages only, and never when ``requestor == "user"``; the number of
+  user-side calls seen is kept on the root (``agentobs.transcript.user_tool_calls``).
+* ``gen_ai.response.finish_reasons`` is the provider's reported finish reason when the transcript keeps it
+  (tau2 ``raw_data.finish_reason``, a generic message's ``finish_reason``), else ``tool_calls``/``stop``
+  from whether the message carries tool calls.
+* A tool call's result is the first later ``tool`` message with the same call id (``id`` in tau2,
+  ``tool_call_id`` in OpenAI). ``error: true`` on it sets the span status ERROR, ``error.type`` =
+  ``tool_error``, the status message = the result's first line (at most 200 characters) and
+  ``agentobs.tool.result_status`` = ``error`` (``ok`` for other results, null when there is no result).
+* Times. ``recorded`` when any message has a usable ISO 8601 timestamp (naive timestamps are taken as
+  UTC; gaps are filled from the previous message, and times are clamped to be non-decreasing so no span
+  ends before it starts); otherwise ``synthetic``: the run starts at 2000-01-01T00:00:00Z and message
+  ``i`` is at ``i + 1`` seconds. A chat span runs from the previous message's time (the run start for the
+  first) to its own; a tool span from the message before its result to the result (zero length at the
+  call's message when there is no result); the root from ``min(start_time, first message)`` to
+  ``max(end_time, last message)``.
+* Cost. The run's cost (tau2 ``agent_cost``, a generic run's ``cost``, else the sum of its model calls'
+  ``cost``) goes to ``agentobs.cost_usd``; each call's to ``agentobs.call.cost_usd``. A cost of exactly 0
+  for a call that used tokens means the model was not priced (tau2's fine-tuned model: every call 0 USD),
+  so it is null, counted in ``agentobs.unpriced_calls``, and a run total of 0 over such calls is null too.
+* Root status is ERROR (``error.type`` = the reason) when the run ended abnormally: a termination reason
+  other than ``user_stop``/``agent_stop``. A failed task (reward 0) is a label, not an error status.
+* tau2's ``task_id`` names the benchmark task, which both agents and every trial share: it goes to
+  ``agentobs.transcript.task_id``, not to ``agentobs.task.id`` (which identifies one run across resumes).
+
+Nothing here raises on bad content: problems are counted in the ``SpanSet``'s ``DataQuality``
+(``bad_run`` once per affected run, with an example; ``unreadable``, ``empty_file``, ``invalid_json``,
+``unknown_format`` for the whole file).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ..kernel.tools import digest as args_digest
+from ..telemetry import semconv as sc
+from .otlp import SpanSet, _read_bytes
+from .quality import DataQuality
+from .schema import SPAN_BASE, empty_spans
+
+FORMAT_TAU2, FORMAT_OPENAI = "tau2", "openai"
+
+# -- attribute keys this importer adds (the conventions define none of them) ----------------------------
+LABEL_SUCCESS = "agentobs.label.success"
+LABEL_REWARD = "agentobs.label.reward"
+TRANSCRIPT_FORMAT = "agentobs.transcript.format"          # "tau2" | "openai"
+TRANSCRIPT_TIMING = "agentobs.transcript.timing"          # "recorded" | "synthetic"
+TRANSCRIPT_TERMINATION = "agentobs.transcript.termination"
+TRANSCRIPT_TASK_ID = "agentobs.transcript.task_id"        # the benchmark task (shared by agents and trials)
+TRANSCRIPT_DOMAIN = "agentobs.transcript.domain"
+TRANSCRIPT_TRIAL = "agentobs.transcript.trial"
+TRANSCRIPT_USER_TOOL_CALLS = "agentobs.transcript.user_tool_calls"
+
+TOOL_ERROR = "tool_error"
+NORMAL_TERMINATIONS = frozenset({"user_stop", "agent_stop"})
+SYNTHETIC_EPOCH_NS = 946_684_800 * 10**9                  # 2000-01-01T00:00:00Z
+_NS = 10**9
+
+# Every key emitted, with its contract type. Each is a column of the spans frame, even when all null,
+# so a transcript import always has the same schema.
+ATTRIBUTE_TYPES: dict[str, str] = {
+    sc.OPERATION_NAME: "string", sc.AGENT_NAME: "string", sc.PROVIDER_NAME: "string",
+    sc.REQUEST_MODEL: "string", sc.CONVERSATION_ID: "string",
+    sc.USAGE_INPUT_TOKENS: "int", sc.USAGE_OUTPUT_TOKENS: "int",
+    sc.RESPONSE_FINISH_REASONS: "string[]", sc.USAGE_SOURCE: "string", sc.CALL_COST_USD: "double",
+    sc.TOOL_NAME: "string", sc.TOOL_CALL_ID: "string", sc.TOOL_TYPE: "string",
+    sc.TOOL_CALL_ARGUMENTS: "string", sc.TOOL_ARGS_DIGEST: "string", sc.TOOL_RESULT_STATUS: "string",
+    sc.ERROR_TYPE: "string", sc.COST_USD: "double", sc.UNPRICED_CALLS: "int",
+    LABEL_SUCCESS: "bool", LABEL_REWARD: "double",
+    TRANSCRIPT_FORMAT: "string", TRANSCRIPT_TIMING: "string", TRANSCRIPT_TERMINATION: "string",
+    TRANSCRIPT_TASK_ID: "string", TRANSCRIPT_DOMAIN: "string", TRANSCRIPT_TRIAL: "int",
+    TRANSCRIPT_USER_TOOL_CALLS: "int",
+}
+for _k, _t in ATTRIBUTE_TYPES.items():
+    assert sc.ATTRIBUTE_TYPES.get(_k, _t) == _t, _k
+
+_KIND_INTERNAL, _KIND_CLIENT = 1, 3
+_STATUS_UNSET, _STATUS_ERROR = 0, 2
+_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+_TAU2_DOMAINS = ("airline", "retail", "telecom", "mock")
+
+
+# -- entry points ------------------------------------------------------------------------------------
+
+def load_transcripts(path: str | os.PathLike[str]) -> SpanSet:
+    """Loads one transcript file (.json, optionally gzip-compressed). Never raises for bad content."""
+    p = Path(path)
+    src = str(p)
+    q = DataQuality(files=1)
+    try:
+        data = _read_bytes(p)
+    except (OSError, EOFError) as exc:      # gzip.BadGzipFile is an OSError
+        q.add("unreadable", src, example=str(exc)[:120])
+        return SpanSet(quality=q, sources=[src])
+    if not data.strip():
+        q.add("empty_file", src)
+        return SpanSet(quality=q, sources=[src])
+    try:
+        obj = json.loads(data)
+    except (ValueError, RecursionError) as exc:     # UnicodeDecodeError is a ValueError
+        q.add("invalid_json", src, example=str(exc)[:120])
+        return SpanSet(quality=q, sources=[src])
+    return transcripts_to_spans(obj, src, q)
+
+
+def transcripts_to_spans(obj: Any, source: str, quality: DataQuality | None = None) -> SpanSet:
+    """Converts an already-parsed transcript document. Never raises for bad content."""
+    q = quality if quality is not None else DataQuality()
+    fmt = detect_format(obj)
+    if fmt is None:
+        q.add("unknown_format", source, example=_describe(obj))
+        return SpanSet(quality=q, sources=[source])
+    runs = _tau2_runs(obj, source) if fmt == FORMAT_TAU2 else _openai_runs(obj)
+    builder = _SpanBuilder(source)
+    seen: dict[str, int] = defaultdict(int)
+    for n, raw in enumerate(runs):
+        problems: list[str] = []
+        label = f"#{n}"
+        try:
+            run = raw if isinstance(raw, _Run) else None
+            if run is None:
+                problems.append("skipped: not an object")
+            else:
+                label = run.run_id if run.run_id is not None else label
+                seen[run.key] += 1
+                if seen[run.key] > 1:
+                    problems.append(f"duplicate run id (imported as copy {seen[run.key]})")
+                    run.key = f"{run.key}\x00{seen[run.key]}"
+                for row in _import_run(run, builder.source, problems):
+                    builder.add(*row)
+        except Exception as exc:        # noqa: BLE001 - the contract is to never raise on content
+            problems.append(f"skipped: {type(exc).__name__}: {exc}"[:160])
+        if problems:
+            more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+            q.add("bad_run", source, example=f"run {label}: {'; '.join(problems[:3])}{more}"[:300])
+    return SpanSet(spans=builder.frame(), quality=q, sources=[source])
+
+
+def detect_format(obj: Any) -> str | None:
+    """``"tau2"``, ``"openai"`` or None for a parsed document."""
+    if isinstance(obj, dict):
+        if isinstance(obj.get("simulations"), list):
+            return FORMAT_TAU2
+        if isinstance(obj.get("runs"), list) or isinstance(obj.get("messages"), list):
+            return FORMAT_OPENAI
+        return None
+    if isinstance(obj, list):
+        if not obj:
+            return FORMAT_OPENAI
+        dicts = [x for x in obj if isinstance(x, dict)]
+        if any("messages" in x for x in dicts) or (dicts and all("role" in x for x in dicts)):
+            return FORMAT_OPENAI
+    return None
+
+
+# -- normalised runs ---------------------------------------------------------------------------------
+
+@dataclass
+class _Run:
+    fmt: str
+    key: str                        # what the trace id is derived from
+    run_id: str | None              # the application's id (gen_ai.conversation.id), never invented
+    messages: Any
+    agent: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    service: str | None = None
+    success: bool | None = None
+    reward: float | None = None
+    termination: str | None = None
+    cost: float | None = None
+    start_time: Any = None
+    end_time: Any = None
+    task_id: str | None = None
+    domain: str | None = None
+    trial: int | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def _tau2_runs(doc: dict[str, Any], source: str) -> list[_Run | None]:
+    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    agent_info = info.get("agent_info") if isinstance(info.get("agent_info"), dict) else {}
+    env_info = info.get("environment_info") if isinstance(info.get("environment_info"), dict) else {}
+    domain = _str(env_info.get("domain_name"))
+    model = _str(agent_info.get("llm")) or _model_from_file_name(source, domain)
+    agent = _str(agent_info.get("implementation")) or "tau2_agent"
+    out: list[_Run | None] = []
+    for n, s in enumerate(doc["simulations"]):
+        if not isinstance(s, dict):
+            out.append(None)
+            continue
+        run_id = _id(s.get("id"))
+        reward_info = s.get("reward_info")
+        reward = _num(reward_info.get("reward")) if isinstance(reward_info, dict) else None
+        out.append(_Run(
+            fmt=FORMAT_TAU2, key=run_id if run_id is not None else f"#{n}", run_id=run_id,
+            messages=s.get("messages"), agent=agent, model=model, provider=_provider(None, model),
+            service="tau2-bench", success=None if reward is None else reward == 1.0, reward=reward,
+            termination=_str(s.get("termination_reason")), cost=_num(s.get("agent_cost")),
+            start_time=s.get("start_time"), end_time=s.get("end_time"), task_id=_id(s.get("task_id")),
+            domain=domain or _domain_from_file_name(source), trial=_int(s.get("trial"))))
+    return out
+
+
+def _openai_runs(doc: Any) -> list[_Run | None]:
+    defaults: dict[str, Any] = {}
+    if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
+        defaults, runs = doc, doc["runs"]
+    elif isinstance(doc, dict):
+        runs = [doc]                                    # a single run {"messages": [...]}
+    elif doc and all(isinstance(x, dict) and "role" in x and "messages" not in x for x in doc):
+        runs = [{"messages": doc}]                      # a bare message list: one run
+    else:
+        runs = doc
+    out: list[_Run | None] = []
+    for n, r in enumerate(runs):
+        if not isinstance(r, dict):
+            out.append(None)
+            continue
+        run_id = _id(r.get("id"))
+        label = r.get("label", r.get("success"))
+        model = _str(r.get("model")) or _str(defaults.get("model"))
+        provider = _str(r.get("provider")) or _str(defaults.get("provider"))
+        problems = []
+        if label is not None and not isinstance(label, bool):
+            problems.append(f"label is not a boolean: {json.dumps(label, default=str)[:40]}")
+            label = None
+        cost = _num(r.get("cost"))
+        out.append(_Run(
+            fmt=FORMAT_OPENAI, key=run_id if run_id is not None else f"#{n}", run_id=run_id,
+            messages=r.get("messages"), agent=_str(r.get("agent")) or _str(defaults.get("agent")), model=model,
+            provider=_provider(provider, model), service=_str(r.get("service")) or _str(defaults.get("service")),
+            success=label, termination=_str(r.get("termination_reason", r.get("termination"))), cost=cost,
+            start_time=r.get("start_time"), end_time=r.get("end_time"), task_id=_id(r.get("task_id")),
+            problems=problems))
+    return out
+
+
+# -- one run -----------------------------------------------------------------------------------------
+
+@dataclass
+class _Msg:
+    pos: int                        # index in the original message list (span ids derive from it)
+    role: str
+    ts: int | None                  # unix ns, None when absent or unusable
+    usage: tuple[int | None, int | None] | None = None     # None: no usage; (None, None): malformed
+    cost: float | None = None
+    finish: str | None = None
+    model: str | None = None
+    calls: list[tuple[str | None, str, str, str]] = field(default_factory=list)   # (id, name, args JSON, digest)
+    result_id: str | None = None
+    error: bool = False
+    content: Any = None
+
+
+_Row = tuple  # (trace_id, span_id, parent, name, kind, start_ns, end_ns, service, attrs, status, message)
+
+
+def _import_run(run: _Run, source: str, problems: list[str]) -> list[_Row]:
+    """The run's span rows, root first; [] when the run is skipped (the reason goes to ``problems``)."""
+    problems.extend(run.problems)
+    if not isinstance(run.messages, list) or not run.messages:
+        problems.insert(0, "skipped: no messages" if run.messages in (None, []) else
+                        f"skipped: messages is a {type(run.messages).__name__}, not a list")
+        return []
+    msgs: list[_Msg] = []
+    user_calls = 0
+    for pos, m in enumerate(run.messages):
+        parsed = _message(pos, m, problems)
+        if parsed is None:
+            continue
+        calls = m.get("tool_calls")
+        if isinstance(calls, list):     # the simulated user's calls: on user messages, or requested by "user"
+            user_calls += sum(1 for c in calls if parsed.role != "assistant" or
+                              (isinstance(c, dict) and c.get("requestor") == "user"))
+        msgs.append(parsed)
+    if not msgs:
+        problems.insert(0, "skipped: no usable messages")
+        return []
+
+    # which assistant messages are model calls
+    assistants = [m for m in msgs if m.role == "assistant"]
+    if run.fmt == FORMAT_TAU2 or any(m.usage is not None for m in assistants):
+        model_calls = {m.pos for m in assistants if m.usage is not None}
+    else:
+        model_calls = {m.pos for m in assistants}
+
+    # times
+    start_ns, end_ns, times, timing = _times(run, msgs, problems)
+
+    trace_id = _hash(f"{source}\x00{run.key}", 32)
+    root_id = _hash(f"{trace_id}/root", 16)
+    rows: list[_Row] = []
+
+    # results by call id, in message order
+    results: dict[str, list[int]] = defaultdict(list)
+    for k, m in enumerate(msgs):
+        if m.role in ("tool", "function") and m.result_id is not None:
+            results[m.result_id].append(k)
+
+    tin: list[int | None] = []
+    tout: list[int | None] = []
+    call_costs: list[float] = []
+    unpriced = 0
+    for k, m in enumerate(msgs):
+        if m.role != "assistant":
+            continue
+        model = m.model or run.model
+        if m.pos in model_calls:
+            pt, ct = m.usage if m.usage is not None else (None, None)
+            tin.append(pt)
+            tout.append(ct)
+            finish = m.finish or ("tool_calls" if m.calls else "stop")
+            cost = m.cost
+            if cost == 0.0 and (pt or 0) + (ct or 0) > 0:
+                cost = None                 # tokens that cost nothing: the model was not priced (tau2's ft model)
+            if cost is None:
+                unpriced += 1
+            else:
+                call_costs.append(cost)
+            attrs_chat = {
+                sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: _provider(run.provider, model),
+                sc.REQUEST_MODEL: model, sc.USAGE_INPUT_TOKENS: pt, sc.USAGE_OUTPUT_TOKENS: ct,
+                sc.RESPONSE_FINISH_REASONS: [finish],
+                sc.USAGE_SOURCE: "reported" if pt is not None and ct is not None else None,
+                sc.CALL_COST_USD: cost}
+            rows.append((trace_id, _hash(f"{trace_id}/m{m.pos}", 16), root_id,
+                         f"{sc.OP_CHAT} {model}" if model else sc.OP_CHAT, _KIND_CLIENT,
+                         times[k - 1] if k else start_ns, times[k], run.service, attrs_chat, _STATUS_UNSET, None))
+        for j, (call_id, name, args_json, fingerprint) in enumerate(m.calls):
+            attrs: dict[str, Any] = {
+                sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: name, sc.TOOL_CALL_ID: call_id,
+                sc.TOOL_TYPE: "function", sc.TOOL_CALL_ARGUMENTS: args_json,
+                sc.TOOL_ARGS_DIGEST: fingerprint}
+            t0 = t1 = times[k]
+            status, message = _STATUS_UNSET, None
+            hit = _take_result(results.get(call_id) if call_id is not None else None, k)
+            if hit is not None:
+                res = msgs[hit]
+                t0, t1 = times[hit - 1], times[hit]
+                attrs[sc.TOOL_RESULT_STATUS] = "error" if res.error else "ok"
+                if res.error:
+                    attrs[sc.ERROR_TYPE] = TOOL_ERROR
+                    status, message = _STATUS_ERROR, _first_line(res.content) or TOOL_ERROR
+            rows.append((trace_id, _hash(f"{trace_id}/m{m.pos}/t{j}", 16), root_id, f"{sc.OP_EXECUTE_TOOL} {name}",
+                         _KIND_INTERNAL, t0, t1, run.service, attrs, status, message))
+
+    run_cost = run.cost
+    if run_cost is None and call_costs:
+        run_cost = math.fsum(call_costs)
+    elif run_cost == 0.0 and unpriced and _total(tin) != 0:
+        run_cost = None                     # an unpriced model reports 0 USD: unknown, not free
+    abnormal = run.termination is not None and run.termination not in NORMAL_TERMINATIONS
+    root_attrs = {
+        sc.OPERATION_NAME: sc.OP_INVOKE_AGENT, sc.AGENT_NAME: run.agent, sc.PROVIDER_NAME: run.provider,
+        sc.REQUEST_MODEL: run.model, sc.CONVERSATION_ID: run.run_id,
+        sc.USAGE_INPUT_TOKENS: _total(tin), sc.USAGE_OUTPUT_TOKENS: _total(tout),
+        sc.COST_USD: run_cost, sc.UNPRICED_CALLS: unpriced,
+        LABEL_SUCCESS: run.success, LABEL_REWARD: run.reward, TRANSCRIPT_TERMINATION: run.termination,
+        TRANSCRIPT_FORMAT: run.fmt, TRANSCRIPT_TIMING: timing, TRANSCRIPT_TASK_ID: run.task_id,
+        TRANSCRIPT_DOMAIN: run.domain, TRANSCRIPT_TRIAL: run.trial, TRANSCRIPT_USER_TOOL_CALLS: user_calls,
+        sc.ERROR_TYPE: run.termination if abnormal else None}
+    root = (trace_id, root_id, None, f"{sc.OP_INVOKE_AGENT} {run.agent}" if run.agent else sc.OP_INVOKE_AGENT,
+            _KIND_INTERNAL, start_ns, end_ns, run.service, root_attrs,
+            _STATUS_ERROR if abnormal else _STATUS_UNSET, run.termination if abnormal else None)
+    return [root, *rows]
+
+
+def _message(pos: int, m: Any, problems: list[str]) -> _Msg | None:
+    if not isinstance(m, dict):
+        problems.append(f"message {pos} is a {type(m).__name__}, not an object (skipped)")
+        return None
+    role = m.get("role")
+    if role not in _ROLES:
+        problems.append(f"message {pos} has role {json.dumps(role, default=str)[:30]} (skipped)")
+        return None
+    ts = None
+    raw_ts = m.get("timestamp")
+    if raw_ts is not None:
+        ts = _parse_time(raw_ts)
+        if ts is None:
+            problems.append(f"message {pos} has an unusable timestamp {json.dumps(raw_ts, default=str)[:40]}")
+    out = _Msg(pos=pos, role=role, ts=ts)
+    if role == "assistant":
+        out.usage = _usage(m.get("usage"), pos, problems)
+        out.cost = _num(m.get("cost"))
+        out.model = _str(m.get("model"))
+        raw = m.get("raw_data")
+        out.finish = _str(m.get("finish_reason")) or (_str(raw.get("finish_reason")) if isinstance(raw, dict) else None)
+        calls = m.get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            problems.append(f"message {pos}: tool_calls is a {type(calls).__name__}, not a list (ignored)")
+            calls = None
+        for j, c in enumerate(calls or []):
+            call = _tool_call(c, pos, j, problems)
+            if call is not None:
+                out.calls.append(call)
+    elif role in ("tool", "function"):
+        out.result_id = _id(m.get("tool_call_id", m.get("id")))
+        out.error = m.get("error") is True
+        out.content = m.get("content")
+    return out
+
+
+def _tool_call(c: Any, pos: int, j: int, problems: list[str]) -> tuple[str | None, str, str, str] | None:
+    if not isinstance(c, dict):
+        problems.append(f"message {pos}: tool call {j} is not an object (skipped)")
+        return None
+    if c.get("requestor") == "user":
+        return None                                     # the simulated user's call, not the agent's
+    fn = c.get("function")
+    if isinstance(fn, dict):                            # OpenAI shape
+        name, args = fn.get("name"), fn.get("arguments")
+    else:                                               # tau2 shape
+        name, args = c.get("name"), c.get("arguments")
+    if not isinstance(name, str) or not name:
+        problems.append(f"message {pos}: tool call {j} has no name (skipped)")
+        return None
+    if args is None or (isinstance(args, str) and not args.strip()):
+        args = {}
+    elif isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except (ValueError, RecursionError):
+            problems.append(f"message {pos}: tool call {j} ({name}) has unparsable arguments (kept as text)")
+            return _id(c.get("id")), name, args, args_digest(name, args)
+    try:
+        text = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        fingerprint = args_digest(name, args)
+    except (TypeError, ValueError):     # only for Python objects handed in directly (mixed-type keys)
+        text = str(args)
+        fingerprint = args_digest(name, text)
+    return _id(c.get("id")), name, text, fingerprint
+
+
+def _usage(u: Any, pos: int, problems: list[str]) -> tuple[int | None, int | None] | None:
+    if u is None:
+        return None
+    if isinstance(u, dict):
+        pt = _int(u.get("prompt_tokens", u.get("input_tokens")))
+        ct = _int(u.get("completion_tokens", u.get("output_tokens")))
+        if pt is not None and ct is not None and pt >= 0 and ct >= 0:
+            return pt, ct
+    problems.append(f"message {pos}: malformed usage {json.dumps(u, default=str)[:60]} (tokens unknown)")
+    return None, None
+
+
+def _take_result(candidates: list[int] | None, after: int) -> int | None:
+    if not candidates:
+        return None
+    for i, k in enumerate(candidates):
+        if k > after:
+            return candidates.pop(i)
+    return None
+
+
+def _times(run: _Run, msgs: list[_Msg], problems: list[str]) -> tuple[int, int, list[int], str]:
+    raw = [m.ts for m in msgs]
+    known = [t for t in raw if t is not None]
+    if not known:
+        times = [SYNTHETIC_EPOCH_NS + (m.pos + 1) * _NS for m in msgs]
+        return SYNTHETIC_EPOCH_NS, times[-1], times, "synthetic"
+    arr = pd.Series(raw, dtype="Int64").ffill().bfill().to_numpy(dtype=np.int64)
+    arr = np.maximum.accumulate(arr)
+    times = arr.tolist()
+    start, end = times[0], times[-1]
+    st, et = _parse_time(run.start_time), _parse_time(run.end_time)
+    for name, raw_t, parsed in (("start_time", run.start_time, st), ("end_time", run.end_time, et)):
+        if raw_t is not None and parsed is None:
+            problems.append(f"unusable {name} {json.dumps(raw_t, default=str)[:40]}")
+    if st is not None:
+        start = min(start, st)
+    if et is not None:
+        end = max(end, et)
+    return start, end, times, "recorded"
+
+
+# -- the frame ---------------------------------------------------------------------------------------
+
+class _SpanBuilder:
+    """Column lists for the spans frame; attributes stored sparsely as (row, value)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.base: dict[str, list[Any]] = {c: [] for c in ("trace_id", "span_id", "parent_span_id", "name", "kind",
+                                                           "start_ns", "end_ns", "status_code", "status_message",
+                                                           "service_name")}
+        self.attrs: dict[str, list[tuple[int, Any]]] = {k: [] for k in ATTRIBUTE_TYPES}
+        self.n = 0
+
+    def add(self, trace_id: str, span_id: str, parent: str | None, name: str, kind: int, start: int, end: int,
+            service: str | None, attrs: dict[str, Any], status: int = _STATUS_UNSET,
+            message: str | None = None) -> None:
+        row = self.n
+        for c, v in (("trace_id", trace_id), ("span_id", span_id), ("parent_span_id", parent), ("name", name),
+                     ("kind", kind), ("start_ns", start), ("end_ns", end), ("status_code", status),
+                     ("status_message", message), ("service_name", service)):
+            self.base[c].append(v)
+        for k, v in attrs.items():
+            if v is not None:
+                self.attrs[k].append((row, v))
+        self.n += 1
+
+    def frame(self) -> pd.DataFrame:
+        n = self.n
+        if n == 0:
+            return empty_spans()
+        string = pd.StringDtype("pyarrow")
+        cols: dict[str, Any] = {}
+        for c, dtype in SPAN_BASE.items():
+            if c == "source":
+                cols[c] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[self.source])
+            elif dtype == "string":
+                cols[c] = pd.array(self.base[c], dtype=string)
+            elif dtype == "int8":
+                cols[c] = np.asarray(self.base[c], dtype=np.int8)
+            else:
+                cols[c] = pd.array(self.base[c], dtype=dtype)
+        for k, kind in ATTRIBUTE_TYPES.items():
+            values: list[Any] = [None] * n
+            for r, v in self.attrs[k]:
+                values[r] = v
+            cols[k] = _typed_column(values, kind)
+        return pd.DataFrame(cols)
+
+
+def _typed_column(values: list[Any], kind: str) -> Any:
+    if kind == "string":
+        return pd.array(values, dtype=pd.StringDtype("pyarrow"))
+    if kind == "int":
+        return pd.array(values, dtype="Int64")
+    if kind == "double":
+        return pd.array(values, dtype="Float64")
+    if kind == "bool":
+        return pd.array(values, dtype="boolean")
+    typ = pa.list_(pa.string())
+    return pd.arrays.ArrowExtensionArray(pa.array(values, type=typ))
+
+
+# -- small helpers -----------------------------------------------------------------------------------
+
+def _hash(text: str, n: int) -> str:
+    h = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:n]
+    return h if h.strip("0") else "1".rjust(n, "0")     # an all-zero id is invalid in OTLP
+
+
+def _parse_time(v: Any) -> int | None:
+    if not isinstance(v, str) or not v:
+        return None
+    try:
+        dt = datetime.fromisoformat(v.strip())
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)            # naive timestamps (tau2's) are taken as UTC
+    delta = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * _NS + delta.microseconds * 1000
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def _id(v: Any) -> str | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, str) and v:
+        return v
+    if isinstance(v, int):
+        return str(v)
+    return None
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return None
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def _total(values: list[int | None]) -> int | None:
+    if any(v is None for v in values):
+        return None
+    return int(sum(values))     # type: ignore[arg-type]
+
+
+def _first_line(content: Any) -> str | None:
+    if content is None:
+        return None
+    text = content if isinstance(content, str) else json.dumps(content, default=str)
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line[:200] or None
+
+
+def _provider(explicit: str | None, model: str | None) -> str | None:
+    """The provider when it is given or evident from the model name (``openai/...``, ``gpt-*``, ``ft:gpt-*``)."""
+    if explicit:
+        return explicit
+    if not model:
+        return None
+    if "/" in model:
+        return model.split("/", 1)[0] or None
+    if re.match(r"^(ft:)?(gpt-|o\d|chatgpt-)", model):
+        return "openai"
+    return None
+
+
+def _domain_from_file_name(source: str) -> str | None:
+    parts = Path(source).name.split("_")
+    return next((d for d in _TAU2_DOMAINS if d in parts), None)
+
+
+def _model_from_file_name(source: str, domain: str | None) -> str | None:
+    """tau2 names results ``{agent llm}_{domain}_{user strategy}_{user llm}_{n}trials.json``; the copies
+    here have ``:`` replaced by ``_`` (fine-tuned names ``ft:base:org:suffix:id``)."""
+    stem = Path(source).name.split(".json")[0]
+    domains = [domain] if domain else list(_TAU2_DOMAINS)
+    for d in domains:
+        m = re.match(rf"^(?P<llm>.+?)_{re.escape(d)}_", stem)
+        if m:
+            llm = m.group("llm")
+            return llm.replace("_", ":") if llm.startswith("ft_") else llm
+    return None
+
+
+def _describe(obj: Any) -> str:
+    if isinstance(obj, dict):
+        return "object with keys " + ", ".join(sorted(map(str, obj))[:6])
+    if isinstance(obj, list):
+        return f"list of {len(obj)}" + (f" starting with a {type(obj[0]).__name__}" if obj else "")
+    return type(obj).__name__

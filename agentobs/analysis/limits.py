@@ -151,7 +151,7 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
         rec.warnings.append(f"{len(x)} successful runs: the tail beyond p{100 * (1 - target):g} rests on fewer than "
                             "10 runs; treat the cap as provisional")
     if per_step:
-        rec.worst_case = worst_case(dim, rec.recommended, per_step)
+        rec.worst_case = _tidy(worst_case(dim, rec.recommended, per_step))
     return rec
 
 
@@ -216,3 +216,18 @@ def _round_up(x: float) -> float:
 
 def _mul(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else float(a) * float(b)
+
+
+def _tidy(d: dict[str, float | None]) -> dict[str, float | None]:
+    """Whole tokens, steps and calls; dollars to 4 significant digits; seconds to 0.1 s."""
+    out: dict[str, float | None] = {}
+    for k, v in d.items():
+        if v is None:
+            out[k] = None
+        elif k == "usd":
+            out[k] = float(f"{v:.4g}")
+        elif k == "seconds":
+            out[k] = round(v, 1)
+        else:
+            out[k] = float(math.ceil(v))
+    return out

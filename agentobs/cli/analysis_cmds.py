@@ -123,12 +123,14 @@ def print_caps(r: Report) -> None:
         p = c.percentiles.values
         worst = ", ".join(f"{k} {_f(v)}" for k, v in c.worst_case.items() if v is not None)
         rows.append([c.limit, c.successful_runs, _f(p["p50"]), _f(p["p99"]), _f(p["max"]), _f(c.base),
-                     _f(c.recommended), worst, " ".join(c.warnings)])
+                     _f(c.recommended), worst])
     console.print(table(f"Recommended caps (smallest cap cutting off at most {100 * r.options.target:g}% of "
                         f"successful runs, plus {100 * r.options.margin:g}%)",
                         [("limit", "left"), ("successful", "right"), ("p50", "right"), ("p99", "right"),
                          ("max", "right"), ("within target", "right"), ("recommended", "right"),
-                         ("worst case under it", "left"), ("warnings", "left")], rows))
+                         ("worst case of a runaway under it", "left")], rows))
+    for w in dict.fromkeys(w for c in r.caps for w in c.warnings):
+        console.print(f"[yellow]warning:[/yellow] {w}")
 
 
 def print_quality(r: Report) -> None:

@@ -1,4 +1,9 @@
-"""``agentobs demo``: the seeds' scenarios through the kernel, traced, as a table or JSON lines."""
+"""``agentobs demo``: the main job, on local files and no servers.
+
+1. The seeds' scenarios (A-H, seed 004's guards and recovery) through the kernel, traced.
+2. A simulated population of support tasks, traced.
+3. The analysis of that population: failure taxonomy and recommended caps, and the HTML report.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,10 +11,14 @@ from typing import Any
 
 import click
 
+from ..analysis import html as html_report
+from ..analysis.report import Options, analyze
 from ..domain.scenarios import SEED000, SEED004, Result
-from ..telemetry import Telemetry
-from .common import jaeger_link, jaeger_url, report_export, telemetry_options
+from ..telemetry import Telemetry, configure
+from .analysis_cmds import print_caps, write_atomic
+from .common import DEFAULT_OUT, jaeger_link, jaeger_url
 from .render import console, json_lines, table
+from .simulate import print_summary, run_population, write_manifest
 
 
 def _fmt_effects(effects: list) -> str:
@@ -35,16 +44,32 @@ def _rows(results: list[tuple[Result, str | None]], link: bool):
         yield row
 
 
+def _telemetry(path: Path, otlp_endpoint: str | None, service: str | None) -> Telemetry:
+    if path.exists():
+        path.unlink()
+    return configure(traces_out=path, otlp_endpoint=otlp_endpoint, service_name=service)
+
+
 @click.command()
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="table: the seed's scenario table; json: one object per scenario.")
-@telemetry_options("demo-traces.jsonl")
-def demo(fmt: str, telemetry: Telemetry) -> None:
-    """Run the seed scenarios (A-H and seed 004's guards) on the simulated support desk."""
-    seed000 = run_suite(telemetry, SEED000)
-    seed004 = run_suite(telemetry, SEED004)
-    lines = report_export(telemetry)
-    path: Path | None = telemetry.config.traces_out
+              help="table: the whole demo; json: one object per seed scenario, nothing else.")
+@click.option("--runs", type=click.IntRange(0, 1_000_000), default=2000, show_default=True,
+              help="Size of the simulated population (0: scenarios only).")
+@click.option("--seed", type=int, default=7, show_default=True)
+@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT, show_default=True)
+@click.option("--traces-out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="OTLP JSON lines file for the scenarios' traces (default OUT_DIR/demo-traces.jsonl).")
+@click.option("--otlp-endpoint", default=None, metavar="URL",
+              help="Also export over OTLP (default: OTEL_EXPORTER_OTLP_ENDPOINT when set).")
+@click.option("--service-name", default=None, help="service.name (default: OTEL_SERVICE_NAME or agentobs).")
+def demo(fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None, otlp_endpoint: str | None,
+         service_name: str | None) -> None:
+    """The main job: seed scenarios, a simulated population, its failure taxonomy and caps, an HTML report."""
+    scen_path = traces_out or out_dir / "demo-traces.jsonl"
+    tel = _telemetry(scen_path, otlp_endpoint, service_name)
+    seed000 = run_suite(tel, SEED000)
+    seed004 = run_suite(tel, SEED004)
+    export_lines = tel.shutdown().lines()
     if fmt == "json":
         json_lines({**r.row(), "suite": suite, "trace_id": tid}
                    for suite, rs in (("seed000", seed000), ("seed004", seed004)) for r, tid in rs)
@@ -55,8 +80,30 @@ def demo(fmt: str, telemetry: Telemetry) -> None:
     console.print(table("Seed 000 scenarios", cols, _rows(seed000, link)))
     console.print()
     console.print(table("Seed 004 guards and recovery", cols, _rows(seed004, link)))
+    console.print(f"Scenario traces: {scen_path} ({'; '.join(export_lines)})")
+    if runs == 0:
+        return
     console.print()
-    console.print(f"Traces (OTLP JSON lines): {path}")
-    for line in lines:
-        console.print(f"  {line}")
-    console.print(f"Inspect a run: agentobs trace <trace_id> {path}")
+    pop_path = out_dir / "simulate-traces.jsonl"
+    ptel = _telemetry(pop_path, otlp_endpoint, service_name)
+    records = run_population(ptel, runs, seed)
+    pop_lines = ptel.shutdown().lines()
+    write_manifest(out_dir / "simulate-manifest.json", records, seed, pop_path)
+    print_summary(records)
+    console.print()
+    report = analyze([str(pop_path)], Options(jaeger_url=jaeger_url()))
+    rows = [[s.name, s.runs, f"{100 * s.share:.1f}%", s.failed, s.control] for s in report.signatures]
+    console.print(table("Failure taxonomy found in the traces", [("signature", "left"), ("runs", "right"),
+                                                                 ("share", "right"), ("failed", "right"),
+                                                                 ("control", "left")], rows))
+    print_caps(report)
+    html_path = out_dir / "report.html"
+    write_atomic(html_path, html_report.render(report))
+    console.print()
+    console.print(f"Population traces: {pop_path} ({'; '.join(pop_lines)})")
+    console.print(f"HTML report:       {html_path}")
+    console.print(f"Inspect a run:     agentobs trace <trace_id> {pop_path}")
+    console.print(f"Full report:       agentobs report {pop_path}")
+    console.print("See the same runs in Jaeger: docker compose up -d, then run the demo with "
+                  "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 and open http://127.0.0.1:16686 "
+                  "(README: 'The real backend').")

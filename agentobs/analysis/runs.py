@@ -87,13 +87,15 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     spans = spans.reset_index(drop=True)
     anchor = assign_runs(spans).to_numpy()
     anchors = spans.iloc[np.unique(anchor)]
-    # run id: the agentobs task id groups resumed segments; else the anchor's trace (and span, if shared)
-    task = _col(anchors, sc.TASK_ID)
-    conv = _col(anchors, sc.CONVERSATION_ID)
+    # segments of one task: a resumed segment's root links to the one it resumed (span links); then
+    # run id = the task id when that id names one linked group only, else the first segment's trace
+    group = _link_groups(anchors, ss.links)
+    task = _col(anchors, sc.TASK_ID).astype("string")
+    first_trace = anchors["trace_id"].astype(str).groupby(group).transform("first")
     per_trace = anchors.groupby("trace_id", observed=True)["span_id"].transform("size")
-    fallback = anchors["trace_id"].astype(str).where(per_trace == 1,
-                                                     anchors["trace_id"].astype(str) + ":" + anchors["span_id"].astype(str))
-    run_of_anchor = task.astype("string").fillna(fallback.astype("string"))
+    fallback = first_trace.where(per_trace == 1, anchors["trace_id"].astype(str) + ":" + anchors["span_id"].astype(str))
+    groups_per_task = pd.Series(group, index=anchors.index).groupby(task.fillna("")).transform("nunique")
+    run_of_anchor = task.where((groups_per_task == 1) & task.notna(), fallback.astype("string"))
     seg = pd.DataFrame({"anchor": anchors.index, "run_id": run_of_anchor.to_numpy()})
     spans["run_id"] = pd.Series(pd.array(seg.set_index("anchor")["run_id"].reindex(anchor).to_numpy(),
                                          dtype="string"))
@@ -198,6 +200,31 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
         if t not in ("object", "datetime64[ns, UTC]") and str(out[c].dtype) != t:
             out[c] = out[c].astype(t)
     return out, spans.drop(columns=["_anchor"]), der
+
+
+def _link_groups(anchors: pd.DataFrame, links: pd.DataFrame) -> np.ndarray:
+    """Union-find over run anchors joined by span links (a resumed segment links to the suspended one)."""
+    n = len(anchors)
+    parent = np.arange(n)
+    if links is None or links.empty:
+        return parent
+    pos = pd.Series(np.arange(n), index=pd.MultiIndex.from_arrays([anchors["trace_id"].astype(str),
+                                                                    anchors["span_id"].astype(str)]))
+    src = pos.reindex(pd.MultiIndex.from_arrays([links["trace_id"].astype(str), links["span_id"].astype(str)]))
+    dst = pos.reindex(pd.MultiIndex.from_arrays([links["linked_trace_id"].astype(str),
+                                                 links["linked_span_id"].astype(str)]))
+    ok = src.notna().to_numpy() & dst.notna().to_numpy()
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    for a, b in zip(src.to_numpy()[ok].astype(int), dst.to_numpy()[ok].astype(int)):
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return np.array([find(i) for i in range(n)])
 
 
 def _mode(s: pd.Series) -> object:

@@ -57,9 +57,9 @@ def sniff(path: Path) -> str:
     if text.startswith(b"["):
         return "transcripts"
     if text.startswith(b"{"):
-        if b'"resourceSpans"' in text or b'"result"' in text:
+        if b'"resourceSpans"' in text:
             return "otlp"
-        if b'"simulations"' in text or b'"runs"' in text or b'"messages"' in text:
+        if any(k in text for k in (b'"simulations"', b'"runs"', b'"messages"', b'"info"', b'"tasks"')):
             return "transcripts"
         return "otlp"
     return "otlp"            # let the OTLP loader describe what is wrong (empty, unknown format)

@@ -236,7 +236,17 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
 
 def trace_rows(t: pd.DataFrame) -> list[list[Any]]:
     from ..telemetry import semconv as sc
-    t = t.sort_values(["start_ns", "end_ns"], ascending=[True, False], kind="stable").reset_index(drop=True)
+    parent_of = dict(zip(t["span_id"], t["parent_span_id"]))
+
+    def depth(sid: str) -> int:
+        d, seen = 0, set()
+        while pd.notna(parent_of.get(sid)) and parent_of.get(sid) in parent_of and sid not in seen:
+            seen.add(sid)
+            sid, d = parent_of[sid], d + 1
+        return d
+    t = t.assign(_depth=[depth(s) for s in t["span_id"]])
+    t = t.sort_values(["start_ns", "_depth", "end_ns"], ascending=[True, True, False], kind="stable")
+    t = t.reset_index(drop=True)
     idx = {sid: i for i, sid in enumerate(t["span_id"])}
     t0 = int(t["start_ns"].min())
     rows = []

@@ -1,0 +1,157 @@
+"""Analysis (issue 5): signatures from simulate, the seed's cap table, Pydantic AI traces, labels, bad input."""
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from agentobs.analysis.limits import BY_COLUMN, cutoff_table, percentiles, recommend
+from agentobs.analysis.report import Options, analyze
+from agentobs.cli.main import cli
+from agentobs.domain.population import SIGNATURES, simulate, summary
+from agentobs.telemetry import configure
+
+
+@pytest.fixture(scope="module")
+def population(tmp_path_factory):
+    """A simulated population exported to a traces file, with the simulation's own ground truth."""
+    d = tmp_path_factory.mktemp("pop")
+    path = d / "traces.jsonl"
+    tel = configure(traces_out=path)
+    records = simulate(1500, seed=11, observers=lambda: [tel.observer()])
+    tel.shutdown()
+    return path, records
+
+
+def test_report_finds_every_injected_pattern_with_the_recorded_counts(population):
+    path, records = population
+    report = analyze([str(path)])
+    truth = summary(records)["signatures"]
+    found = {s.name: s.runs for s in report.signatures}
+    assert set(found) == set(SIGNATURES)
+    assert found == truth
+    assert all(v > 0 for v in truth.values())
+    # and run by run, not only in total
+    by_task = report.runs.set_index("task_id")["signatures"]
+    for r in records:
+        assert sorted(by_task[r.task_id]) == sorted(r.expected), (r.task_id, r.pattern)
+    # the kernel's own counters reach the runs table through the traces
+    runs = report.runs.set_index("task_id")
+    for r in records[:300]:
+        row = runs.loc[r.task_id]
+        assert (row["steps"], row["tool_calls"], row["tokens"], row["stop_reason"]) == \
+            (r.steps, r.tool_calls, r.tokens, r.stop)
+        assert row["cost_usd"] == pytest.approx(r.cost_usd)
+
+
+def _toy_runs():
+    rng = random.Random(7)
+    runs = []
+    while len(runs) < 200:
+        n = 2
+        while rng.random() > 0.45:
+            n += 1
+        if n <= 20:
+            runs.append(n)
+    return runs
+
+
+def test_seed_toy_distribution_cap_table():
+    runs = _toy_runs()
+    p = percentiles(runs)
+    assert (p.values["p50"], p.values["p90"], p.values["p99"], p.values["max"]) == (2, 5, 8, 13)
+    shares = cutoff_table(np.array(runs, float), np.array([4, 6, 8, 10, 12], float))
+    assert [round(100 * s, 1) for s in shares] == [16.0, 3.5, 1.0, 0.5, 0.5]
+    df = pd.DataFrame({"steps": pd.array(runs, dtype="Int64"), "success": pd.array([True] * 200, dtype="boolean")})
+    rec = recommend(df, BY_COLUMN["steps"], target=0.01, margin=0.10)
+    assert rec.base == 8 and rec.recommended == 9          # p99 = 8, plus a 10% margin
+    assert {k: rec.cutoff[k] for k in ("4", "6", "8", "10", "12")} == {"4": 0.16, "6": 0.035, "8": 0.01,
+                                                                        "10": 0.005, "12": 0.005}
+    assert rec.warnings and "provisional" in rec.warnings[0]
+
+
+def test_too_few_successful_runs_warns():
+    df = pd.DataFrame({"steps": pd.array([3, 4, 5], dtype="Int64"), "success": pd.array([True] * 3, dtype="boolean")})
+    rec = recommend(df, BY_COLUMN["steps"])
+    assert "cannot be resolved" in rec.warnings[0]
+
+
+def test_caps_json_carries_the_contract_fields(population):
+    path, _ = population
+    out = CliRunner().invoke(cli, ["caps", str(path), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    for dim in ("steps", "tool_calls", "tokens", "cost_usd", "active_s", "max_identical_calls", "longest_stall"):
+        d = data["dimensions"][dim]
+        for key in ("successful_runs", "p50", "p90", "p95", "p99", "max", "recommended", "cutoff"):
+            assert key in d, (dim, key)
+        assert all(0 <= v <= 1 for v in d["cutoff"].values())
+
+
+def test_labels_file_overrides_and_reports_unmatched(population, tmp_path):
+    path, records = population
+    labels = tmp_path / "labels.csv"
+    lines = ["run_id,success"] + [f"{r.task_id},{'false' if i % 2 else 'true'}" for i, r in enumerate(records[:100])]
+    lines.append("no-such-run,true")
+    labels.write_text("\n".join(lines) + "\n")
+    report = analyze([str(path)], Options(labels=str(labels)))
+    labelled = report.runs[report.runs["label_source"] == "labels_file"]
+    assert len(labelled) == 100
+    assert report.quality.count("unmatched_label") == 1
+    assert report.quality.count("unlabelled_run") == len(records) - 100
+    # JSON labels keyed by trace id work too
+    j = tmp_path / "labels.json"
+    j.write_text(json.dumps({records[0].trace_ids[0] if records[0].trace_ids else "x": False}))
+    assert len(analyze([str(path)], Options(labels=str(j))).runs) == len(records)
+
+
+def test_report_outputs(population, tmp_path):
+    path, _ = population
+    runner = CliRunner()
+    res = runner.invoke(cli, ["report", str(path), "--format", "json", "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["schema_version"] == 1 and data["options"]["percentile_method"] == "inverted_cdf"
+    assert {s["name"] for s in data["signatures"]} == set(SIGNATURES)
+    res = runner.invoke(cli, ["runs", str(path), "--out", str(tmp_path / "runs.csv")])
+    assert res.exit_code == 0, res.output
+    df = pd.read_csv(tmp_path / "runs.csv")
+    assert len(df) == 1500 and "max_identical_since_progress" in df.columns
+    res = runner.invoke(cli, ["report", str(path)])
+    assert res.exit_code == 0 and "Failure signatures" in res.output and "Recommended caps" in res.output
+
+
+def test_trace_command_prints_the_seed_trace_table(tmp_path):
+    from agentobs.cli.analysis_cmds import trace_rows
+    from agentobs.analysis.sources import load_sources
+    from agentobs.domain.scenarios import SEED000
+    path = tmp_path / "a.jsonl"
+    tel = configure(traces_out=path)
+    obs = tel.observer()
+    SEED000["A normal run"]([obs])
+    tel.shutdown()
+    tid = obs.trace_context().split("-")[1]
+    res = CliRunner().invoke(cli, ["trace", tid, str(path)])
+    assert res.exit_code == 0, res.output
+    rows = trace_rows(load_sources([str(path)]).spans)
+    assert [(r[2], r[3], r[4]) for r in rows] == [
+        ("invoke_agent support-agent", "0.0", "10.0"), ("agentobs.step", "0.0", "1.5"),
+        ("chat support-policy", "0.0", "1.5"), ("agentobs.step", "1.5", "3.4"), ("chat support-policy", "1.5", "3.0"),
+        ("execute_tool get_order", "3.0", "3.4"), ("agentobs.step", "3.4", "6.1"),
+        ("chat support-policy", "3.4", "4.9"), ("execute_tool issue_refund", "4.9", "6.1"),
+        ("agentobs.step", "6.1", "8.5"), ("chat support-policy", "6.1", "7.6"),
+        ("execute_tool send_status_email", "7.6", "8.5"), ("agentobs.step", "8.5", "10.0"),
+        ("chat support-policy", "8.5", "10.0")]
+    assert "tin=40 tout=52" in rows[2][6]
+
+
+def test_user_errors_are_one_line(tmp_path):
+    runner = CliRunner()
+    for args in (["report", str(tmp_path / "missing.jsonl")], ["report"], ["caps", "nope/*.jsonl"],
+                 ["report", str(tmp_path), "--success-attr", "novalue"], ["trace", "abc", str(tmp_path)]):
+        res = runner.invoke(cli, args)
+        assert res.exit_code == 2, (args, res.output)
+        assert "Traceback" not in res.output and res.output.count("\n") <= 2, res.output

@@ -100,19 +100,78 @@ def _widen(s: pd.Series, dtypes: list[Any]) -> pd.Series:
 # -- entry points ----------------------------------------------------------------------------------
 
 def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | None = None) -> SpanSet:
-    """Loads one OTLP JSON lines file (optionally .gz). Never raises for bad content."""
+    """Loads one OTLP JSON lines file (optionally .gz). Never raises for bad content.
+
+    The fast path streams the file into pyarrow (no copy of the whole file in Python); only a
+    file the fast path refuses is read into memory for the careful, line-by-line path.
+    """
     p = Path(path)
     src = str(p)
     q = DataQuality(files=1)
     try:
         size = p.stat().st_size
-        data = _read_bytes(p)
+        gz, head = _head(p)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         q.add("unreadable", src, example=str(exc))
         return SpanSet(quality=q, sources=[src])
+    stripped = head.lstrip()
+    if not stripped:
+        q.add("empty_file", src)
+        return SpanSet(quality=q, sources=[src])
+    if stripped[:1] != b"{":
+        q.add("unknown_format", src, example=stripped[:40].decode("utf-8", "replace"))
+        return SpanSet(quality=q, sources=[src])
+    table = _fast_parse_path(p, gz, size) if b"resourceSpans" in head else None
+    out = _decode(table, src, q) if table is not None else None
+    if out is None:                       # the careful path: line by line
+        try:
+            data = _read_bytes(p)
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            q.add("unreadable", src, example=str(exc))
+            return SpanSet(quality=q, sources=[src])
+        q.lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        careful = _careful_parse(data, src, q)
+        out = _decode(careful, src, q) if careful is not None else None
+    else:
+        q.lines += table.num_rows
     if progress:
         progress(size)
-    return load_bytes(data, src, q)
+    out = out or SpanSet(quality=q)
+    out.quality, out.sources = q, [src]
+    return out
+
+
+def _decode(table: pa.Table, source: str, q: DataQuality) -> SpanSet | None:
+    """Vectorized decoding; None when the table holds something the fast path cannot take (e.g. bad UTF-8)."""
+    try:
+        return decode_table(table, source, q)
+    except (UnicodeDecodeError, pa.ArrowException, ValueError, TypeError, OverflowError):
+        return None
+
+
+def _head(p: Path, n: int = 65536) -> tuple[bool, bytes]:
+    with open(p, "rb") as f:
+        magic = f.read(2)
+        f.seek(0)
+        if magic == b"\x1f\x8b":
+            with gzip.open(f) as g:
+                return True, g.read(n)
+        return False, f.read(n)
+
+
+def _fast_parse_path(p: Path, gz: bool, size: int) -> pa.Table | None:
+    block = 1 << 24
+    while True:
+        try:
+            stream = pa.input_stream(str(p), compression="gzip" if gz else None)
+            return pj.read_json(stream, read_options=pj.ReadOptions(block_size=block), parse_options=_PARSE)
+        except pa.ArrowInvalid as exc:
+            if "straddl" in str(exc) and block < max(size, 1) * (8 if gz else 1) + 1:
+                block *= 4
+                continue
+            return None
+        except (OSError, pa.ArrowException):
+            return None
 
 
 def load_bytes(data: bytes, source: str, quality: DataQuality | None = None) -> SpanSet:
@@ -124,16 +183,13 @@ def load_bytes(data: bytes, source: str, quality: DataQuality | None = None) -> 
     if stripped[:1] != b"{":
         q.add("unknown_format", source, example=stripped[:40].decode("utf-8", "replace"))
         return SpanSet(quality=q, sources=[source])
-    q.lines += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    table = None
-    if b"\n" in data.rstrip() or data.lstrip().startswith(b'{"resourceSpans"'):
-        table = _fast_parse(data)
-    if table is None:
-        table = _careful_parse(data, source, q)
-    if table is None:
-        return SpanSet(quality=q, sources=[source])
-    out = decode_table(table, source, q)
-    out.sources = [source]
+    table = _fast_parse(data)
+    out = _decode(table, source, q) if table is not None else None
+    if out is None:
+        careful = _careful_parse(data, source, q)
+        out = _decode(careful, source, q) if careful is not None else None
+    out = out or SpanSet(quality=q)
+    out.quality, out.sources = q, [source]
     return out
 
 
@@ -145,10 +201,8 @@ def load_request(obj: dict[str, Any], source: str, quality: DataQuality | None =
         q.add("not_otlp", source)
         return SpanSet(quality=q, sources=[source])
     table = _fast_parse((json.dumps(sanitized) + "\n").encode())
-    if table is None:
-        return SpanSet(quality=q, sources=[source])
-    out = decode_table(table, source, q)
-    out.sources = [source]
+    out = (_decode(table, source, q) if table is not None else None) or SpanSet(quality=q)
+    out.quality, out.sources = q, [source]
     return out
 
 

@@ -48,7 +48,7 @@ class Instruments:
         self.runs = meter.create_counter(sc.M_RUNS, "{run}", "Agent runs by stop reason")
         self.run_tokens = h(sc.M_RUN_TOKENS, "{token}", "Tokens per agent run",
                             explicit_bucket_boundaries_advisory=sc.TOKEN_BUCKETS)
-        self.run_cost = h(sc.M_RUN_COST, "usd", "Dollars per agent run",
+        self.run_cost = h(sc.M_RUN_COST, "{USD}", "Dollars per agent run",
                           explicit_bucket_boundaries_advisory=sc.COST_BUCKETS)
         self.utilisation = h(sc.M_BUDGET_UTILISATION, "1", "Share of each budget limit a run consumed",
                              explicit_bucket_boundaries_advisory=sc.UTILISATION_BUCKETS)

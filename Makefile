@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast bench stack-up stack-down stack-build clean
+.PHONY: demo test test-fast test-full bench stack-up stack-down clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,18 @@ test: $(VENV)/.dev-installed
 test-fast: $(VENV)/.dev-installed
 	$(BIN)/python -m pytest -q -m "not stack and not browser and not slow"
 
+# the full sizes of the reliability checks (10,000 property cases each, 10,000-run load through the stack)
+test-full: $(VENV)/.dev-installed
+	AGENTOBS_PROPERTY_EXAMPLES=10000 AGENTOBS_FULL=1 scripts/test.sh
+
 bench: $(VENV)/.dev-installed
-	$(BIN)/python bench/run.py
+	$(BIN)/python -m bench.run
+
+stack-up:
+	scripts/stack.sh up
+
+stack-down:
+	scripts/stack.sh down
 
 clean:
 	rm -rf $(VENV) .stack-run .pytest_cache .hypothesis

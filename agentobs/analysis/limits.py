@@ -55,6 +55,30 @@ class Percentiles:
                 "bootstrap_resamples": self.resamples}
 
 
+MAX_ATOMS = 2000
+
+
+def _bootstrap(xs: np.ndarray, qs: np.ndarray, b: int, rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap replicates of the inverted_cdf quantiles of sorted ``xs``: (b, len(qs)).
+
+    A resample is a multinomial draw over the distinct values, so the cost is b x distinct values, not
+    b x n. Data with more than MAX_ATOMS distinct values is grouped into MAX_ATOMS runs of equal size
+    first (each represented by its largest value): the interval is then exact to 1/MAX_ATOMS in rank.
+    """
+    n = len(xs)
+    vals, counts = np.unique(xs, return_counts=True)
+    if len(vals) > MAX_ATOMS:
+        edges = np.linspace(0, n, MAX_ATOMS + 1).astype(int)
+        vals, counts = xs[edges[1:] - 1], np.diff(edges)
+    draws = rng.multinomial(n, counts / n, size=b)
+    cum = np.cumsum(draws, axis=1)
+    ranks = np.clip(np.ceil(qs * n).astype(int), 1, n)
+    out = np.empty((b, len(qs)))
+    for j, rank in enumerate(ranks):
+        out[:, j] = vals[np.argmax(cum >= rank, axis=1)]
+    return out
+
+
 def percentiles(values: pd.Series | np.ndarray, *, seed: int = 0, resamples: int | None = None) -> Percentiles:
     x = pd.Series(values).dropna().to_numpy(dtype=float)
     n = len(x)
@@ -64,20 +88,11 @@ def percentiles(values: pd.Series | np.ndarray, *, seed: int = 0, resamples: int
     point = np.percentile(x, qs * 100, method=METHOD)
     vals: dict[str, float | None] = {k: float(v) for k, v in zip(QUANTILES, point)}
     vals["max"] = float(x.max())
-    b = resamples if resamples is not None else (1000 if n <= 10_000 else 200)
+    b = resamples if resamples is not None else 1000
     ci: dict[str, tuple[float, float] | None] = {k: None for k in QUANTILES}
     if n >= 2 and b > 0:
-        rng = np.random.default_rng(seed)
-        xs = np.sort(x)
-        stats = np.empty((b, len(qs)))
-        chunk = max(1, min(b, 5_000_000 // n))
-        for start in range(0, b, chunk):
-            m = min(chunk, b - start)
-            idx = np.sort(rng.integers(0, n, size=(m, n)), axis=1)
-            # inverted_cdf on a sorted resample: the ceil(q*n)-th smallest value
-            pos = np.clip(np.ceil(qs * n).astype(int) - 1, 0, n - 1)
-            stats[start:start + m] = xs[idx[:, pos]]
-        lo, hi = np.percentile(stats, [2.5, 97.5], axis=0)
+        stats = _bootstrap(np.sort(x), qs, b, np.random.default_rng(seed))
+        lo, hi = np.percentile(stats, [2.5, 97.5], axis=0, method=METHOD)
         ci = {k: (float(a), float(c)) for k, a, c in zip(QUANTILES, lo, hi)}
     return Percentiles(n, vals, ci, b if n >= 2 else 0)
 

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from .quality import DataQuality
+from .quality import DataQuality, Issue
 from .schema import EVENT_BASE, LINK_BASE, SPAN_BASE, empty_events, empty_links, empty_spans
 
 _SCALAR = pa.struct([("stringValue", pa.string()), ("intValue", pa.string()), ("doubleValue", pa.float64()),
@@ -121,8 +121,7 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
     if stripped[:1] != b"{":
         q.add("unknown_format", src, example=stripped[:40].decode("utf-8", "replace"))
         return SpanSet(quality=q, sources=[src])
-    table = _fast_parse_path(p, gz, size) if b"resourceSpans" in head else None
-    out = _decode(table, src, q) if table is not None else None
+    out = _fast_stream(p, gz, size, src, q) if b"resourceSpans" in head else None
     if out is None:                       # the careful path: line by line
         try:
             data = _read_bytes(p)
@@ -132,8 +131,6 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
         q.lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
         careful = _careful_parse(data, src, q)
         out = _decode(careful, src, q) if careful is not None else None
-    else:
-        q.lines += table.num_rows
     if progress:
         progress(size)
     out = out or SpanSet(quality=q)
@@ -159,18 +156,36 @@ def _head(p: Path, n: int = 65536) -> tuple[bool, bytes]:
         return False, f.read(n)
 
 
-def _fast_parse_path(p: Path, gz: bool, size: int) -> pa.Table | None:
-    block = 1 << 24
+def _fast_stream(p: Path, gz: bool, size: int, source: str, q: DataQuality) -> SpanSet | None:
+    """Streams the file through pyarrow block by block, decoding each block as it comes (bounded memory).
+
+    None when pyarrow refuses the file (a bad line, a type it cannot read): the careful path takes over,
+    and whatever this attempt recorded in the data quality is rolled back first.
+    """
+    block = 1 << 25
+    saved = [Issue(i.kind, i.count, i.source, list(i.examples)) for i in q.issues]
     while True:
+        parts: list[_Decoded] = []
+        rows = 0
         try:
             stream = pa.input_stream(str(p), compression="gzip" if gz else None)
-            return pj.read_json(stream, read_options=pj.ReadOptions(block_size=block), parse_options=_PARSE)
+            reader = pj.open_json(stream, read_options=pj.ReadOptions(block_size=block), parse_options=_PARSE)
+            for batch in reader:
+                rows += batch.num_rows
+                part = decode_arrow(pa.Table.from_batches([batch]), source, q)
+                if part is not None:
+                    parts.append(part)
+            out = frames(parts, q)
+            q.lines += rows
+            return out
         except pa.ArrowInvalid as exc:
+            q.issues = [Issue(i.kind, i.count, i.source, list(i.examples)) for i in saved]
             if "straddl" in str(exc) and block < max(size, 1) * (8 if gz else 1) + 1:
                 block *= 4
                 continue
             return None
-        except (OSError, pa.ArrowException):
+        except (OSError, UnicodeDecodeError, ValueError, TypeError, OverflowError, pa.ArrowException):
+            q.issues = [Issue(i.kind, i.count, i.source, list(i.examples)) for i in saved]
             return None
 
 
@@ -389,10 +404,23 @@ def _sanitize_request(obj: Any, source: str, q: DataQuality) -> dict[str, Any] |
 
 # -- vectorized decoding -----------------------------------------------------------------------------
 
+@dataclass
+class _Decoded:
+    """One parsed block, flattened: spans (base columns + one per attribute key), events, links."""
+    spans: pa.Table
+    events: pa.Table | None
+    links: pa.Table | None
+
+
 def decode_table(table: pa.Table, source: str, q: DataQuality) -> SpanSet:
+    part = decode_arrow(table, source, q)
+    return frames([part] if part is not None else [], q)
+
+
+def decode_arrow(table: pa.Table, source: str, q: DataQuality) -> _Decoded | None:
     rs = _flat_chunks(table.column("resourceSpans"))
     if rs is None:
-        return SpanSet(quality=q)
+        return None
     rs_flat = pc.list_flatten(rs)
     service = _resource_service(pc.struct_field(rs_flat, "resource"))
     ss = pc.struct_field(rs_flat, "scopeSpans")
@@ -403,7 +431,7 @@ def decode_table(table: pa.Table, source: str, q: DataQuality) -> SpanSet:
     spans = pc.list_flatten(sp)
     n = len(spans)
     if n == 0:
-        return SpanSet(quality=q)
+        return None
     span_res = pc.take(ss_parent, sp_parent)
     cols: dict[str, Any] = {}
     trace_id = pc.struct_field(spans, "traceId")
@@ -414,20 +442,59 @@ def decode_table(table: pa.Table, source: str, q: DataQuality) -> SpanSet:
     cols["parent_span_id"] = pc.if_else(pc.equal(parent, ""), pa.scalar(None, pa.string()), parent)
     cols["name"] = pc.struct_field(spans, "name")
     cols["kind"] = pc.fill_null(pc.struct_field(spans, "kind"), 0).cast(pa.int8())
-    start = _to_int(pc.struct_field(spans, "startTimeUnixNano"))
-    end = _to_int(pc.struct_field(spans, "endTimeUnixNano"))
-    cols["start_ns"], cols["end_ns"] = start, end
+    cols["start_ns"] = _to_int(pc.struct_field(spans, "startTimeUnixNano"))
+    cols["end_ns"] = _to_int(pc.struct_field(spans, "endTimeUnixNano"))
     status = pc.struct_field(spans, "status")
     cols["status_code"] = pc.fill_null(pc.struct_field(status, "code"), 0).cast(pa.int8())
     cols["status_message"] = pc.struct_field(status, "message")
     cols["service_name"] = pc.take(service, span_res)
     cols["source"] = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([source]))
-    attr_cols = pivot_attributes(pc.struct_field(spans, "attributes"), n, source, q)
-    base = pa.table(cols)
-    frame = _to_pandas(base, attr_cols)
-    events = _decode_events(pc.struct_field(spans, "events"), trace_id, span_id, source, q)
-    links = _decode_links(pc.struct_field(spans, "links"), trace_id, span_id)
-    return SpanSet(spans=frame, events=events, links=links, quality=q)
+    for name, col in pivot_attributes(pc.struct_field(spans, "attributes"), n, source, q).items():
+        cols[f"attr:{name}" if name in cols else name] = col
+    events = _events_arrow(pc.struct_field(spans, "events"), trace_id, span_id, source, q)
+    links = _links_arrow(pc.struct_field(spans, "links"), trace_id, span_id)
+    return _Decoded(pa.table(cols), events, links)
+
+
+def frames(parts: list[_Decoded], q: DataQuality) -> SpanSet:
+    """Unifies the blocks' column types, concatenates them and converts to pandas once."""
+    if not parts:
+        return SpanSet(quality=q)
+    spans = _unify([p.spans for p in parts])
+    events = _unify([p.events for p in parts if p.events is not None])
+    links = _unify([p.links for p in parts if p.links is not None])
+    return SpanSet(spans=table_to_frame(spans) if spans is not None else empty_spans(),
+                   events=table_to_frame(events) if events is not None else empty_events(),
+                   links=table_to_frame(links) if links is not None else empty_links(), quality=q)
+
+
+def _unify(tables: list[pa.Table]) -> pa.Table | None:
+    if not tables:
+        return None
+    if len(tables) == 1:
+        return tables[0]
+    types: dict[str, set[pa.DataType]] = {}
+    for t in tables:
+        for f in t.schema:
+            types.setdefault(f.name, set()).add(f.type)
+    target: dict[str, pa.DataType] = {}
+    for name, ts in types.items():
+        if len(ts) == 1:
+            continue
+        if all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in ts):
+            target[name] = pa.float64()
+        elif not any(pa.types.is_dictionary(t) for t in ts):
+            target[name] = pa.string()
+    fixed = []
+    for t in tables:
+        for name, typ in target.items():
+            if name in t.column_names and t.schema.field(name).type != typ:
+                col = t.column(name)
+                if pa.types.is_list(col.type):
+                    col = pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
+                t = t.set_column(t.column_names.index(name), name, col.cast(typ))
+        fixed.append(t)
+    return pa.concat_tables(fixed, promote_options="default")
 
 
 def _flat_chunks(col: pa.ChunkedArray) -> pa.Array | None:
@@ -457,8 +524,18 @@ def _resource_service(resource: pa.Array) -> pa.Array:
     return pc.take(vals, pa.array(pos, mask=pos < 0))
 
 
+_FIELDS = ("stringValue", "intValue", "doubleValue", "boolValue")
+_KIND_OF = {"stringValue": "string", "intValue": "int", "doubleValue": "double", "boolValue": "bool",
+            "arrayValue": "string[]"}
+
+
 def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality) -> dict[str, pa.Array]:
-    """One Arrow column per attribute key, aligned with the n owners of ``attrs``."""
+    """One Arrow column per attribute key, aligned with the n owners of ``attrs``.
+
+    Each value field is extracted (and intValue parsed) once for all entries; per key, one scatter
+    of entry indices and one ``take`` build the column. A key whose values come in several kinds,
+    or in another kind than the contract says, goes through ``_typed`` and is counted as wrong_type.
+    """
     from ..telemetry.semconv import ATTRIBUTE_TYPES
 
     parent = pc.list_parent_indices(attrs).to_numpy()
@@ -466,34 +543,54 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality) -> di
     if len(flat) == 0:
         return {}
     keys = pc.dictionary_encode(pc.struct_field(flat, "key"))
-    codes = keys.indices.to_numpy(zero_copy_only=False)
     names = keys.dictionary.to_pylist()
+    codes = keys.indices.to_numpy(zero_copy_only=False)
+    if len(names) < 32768:
+        codes = codes.astype(np.int16)      # numpy sorts 16-bit keys with a radix sort
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
     values = pc.struct_field(flat, "value")
+    fields = {f: pc.struct_field(values, f) for f in _FIELDS}
+    fields["arrayValue"] = pc.struct_field(pc.struct_field(values, "arrayValue"), "values")
+    valid = {f: a.is_valid().to_numpy(zero_copy_only=False) for f, a in fields.items() if a.null_count < len(a)}
+    converted: dict[str, pa.Array] = {}
+
+    def field(f: str) -> pa.Array:
+        if f not in converted:
+            a = fields[f]
+            converted[f] = _to_int(a) if f == "intValue" else _string_lists(a) if f == "arrayValue" else a
+        return converted[f]
+
     out: dict[str, pa.Array] = {}
     for k, name in enumerate(names):
         sel = order[bounds[k]:bounds[k + 1]]
         if len(sel) == 0 or name is None:
             continue
-        sel_arr = pa.array(sel)
-        v = pc.take(values, sel_arr)
-        col = _typed(v, name, ATTRIBUTE_TYPES.get(name), source, q)
+        present = [f for f, m in valid.items() if m[sel].any()]
+        expected = ATTRIBUTE_TYPES.get(name)
+        kinds = {_KIND_OF[f] for f in present}
         pos = np.full(n, -1, dtype=np.int64)
-        pos[parent[sel]] = np.arange(len(sel))
-        out[name] = pc.take(col, pa.array(pos, mask=pos < 0))
+        pos[parent[sel]] = sel
+        idx = pa.array(pos, mask=pos < 0)
+        if len(present) == 1 and (expected is None or kinds == {expected}):
+            out[name] = pc.take(field(present[0]), idx)
+        elif not present:
+            out[name] = pa.nulls(n, pa.string())
+        else:
+            local = np.full(n, -1, dtype=np.int64)
+            local[parent[sel]] = np.arange(len(sel))
+            col = _typed(pc.take(values, pa.array(sel)), name, expected, source, q)
+            out[name] = pc.take(col, pa.array(local, mask=local < 0))
     return out
 
 
 def _typed(v: pa.Array, name: str, expected: str | None, source: str, q: DataQuality) -> pa.Array:
-    fields = {f: pc.struct_field(v, f) for f in ("stringValue", "intValue", "doubleValue", "boolValue")}
+    fields = {f: pc.struct_field(v, f) for f in _FIELDS}
     present = {f for f, a in fields.items() if a.null_count < len(a)}
     arr = pc.struct_field(pc.struct_field(v, "arrayValue"), "values")
     if arr.null_count < len(arr):
         present.add("arrayValue")
-    got = {"stringValue": "string", "intValue": "int", "doubleValue": "double", "boolValue": "bool",
-           "arrayValue": "string[]"}
-    kinds = {got[f] for f in present}
+    kinds = {_KIND_OF[f] for f in present}
     if expected and kinds and kinds != {expected} and not (expected == "double" and kinds <= {"int", "double"}):
         bad = len(v) - (fields[_field_of(expected)].is_valid().true_count if expected != "string[]" else
                         arr.is_valid().true_count)
@@ -549,14 +646,6 @@ def _string_lists(arr: pa.Array) -> pa.Array:
     return pa.ListArray.from_arrays(offsets, text, mask=arr.is_null())
 
 
-def _to_pandas(base: pa.Table, attrs: dict[str, pa.Array]) -> pd.DataFrame:
-    for name, col in attrs.items():
-        if name in base.column_names:
-            name = f"attr:{name}"
-        base = base.append_column(name, col)
-    return table_to_frame(base)
-
-
 def table_to_frame(t: pa.Table) -> pd.DataFrame:
     def mapper(typ: pa.DataType) -> Any:
         if pa.types.is_integer(typ) and typ != pa.int8():
@@ -582,63 +671,63 @@ def table_to_frame(t: pa.Table) -> pd.DataFrame:
     return df
 
 
-def _decode_events(events: pa.Array, trace_id: pa.Array, span_id: pa.Array, source: str,
-                   q: DataQuality) -> pd.DataFrame:
+def _events_arrow(events: pa.Array, trace_id: pa.Array, span_id: pa.Array, source: str,
+                  q: DataQuality) -> pa.Table | None:
     parent = pc.list_parent_indices(events)
     flat = pc.list_flatten(events)
     if len(flat) == 0:
-        return empty_events()
+        return None
     cols = {"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
             "name": pc.struct_field(flat, "name"), "time_ns": _to_int(pc.struct_field(flat, "timeUnixNano"))}
-    attrs = pivot_attributes(pc.struct_field(flat, "attributes"), len(flat), source, q)
-    return _to_pandas(pa.table(cols), attrs)
+    for name, col in pivot_attributes(pc.struct_field(flat, "attributes"), len(flat), source, q).items():
+        cols[f"attr:{name}" if name in cols else name] = col
+    return pa.table(cols)
 
 
-def _decode_links(links: pa.Array, trace_id: pa.Array, span_id: pa.Array) -> pd.DataFrame:
+def _links_arrow(links: pa.Array, trace_id: pa.Array, span_id: pa.Array) -> pa.Table | None:
     parent = pc.list_parent_indices(links)
     flat = pc.list_flatten(links)
     if len(flat) == 0:
-        return empty_links()
-    t = pa.table({"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
-                  "linked_trace_id": pc.struct_field(flat, "traceId"),
-                  "linked_span_id": pc.struct_field(flat, "spanId")})
-    return table_to_frame(t)
+        return None
+    return pa.table({"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
+                     "linked_trace_id": pc.struct_field(flat, "traceId"),
+                     "linked_span_id": pc.struct_field(flat, "spanId")})
 
 
 # -- checks after loading ------------------------------------------------------------------------
 
 def check(spanset: SpanSet) -> SpanSet:
     """Vectorized structural checks: duplicates dropped, negative durations, orphans and rootless traces counted."""
+    from .runs import span_keys
+
     df, q = spanset.spans, spanset.quality
     if df.empty:
         return spanset
-    dup = df.duplicated(["trace_id", "span_id"], keep="first")
+    src = df["source"].astype(str).to_numpy()
+
+    def count(kind: str, mask: np.ndarray) -> None:
+        if mask.any():
+            for s_, n in pd.Series(src[mask]).value_counts().items():
+                q.add(kind, str(s_), int(n))
+
+    keys = span_keys(df)
+    dup = pd.Series(keys.key).duplicated(keep="first").to_numpy()
     if dup.any():
-        for src, n in df.loc[dup, "source"].value_counts().items():
-            if n:
-                q.add("duplicate_span", str(src), int(n))
+        count("duplicate_span", dup)
         df = df.loc[~dup].reset_index(drop=True)
-    neg = (df["end_ns"] < df["start_ns"]).fillna(False)
-    for src, n in df.loc[neg, "source"].value_counts().items():
-        if n:
-            q.add("negative_duration", str(src), int(n))
-    has_parent = df["parent_span_id"].notna()
-    known = pd.MultiIndex.from_frame(df[["trace_id", "span_id"]].astype(object))
-    parents = pd.MultiIndex.from_arrays([df.loc[has_parent, "trace_id"].astype(object),
-                                         df.loc[has_parent, "parent_span_id"].astype(object)])
-    orphan = ~parents.isin(known)
-    if orphan.any():
-        src = df.loc[has_parent, "source"][orphan]
-        for s, n in src.value_counts().items():
-            if n:
-                q.add("orphan_span", str(s), int(n))
-    roots = df.loc[~has_parent, "trace_id"].unique()
-    rootless = ~df["trace_id"].isin(roots)
+        src = src[~dup]
+        keys = span_keys(df)
+    start = df["start_ns"].astype("float64").to_numpy()
+    end = df["end_ns"].astype("float64").to_numpy()
+    count("negative_duration", end < start)
+    count("orphan_span", ~keys.true_root & (keys.parent < 0))
+    rooted = np.zeros(int(keys.trace.max()) + 1, dtype=bool)
+    rooted[keys.trace[keys.true_root]] = True
+    rootless = ~rooted[keys.trace]
     if rootless.any():
-        per = df.loc[rootless].groupby("source", observed=True)["trace_id"].nunique()
-        for s, n in per.items():
-            if n:
-                q.add("missing_root", str(s), int(n))
+        per = pd.DataFrame({"s": src[rootless], "t": keys.trace[rootless]}).drop_duplicates()
+        for s_, n in per["s"].value_counts().items():
+            q.add("missing_root", str(s_), int(n))
     spanset.spans = df
     return spanset
 

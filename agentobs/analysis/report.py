@@ -115,9 +115,13 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
         runs = apply_labels(runs, labels, opt.labels, q)
     runs = classify(runs)
     sigs = summarize(runs, opt.examples)
-    examples = {s.name: [Example(r, str(runs.loc[runs["run_id"] == r, "trace_id"].iloc[0]),
-                                 None, evidence(spans, ss.events, r, s.name)) for r in s.examples]
-                for s in sigs}
+    wanted = sorted({r for s in sigs for r in s.examples})
+    ex_spans = spans[spans["run_id"].isin(wanted)] if wanted else spans.iloc[:0]
+    ex_events = ss.events.merge(ex_spans[["trace_id", "span_id"]], on=["trace_id", "span_id"]) \
+        if len(ss.events) and len(ex_spans) else ss.events.iloc[:0]
+    trace_of = runs.set_index("run_id")["trace_id"]
+    examples = {s.name: [Example(r, str(trace_of[r]), None, evidence(ex_spans, ex_events, r, s.name))
+                         for r in s.examples] for s in sigs}
     report = Report(datetime.now(timezone.utc).isoformat(timespec="seconds"), sources or ss.sources, opt, runs, spans,
                     ss.events, _overview(runs, spans), sigs, examples, {}, {}, [], q, der)
     for exs in examples.values():

@@ -8,7 +8,6 @@ Refunds above ``AUTO_LIMIT`` cents need a human approval of exactly those argume
 """
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ..kernel.tools import FactPolicy, ToolInvocation, ToolResponse, ToolSpec, error
@@ -63,7 +62,7 @@ class SupportDesk:
             return ToolResponse(error("unavailable", transient=True, detail="503 backend timeout"), secs)
         res = self._run(call)
         if res["status"] == "ok" and CATALOG[name].effect == "write":
-            self.done.setdefault(call.key, {})[name] = copy.deepcopy(res)
+            self.done.setdefault(call.key, {})[name] = dict(res)      # results are flat
         if secs > call.timeout_s:
             lost = {"status": "unknown", "code": "timeout"} if CATALOG[name].effect == "write" else error("timeout")
             return ToolResponse(lost, call.timeout_s)

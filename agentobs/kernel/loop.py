@@ -95,7 +95,7 @@ class Kernel:
             self._decided(state, held, decision)
             if decision.approved:
                 stop = self._execute(state, held.name, held.args, held.plan_step, key=held.key, approved=True,
-                                     held=True)
+                                     held=True, dg=held.digest)
                 if stop is not None:
                     return self._end(state, stop)
         return self._loop(state)
@@ -129,6 +129,7 @@ class Kernel:
     def _loop(self, st: TaskState) -> TaskState:
         b, emit, clock = self.budget, self._emit, self.clock
         stop: StopReason | None = None
+        sig = st.signature()                     # the signature after a step is the next step's "before"
         while stop is None:
             view = render(st, b)
             tin_est = est_tokens(view)
@@ -142,7 +143,7 @@ class Kernel:
                 stop = self._guard(*guard)
                 break
             st.step += 1
-            before = st.signature()
+            before = sig
             seen_obs = len(st.observations)
             if emit:
                 emit(ev.StepStarted(st.step, clock.wall_ns()))
@@ -151,7 +152,8 @@ class Kernel:
                 if emit:
                     emit(ev.StepFinished(st.step, True, st.stalls, StopReason.DONE.value, clock.wall_ns()))
                 return self._end(st, StopReason.DONE)
-            progressed = st.signature() != before
+            sig = st.signature()
+            progressed = sig != before
             if b.progress == "state_or_observation":
                 progressed = progressed or len(st.observations) > seen_obs
             if progressed and b.repeat_window == "since_progress":
@@ -246,7 +248,7 @@ class Kernel:
         if self.tools.spec(prop.name) is None:
             st.last_result = error("unknown_tool")
             return None, False
-        return self._execute(st, prop.name, prop.args, prop.plan_step), False
+        return self._execute(st, prop.name, prop.args, prop.plan_step, dg=fp), False
 
     def _plan(self, st: TaskState, prop: PlanProposal) -> None:
         b = self.budget
@@ -267,13 +269,14 @@ class Kernel:
             self._emit(ev.PlanAccepted(st.step, st.plan_version, len(st.plan), self.clock.wall_ns()))
 
     def _execute(self, st: TaskState, name: str, args: dict[str, Any], plan_step: str | None, *,
-                 key: str | None = None, approved: bool = False, held: bool = False) -> StopReason | None:
+                 key: str | None = None, approved: bool = False, held: bool = False,
+                 dg: str | None = None) -> StopReason | None:
         """Runs one tool call (with retries) and folds the result into the state."""
         b, emit, clock = self.budget, self._emit, self.clock
         spec = self.tools.spec(name)
         effect = spec.effect if spec else "read"
         key = key or f"{st.task_id}:{plan_step or 'adhoc' + str(st.step)}"
-        dg = digest(name, args)
+        dg = dg or digest(name, args)
         if emit:
             emit(ev.ToolCalled(st.step, name, args, key, effect, plan_step, dg, held, clock.wall_ns()))
         attempts = 0
@@ -361,7 +364,8 @@ class Kernel:
             if guard is not None:
                 st.pending = call
                 return self._guard(*guard)
-            return self._execute(st, call.name, call.args, call.plan_step, key=call.key, approved=True, held=True)
+            return self._execute(st, call.name, call.args, call.plan_step, key=call.key, approved=True, held=True,
+                                 dg=call.digest)
         return None
 
     def _decided(self, st: TaskState, call: HeldCall, decision: Decision) -> None:

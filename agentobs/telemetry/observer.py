@@ -78,6 +78,8 @@ class OTelObserver:
         self.capture = capture
         self.redactor = redactor or Redactor()
         self._root: Any = None
+        self._root_ctx: Any = None
+        self._step_ctx: Any = None
         self._step: Any = None
         self._chat: Any = None
         self._tool: Any = None
@@ -108,7 +110,8 @@ class OTelObserver:
         for k in sc.BUDGET_LIMITS if b is not None else ():
             v = getattr(b, k)
             if v is not None:
-                attrs[sc.BUDGET_PREFIX + k] = v
+                key = sc.BUDGET_PREFIX + k
+                attrs[key] = float(v) if sc.ATTRIBUTE_TYPES[key] == "double" else int(v)
         links = []
         if e.resumed and st.links:
             prev = parse_traceparent(st.links[-1])
@@ -116,20 +119,24 @@ class OTelObserver:
                 links.append(Link(prev, {"agentobs.link": "resumed_from"}))
         self._root = self.tracer.start_span(f"{sc.OP_INVOKE_AGENT} {st.agent_name}", kind=SpanKind.INTERNAL,
                                             attributes=attrs, links=links, start_time=e.at_ns)
+        chat = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model}
         self._run = {"agent": st.agent_name, "model": e.model, "provider": e.provider, "start_ns": e.at_ns,
-                     "tin": 0, "tout": 0, "chats": 0, "tools": 0, "budget": b,
-                     "elapsed0": st.elapsed}
+                     "tin": 0, "tout": 0, "chats": 0, "tools": 0, "budget": b, "elapsed0": st.elapsed,
+                     # metric attribute sets, built once per run (low cardinality by construction)
+                     "m_in": {**chat, sc.TOKEN_TYPE: "input"}, "m_out": {**chat, sc.TOKEN_TYPE: "output"},
+                     "m_chat": chat, "m_agent": {sc.AGENT_NAME: st.agent_name}, "m_tools": {}}
+        self._root_ctx = trace.set_span_in_context(self._root)
         if e.resumed:
             self._root.add_event(sc.EV_RESUME, {sc.STEP_INDEX: st.step}, timestamp=e.at_ns)
 
     def _step_started(self, e: ev.StepStarted) -> None:
-        ctx = trace.set_span_in_context(self._root)
-        self._step = self.tracer.start_span(sc.STEP_SPAN, context=ctx, kind=SpanKind.INTERNAL,
+        self._step = self.tracer.start_span(sc.STEP_SPAN, context=self._root_ctx, kind=SpanKind.INTERNAL,
                                             attributes={sc.STEP_INDEX: e.index}, start_time=e.at_ns)
+        self._step_ctx = trace.set_span_in_context(self._step)
         self._run["reply_type"] = None
 
     def _model_called(self, e: ev.ModelCalled) -> None:
-        ctx = trace.set_span_in_context(self._step or self._root)
+        ctx = self._step_ctx if self._step is not None else self._root_ctx
         attrs = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model,
                  sc.REQUEST_MAX_TOKENS: e.max_output_tokens}
         if self.capture.on_span:
@@ -148,8 +155,6 @@ class OTelObserver:
                                  sc.RESPONSE_MODEL: e.response_model or e.model}
         if e.cost_usd is not None:
             attrs[sc.CALL_COST_USD] = e.cost_usd
-        if e.reply_type:
-            attrs[sc.STEP_REPLY_TYPE] = e.reply_type
         if e.error:
             attrs[sc.REPLY_ERROR] = e.error
             attrs[sc.ERROR_TYPE] = e.error
@@ -172,12 +177,10 @@ class OTelObserver:
         run["tout"] += e.output_tokens
         run["chats"] += 1
         run["reply_type"] = e.reply_type
-        base = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model}
-        self.inst.token_usage.record(e.input_tokens, {**base, sc.TOKEN_TYPE: "input"})
-        self.inst.token_usage.record(e.output_tokens, {**base, sc.TOKEN_TYPE: "output"})
-        if e.error:
-            base = {**base, sc.ERROR_TYPE: e.error}
-        self.inst.op_duration.record((e.at_ns - run["chat_start"]) / 1e9, base)
+        self.inst.token_usage.record(e.input_tokens, run["m_in"])
+        self.inst.token_usage.record(e.output_tokens, run["m_out"])
+        self.inst.op_duration.record((e.at_ns - run["chat_start"]) / 1e9,
+                                     {**run["m_chat"], sc.ERROR_TYPE: e.error} if e.error else run["m_chat"])
 
     def _tool_called(self, e: ev.ToolCalled) -> None:
         parent = self._step or self._root       # a held call executed on resume has no step
@@ -193,8 +196,8 @@ class OTelObserver:
             if self.capture.on_span:
                 attrs[sc.TOOL_CALL_ARGUMENTS] = args
             self._run["tool_args"] = args
-        self._tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {e.name}",
-                                            context=trace.set_span_in_context(parent), kind=SpanKind.INTERNAL,
+        ctx = self._step_ctx if parent is self._step else self._root_ctx
+        self._tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {e.name}", context=ctx, kind=SpanKind.INTERNAL,
                                             attributes=attrs, start_time=e.at_ns)
         self._run["tool_start"] = e.at_ns
 
@@ -225,9 +228,13 @@ class OTelObserver:
         span.end(end_time=e.at_ns)
         self._tool = None
         self._run["tools"] += e.attempts
-        metric = {sc.TOOL_NAME: e.name, sc.AGENT_NAME: self._run["agent"]}
-        if failed:
-            metric[sc.ERROR_TYPE] = e.status
+        cache = self._run["m_tools"]
+        metric = cache.get((e.name, e.status if failed else None))
+        if metric is None:
+            metric = {sc.TOOL_NAME: e.name, sc.AGENT_NAME: self._run["agent"]}
+            if failed:
+                metric[sc.ERROR_TYPE] = e.status
+            cache[(e.name, e.status if failed else None)] = metric
         self.inst.tool_duration.record((e.at_ns - self._run["tool_start"]) / 1e9, metric)
 
     def _plan_rejected(self, e: ev.PlanRejected) -> None:
@@ -299,7 +306,7 @@ class OTelObserver:
         span.end(end_time=e.at_ns)
         run["last_root"] = span
         self._root = None
-        agent = {sc.AGENT_NAME: run["agent"]}
+        agent = run["m_agent"]
         dur_attrs = {**agent, sc.ERROR_TYPE: st.stop} if failed else agent
         self.inst.agent_duration.record(max(0.0, st.elapsed - run["elapsed0"]), dur_attrs)
         self.inst.inference_calls.record(run["chats"], agent)

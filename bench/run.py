@@ -1,0 +1,189 @@
+"""Runs the benchmarks, prints them, and writes BENCHMARKS.md at the repo root.
+
+    .venv/bin/python -m bench.run                     # everything; writes BENCHMARKS.md
+    .venv/bin/python -m bench.run --quick             # CI smoke: fewer repeats; writes nothing unless --out
+    .venv/bin/python -m bench.run --only kernel       # one module (repeatable); writes nothing unless --out
+    .venv/bin/python -m bench.run --profile           # add cProfile sections for every module
+    .venv/bin/python -m bench.run --strict            # exit 1 when a target is missed
+
+A benchmark module is listed in ``BENCHMARKS`` and exposes:
+
+    NAME: str                                   # what --only matches
+    TITLE: str
+    run(quick: bool) -> list[Figure]
+    TARGETS: list[Target]                       # name, figure name, "<=" or ">=", target value
+    profile_report(quick, figures) -> str       # optional: markdown, added when a target fails or --profile
+    summary(figures) -> str                     # optional: markdown, derived from the figures
+
+To add one (analysis load on 1M spans, export throughput through a real collector...), write
+the module and append its import path to ``BENCHMARKS``.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib
+import os
+import shlex
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from types import ModuleType
+
+from .common import REPO_ROOT, Check, Figure, _fmt, machine_info
+
+BENCHMARKS = [
+    "bench.kernel_bench",
+    "bench.telemetry_bench",
+]
+
+
+@dataclass
+class Outcome:
+    module: ModuleType
+    figures: list[Figure] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+    missing_targets: list[str] = field(default_factory=list)
+    profile: str = ""
+    error: str = ""
+    seconds: float = 0.0
+
+
+def _print_outcome(o: Outcome) -> None:
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:                               # plain text when rich is absent
+        print(f"\n== {o.module.TITLE}")
+        for f in o.figures:
+            print(f"  {f.name:64} {f.value():>12}  {f.spread()}")
+        for c in o.checks:
+            print(f"  {'PASS' if c.passed else 'FAIL'} {c.name}: {_fmt(c.value)} {c.op} {_fmt(c.target)} ({c.margin()})")
+        return
+    con = Console(width=None if sys.stdout.isatty() else 150)
+    t = Table(title=o.module.TITLE, title_justify="left", show_lines=False)
+    for col, just in (("figure", "left"), ("median", "right"), ("unit", "left"), ("IQR", "right"),
+                      ("min – max", "right"), ("repeats × calls", "right")):
+        t.add_column(col, justify=just)   # type: ignore[arg-type]
+    for f in o.figures:
+        t.add_row(f.name, _fmt(f.median), f.unit, f"{_fmt(f.q1)} – {_fmt(f.q3)}", f"{_fmt(f.min)} – {_fmt(f.max)}",
+                  f"{f.repeats} × {f.iterations}" if f.iterations else str(f.repeats))
+    con.print(t)
+    if o.checks or o.missing_targets:
+        tt = Table(title="targets", title_justify="left")
+        for col in ("target", "median", "IQR", "goal", "result", "margin"):
+            tt.add_column(col)
+        for c in o.checks:
+            tt.add_row(c.name, _fmt(c.value), f"{_fmt(c.figure.q1)} – {_fmt(c.figure.q3)}", f"{c.op} {_fmt(c.target)}",
+                       "[green]PASS[/]" if c.passed else "[red]FAIL[/]", c.margin())
+        for m in o.missing_targets:
+            tt.add_row(m, "—", "—", "—", "[yellow]NO FIGURE[/]", "")
+        con.print(tt)
+
+
+def _markdown(outcomes: list[Outcome], info: dict[str, str], command: str, started: dt.datetime,
+              quick: bool) -> str:
+    L = ["# Benchmarks", "",
+         f"Produced by `{command}` on {started:%Y-%m-%d %H:%M} UTC"
+         + (" (**quick mode**: fewer repeats, smoke only)" if quick else "") + ".", "",
+         "Every figure is the median over interleaved repeats measured in one process, with its spread "
+         "(interquartile range and min–max over the repeats). Each repeat times N calls after a warm-up, with "
+         "`gc` disabled during the repeat and a full collection between repeats. Ratios are medians of per-repeat "
+         "ratios. Absolute times on this machine drift from run to run; compare ratios. The harness is "
+         "`bench/common.py`.", "",
+         "## Machine", "", "| | |", "| --- | --- |"]
+    L += [f"| {k} | {v} |" for k, v in info.items()]
+    L += ["", "## Targets", "", "| target | median | IQR | goal | result | margin | holds across IQR |",
+          "| --- | ---: | ---: | ---: | --- | --- | --- |"]
+    for o in outcomes:
+        for c in o.checks:
+            L.append(f"| {c.name} | {_fmt(c.value)} | {_fmt(c.figure.q1)}–{_fmt(c.figure.q3)} | {c.op} {_fmt(c.target)} "
+                     f"| {'**PASS**' if c.passed else '**FAIL**'} | {c.margin()} | "
+                     f"{'yes' if c.across_iqr() else 'no'} |")
+        for m in o.missing_targets:
+            L.append(f"| {m} | — | — | — | NO FIGURE | | |")
+        if o.error:
+            L.append(f"| {o.module.NAME}: benchmark failed | — | — | — | **ERROR** | | |")
+    for o in outcomes:
+        L += ["", f"## {o.module.TITLE}", "", f"Module `{o.module.__name__}`, {o.seconds:.1f} s including checks and profiling.", ""]
+        doc = (o.module.__doc__ or "").strip()
+        if doc:
+            L += ["<details><summary>What is measured</summary>", "", "```text", doc, "```", "", "</details>", ""]
+        if o.error:
+            L += ["```text", o.error, "```"]
+            continue
+        L += ["| figure | median | unit | IQR | min – max | repeats × calls | notes |",
+              "| --- | ---: | --- | ---: | ---: | ---: | --- |"]
+        for f in o.figures:
+            notes = f.notes.replace("|", "\\|")
+            L.append(f"| {f.name} | {_fmt(f.median)} | {f.unit} | {_fmt(f.q1)}–{_fmt(f.q3)} | "
+                     f"{_fmt(f.min)}–{_fmt(f.max)} | {f.repeats}{f' × {f.iterations}' if f.iterations else ''} | {notes} |")
+        summary = getattr(o.module, "summary", None)
+        text = summary(o.figures) if summary is not None else ""
+        if text:
+            L += ["", text]
+        if o.profile:
+            L += ["", "### Profile", "", o.profile]
+    return "\n".join(L).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="fewer repeats and calls (CI smoke)")
+    ap.add_argument("--only", action="append", metavar="NAME", help="run only this module (NAME or module path)")
+    ap.add_argument("--profile", action="store_true", help="add each module's profile even when targets pass")
+    ap.add_argument("--out", help="markdown output (default: BENCHMARKS.md at the repo root for a full run)")
+    ap.add_argument("--no-write", action="store_true", help="do not write the markdown file")
+    ap.add_argument("--strict", action="store_true", help="exit with status 1 when a target is missed")
+    args = ap.parse_args(argv)
+
+    names = BENCHMARKS
+    if args.only:
+        names = [m for m in BENCHMARKS if m.rsplit(".", 1)[-1] in args.only or m in args.only
+                 or importlib.import_module(m).NAME in args.only]
+        if not names:
+            ap.error(f"--only {args.only}: no such benchmark; have "
+                     f"{[importlib.import_module(m).NAME for m in BENCHMARKS]}")
+    started = dt.datetime.now(dt.timezone.utc)
+    info = machine_info()
+    command = " ".join([".venv/bin/python -m bench.run", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
+    outcomes: list[Outcome] = []
+    for modname in names:
+        mod = importlib.import_module(modname)
+        o = Outcome(mod)
+        t0 = time.perf_counter()
+        print(f"running {mod.NAME}{' (quick)' if args.quick else ''} ...", file=sys.stderr, flush=True)
+        try:
+            o.figures = mod.run(args.quick)
+            for tg in getattr(mod, "TARGETS", []):
+                c = tg.check(o.figures)
+                if c is None:
+                    o.missing_targets.append(tg.name)
+                else:
+                    o.checks.append(c)
+            failed = any(not c.passed for c in o.checks)
+            if (args.profile or failed) and hasattr(mod, "profile_report"):
+                print(f"profiling {mod.NAME} ...", file=sys.stderr, flush=True)
+                o.profile = mod.profile_report(args.quick, o.figures)
+        except Exception:  # noqa: BLE001 - one broken benchmark must not hide the others
+            o.error = traceback.format_exc()
+            print(o.error, file=sys.stderr)
+        o.seconds = time.perf_counter() - t0
+        outcomes.append(o)
+        _print_outcome(o)
+
+    out = args.out
+    if out is None and not args.quick and not args.only:
+        out = os.path.join(REPO_ROOT, "BENCHMARKS.md")
+    if out and not args.no_write:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(_markdown(outcomes, info, command, started, args.quick))
+        print(f"wrote {out}", file=sys.stderr)
+    missed = any(not c.passed for o in outcomes for c in o.checks) or any(o.error for o in outcomes)
+    return 1 if (args.strict and missed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""The reference docs stay complete: every emitted key and every runs column is documented."""
+from pathlib import Path
+
+import agentobs
+from agentobs.analysis.schema import RUN_COLUMNS
+from agentobs.telemetry import semconv as sc
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def test_every_attribute_and_metric_is_in_the_telemetry_reference():
+    text = (DOCS / "telemetry.md").read_text()
+    for key in sc.ATTRIBUTE_TYPES:
+        assert f"`{key}`" in text, key
+    for name in (sc.M_TOKEN_USAGE, sc.M_OPERATION_DURATION, sc.M_AGENT_DURATION, sc.M_AGENT_INFERENCE_CALLS,
+                 sc.M_AGENT_TOOL_CALLS, sc.M_TOOL_DURATION, sc.M_RUNS, sc.M_RUN_TOKENS, sc.M_RUN_COST,
+                 sc.M_BUDGET_UTILISATION):
+        assert f"`{name}`" in text, name
+
+
+def test_every_runs_column_is_in_the_analysis_reference():
+    text = (DOCS / "analysis.md").read_text()
+    for col in RUN_COLUMNS:
+        assert f"`{col}`" in text, col
+
+
+def test_public_surface_is_sorted_and_complete():
+    assert agentobs.__all__ == sorted(agentobs.__all__)
+    for name in agentobs.__all__:
+        assert hasattr(agentobs, name), name

@@ -12,6 +12,11 @@
 #   scripts/stack.sh env      print the exports (also without a running stack)
 #   scripts/stack.sh restart  down, then up (a running service does not re-read a changed config by itself)
 #   scripts/stack.sh clean    down, then delete the run folder (archive, Prometheus data, logs)
+#   scripts/stack.sh ports    "port SETTING" for every port the three services listen on (running or not)
+#   scripts/stack.sh prometheus-config
+#                             print prometheus/prometheus.yml (a template) filled from the settings below; with
+#                             AGENTOBS_PROMETHEUS_TARGET_HOST=collector AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL=5s it
+#                             prints prometheus/prometheus.compose.yml, the file docker-compose.yml mounts
 #
 # Progress goes to stderr and the exports to stdout, so `eval "$(scripts/stack.sh up)"` works.
 #
@@ -28,6 +33,8 @@
 #          AGENTOBS_JAEGER_HEALTH_GRPC_PORT [23132], AGENTOBS_JAEGER_TELEMETRY_PORT [28888],
 #          AGENTOBS_PROMETHEUS_PORT [19090]
 #   AGENTOBS_SPANMETRICS_FLUSH_INTERVAL [1s], AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL [1s],
+#   AGENTOBS_PROMETHEUS_TARGET_HOST [the client host]: where Prometheus finds the collector's two metrics ports
+#   AGENTOBS_JAEGER_UI_CONFIG [<repo>/jaeger/ui-config.json]: the Jaeger UI settings (Monitor tab on)
 #   AGENTOBS_REDACTION_SUMMARY [debug], AGENTOBS_COLLECTOR_MEMORY_LIMIT_MIB [512], AGENTOBS_COLLECTOR_LOG_LEVEL [info]
 #   AGENTOBS_COLLECTOR_ARCHIVE [<run>/archive/traces.jsonl]: kept (appended) across restarts; `clean` removes it
 #   AGENTOBS_PROMETHEUS_KEEP_DATA: set to keep Prometheus' TSDB when it starts (default: a fresh TSDB each start)
@@ -38,6 +45,7 @@ set -euo pipefail
 # Pinned versions: the one place. collector/builder-config.yaml lists its modules at exactly these versions
 # (checked by `build`); jaeger/config.yaml is written for exactly this Jaeger; stack/jaeger-build/go.mod requires
 # exactly this Jaeger module version (updated by `build` with `go get -tool` when this line changes).
+# docker-compose.yml runs the official images of the same releases (tests/test_dashboards.py checks the tags).
 OTELCOL_VERSION="0.161.0"           # collector core "beta" modules, contrib modules and the builder (OCB)
 OTELCOL_STABLE_VERSION="1.67.0"     # collector core "stable" modules (confmap providers) of the same release
 JAEGER_VERSION="2.13.0"             # Jaeger v2 release ...
@@ -75,6 +83,8 @@ if [[ "$AGENTOBS_STACK_HOST" == "0.0.0.0" ]]; then CLIENT_HOST=127.0.0.1; else C
 export AGENTOBS_JAEGER_OTLP_GRPC_ENDPOINT="$CLIENT_HOST:$AGENTOBS_JAEGER_OTLP_GRPC_PORT"
 export AGENTOBS_PROMETHEUS_URL="http://$CLIENT_HOST:$AGENTOBS_PROMETHEUS_PORT"
 export AGENTOBS_COLLECTOR_ARCHIVE="${AGENTOBS_COLLECTOR_ARCHIVE:-$RUN/archive/traces.jsonl}"
+export AGENTOBS_JAEGER_UI_CONFIG="${AGENTOBS_JAEGER_UI_CONFIG:-$REPO/jaeger/ui-config.json}"
+PROMETHEUS_TARGET_HOST="${AGENTOBS_PROMETHEUS_TARGET_HOST:-$CLIENT_HOST}"
 
 MANIFEST="$REPO/collector/builder-config.yaml"
 COLLECTOR_CONFIG="$REPO/collector/config.yaml"
@@ -288,22 +298,52 @@ check_ports_free() {
   done < <(svc_ports "$1")
 }
 
+# the Prometheus config: the template with every @TOKEN@ filled (stdout)
+prometheus_config_text() {
+  # comment lines keep their @TOKEN@ names (they document the tokens)
+  sed -e "/^[[:space:]]*#/!s|@SCRAPE_INTERVAL@|$AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL|g" \
+      -e "/^[[:space:]]*#/!s|@COLLECTOR_PROMETHEUS_TARGET@|$PROMETHEUS_TARGET_HOST:$AGENTOBS_COLLECTOR_PROMETHEUS_PORT|g" \
+      -e "/^[[:space:]]*#/!s|@COLLECTOR_TELEMETRY_TARGET@|$PROMETHEUS_TARGET_HOST:$AGENTOBS_COLLECTOR_TELEMETRY_PORT|g" \
+      "$PROMETHEUS_TEMPLATE"
+}
+
+check_prometheus_tokens() {
+  local bad
+  bad="$(grep -v '^\s*#' "$1" | grep -o '@[A-Z_]*@' | head -n 1 || true)"
+  [[ -z "$bad" ]] || die "prometheus/prometheus.yml has a token stack.sh does not fill: $bad"
+}
+
 render_prometheus_config() {
   local out="$RUN/prometheus/prometheus.yml"
   mkdir -p "$RUN/prometheus/data"
-  sed -e "s|@SCRAPE_INTERVAL@|$AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL|g" \
-      -e "s|@COLLECTOR_PROMETHEUS_TARGET@|$CLIENT_HOST:$AGENTOBS_COLLECTOR_PROMETHEUS_PORT|g" \
-      -e "s|@COLLECTOR_TELEMETRY_TARGET@|$CLIENT_HOST:$AGENTOBS_COLLECTOR_TELEMETRY_PORT|g" \
-      "$PROMETHEUS_TEMPLATE" >"$out.new"
-  if grep -v '^\s*#' "$out.new" | grep -q '@[A-Z_]*@'; then
-    die "prometheus/prometheus.yml has a token stack.sh does not fill: $(grep -v '^\s*#' "$out.new" | grep -o '@[A-Z_]*@' | head -n 1)"
-  fi
+  prometheus_config_text >"$out.new"
+  check_prometheus_tokens "$out.new"
   if command -v promtool >/dev/null 2>&1 && ! promtool check config "$out.new" >/dev/null 2>"$RUN/logs/promtool.log"; then
     die_log "generated Prometheus config is invalid" "$RUN/logs/promtool.log"
   fi
   if [[ -f "$out" ]] && cmp -s "$out" "$out.new"; then rm -f "$out.new"; return 1; fi
   mv -f "$out.new" "$out"
   return 0
+}
+
+# `prometheus-config`: the filled template on stdout, under a header saying how it was made
+cmd_prometheus_config() {
+  local text
+  text="$(prometheus_config_text)"
+  check_prometheus_tokens <(printf '%s\n' "$text")
+  printf '# GENERATED from prometheus/prometheus.yml by scripts/stack.sh prometheus-config with\n'
+  printf '#   AGENTOBS_PROMETHEUS_TARGET_HOST=%s AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL=%s\n' \
+    "$PROMETHEUS_TARGET_HOST" "$AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL"
+  printf '#   AGENTOBS_COLLECTOR_PROMETHEUS_PORT=%s AGENTOBS_COLLECTOR_TELEMETRY_PORT=%s\n' \
+    "$AGENTOBS_COLLECTOR_PROMETHEUS_PORT" "$AGENTOBS_COLLECTOR_TELEMETRY_PORT"
+  printf '# Do not edit: edit the template and regenerate (tests/test_dashboards.py checks the two agree).\n'
+  printf '%s\n' "$text"
+}
+
+# `ports`: every port of every service, "port SETTING" per line
+cmd_ports() {
+  local name
+  for name in "${SERVICES[@]}"; do svc_ports "$name"; done
 }
 
 svc_command() {
@@ -493,7 +533,7 @@ cmd_clean() {
 }
 
 usage() {
-  sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -505,5 +545,7 @@ case "${1:-}" in
   env) print_env ;;
   restart) cmd_down && cmd_up ;;
   clean) cmd_clean ;;
+  ports) cmd_ports ;;
+  prometheus-config) cmd_prometheus_config ;;
   *) usage ;;
 esac

@@ -703,6 +703,13 @@ def check(spanset: SpanSet) -> SpanSet:
     df, q = spanset.spans, spanset.quality
     if df.empty:
         return spanset
+    bad = (df["trace_id"].isna() | df["span_id"].isna()).to_numpy()
+    if bad.any():                         # the fast path lets a null id through; such a span is unusable
+        for s_, n in df.loc[bad, "source"].astype(str).value_counts().items():
+            q.add("bad_span", s_, int(n))
+        df = spanset.spans = df.loc[~bad].reset_index(drop=True)
+        if df.empty:
+            return spanset
     src = df["source"].astype(str).to_numpy()
 
     def count(kind: str, mask: np.ndarray) -> None:

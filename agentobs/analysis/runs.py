@@ -135,9 +135,13 @@ def anchors_of(parent: np.ndarray, is_agent: np.ndarray, trace: np.ndarray, true
     good = true_root[anchor] | is_agent[anchor]
     if not good.all():
         bad = ~good
+        # a trace with a real anchor takes its orphans; a trace without one (its root never arrived,
+        # e.g. a crashed segment) becomes one run, anchored at its earliest-listed orphan top
         first = pd.Series(anchor[good], index=trace[good]).groupby(level=0).first()
+        own = pd.Series(anchor[bad], index=trace[bad]).groupby(level=0).min()
         mapped = first.reindex(trace[bad]).to_numpy(dtype=float)
-        anchor[bad] = np.where(np.isnan(mapped), anchor[bad], np.nan_to_num(mapped)).astype(np.int64)
+        fallback = own.reindex(trace[bad]).to_numpy(dtype=float)
+        anchor[bad] = np.where(np.isnan(mapped), fallback, mapped).astype(np.int64)
     return anchor
 
 

@@ -45,6 +45,7 @@ class TelemetryConfig:
     console: bool
     capture: Capture
     redact_keys: tuple[str, ...] | None
+    redact_patterns: bool                # mask secret-looking values (API keys, e-mails, cards) too
     metric_interval_ms: int
     queue_size: int
     shutdown_timeout_ms: int
@@ -53,7 +54,7 @@ class TelemetryConfig:
 def resolve(*, service_name: str | None = None, traces_out: str | os.PathLike[str] | None = None,
             otlp_endpoint: str | None = None, otlp_protocol: str | None = None, console: bool = False,
             capture: str | Capture | None = None, redact_keys: Sequence[str] | None = None,
-            env: Mapping[str, str] | None = None) -> TelemetryConfig:
+            redact_patterns: bool | None = None, env: Mapping[str, str] | None = None) -> TelemetryConfig:
     """Explicit argument > environment variable > default, for every telemetry setting."""
     env = os.environ if env is None else env
     endpoint = otlp_endpoint or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -73,6 +74,8 @@ def resolve(*, service_name: str | None = None, traces_out: str | os.PathLike[st
         console=console,
         capture=capture_from(capture, env),
         redact_keys=tuple(redact_keys) if redact_keys is not None else None,
+        redact_patterns=redact_patterns if redact_patterns is not None else
+        env.get("AGENTOBS_REDACT_PATTERNS", "1").strip().lower() not in ("0", "false", "no", "off"),
         metric_interval_ms=_int_env(env, "OTEL_METRIC_EXPORT_INTERVAL", 10_000),
         queue_size=_int_env(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048),
         shutdown_timeout_ms=_int_env(env, "AGENTOBS_SHUTDOWN_TIMEOUT_MS", 5_000),
@@ -160,7 +163,7 @@ class Telemetry:
                  extra_exporters: Sequence[tuple[str, SpanExporter]] = ()):
         self.config = config
         self.capture = config.capture
-        self.redactor = Redactor(config.redact_keys)
+        self.redactor = Redactor(config.redact_keys, patterns=config.redact_patterns)
         self.exporters: list[CountingExporter] = []
         self._processors: list[BatchSpanProcessor] = []
         self._end_counter = _EndCounter()

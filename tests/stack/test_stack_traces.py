@@ -1,0 +1,314 @@
+"""The seed scenarios over OTLP/gRPC through the real collector: Jaeger (API v3 and legacy), the analysis with
+Jaeger as its source, the collector's file archive, and Prometheus (span metrics and the SDK metrics).
+
+One export per module (SEED000 and SEED004, every task), kept three ways at once: the SDK's in-memory copy (the
+truth), our local OTLP JSON file, and OTLP/gRPC to the collector.
+"""
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from agentobs.analysis.otlp import load_file
+from agentobs.domain.scenarios import SEED000, SEED004
+from agentobs.telemetry import configure
+from agentobs.telemetry import semconv as sc
+from stackutil import (ROOT, Span, by_labels, by_trace, from_memory, from_otlp, legacy_matches, legacy_search,
+                       legacy_tags, prom_query, shape, unique_service, v3_search, v3_trace, wait_for,
+                       without_jaeger_warnings)
+
+pytestmark = pytest.mark.stack
+
+_spec = importlib.util.spec_from_file_location("dashboards_generate", ROOT / "dashboards" / "generate.py")
+dashboards = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(dashboards)
+
+MIN = 60 * 10**9
+
+
+@dataclass
+class Export:
+    service: str
+    spans: dict[str, Span]            # the SDK's in-memory copy: span id -> Span
+    traces: dict[str, dict[str, Span]]
+    roots: dict[str, Span]            # trace id -> ended root span
+    local: Path                       # our OTLP JSON lines file of the same spans
+    t_min: int                        # a window around every span start, for the searches
+    t_max: int
+    stops: dict[str, str]             # scenario -> stop reason
+
+
+@pytest.fixture(scope="module")
+def seeds(stack, tmp_path_factory) -> Export:
+    service = unique_service("seeds")
+    local = tmp_path_factory.mktemp("seeds") / "traces.jsonl"
+    memory = InMemorySpanExporter()
+    tel = configure(otlp_endpoint=stack.otlp_grpc, otlp_protocol="grpc", service_name=service, traces_out=local,
+                    extra_exporters=[("memory", memory)])
+    # simulated clocks anchored 30 minutes ago, one task every 30 s: every span lies in the past
+    epoch = time.time_ns() - 30 * MIN
+    stops = {}
+    for i, (name, run) in enumerate({**SEED000, **SEED004}.items()):
+        stops[name] = run([tel.observer()], epoch + i * MIN // 2).state.stop
+    report = tel.shutdown()
+    for name, e in report.exporters.items():
+        assert e["exported"] == report.ended and e["lost"] == 0, (name, e)
+    spans = from_memory(memory.get_finished_spans())
+    assert len(spans) == report.ended > 100
+    traces = by_trace(spans)
+    roots = {s.trace_id: s for s in spans.values() if s.parent is None}
+    return Export(service, spans, traces, roots, local, epoch - MIN, time.time_ns() + MIN, stops)
+
+
+def _diff(got: dict[str, Span], want: dict[str, Span]) -> str:
+    missing, extra = set(want) - set(got), set(got) - set(want)
+    lines = [f"missing spans: {sorted(missing)[:5]}", f"unexpected spans: {sorted(extra)[:5]}"]
+    for sid in sorted(set(got) & set(want)):
+        a, b = got[sid], want[sid]
+        if a != b:
+            for f in Span.__dataclass_fields__:
+                if getattr(a, f) != getattr(b, f):
+                    lines.append(f"{sid} {b.name}: {f} got {getattr(a, f)!r} want {getattr(b, f)!r}"[:600])
+            break
+    return "\n".join(lines)
+
+
+# -- (a) Jaeger ----------------------------------------------------------------------------------------------
+
+def test_seed_scenarios_cover_every_stop_reason(seeds):
+    roots = [s.attributes[sc.STOP_REASON][1] for s in seeds.roots.values()]
+    assert set(roots) == set(seeds.stops.values()) == {
+        "done", "repeated_call", "no_progress", "max_tokens", "deadline", "max_steps", "needs_approval",
+        "unknown_outcome", "max_usd"}
+
+
+def test_jaeger_api_v3_search_returns_every_task_with_its_full_span_tree(stack, seeds):
+    def fetch():
+        got, resources = from_otlp(v3_search(stack.jaeger, seeds.service, seeds.t_min, seeds.t_max))
+        return (got, resources) if len(got) >= len(seeds.spans) else None
+    got, resources = wait_for(fetch, f"Jaeger API v3 to hold {len(seeds.spans)} spans of {seeds.service}")
+    got = without_jaeger_warnings(got)
+    assert got == seeds.spans, _diff(got, seeds.spans)        # ids, parents, names, kinds, times, status, attributes
+    assert {r["service.name"] for r in resources} == {("string", seeds.service)}
+    for tid, root in seeds.roots.items():
+        assert got[root.span_id].attributes[sc.STOP_REASON] == root.attributes[sc.STOP_REASON]
+
+
+def test_jaeger_api_v3_returns_each_trace_by_id(stack, seeds):
+    wait_for(lambda: len(from_otlp(v3_search(stack.jaeger, seeds.service, seeds.t_min, seeds.t_max))[0])
+             >= len(seeds.spans), "every span in Jaeger")
+    for tid, want in seeds.traces.items():
+        got, resources = from_otlp(v3_trace(stack.jaeger, tid))
+        got = without_jaeger_warnings(got)
+        assert shape(got) == shape(want), tid
+        assert got == want, _diff(got, want)
+        assert {r["service.name"] for r in resources} == {("string", seeds.service)}
+
+
+LEGACY_EXTRA_TAGS = {"otel.scope.name", "otel.scope.version", "span.kind", "otel.status_code", "otel.status_description",
+                     "error"}
+
+
+def test_jaeger_legacy_api_returns_every_task_with_its_full_span_tree(stack, seeds):
+    def fetch():
+        data = legacy_search(stack.jaeger, seeds.service, seeds.t_min, seeds.t_max)
+        return data if sum(len(t["spans"]) for t in data) >= len(seeds.spans) else None
+    data = wait_for(fetch, "the legacy /api/traces to hold every span")
+    got = {t["traceID"].rjust(32, "0"): t for t in data}
+    assert set(got) == set(seeds.traces)
+    for tid, trace in got.items():
+        want = seeds.traces[tid]
+        assert {p["serviceName"] for p in trace["processes"].values()} == {seeds.service}
+        spans = {s["spanID"].rjust(16, "0"): s for s in trace["spans"]}
+        assert set(spans) == set(want), tid
+        for sid, s in spans.items():
+            w = want[sid]
+            parents = [r["spanID"].rjust(16, "0") for r in s["references"] if r["refType"] == "CHILD_OF"]
+            follows = [(r["traceID"].rjust(32, "0"), r["spanID"].rjust(16, "0")) for r in s["references"]
+                       if r["refType"] == "FOLLOWS_FROM"]
+            assert (parents[0] if parents else None) == w.parent, (tid, sid, s["references"])
+            assert follows == [(lt, ls) for lt, ls, _ in w.links]
+            assert s["operationName"] == w.name
+            assert s["startTime"] == w.start_ns // 1000
+            assert abs(s["duration"] - (w.end_ns - w.start_ns) // 1000) <= 1
+            tags = legacy_tags(s["tags"])
+            for key, value in w.attributes.items():
+                assert key in tags and legacy_matches(value, tags[key]), (w.name, key, value, tags.get(key))
+            assert set(tags) - set(w.attributes) <= LEGACY_EXTRA_TAGS, set(tags) - set(w.attributes)
+            assert (tags.get("error") == ("bool", True)) == (w.status[0] == 2), (w.name, w.status, tags.get("error"))
+            logs = sorted((dict((f["key"], f["value"]) for f in log["fields"]).get("event"), log["timestamp"])
+                          for log in s.get("logs") or [])
+            assert logs == sorted((e[0], e[1] // 1000) for e in w.events)
+    for tid, root in seeds.roots.items():
+        root_tags = legacy_tags(next(s for s in got[tid]["spans"] if s["spanID"].rjust(16, "0") == root.span_id)["tags"])
+        assert root_tags[sc.STOP_REASON] == root.attributes[sc.STOP_REASON]
+
+
+def _agentobs(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).with_name("agentobs")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "agentobs.cli.main"]
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def test_agentobs_report_reads_the_runs_from_jaeger(stack, seeds, tmp_path):
+    wait_for(lambda: len(from_otlp(v3_search(stack.jaeger, seeds.service, seeds.t_min, seeds.t_max))[0])
+             >= len(seeds.spans), "every span in Jaeger")
+    url = f"{stack.jaeger}?service={seeds.service}&since=1h"
+    from_jaeger = _agentobs("report", url, "--format", "json", cwd=tmp_path)
+    assert from_jaeger.returncode == 0, from_jaeger.stderr
+    local = _agentobs("report", str(seeds.local), "--format", "json", cwd=tmp_path)
+    assert local.returncode == 0, local.stderr
+    rj, rl = json.loads(from_jaeger.stdout), json.loads(local.stdout)
+    assert rj["overview"] == rl["overview"]                 # the same runs, stop reasons, signatures
+    assert [(s["name"], s["runs"]) for s in rj["signatures"]] == [(s["name"], s["runs"]) for s in rl["signatures"]]
+    ended = Counter(r.attributes[sc.STOP_REASON][1] for r in seeds.roots.values())
+    assert {k: v for k, v in rj["overview"]["by_stop_reason"].items() if k != "(not recorded)"} == dict(ended)
+
+    # the runs table: every task's root trace is a run with its stop reason
+    out = _agentobs("runs", url, "--out", str(tmp_path / "runs.csv"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = list(csv.DictReader(open(tmp_path / "runs.csv")))
+    by_trace_id = {r["trace_id"]: r for r in rows}
+    for tid, root in seeds.roots.items():
+        assert by_trace_id[tid]["stop_reason"] == root.attributes[sc.STOP_REASON][1], tid
+
+
+# -- (b) the collector's file archive -------------------------------------------------------------------------
+
+BASE_COLUMNS = ["trace_id", "span_id", "parent_span_id", "name", "kind", "start_ns", "end_ns", "status_code",
+                "status_message", "service_name"]
+
+
+def _frame(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.drop(columns=["source"], errors="ignore").dropna(axis=1, how="all")
+    return df.sort_values(["trace_id", "span_id"], kind="stable").reset_index(drop=True)
+
+
+def _unmask(archive: pd.DataFrame, local: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Drops what the collector's redaction processor may add, and the cells it masked (listed per span)."""
+    masked_col = "redaction.masked.keys"
+    archive, local = archive.copy(), local.copy()
+    if masked_col in archive:
+        for i, keys in archive[masked_col].items():
+            if isinstance(keys, str):
+                for k in keys.split(","):
+                    if k in archive:
+                        archive.at[i, k] = local.at[i, k] = None
+    redaction = [c for c in archive.columns if c.startswith("redaction.")]
+    return archive.drop(columns=redaction), local
+
+
+def test_collector_archive_reloads_into_the_same_spans_as_the_local_file(stack, seeds):
+    ids = set(seeds.traces)
+
+    def fetch():
+        if not stack.archive.exists():
+            return None
+        ss = load_file(stack.archive)
+        mine = ss.spans[ss.spans["trace_id"].isin(ids)]
+        return ss if len(mine) >= len(seeds.spans) else None
+    archive = wait_for(fetch, f"the collector archive {stack.archive} to hold {len(seeds.spans)} spans", timeout=30)
+    local = load_file(seeds.local)
+    assert len(local.spans) == len(seeds.spans) and not local.quality.issues, local.quality.to_dict()
+    # the archive is shared by every test and kept across restarts: only our lines must be clean
+
+    a = _frame(archive.spans[archive.spans["trace_id"].isin(ids)])
+    b = _frame(local.spans)
+    assert len(a) == len(b) == len(seeds.spans)
+    assert a["span_id"].tolist() == b["span_id"].tolist()
+    a, b = _unmask(a, b)
+    assert set(a.columns) == set(b.columns), (set(a.columns) ^ set(b.columns))
+    cols = BASE_COLUMNS + sorted(c for c in b.columns if c not in BASE_COLUMNS)
+    pd.testing.assert_frame_equal(a[cols], b[cols], check_dtype=False)
+    assert set(a["service_name"]) == {seeds.service}
+
+    ev_a = archive.events[archive.events["trace_id"].isin(ids)].dropna(axis=1, how="all")
+    ev_b = local.events.dropna(axis=1, how="all")
+    key = ["trace_id", "span_id", "time_ns", "name"]
+    ev_a = ev_a.sort_values(key, kind="stable").reset_index(drop=True)
+    ev_b = ev_b.sort_values(key, kind="stable").reset_index(drop=True)
+    assert len(ev_a) == len(ev_b) > 0
+    pd.testing.assert_frame_equal(ev_a[sorted(ev_b.columns)], ev_b[sorted(ev_b.columns)], check_dtype=False)
+    ln_a = archive.links[archive.links["trace_id"].isin(ids)]
+    assert sorted(map(tuple, ln_a.astype(str).values.tolist())) == sorted(map(tuple, local.links.astype(str).values.tolist()))
+
+
+# -- (c) Prometheus ------------------------------------------------------------------------------------------
+
+def test_prometheus_holds_span_metrics_by_operation_agent_tool_and_stop_reason(stack, seeds):
+    sel = f'service_name="{seeds.service}"'
+    names = Counter(s.name for s in seeds.spans.values())
+    wait_for(lambda: by_labels(prom_query(stack.prometheus, f"sum by (span_name) (traces_span_metrics_calls_total{{{sel}}})"),
+                               "span_name") == {(k,): float(v) for k, v in names.items()},
+             "span metrics calls per span name to equal the spans sent")
+    series = prom_query(stack.prometheus, f"traces_span_metrics_calls_total{{{sel}}}")
+    labels = lambda k: {r["metric"][k] for r in series if k in r["metric"]}  # noqa: E731
+    spans = seeds.spans.values()
+    assert labels("gen_ai_operation_name") == {"invoke_agent", "chat", "execute_tool"}
+    assert labels("gen_ai_agent_name") == {"support-agent"}
+    assert labels("gen_ai_tool_name") == {s.attributes[sc.TOOL_NAME][1] for s in spans if sc.TOOL_NAME in s.attributes}
+    assert labels("gen_ai_request_model") == {s.attributes[sc.REQUEST_MODEL][1] for s in spans
+                                              if sc.REQUEST_MODEL in s.attributes}
+    assert labels("error_type") == {s.attributes[sc.ERROR_TYPE][1] for s in spans if sc.ERROR_TYPE in s.attributes}
+    stops = Counter(r.attributes[sc.STOP_REASON][1] for r in seeds.roots.values())
+    got = by_labels(prom_query(stack.prometheus, f'sum by (agentobs_stop_reason) (traces_span_metrics_calls_total'
+                                                 f'{{{sel}, gen_ai_operation_name="invoke_agent"}})'), "agentobs_stop_reason")
+    assert got == {(k,): float(v) for k, v in stops.items()}
+    errors = prom_query(stack.prometheus, f'sum(traces_span_metrics_calls_total{{{sel}, status_code="STATUS_CODE_ERROR"}})')
+    assert float(errors[0]["value"][1]) == sum(1 for s in spans if s.status[0] == 2)
+    # the latency histogram, in milliseconds, with the same series
+    count = prom_query(stack.prometheus, f"sum(traces_span_metrics_duration_milliseconds_count{{{sel}}})")
+    assert float(count[0]["value"][1]) == len(seeds.spans)
+
+
+def test_prometheus_holds_every_sdk_metric_of_the_contract(stack, seeds):
+    contract = {v for k, v in vars(sc).items() if k.startswith("M_")}
+    assert set(dashboards.PROMETHEUS_NAMES) == contract        # every metric we emit has its Prometheus name
+    job = f'exported_job="{seeds.service}"'
+    P = dashboards.PROMETHEUS_NAMES
+    roots = seeds.roots.values()
+    stops = Counter(r.attributes[sc.STOP_REASON][1] for r in roots)
+    wait_for(lambda: by_labels(prom_query(stack.prometheus, f"sum by (agentobs_stop_reason) ({P['agentobs.runs']}{{{job}}})"),
+                               "agentobs_stop_reason") == {(k,): float(v) for k, v in stops.items()},
+             "agentobs_runs_total by stop reason to equal the finished runs")
+    for name, prom in P.items():
+        suffix = "_count" if prom in dashboards.HISTOGRAMS else ""
+        assert prom_query(stack.prometheus, f"{prom}{suffix}{{{job}}}"), f"{name}: no {prom}{suffix} series for {job}"
+
+    def total(expr: str) -> float:
+        r = prom_query(stack.prometheus, expr)
+        return float(r[0]["value"][1]) if r else 0.0
+    spans = list(seeds.spans.values())
+    ended_traces = set(seeds.roots)
+    chats = [s for s in spans if s.attributes.get(sc.OPERATION_NAME) == ("string", "chat")]
+    returned = [s for s in chats if sc.USAGE_INPUT_TOKENS in s.attributes]
+    assert total(f"sum({P['gen_ai.client.operation.duration']}_count{{{job}}})") == len(returned)
+    assert total(f'sum({P["gen_ai.client.token.usage"]}_sum{{{job}, gen_ai_token_type="input"}})') == \
+        sum(s.attributes[sc.USAGE_INPUT_TOKENS][1] for s in returned)
+    assert total(f'sum({P["gen_ai.client.token.usage"]}_sum{{{job}, gen_ai_token_type="output"}})') == \
+        sum(s.attributes[sc.USAGE_OUTPUT_TOKENS][1] for s in returned)
+    assert total(f"sum({P['gen_ai.invoke_agent.inference_calls']}_count{{{job}}})") == len(roots)
+    assert total(f"sum({P['gen_ai.invoke_agent.inference_calls']}_sum{{{job}}})") == \
+        sum(1 for s in returned if s.trace_id in ended_traces)
+    assert total(f"sum({P['gen_ai.invoke_agent.duration']}_count{{{job}}})") == len(roots)
+    assert total(f"sum({P['agentobs.run.tokens']}_sum{{{job}}})") == sum(r.attributes[sc.TOKENS][1] for r in roots)
+    assert total(f"sum({P['agentobs.run.cost_usd']}_sum{{{job}}})") == pytest.approx(
+        sum(r.attributes[sc.COST_USD][1] for r in roots), rel=1e-9)
+    tools = [s for s in spans if sc.TOOL_RESULT_STATUS in s.attributes]
+    assert total(f"sum({P['gen_ai.execute_tool.duration']}_count{{{job}}})") == len(tools)
+    limits = {r["metric"]["agentobs_budget_limit"] for r in
+              prom_query(stack.prometheus, f"{P['agentobs.budget.utilisation']}_count{{{job}}}")}
+    assert limits and limits <= {"max_steps", "max_tool_calls", "max_tokens", "deadline_s", "max_usd"}
+    # the resource reaches Prometheus as target_info (service.name -> exported_job)
+    assert prom_query(stack.prometheus, f"target_info{{{job}}}")

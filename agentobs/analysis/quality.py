@@ -48,6 +48,8 @@ class DataQuality:
     def add(self, kind: str, source: str, count: int = 1, example: str | None = None) -> None:
         if count <= 0:
             return
+        if example is not None:
+            example = " ".join(str(example).split())[:80]      # one line, short
         assert kind in KINDS, kind
         for issue in self.issues:
             if issue.kind == kind and issue.source == source:

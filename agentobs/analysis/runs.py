@@ -26,6 +26,11 @@ from .schema import RUN_COLUMNS, empty_runs
 STALE_AFTER_S = 900.0
 CHAT_OPS = ("chat", "text_completion", "generate_content")
 K_OTHER, K_AGENT, K_STEP, K_CHAT, K_TOOL = 0, 1, 2, 3, 4
+# columns that need agentobs attributes or captured content; the report says for how many runs they are missing
+NOT_ALWAYS_DERIVABLE = ("stop_reason", "outcome", "tokens", "cost_usd", "active_s", "max_identical_calls",
+                        "max_identical_since_progress", "longest_stall", "open_plan_steps", "retries",
+                        "tools_exhausted", "approvals_denied", "final_refused", "writes_ok", "adhoc_writes",
+                        "memory_notes")
 KIND_NAMES = np.array(["other", "agent", "step", "chat", "tool"], dtype=object)
 
 
@@ -315,7 +320,7 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     _default_labels(out, last)
     out["signature"] = pd.array([pd.NA] * n_runs, dtype="string")
     out["signatures"] = [[] for _ in range(n_runs)]
-    for c in ("max_identical_since_progress", "longest_stall", "active_s", "cost_usd", "tokens"):
+    for c in NOT_ALWAYS_DERIVABLE:
         miss = int(pd.isna(out[c]).sum())
         if miss:
             der.missing[c] = miss
@@ -441,7 +446,7 @@ def _stall_series(spans: pd.DataFrame, run: np.ndarray, kind: np.ndarray, calls:
     chat = kind == K_CHAT
     foreign = np.full(n_runs, np.nan)
     if calls is not None and chat.any():
-        # other traces: consecutive model calls after which no call with new arguments came
+        # other traces: consecutive model calls whose tool calls all repeated earlier ones
         r, t_start, new = calls
         c = pd.DataFrame({"run": run[chat], "start": spans["start_ns"].astype("float64").to_numpy()[chat]})
         c = c.sort_values("start", kind="stable")
@@ -450,7 +455,8 @@ def _stall_series(spans: pd.DataFrame, run: np.ndarray, kind: np.ndarray, calls:
                                right_on="chat_start", by="run", direction="backward")
         newer = merged.groupby(["run", "chat_start"])["new"].any()
         c = c.set_index(["run", "start"])
-        progress = newer.reindex(c.index).fillna(False).to_numpy(dtype=bool)
+        # a model call that called no tool spoke to the user: the conversation moved on
+        progress = newer.reindex(c.index).fillna(True).to_numpy(dtype=bool)
         c = c.reset_index().assign(progress=progress).sort_values(["run", "start"], kind="stable")
         prog = c["progress"].to_numpy(dtype=bool)
         cr = c["run"].to_numpy()

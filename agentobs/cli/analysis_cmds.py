@@ -100,6 +100,7 @@ def print_report(r: Report) -> None:
             if e.evidence:
                 console.print(f"  evidence for {name} in {e.run_id}: " + " | ".join(e.evidence[:4]))
     print_percentiles(r)
+    print_segments(r)
     print_caps(r)
     print_quality(r)
 
@@ -115,6 +116,20 @@ def print_percentiles(r: Report) -> None:
     console.print(table("Percentiles (observed values, numpy inverted_cdf)",
                         [("measure", "left"), ("runs", "left"), ("n", "right"), ("p50", "right"), ("p90", "right"),
                          ("p95", "right"), ("p99", "right"), ("max", "right"), ("p99 95% CI", "left")], rows))
+
+
+def print_segments(r: Report) -> None:
+    for by, values in r.segments.items():
+        if len(values) < 2 and by in ("agent", "model"):
+            continue                       # one agent, one model: the overall table says it all
+        rows = []
+        for value, metrics in values.items():
+            ok, bad = metrics["steps"]["successful"], metrics["steps"]["failed"]
+            tok = metrics["tokens"]["successful"]
+            rows.append([value, ok["n"], bad["n"], _f(ok["p50"]), _f(ok["p95"]), _f(ok["max"]), _f(tok["p95"])])
+        console.print(table(f"Per {by}", [(by, "left"), ("successful", "right"), ("failed", "right"),
+                                          ("steps p50", "right"), ("steps p95", "right"), ("steps max", "right"),
+                                          ("tokens p95", "right")], rows))
 
 
 def print_caps(r: Report) -> None:

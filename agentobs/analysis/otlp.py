@@ -114,12 +114,7 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         q.add("unreadable", src, example=str(exc))
         return SpanSet(quality=q, sources=[src])
-    stripped = head.lstrip()
-    if not stripped:
-        q.add("empty_file", src)
-        return SpanSet(quality=q, sources=[src])
-    if stripped[:1] != b"{":
-        q.add("unknown_format", src, example=stripped[:40].decode("utf-8", "replace"))
+    if not _looks_like_json(head, src, q):
         return SpanSet(quality=q, sources=[src])
     out = _fast_stream(p, gz, size, src, q) if b"resourceSpans" in head else None
     if out is None:                       # the careful path: line by line
@@ -144,6 +139,18 @@ def _decode(table: pa.Table, source: str, q: DataQuality) -> SpanSet | None:
         return decode_table(table, source, q)
     except (UnicodeDecodeError, pa.ArrowException, ValueError, TypeError, OverflowError):
         return None
+
+
+def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:
+    """False (and the reason recorded) for an empty file or one that does not start like OTLP JSON."""
+    stripped = head.lstrip()
+    if not stripped:
+        q.add("empty_file", source)
+        return False
+    if stripped[:1] != b"{":
+        q.add("unknown_format", source, example=stripped[:40].decode("utf-8", "replace"))
+        return False
+    return True
 
 
 def _head(p: Path, n: int = 65536) -> tuple[bool, bytes]:
@@ -191,12 +198,7 @@ def _fast_stream(p: Path, gz: bool, size: int, source: str, q: DataQuality) -> S
 
 def load_bytes(data: bytes, source: str, quality: DataQuality | None = None) -> SpanSet:
     q = quality or DataQuality(files=1)
-    stripped = data.lstrip()
-    if not stripped:
-        q.add("empty_file", source)
-        return SpanSet(quality=q, sources=[source])
-    if stripped[:1] != b"{":
-        q.add("unknown_format", source, example=stripped[:40].decode("utf-8", "replace"))
+    if not _looks_like_json(data, source, q):
         return SpanSet(quality=q, sources=[source])
     table = _fast_parse(data)
     out = _decode(table, source, q) if table is not None else None

@@ -20,7 +20,7 @@ import platform
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Callable, Iterable, Mapping, Sequence
 

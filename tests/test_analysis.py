@@ -1,7 +1,6 @@
 """Analysis (issue 5): signatures from simulate, the seed's cap table, Pydantic AI traces, labels, bad input."""
 import json
 import random
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

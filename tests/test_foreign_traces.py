@@ -1,5 +1,4 @@
 """Traces from other instrumentations and transcripts through the same analysis (issue 5, points 3 and 4)."""
-import json
 from pathlib import Path
 
 import numpy as np

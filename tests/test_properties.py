@@ -19,7 +19,6 @@ from agentobs.analysis.otlp import check, load_bytes
 from agentobs.analysis.transcripts import transcripts_to_spans
 from agentobs.cli.main import cli
 from agentobs.domain.scenarios import SEED000, go
-from agentobs.domain.support import SupportDesk
 from agentobs.telemetry import configure
 
 EXAMPLES = int(os.environ.get("AGENTOBS_PROPERTY_EXAMPLES", "2000"))

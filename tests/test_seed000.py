@@ -7,7 +7,7 @@ from agentobs import (Budget, Decision, EventLog, FunctionModel, Kernel, MemoryS
                       ScriptedModel, SimClock, TaskState)
 from agentobs.domain import policies
 from agentobs.domain.scenarios import FACTS, SEED000, approve_and_resume, go
-from agentobs.domain.support import CATALOG, SupportDesk
+from agentobs.domain.support import CATALOG
 from agentobs.kernel import events as ev
 from agentobs.kernel.plan import validate_plan
 from agentobs.kernel.view import est_tokens

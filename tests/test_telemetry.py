@@ -1,5 +1,4 @@
 """Spans and metrics from every kernel transition (issue 3)."""
-import json
 import socket
 
 import pytest
@@ -7,10 +6,10 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agentobs import Decision, FunctionModel, Kernel, SimClock, TaskState
+from agentobs import Decision, SimClock, TaskState
 from agentobs.domain import policies
-from agentobs.domain.scenarios import FACTS, SEED000, SEED004, approve_and_resume, go, kernel_for, SEED000_SPECS
-from agentobs.telemetry import Capture, configure
+from agentobs.domain.scenarios import SEED000, SEED000_SPECS, SEED004, go, kernel_for
+from agentobs.telemetry import configure
 from agentobs.telemetry import semconv as sc
 from spantree import check_snapshot, ordered
 

@@ -49,7 +49,7 @@ class DataQuality:
         if count <= 0:
             return
         if example is not None:
-            example = " ".join(str(example).split())[:80]      # one line, short
+            example = " ".join(str(example).split())[:240]     # one line, bounded
         assert kind in KINDS, kind
         for issue in self.issues:
             if issue.kind == kind and issue.source == source:

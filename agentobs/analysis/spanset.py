@@ -1,0 +1,61 @@
+"""SpanSet: spans, their events and links, and what was wrong with the input (three DataFrames and a DataQuality)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pandas as pd
+
+from .quality import DataQuality
+from .schema import empty_events, empty_links, empty_spans
+
+
+@dataclass
+class SpanSet:
+    """Spans, their events and links, and what was wrong with the input."""
+    spans: pd.DataFrame = field(default_factory=empty_spans)
+    events: pd.DataFrame = field(default_factory=empty_events)
+    links: pd.DataFrame = field(default_factory=empty_links)
+    quality: DataQuality = field(default_factory=DataQuality)
+    sources: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def concat(parts: list[SpanSet]) -> SpanSet:
+        parts = [p for p in parts if p is not None]
+        out = SpanSet()
+        if not parts:
+            return out
+        out.spans = _concat([p.spans for p in parts], empty_spans)
+        out.events = _concat([p.events for p in parts], empty_events)
+        out.links = _concat([p.links for p in parts], empty_links)
+        for p in parts:
+            out.quality.extend(p.quality)
+            out.sources.extend(p.sources)
+        return out
+
+
+def _concat(frames: list[pd.DataFrame], empty: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return empty()
+    if len(frames) == 1:
+        return frames[0]
+    cols: dict[str, list[Any]] = {}
+    for f in frames:
+        for c in f.columns:
+            cols.setdefault(c, []).append(f[c].dtype)
+    fixed = []
+    for f in frames:
+        f = f.copy(deep=False)
+        for c, dtypes in cols.items():
+            if c in f.columns and len({str(d) for d in dtypes}) > 1:
+                f[c] = _widen(f[c], dtypes)
+        fixed.append(f)
+    return pd.concat(fixed, ignore_index=True, sort=False)
+
+
+def _widen(s: pd.Series, dtypes: list[Any]) -> pd.Series:
+    kinds = {str(d) for d in dtypes}
+    if kinds <= {"Int64", "Float64", "int64", "float64"}:
+        return s.astype("Float64")
+    return s.astype("string")

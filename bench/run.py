@@ -37,6 +37,7 @@ BENCHMARKS = [
     "bench.kernel_bench",
     "bench.telemetry_bench",
     "bench.analysis_bench",
+    "bench.export_bench",
 ]
 
 

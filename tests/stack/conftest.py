@@ -33,6 +33,7 @@ class Stack:
     jaeger: str             # http://127.0.0.1:16686
     prometheus: str         # http://127.0.0.1:19090
     env: dict[str, str]     # the variables as exported
+    collector_telemetry: str = ""  # the collector's own metrics (/metrics: otelcol_*), when exported
 
 
 def _required() -> bool:
@@ -59,7 +60,8 @@ def stack() -> Stack:
     grpc = e["AGENTOBS_COLLECTOR_OTLP_GRPC"]
     return Stack(otlp_grpc=grpc if "://" in grpc else f"http://{grpc}", otlp_http=e["AGENTOBS_COLLECTOR_OTLP_HTTP"],
                  archive=Path(e["AGENTOBS_COLLECTOR_ARCHIVE"]), collector_metrics=e["AGENTOBS_COLLECTOR_PROMETHEUS_URL"],
-                 jaeger=e["JAEGER_URL"].rstrip("/"), prometheus=e["PROMETHEUS_URL"].rstrip("/"), env=e)
+                 jaeger=e["JAEGER_URL"].rstrip("/"), prometheus=e["PROMETHEUS_URL"].rstrip("/"), env=e,
+                 collector_telemetry=os.environ.get("AGENTOBS_COLLECTOR_TELEMETRY_URL", ""))
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import subprocess
 import time
 import uuid
 import urllib.error
@@ -309,3 +310,251 @@ def legacy_matches(value: Value, tag: Value) -> bool:
     if kind == "double":
         return tag[0] == "double" and abs(tag[1] - v) <= 1e-12 * max(1.0, abs(v))
     return tag == value
+
+
+# -- what was sent ---------------------------------------------------------------------------------------------
+
+
+class SentIds:
+    """A span exporter that keeps only (trace id, span id) of what it is given: what a process sent, without
+    holding every span in memory (10,000 runs are ~160,000 spans). Use beside OTLP with
+    ``configure(..., extra_exporters=[("sent", SentIds())])``."""
+
+    def __init__(self) -> None:
+        import threading
+        self._lock = threading.Lock()
+        self.traces: dict[str, set[str]] = {}
+        self.count = 0
+
+    def export(self, spans: Any) -> Any:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+        with self._lock:
+            for s in spans:
+                self.traces.setdefault(f"{s.context.trace_id:032x}", set()).add(f"{s.context.span_id:016x}")
+                self.count += 1
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True
+
+    def spans(self) -> set[tuple[str, str]]:
+        return {(t, s) for t, ss in self.traces.items() for s in ss}
+
+
+# -- the collector's own metrics (its telemetry endpoint, Prometheus text format) --------------------------------
+
+_SAMPLE = re.compile(r'^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?\s+(\S+)')
+_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def scrape(url: str) -> list[tuple[str, dict[str, str], float]]:
+    """Every sample of a /metrics page: (name, labels, value)."""
+    status, body = get(url, timeout=5.0)
+    assert status == 200, (url, status)
+    out = []
+    for line in body.decode().splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = _SAMPLE.match(line)
+        if m:
+            out.append((m.group(1), dict(_LABEL.findall(m.group(2) or "")), float(m.group(3))))
+    return out
+
+
+def metric_total(samples: list[tuple[str, dict[str, str], float]], name: str, **labels: str) -> float:
+    """Sum of the samples of ``name`` whose labels fully match the given regexes (e.g. exporter="otlp.*jaeger.*")."""
+    return sum(v for n, ls, v in samples if n == name
+               and all(re.fullmatch(rx, ls.get(k, "")) for k, rx in labels.items()))
+
+
+def collector_counts(url: str) -> dict[str, float]:
+    """The span counters of the collector that the reliability tests compare (cumulative since it started)."""
+    s = scrape(url)
+    return {
+        "accepted": metric_total(s, "otelcol_receiver_accepted_spans"),
+        "refused": metric_total(s, "otelcol_receiver_refused_spans") + metric_total(s, "otelcol_receiver_failed_spans"),
+        "sent_jaeger": metric_total(s, "otelcol_exporter_sent_spans", exporter="otlp.*jaeger.*"),
+        "failed_jaeger": metric_total(s, "otelcol_exporter_send_failed_spans", exporter="otlp.*jaeger.*"),
+        "enqueue_failed_jaeger": metric_total(s, "otelcol_exporter_enqueue_failed_spans", exporter="otlp.*jaeger.*"),
+        "queue_jaeger": metric_total(s, "otelcol_exporter_queue_size", exporter="otlp.*jaeger.*",
+                                     data_type="traces"),
+        "sent_archive": metric_total(s, "otelcol_exporter_sent_spans", exporter="file.*"),
+    }
+
+
+def quiet_collector(url: str, timeout: float = 30.0) -> dict[str, float]:
+    """The collector's counters once nothing moves for a second (earlier tests' spans have all gone through)."""
+    def settled():
+        a = collector_counts(url)
+        time.sleep(1.0)
+        b = collector_counts(url)
+        return b if a == b and b["queue_jaeger"] == 0 else None
+    return wait_for(settled, "the collector's span counters to settle", timeout=timeout, interval=0.2)
+
+
+# -- Jaeger, trace by trace ------------------------------------------------------------------------------------
+
+
+def jaeger_trace_span_ids(base: str, trace_id: str) -> set[str]:
+    """Span ids Jaeger's API v3 holds for one trace (empty when it answers 404: not there (yet))."""
+    status, body = get_json(f"{base}/api/v3/traces/{trace_id}")
+    if status == 404:
+        return set()
+    assert status == 200 and isinstance(body, dict) and "result" in body, (trace_id, status, body)
+    return {s["spanId"].lower() for rs in body["result"].get("resourceSpans") or []
+            for ss in rs.get("scopeSpans") or [] for s in ss.get("spans") or []}
+
+
+def wait_jaeger_traces(base: str, want: dict[str, set[str]], timeout: float, interval: float = 0.25,
+                       complete: Callable[[str, set[str]], bool] | None = None
+                       ) -> tuple[dict[str, set[str]], float | None, int]:
+    """Polls Jaeger trace by trace until every trace of ``want`` holds its spans (or ``complete(tid, got)``
+    says it is done). Traces already complete are not asked again. Returns what Jaeger holds per trace (asked
+    once more at the end, all of them), the ``time.monotonic()`` at which the last one was seen complete (None
+    on timeout) and the number of passes it took."""
+    done = complete or (lambda tid, got: got >= want[tid])
+    pending = list(want)
+    deadline = time.monotonic() + timeout
+    seen_at: float | None = None
+    passes = 0
+    while True:
+        passes += 1
+        pending = [tid for tid in pending if not done(tid, jaeger_trace_span_ids(base, tid))]
+        if not pending:
+            seen_at = time.monotonic()
+            break
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(interval)
+    return {tid: jaeger_trace_span_ids(base, tid) for tid in want}, seen_at, passes
+
+
+# -- the collector's file archive ------------------------------------------------------------------------------
+
+
+def archive_spans(archive: Path, service: str) -> dict[str, list[str]]:
+    """{trace id: [span ids]} of one service in the collector's archive, rotated files included (a span seen
+    twice is listed twice). Only lines that mention the service are parsed."""
+    needle = service.encode()
+    out: dict[str, list[str]] = {}
+    files = sorted(archive.parent.glob(f"{archive.stem}*{archive.suffix}")) if archive.parent.exists() else []
+    for path in files:
+        with open(path, "rb") as f:
+            for line in f:
+                if needle not in line:
+                    continue
+                for rs in json.loads(line).get("resourceSpans") or []:
+                    attrs = {a["key"]: a.get("value", {}).get("stringValue")
+                             for a in (rs.get("resource") or {}).get("attributes") or []}
+                    if attrs.get("service.name") != service:
+                        continue
+                    for ss in rs.get("scopeSpans") or []:
+                        for s in ss.get("spans") or []:
+                            out.setdefault(s["traceId"].lower(), []).append(s["spanId"].lower())
+    return out
+
+
+# -- a private stack instance (its own ports and run folder, beside the shared one) ------------------------------
+
+STACK_SCRIPT = ROOT / "scripts" / "stack.sh"
+STACK_PORT_SETTINGS = [
+    "AGENTOBS_COLLECTOR_OTLP_GRPC_PORT", "AGENTOBS_COLLECTOR_OTLP_HTTP_PORT", "AGENTOBS_COLLECTOR_HEALTH_PORT",
+    "AGENTOBS_COLLECTOR_TELEMETRY_PORT", "AGENTOBS_COLLECTOR_PROMETHEUS_PORT", "AGENTOBS_JAEGER_OTLP_GRPC_PORT",
+    "AGENTOBS_JAEGER_OTLP_HTTP_PORT", "AGENTOBS_JAEGER_QUERY_HTTP_PORT", "AGENTOBS_JAEGER_QUERY_GRPC_PORT",
+    "AGENTOBS_JAEGER_HEALTH_PORT", "AGENTOBS_JAEGER_HEALTH_GRPC_PORT", "AGENTOBS_JAEGER_TELEMETRY_PORT",
+    "AGENTOBS_PROMETHEUS_PORT",
+]
+
+
+class PrivateStack:
+    """Another instance of scripts/stack.sh: every port free, its own run folder (pids, logs, archive); the built
+    binaries are shared (the cache). Processes can be killed and restarted without disturbing the shared stack.
+    ``down()`` always runs at the end (use it as a context manager or call it from a fixture's teardown)."""
+
+    def __init__(self, run: Path, extra_env: dict[str, str] | None = None):
+        import os
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("AGENTOBS_", "JAEGER_", "OTEL_")) and k != "PROMETHEUS_URL"}
+        if os.environ.get("AGENTOBS_STACK_CACHE"):
+            env["AGENTOBS_STACK_CACHE"] = os.environ["AGENTOBS_STACK_CACHE"]
+        self.ports = dict(zip(STACK_PORT_SETTINGS, free_ports(len(STACK_PORT_SETTINGS))))
+        env.update({k: str(v) for k, v in self.ports.items()})
+        env["AGENTOBS_STACK_RUN"] = str(run)
+        env.update(extra_env or {})
+        self.env, self.run = env, run
+        self.exports: dict[str, str] = {}
+
+    def script(self, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(STACK_SCRIPT), *args], env=self.env, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def up(self) -> dict[str, str]:
+        done = self.script("up")
+        assert done.returncode == 0, f"scripts/stack.sh up failed:\n{done.stderr[-3000:]}"
+        self.exports = {}
+        for line in done.stdout.splitlines():
+            if line.startswith("export ") and "=" in line:
+                k, v = line[len("export "):].split("=", 1)
+                self.exports[k] = v.strip("'")
+        return self.exports
+
+    def down(self) -> None:
+        self.script("down", timeout=120)
+
+    def __enter__(self) -> "PrivateStack":
+        self.up()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.down()
+
+    def pid(self, service: str) -> int | None:
+        f = self.run / "pids" / f"{service}.pid"
+        try:
+            return int(f.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def stop(self, service: str, sig: int | None = None, timeout: float = 15.0) -> None:
+        """Stops one service (SIGTERM: a graceful stop; SIGKILL: a crash) and waits until it is gone."""
+        import os
+        import signal
+        pid = self.pid(service)
+        assert pid is not None, f"{service} is not running"
+        os.kill(pid, signal.SIGTERM if sig is None else sig)
+        wait_for(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid), f"{service} (pid {pid}) to exit",
+                 timeout=timeout, interval=0.05)
+
+    @property
+    def otlp_grpc(self) -> str:
+        return f"http://127.0.0.1:{self.ports['AGENTOBS_COLLECTOR_OTLP_GRPC_PORT']}"
+
+    @property
+    def otlp_http(self) -> str:
+        return f"http://127.0.0.1:{self.ports['AGENTOBS_COLLECTOR_OTLP_HTTP_PORT']}"
+
+    @property
+    def jaeger(self) -> str:
+        return f"http://127.0.0.1:{self.ports['AGENTOBS_JAEGER_QUERY_HTTP_PORT']}"
+
+    @property
+    def collector_health(self) -> str:
+        return f"http://127.0.0.1:{self.ports['AGENTOBS_COLLECTOR_HEALTH_PORT']}/"
+
+    @property
+    def jaeger_health(self) -> str:
+        return f"http://127.0.0.1:{self.ports['AGENTOBS_JAEGER_HEALTH_PORT']}/status"
+
+    @property
+    def collector_telemetry(self) -> str:
+        return f"http://127.0.0.1:{self.ports['AGENTOBS_COLLECTOR_TELEMETRY_PORT']}/metrics"
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return True

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .common import REPO_ROOT, Figure, Plan, Target, ratio, summarize, time_interleaved
+from .common import REPO_ROOT, Figure, Plan, Target, module_main, ratio, summarize, time_interleaved
 
 NAME = "analysis"
 TITLE = "Analysis: loading and reporting on 1,000,000 spans of OTLP JSON"
@@ -188,8 +188,4 @@ def summary(figures: list[Figure]) -> str:
 
 
 if __name__ == "__main__":
-    quick = "--quick" in sys.argv
-    t0 = time.time()
-    for f in run(quick):
-        print(f"{f.name:60} {f.value():>14}  {f.spread()}")
-    print(f"({time.time() - t0:.0f} s)")
+    module_main(run)

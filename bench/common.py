@@ -327,3 +327,13 @@ def profile_markdown(title: str, rows: Sequence[ProfileRow], profiled_us: float,
         lines.append(f"| `{r.label}` | {r.calls_per_run:g} | {r.share:.1%} | {r.share * measured_us:.1f} | "
                      f"{r.cum_us:.1f} |")
     return "\n".join(lines) + "\n"
+
+
+def module_main(run: Callable[[bool], Sequence[Figure]]) -> None:
+    """`python -m bench.<module> [--quick]`: run one module and print its figures."""
+    import sys
+    quick = "--quick" in sys.argv
+    t0 = time.time()
+    for fig in run(quick):
+        print(f"{fig.name:66} {fig.value():>16}  {fig.spread()}")
+    print(f"({time.time() - t0:.0f} s)")

@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from .common import REPO_ROOT, Figure, Target, ratio, summarize
+from .common import REPO_ROOT, Figure, Target, module_main, ratio, summarize
 
 NAME = "export"
 TITLE = "Export throughput: a population over OTLP (gRPC, HTTP) through the collector into Jaeger"
@@ -263,8 +263,4 @@ def summary(figures: list[Figure]) -> str:
 
 
 if __name__ == "__main__":
-    quick = "--quick" in sys.argv
-    t0 = time.time()
-    for fig in run(quick):
-        print(f"{fig.name:66} {fig.value():>16}  {fig.spread()}")
-    print(f"({time.time() - t0:.0f} s)")
+    module_main(run)

@@ -24,7 +24,8 @@ Each case checks:
   the caller, no observer fails (no ERROR from the agentobs loggers);
 - per-step wall time (StepStarted -> StepFinished, perf_counter_ns, measured around every observer): its p99
   from the moment the collector goes away until 5 s after the exporter delivers again (the backlog flush
-  included) is within 1.2x the p99 of the same steps in the quiet process. Known exception, reported as xfail
+  included) is within 1.2x the p99 of the same steps in the quiet process (in (b), the median of three trials:
+  the ratio of two tails of a few thousand steps moves by about +-0.05x between trials). Known exception, reported as xfail
   while it lasts: in (b), while the queue is full, the SDK logs a WARNING for every span it drops, in the agent's
   thread (~10 us of logging machinery per span, p99 1.2-1.3x); agentobs counts the drops itself and should raise
   that logger to ERROR, which makes the check strict again (measured then: 1.10-1.17x);
@@ -394,6 +395,7 @@ def _run_case(name: str, private: PrivateStack, fault: Callable[[Workload, Timel
     """Runs the workload while ``fault(workload, timeline)`` breaks and repairs things (marking "down" and
     "recovered"), then checks and prints what happened."""
     service = unique_service(f"outage-{name}")
+    tmp.mkdir(parents=True, exist_ok=True)
     failing = Worker(private.otlp_grpc, service, tmp / "failing.log")
     quiet = Worker(None, service + "-quiet", tmp / "quiet.log")
     try:
@@ -512,10 +514,17 @@ def test_b_collector_killed_in_the_middle_of_the_runs(private, sdk_env, tmp_path
         private.up()
         tl.mark("up")
         _wait_recovered(tl, private)
-    res = _run_case("b: killed", private, fault, 2000, tmp_path)
-    otlp = next(e for n, e in res.exporters.items() if n.startswith("otlp"))
-    assert otlp["failed"] > 0 and otlp["dropped"] > 0, otlp     # both limits were reached, and counted
-    _check_p99(res, queue_overflowed=True)
+    # the tail of a few thousand steps moves by about +-0.05x from one trial to the next (measured: 1.13, 1.21,
+    # 1.13); the bound is checked on the median of three trials, each with its own accounting checks
+    trials = []
+    for i in range(3):
+        res = _run_case("b: killed", private, fault, 2000 + 100 * i, tmp_path / f"trial{i}")
+        otlp = next(e for n, e in res.exporters.items() if n.startswith("otlp"))
+        assert otlp["failed"] > 0 and otlp["dropped"] > 0, otlp     # both limits were reached, and counted
+        trials.append(res)
+    ratios = sorted(r.p99_failing_us / r.p99_quiet_us for r in trials)
+    print(f"  (b) step p99 ratios over three trials: {', '.join(f'{x:.2f}x' for x in ratios)}; median {ratios[1]:.2f}x")
+    _check_p99(sorted(trials, key=lambda r: r.p99_failing_us / r.p99_quiet_us)[1], queue_overflowed=True)
 
 
 def test_c_collector_restarted_in_the_middle_of_the_runs(private, sdk_env, tmp_path):

@@ -122,12 +122,17 @@ def full_report(path: Path) -> int:
     return len(r.runs)
 
 
-def peak_memory_mb(path: Path) -> float:
-    """Peak resident memory of a fresh process that only loads the file."""
-    code = ("import resource,sys;from agentobs.analysis.otlp import load_file;load_file(sys.argv[1]);"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
-    base = ("import resource;import agentobs.analysis.otlp;"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+_HWM = ("import re;print(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))")
+
+
+def peak_memory_mb(path: Path) -> tuple[float, float]:
+    """Peak resident memory (VmHWM) of a fresh process that only loads the file, and of one that only imports.
+
+    VmHWM, not getrusage's ru_maxrss: on Linux ru_maxrss carries the parent's peak across fork and exec, so a
+    child of a large benchmark process would report the parent's size.
+    """
+    code = f"import sys;from agentobs.analysis.otlp import load_file;load_file(sys.argv[1]);{_HWM}"
+    base = f"import agentobs.analysis.otlp;{_HWM}"
     used = int(subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
                               check=True, cwd=REPO_ROOT).stdout)
     idle = int(subprocess.run([sys.executable, "-c", base], capture_output=True, text=True, check=True,

@@ -226,7 +226,7 @@ def machine_info(packages: Sequence[str] = PACKAGES) -> dict[str, str]:
     info = {
         "cpu": cpu,
         "cores": f"{os.cpu_count()} logical ({affinity} usable by this process)",
-        "python": f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})",
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
         "os": f"{platform.system()} {platform.release()}",
     }
     try:

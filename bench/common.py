@@ -331,7 +331,6 @@ def profile_markdown(title: str, rows: Sequence[ProfileRow], profiled_us: float,
 
 def module_main(run: Callable[[bool], Sequence[Figure]]) -> None:
     """`python -m bench.<module> [--quick]`: run one module and print its figures."""
-    import sys
     quick = "--quick" in sys.argv
     t0 = time.time()
     for fig in run(quick):

@@ -215,26 +215,28 @@ def runs_dashboard() -> dict[str, Any]:
         [target(f"sum by (exported_job, agentobs_stop_reason) (increase({runs()}[$__range]))",
                 "{{agentobs_stop_reason}}", "A", instant=True)], w=8, h=9, decimals=0, links=[STOP_REASON_LINK]))
 
+    def p50_p95(m: str) -> list[dict[str, Any]]:
+        """The median and p95 of an SDK histogram per agent."""
+        return [target(quantile(0.5, m, SDK, "gen_ai_agent_name"), "p50 {{gen_ai_agent_name}}", "A"),
+                target(quantile(0.95, m, SDK, "gen_ai_agent_name"), "p95 {{gen_ai_agent_name}}", "B")]
+
     P.append(row(lay, "Steps, tokens and dollars per run"))
     m = "gen_ai_invoke_agent_inference_calls"
     P.append(panel(
         lay, "timeseries", "Steps per run (p50, p95)",
         "Model calls per run (gen_ai.invoke_agent.inference_calls): one step is one model call. Quantiles are "
         "interpolated inside the histogram buckets 1, 2, 4, 8, 16, 32, 64, 128.",
-        [target(quantile(0.5, m, SDK, "gen_ai_agent_name"), "p50 {{gen_ai_agent_name}}", "A"),
-         target(quantile(0.95, m, SDK, "gen_ai_agent_name"), "p95 {{gen_ai_agent_name}}", "B")], w=8))
+        p50_p95(m), w=8))
     m = "gen_ai_invoke_agent_tool_calls"
     P.append(panel(
         lay, "timeseries", "Tool calls per run (p50, p95)",
         "Tool invocations per run, retries included (gen_ai.invoke_agent.tool_calls).",
-        [target(quantile(0.5, m, SDK, "gen_ai_agent_name"), "p50 {{gen_ai_agent_name}}", "A"),
-         target(quantile(0.95, m, SDK, "gen_ai_agent_name"), "p95 {{gen_ai_agent_name}}", "B")], w=8))
+        p50_p95(m), w=8))
     m = "gen_ai_invoke_agent_duration_seconds"
     P.append(panel(
         lay, "timeseries", "Active time per run (p50, p95)",
         "Model plus tool time per run segment (gen_ai.invoke_agent.duration); waits for approval are not in it.",
-        [target(quantile(0.5, m, SDK, "gen_ai_agent_name"), "p50 {{gen_ai_agent_name}}", "A"),
-         target(quantile(0.95, m, SDK, "gen_ai_agent_name"), "p95 {{gen_ai_agent_name}}", "B")], w=8, unit="s"))
+        p50_p95(m), w=8, unit="s"))
     m = "agentobs_run_tokens"
     P.append(panel(
         lay, "timeseries", "Tokens per run (p50, p95, mean)", "Input plus output tokens per run (agentobs.run.tokens).",

@@ -131,13 +131,15 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
                               .to_dict(),
                               "failed": percentiles(runs.loc[runs["success"] == False, m], seed=opt.seed)  # noqa
                               .to_dict()} for m in METRICS}
-    report.segments = {by: segment_percentiles(runs, by, METRICS, seed=opt.seed) for by in opt.segments
-                       if by in runs.columns or by in spans.columns}
-    for by in opt.segments:
-        if by not in runs.columns and by in spans.columns:
-            attr = spans[spans["parent_span_id"].isna()].groupby("run_id")[by].last()
+    for by in opt.segments:               # a runs column, or else an attribute of the runs' root spans
+        if by in runs.columns:
+            seg_runs = runs
+        elif by in spans.columns:
+            attr = spans[spans["parent_span_id"].isna()].groupby("run_id", observed=True)[by].last()
             seg_runs = runs.assign(**{by: runs["run_id"].map(attr)})
-            report.segments[by] = segment_percentiles(seg_runs, by, METRICS, seed=opt.seed)
+        else:
+            continue
+        report.segments[by] = segment_percentiles(seg_runs, by, METRICS, seed=opt.seed)
     report.caps = recommend_all(runs, target=opt.target, margin=opt.margin, seed=opt.seed)
     report.growth_series = _growth_series(runs, spans)
     return report

@@ -150,15 +150,6 @@ def anchors_of(parent: np.ndarray, is_agent: np.ndarray, trace: np.ndarray, true
     return anchor
 
 
-def assign_runs(spans: pd.DataFrame) -> pd.Series:
-    """For every span, the row index of its run anchor."""
-    if spans.empty:
-        return pd.Series(np.array([], dtype=np.int64))
-    keys = span_keys(spans)
-    kind = span_kinds(spans)
-    return pd.Series(anchors_of(keys.parent, kind == K_AGENT, keys.trace, keys.true_root), index=spans.index)
-
-
 def _link_groups(anchors: pd.DataFrame, links: pd.DataFrame) -> np.ndarray:
     """Union-find over run anchors joined by span links (a resumed segment links to the suspended one)."""
     n = len(anchors)

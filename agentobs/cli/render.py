@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
+import click
 from rich.console import Console
 from rich.table import Table
 
@@ -23,9 +24,4 @@ def table(title: str, columns: list[tuple[str, str]], rows: Iterable[Iterable[An
 
 def json_lines(objs: Iterable[dict[str, Any]]) -> None:
     for o in objs:
-        click_echo(json.dumps(o, sort_keys=False))
-
-
-def click_echo(text: str) -> None:
-    import click
-    click.echo(text)
+        click.echo(json.dumps(o))

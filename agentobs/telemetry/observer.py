@@ -28,30 +28,30 @@ from .content import Capture, Redactor
 _OK_RESULTS = frozenset({"ok", "needs_approval"})
 
 
+# (attribute on Instruments, metric name, unit, description, advisory buckets) of every histogram we record
+_HISTOGRAMS = (
+    ("token_usage", sc.M_TOKEN_USAGE, "{token}", "Tokens used per model call", sc.TOKEN_BUCKETS),
+    ("op_duration", sc.M_OPERATION_DURATION, "s", "Model call duration", sc.DURATION_BUCKETS),
+    ("agent_duration", sc.M_AGENT_DURATION, "s", "Agent run duration (active time)", sc.AGENT_DURATION_BUCKETS),
+    ("inference_calls", sc.M_AGENT_INFERENCE_CALLS, "{inference_call}", "Model calls per agent run",
+     sc.CALLS_BUCKETS),
+    ("tool_calls", sc.M_AGENT_TOOL_CALLS, "{tool_call}", "Tool calls per agent run", sc.CALLS_BUCKETS),
+    ("tool_duration", sc.M_TOOL_DURATION, "s", "Tool call duration", sc.DURATION_BUCKETS),
+    ("run_tokens", sc.M_RUN_TOKENS, "{token}", "Tokens per agent run", sc.TOKEN_BUCKETS),
+    ("run_cost", sc.M_RUN_COST, "{USD}", "Dollars per agent run", sc.COST_BUCKETS),
+    ("utilisation", sc.M_BUDGET_UTILISATION, "1", "Share of each budget limit a run consumed",
+     sc.UTILISATION_BUCKETS),
+)
+
+
 class Instruments:
     """The metric instruments of the contract, created once per meter."""
 
     def __init__(self, meter: Meter):
-        h = meter.create_histogram
-        self.token_usage = h(sc.M_TOKEN_USAGE, "{token}", "Tokens used per model call",
-                             explicit_bucket_boundaries_advisory=sc.TOKEN_BUCKETS)
-        self.op_duration = h(sc.M_OPERATION_DURATION, "s", "Model call duration",
-                             explicit_bucket_boundaries_advisory=sc.DURATION_BUCKETS)
-        self.agent_duration = h(sc.M_AGENT_DURATION, "s", "Agent run duration (active time)",
-                                explicit_bucket_boundaries_advisory=sc.AGENT_DURATION_BUCKETS)
-        self.inference_calls = h(sc.M_AGENT_INFERENCE_CALLS, "{inference_call}", "Model calls per agent run",
-                                 explicit_bucket_boundaries_advisory=sc.CALLS_BUCKETS)
-        self.tool_calls = h(sc.M_AGENT_TOOL_CALLS, "{tool_call}", "Tool calls per agent run",
-                            explicit_bucket_boundaries_advisory=sc.CALLS_BUCKETS)
-        self.tool_duration = h(sc.M_TOOL_DURATION, "s", "Tool call duration",
-                               explicit_bucket_boundaries_advisory=sc.DURATION_BUCKETS)
+        for attr, name, unit, description, buckets in _HISTOGRAMS:
+            setattr(self, attr, meter.create_histogram(name, unit, description,
+                                                       explicit_bucket_boundaries_advisory=buckets))
         self.runs = meter.create_counter(sc.M_RUNS, "{run}", "Agent runs by stop reason")
-        self.run_tokens = h(sc.M_RUN_TOKENS, "{token}", "Tokens per agent run",
-                            explicit_bucket_boundaries_advisory=sc.TOKEN_BUCKETS)
-        self.run_cost = h(sc.M_RUN_COST, "{USD}", "Dollars per agent run",
-                          explicit_bucket_boundaries_advisory=sc.COST_BUCKETS)
-        self.utilisation = h(sc.M_BUDGET_UTILISATION, "1", "Share of each budget limit a run consumed",
-                             explicit_bucket_boundaries_advisory=sc.UTILISATION_BUCKETS)
 
 
 def traceparent(ctx: SpanContext) -> str:

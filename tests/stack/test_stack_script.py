@@ -10,18 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from stackutil import ROOT, free_ports, healthy, listening
+from stackutil import STACK_PORT_SETTINGS, STACK_SCRIPT, free_ports, healthy, listening
 
 pytestmark = pytest.mark.stack
 
-SCRIPT = ROOT / "scripts" / "stack.sh"
-PORT_SETTINGS = [
-    "AGENTOBS_COLLECTOR_OTLP_GRPC_PORT", "AGENTOBS_COLLECTOR_OTLP_HTTP_PORT", "AGENTOBS_COLLECTOR_HEALTH_PORT",
-    "AGENTOBS_COLLECTOR_TELEMETRY_PORT", "AGENTOBS_COLLECTOR_PROMETHEUS_PORT", "AGENTOBS_JAEGER_OTLP_GRPC_PORT",
-    "AGENTOBS_JAEGER_OTLP_HTTP_PORT", "AGENTOBS_JAEGER_QUERY_HTTP_PORT", "AGENTOBS_JAEGER_QUERY_GRPC_PORT",
-    "AGENTOBS_JAEGER_HEALTH_PORT", "AGENTOBS_JAEGER_HEALTH_GRPC_PORT", "AGENTOBS_JAEGER_TELEMETRY_PORT",
-    "AGENTOBS_PROMETHEUS_PORT",
-]
+SCRIPT, PORT_SETTINGS = STACK_SCRIPT, STACK_PORT_SETTINGS
 
 
 def _run(env: dict[str, str], *args: str, timeout: float = 900) -> subprocess.CompletedProcess:

@@ -38,6 +38,7 @@ BENCHMARKS = [
     "bench.telemetry_bench",
     "bench.analysis_bench",
     "bench.export_bench",
+    "bench.outage_bench",
 ]
 
 

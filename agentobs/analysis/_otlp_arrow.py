@@ -180,7 +180,8 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality) -> di
         return {}
     keys = pc.dictionary_encode(pc.struct_field(flat, "key"))
     names = keys.dictionary.to_pylist()
-    codes = keys.indices.to_numpy(zero_copy_only=False)
+    # an entry without a key (malformed input) gets -1: sorted before every key, it joins no column
+    codes = pc.fill_null(keys.indices, -1).to_numpy(zero_copy_only=False)
     if len(names) < 32768:
         codes = codes.astype(np.int16)      # numpy sorts 16-bit keys with a radix sort
     order = np.argsort(codes, kind="stable")

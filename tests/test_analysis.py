@@ -30,6 +30,7 @@ def test_report_finds_every_injected_pattern_with_the_recorded_counts(population
     report = analyze([str(path)])
     truth = summary(records)["signatures"]
     found = {s.name: s.runs for s in report.signatures}
+    assert found.pop("run_aborted") == 0     # no run of the population is aborted (see the crash test below)
     assert set(found) == set(SIGNATURES)
     assert found == truth
     assert all(v > 0 for v in truth.values())
@@ -114,7 +115,7 @@ def test_report_outputs(population, tmp_path):
     assert res.exit_code == 0, res.output
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["schema_version"] == 1 and data["options"]["percentile_method"] == "inverted_cdf"
-    assert {s["name"] for s in data["signatures"]} == set(SIGNATURES)
+    assert {s["name"] for s in data["signatures"]} == set(SIGNATURES) | {"run_aborted"}
     res = runner.invoke(cli, ["runs", str(path), "--out", str(tmp_path / "runs.csv")])
     assert res.exit_code == 0, res.output
     df = pd.read_csv(tmp_path / "runs.csv")
@@ -154,3 +155,24 @@ def test_user_errors_are_one_line(tmp_path):
         res = runner.invoke(cli, args)
         assert res.exit_code == 2, (args, res.output)
         assert "Traceback" not in res.output and res.output.count("\n") <= 2, res.output
+
+
+def test_an_aborted_segment_is_unlabelled_when_recovered_and_failed_when_not(tmp_path):
+    """crash_resume: the crashed segment (aborted by SimulatedCrash) and its recovery; then a crash alone."""
+    from agentobs.domain import policies
+    from agentobs.domain.scenarios import SEED004, go
+    from agentobs.errors import SimulatedCrash
+    from agentobs.kernel.faults import CrashAt
+
+    path = tmp_path / "traces.jsonl"
+    tel = configure(traces_out=path)
+    SEED004["crash_resume"]([tel.observer()], None)
+    with pytest.raises(SimulatedCrash):
+        go(policies.SupportPolicy(), task_id="t-lost", observers=[tel.observer(), CrashAt("before_tool")])
+    tel.shutdown()
+    runs = analyze([str(path)]).runs.set_index(["task_id", "status"])
+    crashed, recovered, lost = runs.loc[("t1", "aborted")], runs.loc[("t1", "stopped")], runs.loc[("t-lost", "aborted")]
+    assert crashed["source_kind"] == "agentobs" and pd.isna(crashed["success"])
+    assert crashed["signature"] == "run_aborted" and pd.isna(crashed["stop_reason"])
+    assert recovered["success"] == True and recovered["stop_reason"] == "done"  # noqa: E712
+    assert lost["success"] == False and lost["signature"] == "run_aborted"  # noqa: E712

@@ -202,3 +202,71 @@ def test_plain_loop_example_has_the_kernel_tree_shape(memory_tracing):
     assert [p[:3] for p in plain] == [k[:3] for k in kernel]
     for p, k in zip(plain, kernel):
         assert set(p[3]) >= set(k[3]) - {sc.CONVERSATION_ID}, (p, k)
+
+
+# -- the current span while a model or a tool runs; a run aborted by an exception ------------------
+
+
+def test_spans_made_inside_model_and_tool_calls_nest_under_chat_and_execute_tool(memory_tracing):
+    """A model client or a tool instrumented on its own (HTTP, database) finds our span current."""
+    from opentelemetry import trace
+
+    from agentobs.domain.support import SupportDesk
+
+    provider, exporter = memory_tracing
+    tel = configure(tracer_provider=provider)
+    theirs = provider.get_tracer("their.http.client")
+
+    class HttpDesk(SupportDesk):
+        def invoke(self, call):
+            with theirs.start_as_current_span(f"GET /{call.name}"):
+                return super().invoke(call)
+
+    class HttpModel:
+        def __init__(self):
+            self.inner = policies.SupportPolicy()
+            self.name, self.provider = self.inner.name, self.inner.provider
+
+        def propose(self, request):
+            with theirs.start_as_current_span("POST /v1/chat/completions"):
+                return self.inner.propose(request)
+
+    st, _, _ = go(HttpModel(), desk=HttpDesk(), observers=[tel.observer()])
+    assert (st.stop, st.step, st.tool_calls) == ("done", 5, 3)
+    spans = exporter.get_finished_spans()
+    by_id = {s.context.span_id: s for s in spans}
+    http = [s for s in spans if s.instrumentation_scope.name == "their.http.client"]
+    parents = sorted((s.name, by_id[s.parent.span_id].name) for s in http)
+    assert parents == sorted([("POST /v1/chat/completions", "chat support-policy")] * 5 + [
+        ("GET /get_order", "execute_tool get_order"), ("GET /issue_refund", "execute_tool issue_refund"),
+        ("GET /send_status_email", "execute_tool send_status_email")])
+    assert all(s.context.trace_id == by_id[s.parent.span_id].context.trace_id for s in http)
+    assert not trace.get_current_span().get_span_context().is_valid      # nothing of ours stays current
+
+
+@pytest.mark.parametrize("boundary", ["before_model", "before_tool", "after_checkpoint"])
+def test_an_exception_escaping_the_run_ends_its_spans_with_error(memory_tracing, boundary):
+    from opentelemetry import trace
+    from opentelemetry.trace import StatusCode
+
+    from agentobs.errors import SimulatedCrash
+    from agentobs.kernel.checkpoint import SQLiteCheckpointStore
+    from agentobs.kernel.faults import CrashAt
+
+    provider, exporter = memory_tracing
+    tel = configure(tracer_provider=provider)
+    nth = 2 if boundary == "before_model" else 1
+    with pytest.raises(SimulatedCrash):
+        go(policies.SupportPolicy(), observers=[tel.observer(), CrashAt(boundary, nth=nth)],
+           checkpoints=SQLiteCheckpointStore(":memory:"))
+    spans = exporter.get_finished_spans()
+    root = next(s for s in spans if s.name.startswith("invoke_agent"))
+    assert root.status.status_code is StatusCode.ERROR and root.attributes[sc.ERROR_TYPE] == "SimulatedCrash"
+    assert root.attributes[sc.STATUS] == "aborted" and sc.STOP_REASON not in root.attributes
+    ids = {s.context.span_id for s in spans}
+    assert all(s.parent is None or s.parent.span_id in ids for s in spans)     # every open span was ended
+    open_at_crash = {"before_model": "chat support-policy", "before_tool": "execute_tool get_order"}.get(boundary)
+    if open_at_crash:
+        crashed = [s for s in spans if s.name == open_at_crash and s.status.status_code is StatusCode.ERROR]
+        assert len(crashed) == 1 and crashed[0].attributes[sc.ERROR_TYPE] == "SimulatedCrash"
+    assert not trace.get_current_span().get_span_context().is_valid

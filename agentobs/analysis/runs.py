@@ -260,7 +260,8 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
                 ["run", "n"], ascending=[True, False], kind="stable").drop_duplicates("run").set_index("run")["model"]
             model = model.fillna(pd.Series(common.reindex(range(n_runs)).to_numpy(), dtype="string"))
     out["model"] = model
-    is_ours = _col(last, sc.STOP_REASON).notna().to_numpy()
+    # ours: a stop reason, or an agentobs status without one (a run aborted by an exception)
+    is_ours = (_col(last, sc.STOP_REASON).notna() | (_col(last, sc.STATUS) == "aborted").fillna(False)).to_numpy()
     is_transcript = _col(last, "agentobs.transcript.format").notna().to_numpy()
     out["source_kind"] = pd.array(np.where(is_ours, "agentobs", np.where(is_transcript, "transcript", "genai")),
                                   dtype="string")
@@ -533,9 +534,14 @@ def _default_labels(out: pd.DataFrame, last: pd.DataFrame) -> None:
     ours = (out["source_kind"] == "agentobs").to_numpy()
     done = ((out["stop_reason"] == "done") & (out["outcome"].fillna("completed") == "completed")).fillna(False)
     suspended = (out["status"] == "suspended").fillna(False).to_numpy(dtype=bool)
+    # an aborted segment whose task has a later segment in the input was recovered: like a suspended
+    # segment, it is part of a task that went on, not an outcome; an aborted run never recovered failed
+    aborted = (out["status"] == "aborted").fillna(False).to_numpy(dtype=bool)
+    later = out.groupby("task_id", dropna=True)["start"].transform("max")
+    recovered = aborted & (later > out["start"]).fillna(False).to_numpy(dtype=bool)
     lab = pd.Series(pd.NA, index=out.index, dtype="boolean")
     lab[ours] = done.to_numpy(dtype=bool)[ours]
-    lab[ours & suspended] = pd.NA
+    lab[ours & (suspended | recovered)] = pd.NA
     transcript = _col(last, "agentobs.label.success", "boolean").astype("boolean")
     transcript.index = out.index
     lab = lab.fillna(transcript)

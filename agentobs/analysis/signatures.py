@@ -53,6 +53,10 @@ CATALOG: list[Signature] = [
     Signature("unknown_outcome", "seed 000", "A write timed out or its response was lost",
               "Lost response from a backend", "Stop; reconcile with the backend; retry only under the same key",
               lambda d: _stop(d, "unknown_outcome") | _b(d["unknown_outcome_writes"] > 0)),
+    Signature("run_aborted", "agentobs", "An exception ended the run before any stop reason (error.type on the "
+              "invoke_agent span, agentobs.status = aborted)", "A crash, an interrupt or a checkpoint conflict",
+              "Recover from the last checkpoint (Kernel.recover); fix what error.type names",
+              lambda d: _b(d["status"] == "aborted")),
     Signature("memory_poisoning", "seed 000", "Remembered notes were in the view and the run wrote outside its plan",
               "An untrusted or wrong note was stored and acted on",
               "Memory write policy: trusted sources only, scope, expiry; review the note",

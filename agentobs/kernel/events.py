@@ -169,10 +169,18 @@ class RunFinished:
     at_ns: int
 
 
+@dataclass(frozen=True, slots=True)
+class RunAborted:
+    """An exception escaped a begun run (a crash, an interrupt, a checkpoint conflict): no stop reason was
+    reached; what survives is what the last checkpoint holds."""
+    error: str            # the exception's class name
+    at_ns: int
+
+
 Event = (RunStarted | StepStarted | ModelCalled | ModelReturned | PlanRejected | PlanAccepted | FinalRefused
          | ToolCalled
          | ToolRetry | ToolReturned | GuardFired | ApprovalRequested | ApprovalDecided | CheckpointSaving
-         | CheckpointSaved | StepFinished | RunFinished)
+         | CheckpointSaved | StepFinished | RunFinished | RunAborted)
 
 
 class Observer(Protocol):

@@ -48,6 +48,7 @@ class Kernel:
         self.observers = obs
         self._emit = obs.notify if obs.observers else None
         self._version: int | None = None
+        self._running = False                  # between RunStarted and RunFinished
         if self.budget.max_usd is not None and not self.prices.can_price(self.price_model, self.price_provider):
             raise ConfigError(f"max_usd is set but model {self.price_model!r} has no price: pass "
                               "prices=Prices({'<model>': (input_usd_per_mtok, output_usd_per_mtok)}) or price_as=")
@@ -56,6 +57,9 @@ class Kernel:
 
     def run(self, state: TaskState) -> TaskState:
         """Runs a new task to a stop reason. Mutates and returns ``state``."""
+        return self._guarded(self._run, state)
+
+    def _run(self, state: TaskState) -> TaskState:
         if self.memory is not None and not state.memory:
             state.memory = list(self.memory.read(state.user_id, state.goal, now=self.clock.wall_ns() / 1e9))
         self._begin(state, resumed=False)
@@ -69,6 +73,9 @@ class Kernel:
         Given a ``Checkpoint``, the resume is claimed in the store before anything runs, so of
         two workers resuming one snapshot only one proceeds.
         """
+        return self._guarded(self._resume, snapshot, decision)
+
+    def _resume(self, snapshot: TaskState | Checkpoint | str, decision: Decision | None) -> TaskState:
         if isinstance(snapshot, str):
             if self.checkpoints is None:
                 raise ConfigError("resume(task_id) needs a checkpoint store; pass the saved TaskState instead")
@@ -102,6 +109,9 @@ class Kernel:
 
     def recover(self, task_id: str) -> TaskState:
         """After a crash: continue a task from its last checkpoint without repeating a side effect."""
+        return self._guarded(self._recover, task_id)
+
+    def _recover(self, task_id: str) -> TaskState:
         if self.checkpoints is None:
             raise ConfigError("recover() needs a checkpoint store: Kernel(..., checkpoints=SQLiteCheckpointStore(path))")
         ckpt = self.checkpoints.load(task_id)
@@ -394,7 +404,23 @@ class Kernel:
             self._emit(ev.GuardFired(stop.value, limit, observed, self.clock.wall_ns()))
         return stop
 
+    def _guarded(self, body: Any, *args: Any) -> TaskState:
+        """Runs an entry point; an exception escaping a begun run is told to the observers (RunAborted), so
+        they can close what they opened, and then goes on to the caller unchanged."""
+        self._running = False
+        try:
+            return body(*args)
+        except BaseException as exc:
+            if self._running and self._emit:
+                self._running = False
+                try:
+                    self._emit(ev.RunAborted(type(exc).__name__, self.clock.wall_ns()))
+                except BaseException:  # noqa: BLE001 - the original exception is the one to report
+                    pass
+            raise
+
     def _begin(self, st: TaskState, resumed: bool) -> None:
+        self._running = True
         st.begin()
         self._version = None
         if self._emit:
@@ -409,6 +435,7 @@ class Kernel:
                 st.links.append(ctx)
         if self.checkpoints is not None:
             self._save(st, self._version)
+        self._running = False
         if self._emit:
             self._emit(ev.RunFinished(st, self.clock.wall_ns()))
         return st

@@ -9,6 +9,9 @@ Span tree of one task segment::
     └── execute_tool {tool}         INTERNAL  the held call executed on resume (agentobs.tool.held = true)
 
 Span times come from the kernel's clock, so simulated runs have the durations they describe.
+While a model or a tool call runs, its span is the current span (OpenTelemetry context), so spans that the
+model client or the tool make themselves (HTTP, database instrumentations) nest under ``chat`` and
+``execute_tool``. An exception escaping the run (RunAborted) ends every open span with ERROR status.
 Uses only the OpenTelemetry API: the SDK is configured by ``agentobs.telemetry.setup``.
 """
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.metrics import Meter, NoOpMeter
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags, Tracer
@@ -83,6 +87,7 @@ class OTelObserver:
         self._step: Any = None
         self._chat: Any = None
         self._tool: Any = None
+        self._token: Any = None            # the attached context of the open chat or tool span
         self._run: dict[str, Any] = {}
 
     # -- the Observer interface ----------------------------------------------------------------
@@ -96,6 +101,17 @@ class OTelObserver:
         """W3C traceparent of the current (or last) task span, for linking a resumed segment."""
         span = self._root or self._run.get("last_root")
         return traceparent(span.get_span_context()) if span is not None else None
+
+    # -- the current span while foreign code runs ---------------------------------------------
+
+    def _attach(self, span: Any) -> None:
+        self._token = otel_context.attach(trace.set_span_in_context(span))
+
+    def _detach(self) -> None:
+        token = self._token
+        if token is not None:
+            self._token = None
+            otel_context.detach(token)
 
     # -- handlers ------------------------------------------------------------------------------
 
@@ -143,10 +159,12 @@ class OTelObserver:
             attrs[sc.INPUT_MESSAGES] = self._input_messages(e.view)
         self._chat = self.tracer.start_span(f"{sc.OP_CHAT} {e.model}", context=ctx, kind=SpanKind.CLIENT,
                                             attributes=attrs, start_time=e.at_ns)
+        self._attach(self._chat)
         self._run["chat_view"] = e.view if self.capture.on_event else None
         self._run["chat_start"] = e.at_ns
 
     def _model_returned(self, e: ev.ModelReturned) -> None:
+        self._detach()
         span = self._chat
         if span is None:
             return
@@ -199,6 +217,7 @@ class OTelObserver:
         ctx = self._step_ctx if parent is self._step else self._root_ctx
         self._tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {e.name}", context=ctx, kind=SpanKind.INTERNAL,
                                             attributes=attrs, start_time=e.at_ns)
+        self._attach(self._tool)
         self._run["tool_start"] = e.at_ns
 
     def _tool_retry(self, e: ev.ToolRetry) -> None:
@@ -207,6 +226,7 @@ class OTelObserver:
                                                sc.RETRY_BACKOFF_S: e.backoff_s}, timestamp=e.at_ns)
 
     def _tool_returned(self, e: ev.ToolReturned) -> None:
+        self._detach()
         span = self._tool
         if span is None:
             return
@@ -280,6 +300,7 @@ class OTelObserver:
         self._step = None
 
     def _run_finished(self, e: ev.RunFinished) -> None:
+        self._detach()
         span, st, run = self._root, e.state, self._run
         if span is None:
             return
@@ -325,6 +346,21 @@ class OTelObserver:
             if cap:
                 self.inst.utilisation.record(min(used / cap, 1.0), {**agent, sc.BUDGET_LIMIT_ATTR: limit})
 
+    def _run_aborted(self, e: ev.RunAborted) -> None:
+        """An exception escaped the run: every open span ends with ERROR and the exception's type."""
+        self._detach()
+        status = Status(StatusCode.ERROR, f"run aborted: {e.error}")
+        for span in (self._chat, self._tool, self._step, self._root):
+            if span is not None:
+                span.set_attribute(sc.ERROR_TYPE, e.error)
+                span.set_status(status)
+                if span is self._root:
+                    span.set_attribute(sc.STATUS, "aborted")
+                span.end(end_time=e.at_ns)
+        if self._root is not None:
+            self._run["last_root"] = self._root
+        self._chat = self._tool = self._step = self._root = None
+
     # -- content -------------------------------------------------------------------------------
 
     def _input_messages(self, view: str) -> str:
@@ -348,5 +384,5 @@ _HANDLERS = {
     ev.FinalRefused: OTelObserver._final_refused,
     ev.ApprovalRequested: OTelObserver._approval_requested, ev.ApprovalDecided: OTelObserver._approval_decided,
     ev.CheckpointSaved: OTelObserver._checkpoint, ev.StepFinished: OTelObserver._step_finished,
-    ev.RunFinished: OTelObserver._run_finished,
+    ev.RunFinished: OTelObserver._run_finished, ev.RunAborted: OTelObserver._run_aborted,
 }

@@ -42,7 +42,8 @@ class Export:
     service: str
     spans: dict[str, Span]            # the SDK's in-memory copy: span id -> Span
     traces: dict[str, dict[str, Span]]
-    roots: dict[str, Span]            # trace id -> ended root span
+    roots: dict[str, Span]            # trace id -> root span of a run that reached a stop reason
+    aborted: dict[str, Span]          # trace id -> root span of a segment ended by an exception (crash_resume)
     local: Path                       # our OTLP JSON lines file of the same spans
     t_min: int                        # a window around every span start, for the searches
     t_max: int
@@ -67,8 +68,11 @@ def seeds(stack, tmp_path_factory) -> Export:
     spans = from_memory(memory.get_finished_spans())
     assert len(spans) == report.ended > 100
     traces = by_trace(spans)
-    roots = {s.trace_id: s for s in spans.values() if s.parent is None}
-    return Export(service, spans, traces, roots, local, epoch - MIN, time.time_ns() + MIN, stops)
+    tops = [s for s in spans.values() if s.parent is None]
+    roots = {s.trace_id: s for s in tops if sc.STOP_REASON in s.attributes}
+    aborted = {s.trace_id: s for s in tops if s.attributes.get(sc.STATUS) == ("string", "aborted")}
+    assert len(roots) + len(aborted) == len(tops) == len(traces)
+    return Export(service, spans, traces, roots, aborted, local, epoch - MIN, time.time_ns() + MIN, stops)
 
 
 def _diff(got: dict[str, Span], want: dict[str, Span]) -> str:
@@ -91,6 +95,9 @@ def test_seed_scenarios_cover_every_stop_reason(seeds):
     assert set(roots) == set(seeds.stops.values()) == {
         "done", "repeated_call", "no_progress", "max_tokens", "deadline", "max_steps", "needs_approval",
         "unknown_outcome", "max_usd"}
+    # crash_resume's first segment ends with the simulated crash: a closed tree, ERROR, no stop reason
+    assert [(r.attributes[sc.ERROR_TYPE], r.status[0]) for r in seeds.aborted.values()] == \
+        [(("string", "SimulatedCrash"), 2)]
 
 
 def test_jaeger_api_v3_search_returns_every_task_with_its_full_span_tree(stack, seeds):
@@ -264,7 +271,8 @@ def test_prometheus_holds_span_metrics_by_operation_agent_tool_and_stop_reason(s
     stops = Counter(r.attributes[sc.STOP_REASON][1] for r in seeds.roots.values())
     got = by_labels(prom_query(stack.prometheus, f'sum by (agentobs_stop_reason) (traces_span_metrics_calls_total'
                                                  f'{{{sel}, gen_ai_operation_name="invoke_agent"}})'), "agentobs_stop_reason")
-    assert got == {(k,): float(v) for k, v in stops.items()}
+    # an aborted segment's invoke_agent span has no stop reason: its series has no such label
+    assert got == {(k,): float(v) for k, v in stops.items()} | ({("",): float(len(seeds.aborted))} if seeds.aborted else {})
     errors = prom_query(stack.prometheus, f'sum(traces_span_metrics_calls_total{{{sel}, status_code="STATUS_CODE_ERROR"}})')
     assert float(errors[0]["value"][1]) == sum(1 for s in spans if s.status[0] == 2)
     # the latency histogram, in milliseconds, with the same series

@@ -77,7 +77,7 @@ def run(quick: bool = False) -> list[Figure]:
                     if key == "a":
                         private.stop("collector")
                     out = tmp / f"{key}{t}"
-                    results[key].append(harness._run_case(label, private, fault(private), seed + 100 * t, out))
+                    results[key].append(harness.run_case(label, private, fault(private), seed + 100 * t, out))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     figs = []

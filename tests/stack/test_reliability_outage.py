@@ -389,7 +389,7 @@ class CaseResult:
     queue_full_warning: bool
 
 
-def _run_case(name: str, private: PrivateStack, fault: Callable[[Workload, Timeline], None], seed0: int,
+def run_case(name: str, private: PrivateStack, fault: Callable[[Workload, Timeline], None], seed0: int,
               tmp: Path) -> CaseResult:
     """Runs the workload while ``fault(workload, timeline)`` breaks and repairs things (marking "down" and
     "recovered"), then checks and prints what happened."""
@@ -522,20 +522,20 @@ def fault_restarted(private: PrivateStack) -> Callable[[Workload, Timeline], Non
 def test_a_collector_not_started_when_the_runs_begin(private, sdk_env, tmp_path):
     private.stop("collector")
     assert not healthy(private.collector_health)
-    res = _run_case("a: not started", private, fault_not_started(private), 1000, tmp_path)
+    res = run_case("a: not started", private, fault_not_started(private), 1000, tmp_path)
     _nothing_lost(res)
     _never_waits(res)
 
 
 def test_b_collector_killed_in_the_middle_of_the_runs(private, sdk_env, tmp_path):
-    res = _run_case("b: killed", private, fault_killed(private), 2000, tmp_path)
+    res = run_case("b: killed", private, fault_killed(private), 2000, tmp_path)
     otlp = next(e for n, e in res.exporters.items() if n.startswith("otlp"))
     assert otlp["failed"] > 0 and otlp["dropped"] > 0, otlp     # both limits were reached, and counted
     _never_waits(res)
 
 
 def test_c_collector_restarted_in_the_middle_of_the_runs(private, sdk_env, tmp_path):
-    res = _run_case("c: restarted", private, fault_restarted(private), 3000, tmp_path)
+    res = run_case("c: restarted", private, fault_restarted(private), 3000, tmp_path)
     _nothing_lost(res)
     _never_waits(res)
 

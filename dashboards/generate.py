@@ -206,14 +206,17 @@ def runs_dashboard() -> dict[str, Any]:
         w=9, unit="percentunit", minmax=(0, 1), links=[AGENT_LINK]))
     P.append(panel(
         lay, "timeseries", "Runs by stop reason",
-        "Finished runs per minute, stacked by agentobs.stop_reason. Click a series for those runs in Jaeger.",
-        [target(f"sum by (exported_job, agentobs_stop_reason) (rate({runs()}[{RI}])) * 60",
-                "{{agentobs_stop_reason}}", "A")], w=16, h=9, stack=True, links=[STOP_REASON_LINK]))
+        "Finished runs per minute, stacked by agentobs.stop_reason; a run aborted by an exception shows as the "
+        "exception's type (error.type). Click a series for those runs in Jaeger.",
+        [target(f"sum by (exported_job, agentobs_stop_reason, error_type) (rate({runs()}[{RI}])) * 60",
+                "{{agentobs_stop_reason}}{{error_type}}", "A")], w=16, h=9, stack=True, links=[STOP_REASON_LINK]))
     P.append(panel(
         lay, "bargauge", "Stop reasons in range",
-        "Finished runs per stop reason over the time range. Click a bar for those runs in Jaeger.",
-        [target(f"sum by (exported_job, agentobs_stop_reason) (increase({runs()}[$__range]))",
-                "{{agentobs_stop_reason}}", "A", instant=True)], w=8, h=9, decimals=0, links=[STOP_REASON_LINK]))
+        "Finished runs per stop reason over the time range (aborted runs: the exception's type). Click a bar "
+        "for those runs in Jaeger.",
+        [target(f"sum by (exported_job, agentobs_stop_reason, error_type) (increase({runs()}[$__range]))",
+                "{{agentobs_stop_reason}}{{error_type}}", "A", instant=True)], w=8, h=9, decimals=0,
+        links=[STOP_REASON_LINK]))
 
     def p50_p95(m: str) -> list[dict[str, Any]]:
         """The median and p95 of an SDK histogram per agent."""

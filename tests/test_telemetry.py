@@ -254,7 +254,8 @@ def test_an_exception_escaping_the_run_ends_its_spans_with_error(memory_tracing,
     from agentobs.kernel.faults import CrashAt
 
     provider, exporter = memory_tracing
-    tel = configure(tracer_provider=provider)
+    reader = InMemoryMetricReader()
+    tel = configure(tracer_provider=provider, meter_provider=MeterProvider(metric_readers=[reader]))
     nth = 2 if boundary == "before_model" else 1
     with pytest.raises(SimulatedCrash):
         go(policies.SupportPolicy(), observers=[tel.observer(), CrashAt(boundary, nth=nth)],
@@ -270,3 +271,9 @@ def test_an_exception_escaping_the_run_ends_its_spans_with_error(memory_tracing,
         crashed = [s for s in spans if s.name == open_at_crash and s.status.status_code is StatusCode.ERROR]
         assert len(crashed) == 1 and crashed[0].attributes[sc.ERROR_TYPE] == "SimulatedCrash"
     assert not trace.get_current_span().get_span_context().is_valid
+    # counted as a run, with the exception where a stop reason would be
+    metrics = {m.name: m for rm in reader.get_metrics_data().resource_metrics for sm in rm.scope_metrics
+               for m in sm.metrics}
+    want = {sc.AGENT_NAME: "support-agent", sc.ERROR_TYPE: "SimulatedCrash"}
+    assert [(dict(p.attributes), p.value) for p in metrics[sc.M_RUNS].data.data_points] == [(want, 1)]
+    assert [(dict(p.attributes), p.count) for p in metrics[sc.M_AGENT_DURATION].data.data_points] == [(want, 1)]

@@ -173,6 +173,7 @@ class RunFinished:
 class RunAborted:
     """An exception escaped a begun run (a crash, an interrupt, a checkpoint conflict): no stop reason was
     reached; what survives is what the last checkpoint holds."""
+    state: Any            # TaskState as it was when the exception escaped (read only)
     error: str            # the exception's class name
     at_ns: int
 

@@ -49,6 +49,7 @@ class Kernel:
         self._emit = obs.notify if obs.observers else None
         self._version: int | None = None
         self._running = False                  # between RunStarted and RunFinished
+        self._state: TaskState | None = None   # the run in progress, for RunAborted
         if self.budget.max_usd is not None and not self.prices.can_price(self.price_model, self.price_provider):
             raise ConfigError(f"max_usd is set but model {self.price_model!r} has no price: pass "
                               "prices=Prices({'<model>': (input_usd_per_mtok, output_usd_per_mtok)}) or price_as=")
@@ -414,13 +415,13 @@ class Kernel:
             if self._running and self._emit:
                 self._running = False
                 try:
-                    self._emit(ev.RunAborted(type(exc).__name__, self.clock.wall_ns()))
+                    self._emit(ev.RunAborted(self._state, type(exc).__name__, self.clock.wall_ns()))
                 except BaseException:  # noqa: BLE001 - the original exception is the one to report
                     pass
             raise
 
     def _begin(self, st: TaskState, resumed: bool) -> None:
-        self._running = True
+        self._running, self._state = True, st
         st.begin()
         self._version = None
         if self._emit:

@@ -347,7 +347,8 @@ class OTelObserver:
                 self.inst.utilisation.record(min(used / cap, 1.0), {**agent, sc.BUDGET_LIMIT_ATTR: limit})
 
     def _run_aborted(self, e: ev.RunAborted) -> None:
-        """An exception escaped the run: every open span ends with ERROR and the exception's type."""
+        """An exception escaped the run: every open span ends with ERROR and the exception's type; the run is
+        counted in ``agentobs.runs`` and ``gen_ai.invoke_agent.duration`` with that type as ``error.type``."""
         self._detach()
         status = Status(StatusCode.ERROR, f"run aborted: {e.error}")
         for span in (self._chat, self._tool, self._step, self._root):
@@ -357,9 +358,15 @@ class OTelObserver:
                 if span is self._root:
                     span.set_attribute(sc.STATUS, "aborted")
                 span.end(end_time=e.at_ns)
-        if self._root is not None:
-            self._run["last_root"] = self._root
+        run, root = self._run, self._root
         self._chat = self._tool = self._step = self._root = None
+        if root is None:
+            return
+        run["last_root"] = root
+        # counted like a finished run, with the exception's type where a stop reason would be
+        attrs = {**run["m_agent"], sc.ERROR_TYPE: e.error}
+        self.inst.agent_duration.record(max(0.0, e.state.elapsed - run["elapsed0"]), attrs)
+        self.inst.runs.add(1, attrs)
 
     # -- content -------------------------------------------------------------------------------
 

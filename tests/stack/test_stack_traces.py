@@ -287,8 +287,12 @@ def test_prometheus_holds_every_sdk_metric_of_the_contract(stack, seeds):
     P = dashboards.PROMETHEUS_NAMES
     roots = seeds.roots.values()
     stops = Counter(r.attributes[sc.STOP_REASON][1] for r in roots)
-    wait_for(lambda: by_labels(prom_query(stack.prometheus, f"sum by (agentobs_stop_reason) ({P['agentobs.runs']}{{{job}}})"),
-                               "agentobs_stop_reason") == {(k,): float(v) for k, v in stops.items()},
+    # an aborted segment is counted with its exception's type instead of a stop reason
+    aborted = Counter(r.attributes[sc.ERROR_TYPE][1] for r in seeds.aborted.values())
+    want = {(k, ""): float(v) for k, v in stops.items()} | {("", k): float(v) for k, v in aborted.items()}
+    wait_for(lambda: by_labels(prom_query(stack.prometheus, f"sum by (agentobs_stop_reason, error_type) "
+                                                            f"({P['agentobs.runs']}{{{job}}})"),
+                               "agentobs_stop_reason", "error_type") == want,
              "agentobs_runs_total by stop reason to equal the finished runs")
     for name, prom in P.items():
         suffix = "_count" if prom in dashboards.HISTOGRAMS else ""
@@ -309,7 +313,7 @@ def test_prometheus_holds_every_sdk_metric_of_the_contract(stack, seeds):
     assert total(f"sum({P['gen_ai.invoke_agent.inference_calls']}_count{{{job}}})") == len(roots)
     assert total(f"sum({P['gen_ai.invoke_agent.inference_calls']}_sum{{{job}}})") == \
         sum(1 for s in returned if s.trace_id in ended_traces)
-    assert total(f"sum({P['gen_ai.invoke_agent.duration']}_count{{{job}}})") == len(roots)
+    assert total(f"sum({P['gen_ai.invoke_agent.duration']}_count{{{job}}})") == len(roots) + len(seeds.aborted)
     assert total(f"sum({P['agentobs.run.tokens']}_sum{{{job}}})") == sum(r.attributes[sc.TOKENS][1] for r in roots)
     assert total(f"sum({P['agentobs.run.cost_usd']}_sum{{{job}}})") == pytest.approx(
         sum(r.attributes[sc.COST_USD][1] for r in roots), rel=1e-9)

@@ -27,6 +27,16 @@ from typing import Callable, Iterable, Mapping, Sequence
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def stack_harness():
+    """The helpers of tests/stack (``stackutil``: PrivateStack, SentIds, Jaeger polling) for the benchmarks that
+    run against the real collector and Jaeger; one copy serves the tests and the benchmarks."""
+    path = os.path.join(REPO_ROOT, "tests", "stack")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    import stackutil
+    return stackutil
+
+
 # -- records -------------------------------------------------------------------------------------
 
 

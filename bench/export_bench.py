@@ -25,23 +25,18 @@ AGENTOBS_COLLECTOR_OTLP_GRPC, AGENTOBS_COLLECTOR_OTLP_HTTP), else it starts a pr
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from pathlib import Path
+from typing import Iterator
 
-from .common import REPO_ROOT, Figure, Target, module_main, ratio, summarize
+from .common import Figure, Target, module_main, ratio, stack_harness, summarize
 
 NAME = "export"
 TITLE = "Export throughput: a population over OTLP (gRPC, HTTP) through the collector into Jaeger"
@@ -50,14 +45,6 @@ F_GRPC = "gRPC: sustained rate, first span sent -> last visible in Jaeger"
 F_HTTP = "HTTP: sustained rate, first span sent -> last visible in Jaeger"
 # informative: far below what these machines do (about 7,000 spans/s), far above what an agent fleet sends
 TARGETS = [Target("export: gRPC sustained rate into Jaeger (spans/s)", F_GRPC, ">=", 2_000.0)]
-STACK = os.path.join(REPO_ROOT, "scripts", "stack.sh")
-PORTS = [
-    "AGENTOBS_COLLECTOR_OTLP_GRPC_PORT", "AGENTOBS_COLLECTOR_OTLP_HTTP_PORT", "AGENTOBS_COLLECTOR_HEALTH_PORT",
-    "AGENTOBS_COLLECTOR_TELEMETRY_PORT", "AGENTOBS_COLLECTOR_PROMETHEUS_PORT", "AGENTOBS_JAEGER_OTLP_GRPC_PORT",
-    "AGENTOBS_JAEGER_OTLP_HTTP_PORT", "AGENTOBS_JAEGER_QUERY_HTTP_PORT", "AGENTOBS_JAEGER_QUERY_GRPC_PORT",
-    "AGENTOBS_JAEGER_HEALTH_PORT", "AGENTOBS_JAEGER_HEALTH_GRPC_PORT", "AGENTOBS_JAEGER_TELEMETRY_PORT",
-    "AGENTOBS_PROMETHEUS_PORT",
-]
 
 
 # -- the stack -----------------------------------------------------------------------------------------------------
@@ -71,19 +58,6 @@ class Endpoints:
     private: bool
 
 
-def _free_ports(n: int) -> list[int]:
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 @contextmanager
 def stack() -> Iterator[Endpoints]:
     """The running stack (from its exported variables), or a private instance for the duration."""
@@ -93,75 +67,24 @@ def stack() -> Iterator[Endpoints]:
         yield Endpoints(grpc if "://" in grpc else f"http://{grpc}", e["AGENTOBS_COLLECTOR_OTLP_HTTP"],
                         e["JAEGER_URL"].rstrip("/"), private=False)
         return
-    run = tempfile.mkdtemp(prefix="agentobs-export-bench-")
-    env = {k: v for k, v in e.items() if not k.startswith(("AGENTOBS_", "JAEGER_", "OTEL_")) and k != "PROMETHEUS_URL"}
-    if e.get("AGENTOBS_STACK_CACHE"):
-        env["AGENTOBS_STACK_CACHE"] = e["AGENTOBS_STACK_CACHE"]
-    env.update({k: str(p) for k, p in zip(PORTS, _free_ports(len(PORTS)))})
-    env["AGENTOBS_STACK_RUN"] = os.path.join(run, "run")
-    print(f"export bench: no stack exported; starting a private one in {run}", file=sys.stderr, flush=True)
+    tmp = tempfile.mkdtemp(prefix="agentobs-export-bench-")
+    print(f"export bench: no stack exported; starting a private one in {tmp}", file=sys.stderr, flush=True)
     try:
-        up = subprocess.run([STACK, "up"], env=env, capture_output=True, text=True, timeout=1800)
-        if up.returncode != 0:
-            raise RuntimeError(f"scripts/stack.sh up failed:\n{up.stderr[-3000:]}")
-        ex = dict(line[len("export "):].split("=", 1) for line in up.stdout.splitlines() if line.startswith("export "))
-        ex = {k: v.strip("'") for k, v in ex.items()}
-        yield Endpoints(ex["AGENTOBS_COLLECTOR_OTLP_GRPC_URL"], ex["AGENTOBS_COLLECTOR_OTLP_HTTP"],
-                        ex["JAEGER_URL"].rstrip("/"), private=True)
+        with stack_harness().PrivateStack(Path(tmp) / "run") as ps:
+            yield Endpoints(ps.otlp_grpc, ps.otlp_http, ps.jaeger, private=True)
     finally:
-        subprocess.run([STACK, "down"], env=env, capture_output=True, text=True, timeout=300)
-        shutil.rmtree(run, ignore_errors=True)
-
-
-# -- one export ----------------------------------------------------------------------------------------------------
-
-
-class SentIds:
-    """Keeps (trace id -> span ids) of every span the SDK ended, in the order they were exported."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.traces: dict[str, set[str]] = {}
-        self.count = 0
-
-    def export(self, spans: Any) -> Any:
-        from opentelemetry.sdk.trace.export import SpanExportResult
-        with self.lock:
-            for s in spans:
-                self.traces.setdefault(f"{s.context.trace_id:032x}", set()).add(f"{s.context.span_id:016x}")
-            self.count += len(spans)
-        return SpanExportResult.SUCCESS
-
-    def shutdown(self) -> None:
-        pass
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return True
-
-
-def _span_ids(jaeger: str, trace_id: str) -> set[str]:
-    try:
-        with urllib.request.urlopen(f"{jaeger}/api/v3/traces/{trace_id}", timeout=30) as resp:
-            body = json.loads(resp.read())
-    except urllib.error.HTTPError as exc:
-        if exc.code == 404:
-            return set()
-        raise
-    return {s["spanId"].lower() for rs in body["result"].get("resourceSpans") or []
-            for ss in rs.get("scopeSpans") or [] for s in ss.get("spans") or []}
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _wait_complete(jaeger: str, want: dict[str, set[str]], timeout: float, interval: float) -> float:
     """Polls until every trace holds its spans; returns the monotonic time it was seen complete."""
-    pending = list(want)
-    deadline = time.monotonic() + timeout
-    while True:
-        pending = [t for t in pending if not _span_ids(jaeger, t) >= want[t]]
-        if not pending:
-            return time.monotonic()
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{len(pending)} of {len(want)} traces still incomplete in Jaeger after {timeout:.0f}s")
-        time.sleep(interval)
+    _, seen_at, _ = stack_harness().wait_jaeger_traces(jaeger, want, timeout=timeout, interval=interval)
+    if seen_at is None:
+        raise RuntimeError(f"traces still incomplete in Jaeger after {timeout:.0f}s")
+    return seen_at
+
+
+# -- one export ----------------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -177,7 +100,7 @@ def export_once(ep: Endpoints, protocol: str | None, runs: int, seed: int) -> Ex
     from agentobs.telemetry import configure
 
     service = f"agentobs-bench-export-{protocol or 'none'}-{uuid.uuid4().hex[:8]}"
-    sent = SentIds()
+    sent = stack_harness().SentIds()
     old = os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE")
     os.environ["OTEL_BSP_MAX_QUEUE_SIZE"] = str(max(2048, 20 * runs))        # the whole burst fits
     try:

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .common import REPO_ROOT, Figure, Target, module_main, ratio, summarize
+from .common import Figure, Target, module_main, ratio, stack_harness, summarize
 
 NAME = "outage"
 TITLE = "Collector outage: the agent's per-step latency p99, failing exporter vs no exporter"
@@ -39,7 +38,6 @@ F_B = "(b) killed: step p99 failing / quiet"
 F_C = "(c) restarted: step p99 failing / quiet"
 TARGETS = [Target("outage: step p99, collector restarted / no exporter", F_C, "<=", 1.2),
            Target("outage: step p99, collector not started / no exporter", F_A, "<=", 1.2)]
-HARNESS = Path(REPO_ROOT) / "tests" / "stack"
 
 
 @contextmanager
@@ -59,8 +57,7 @@ def _sdk_env(harness) -> Iterator[None]:
 
 
 def run(quick: bool = False) -> list[Figure]:
-    sys.path.insert(0, str(HARNESS))
-    import stackutil
+    stackutil = stack_harness()          # also puts tests/stack on sys.path, where the outage harness lives
     import test_reliability_outage as harness
 
     trials = 1 if quick else 3

@@ -67,6 +67,12 @@ def quantile(q: float, metric: str, sel: str, by: str = "") -> str:
     return f"histogram_quantile({q}, sum by ({group}) (rate({metric}_bucket{{{sel}}}[{RI}])))"
 
 
+def p50_p95(metric: str, sel: str = "", by: str = "gen_ai_agent_name") -> list[dict[str, Any]]:
+    """Two targets: the median and the p95 of a histogram (an SDK one by default) per ``by``."""
+    return [target(quantile(q, metric, sel or SDK, by), f"p{int(q * 100)} {{{{{by}}}}}", ref)
+            for q, ref in ((0.5, "A"), (0.95, "B"))]
+
+
 def mean(metric: str, sel: str, by: str = "") -> str:
     g = f" by ({by})" if by else ""
     return f"sum{g} (rate({metric}_sum{{{sel}}}[{RI}])) / sum{g} (rate({metric}_count{{{sel}}}[{RI}]))"
@@ -218,11 +224,6 @@ def runs_dashboard() -> dict[str, Any]:
                 "{{agentobs_stop_reason}}{{error_type}}", "A", instant=True)], w=8, h=9, decimals=0,
         links=[STOP_REASON_LINK]))
 
-    def p50_p95(m: str) -> list[dict[str, Any]]:
-        """The median and p95 of an SDK histogram per agent."""
-        return [target(quantile(0.5, m, SDK, "gen_ai_agent_name"), "p50 {{gen_ai_agent_name}}", "A"),
-                target(quantile(0.95, m, SDK, "gen_ai_agent_name"), "p95 {{gen_ai_agent_name}}", "B")]
-
     P.append(row(lay, "Steps, tokens and dollars per run"))
     m = "gen_ai_invoke_agent_inference_calls"
     P.append(panel(
@@ -264,8 +265,7 @@ def runs_dashboard() -> dict[str, Any]:
     P.append(panel(
         lay, "timeseries", "Model call latency by model (p50, p95)",
         "Duration of chat spans, from the collector's span_metrics connector.",
-        [target(quantile(0.5, dur, chat, "gen_ai_request_model"), "p50 {{gen_ai_request_model}}", "A"),
-         target(quantile(0.95, dur, chat, "gen_ai_request_model"), "p95 {{gen_ai_request_model}}", "B")],
+        p50_p95(dur, chat, "gen_ai_request_model"),
         unit="ms", links=[MODEL_LINK]))
     P.append(panel(
         lay, "timeseries", "Model call error rate by model", "Share of chat spans with status ERROR.",
@@ -274,8 +274,7 @@ def runs_dashboard() -> dict[str, Any]:
         unit="percentunit", minmax=(0, 1), links=[MODEL_LINK]))
     P.append(panel(
         lay, "timeseries", "Tool latency by tool (p50, p95)", "Duration of execute_tool spans (retries included).",
-        [target(quantile(0.5, dur, tool, "gen_ai_tool_name"), "p50 {{gen_ai_tool_name}}", "A"),
-         target(quantile(0.95, dur, tool, "gen_ai_tool_name"), "p95 {{gen_ai_tool_name}}", "B")],
+        p50_p95(dur, tool, "gen_ai_tool_name"),
         unit="ms", links=[TOOL_LINK]))
     P.append(panel(
         lay, "timeseries", "Tool error rate by tool",
@@ -295,8 +294,7 @@ def runs_dashboard() -> dict[str, Any]:
     P.append(panel(
         lay, "timeseries", "Budget utilisation per limit (p50, p95)",
         "Share of each budget limit a run consumed (agentobs.budget.utilisation, 1 = the cap was reached).",
-        [target(quantile(0.5, m, SDK, "agentobs_budget_limit"), "p50 {{agentobs_budget_limit}}", "A"),
-         target(quantile(0.95, m, SDK, "agentobs_budget_limit"), "p95 {{agentobs_budget_limit}}", "B")],
+        p50_p95(m, by="agentobs_budget_limit"),
         unit="percentunit", minmax=(0, 1)))
     P.append(panel(
         lay, "bargauge", "Runs ending above 95% of a limit",

@@ -36,6 +36,7 @@ from .common import REPO_ROOT, Check, Figure, _fmt, machine_info
 BENCHMARKS = [
     "bench.kernel_bench",
     "bench.telemetry_bench",
+    "bench.sdk_versions",
     "bench.analysis_bench",
     "bench.export_bench",
     "bench.outage_bench",

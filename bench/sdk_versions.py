@@ -8,8 +8,8 @@ measures how much, instead of asserting it.
 Each version runs in its own virtual environment (the installed one, and 1.44.0 in a cached venv under
 ``~/.cache/agentobs/bench``, built on first use from PyPI with this repo's dependencies). A child process per
 version runs ``bench.telemetry_bench``'s contenders (a) instrumented, (b) uninstrumented, (c) SDK spans alone,
-(c') SDK spans and metrics alone, and Pydantic AI instrumented, interleaved as usual; ratios are per repeat
-inside one child. The children alternate (A, B, A, B...) so drift hits both versions alike; figures comparing
+(c') SDK spans and metrics alone, the control "(b) then (c')" (no integration, run together) and Pydantic AI
+instrumented, interleaved as usual; ratios are per repeat inside one child. The children alternate (A, B, A, B...) so drift hits both versions alike; figures comparing
 the two versions pair the repeats of consecutive children.
 
     python -m bench.sdk_versions [--quick]
@@ -34,7 +34,8 @@ OLD = "1.44.0"
 OTEL_PINNED = ("opentelemetry-api", "opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-grpc",
                "opentelemetry-exporter-otlp-proto-http", "opentelemetry-exporter-otlp-proto-common",
                "opentelemetry-proto")
-CONTENDERS = ("instrumented", "uninstrumented", "sdk spans", "sdk spans+metrics", "pai instrumented")
+CONTENDERS = ("instrumented", "uninstrumented", "sdk spans", "sdk spans+metrics", "(b) then (c')",
+              "pai instrumented")
 
 
 # -- the child: one SDK version, one process -----------------------------------------------------
@@ -42,7 +43,7 @@ CONTENDERS = ("instrumented", "uninstrumented", "sdk spans", "sdk spans+metrics"
 
 def child(quick: bool) -> dict:
     from . import telemetry_bench as tb
-    s = tb.setup(with_pydantic_ai=True, ablation=False)
+    s = tb.setup(with_pydantic_ai=True, ablation=True)
     plan = Plan(repeats=5, iterations=30, warmup=30) if quick else Plan(repeats=9, iterations=150, warmup=150)
     pai_iter = 4 if quick else 15
     contenders = {n: s.contenders[n] for n in CONTENDERS}
@@ -119,10 +120,15 @@ def run(quick: bool = False) -> list[Figure]:
             summarize(f"SDK {v}: (c') − (c), SDK alone, 28 metric recordings", us(metric_cost[v]), "µs", **n),
             ratio(f"SDK {v}: instrumented / (uninstrumented + SDK spans alone)", t["instrumented"], base, **g),
             ratio(f"SDK {v}: floor ((b) + (c')) / ((b) + (c))", base_m, base, **g),
+            ratio(f"SDK {v}: control, no integration: ((b) then (c')) / ((b) + (c))", t["(b) then (c')"], base,
+                  notes="the kernel's run, then the SDK alone making the same spans and recordings, in one call",
+                  **g),
             summarize(f"SDK {v}: ours beyond the floor, (a) − (b) − (c')",
                       us([a - bm for a, bm in zip(t["instrumented"], base_m)]), "µs", **n),
             ratio(f"SDK {v}: Pydantic AI instrumented / ours instrumented", t["pai instrumented"],
                   t["instrumented"], **g),
+            ratio(f"SDK {v}: Pydantic AI instrumented / control, no integration", t["pai instrumented"],
+                  t["(b) then (c')"], **g),
         ]
     figs.append(ratio(f"28 metric recordings: SDK {current} / SDK {OLD}", metric_cost[current], metric_cost[OLD],
                       notes="repeats paired across the alternating child processes", **g))
@@ -137,8 +143,10 @@ def summary(figures: list[Figure]) -> str:
             ("28 metric recordings, SDK alone, µs", "(c') − (c), SDK alone, 28 metric recordings"),
             ("target ratio (≤ 1.3)", "instrumented / (uninstrumented + SDK spans alone)"),
             ("floor of that ratio", "floor ((b) + (c')) / ((b) + (c))"),
+            ("the same, no integration, run together", "control, no integration: ((b) then (c')) / ((b) + (c))"),
             ("ours beyond the floor, µs", "ours beyond the floor, (a) − (b) − (c')"),
-            ("Pydantic AI instrumented / ours (≥ 15)", "Pydantic AI instrumented / ours instrumented")]
+            ("Pydantic AI instrumented / ours (≥ 15)", "Pydantic AI instrumented / ours instrumented"),
+            ("the same, no integration, run together", "Pydantic AI instrumented / control, no integration")]
     lines = ["| | " + " | ".join(f"SDK {v}" for v in versions) + " |", "| --- |" + " ---: |" * len(versions)]
     for label, key in rows:
         cells = [m.get(f"SDK {v}: {key}") for v in versions]

@@ -64,6 +64,7 @@ F_RATIO_M = "instrumented / (uninstrumented + SDK spans and metrics alone)"
 F_PAI = "Pydantic AI instrumented / ours instrumented"
 F_FLOOR = "floor: ((b) + (c')) / ((b) + (c))"
 F_PAI_FLOOR = "floor: Pydantic AI instrumented / ((b) + (c'))"
+F_CONTROL_M = "control: ((b) then (c')) / ((b) + (c))"
 TARGETS = [
     Target("telemetry: instrumented / (uninstrumented + SDK alone)", F_RATIO, "<=", 1.3),
     Target("Pydantic AI instrumented / ours instrumented", F_PAI, ">=", 15.0),
@@ -369,6 +370,7 @@ def setup(with_pydantic_ai: bool = True, ablation: bool = True) -> Setup:
             "observer, exemplars off": lambda: scenario_a([OTelObserver(tel.tracer, instruments=inst_no_ex, **kw)]),
             # a control: no integration at all, the kernel's run and then the SDK-alone spans, back to back
             "(b) then (c)": lambda: (scenario_a(), sdk_alone(sdk_tracer)),
+            "(b) then (c')": lambda: (scenario_a(), sdk_alone(sdk_tracer, sdk_inst)),
         })
     loop = asyncio.new_event_loop()
     if with_pydantic_ai:
@@ -403,7 +405,8 @@ def setup(with_pydantic_ai: bool = True, ablation: bool = True) -> Setup:
     expected = {"instrumented": 14, "uninstrumented": 0, "sdk spans": 14, "sdk spans+metrics": 14}
     if ablation:
         expected.update({"null observer": 0, "observer, no-op API": 0, "observer, SDK spans only": 14,
-                         "observer, SDK metrics only": 0, "observer, exemplars off": 14, "(b) then (c)": 14})
+                         "observer, SDK metrics only": 0, "observer, exemplars off": 14, "(b) then (c)": 14,
+                         "(b) then (c')": 14})
     for name, n in expected.items():
         if spans_per_call[name] != n:
             raise AssertionError(f"{name} emitted {spans_per_call[name]} spans, expected {n}")
@@ -486,6 +489,9 @@ def run(quick: bool = False) -> list[Figure]:
                       notes="no integration: the uninstrumented run, then the SDK-alone spans", **n),
             ratio("control: ((b) then (c)) / ((b) + (c))", t["(b) then (c)"], base,
                   notes="what the target's ratio reads for zero integration overhead", **g),
+            ratio(F_CONTROL_M, t["(b) then (c')"], base,
+                  notes="the kernel's run, then the SDK alone making the same spans and metric recordings: "
+                        "what the target's ratio reads for an integration that adds nothing", **g),
         ]
     figs[0].notes += f"; {exported:,} spans exported during timing{loss}; " + "; ".join(s.notes)
     return figs
@@ -525,6 +531,10 @@ def summary(figures: list[Figure]) -> str:
                   f"integration at all, already reads {ctrl:.2f} on the target's ratio (the two workloads slow each "
                   "other down when interleaved: caches, allocator), so part of the spans' extra cost over the SDK "
                   "alone is not the observer's.", ""]
+    ctrl_m = m.get(F_CONTROL_M)
+    if ctrl_m is not None:
+        lines += [f"The same control with the 28 metric recordings as well ((b) then (c')), an integration that adds "
+                  f"nothing at all, reads {ctrl_m:.2f}.", ""]
     floor, pai_floor = m.get(F_FLOOR), m.get(F_PAI_FLOOR)
     c_m = m.get("(c') SDK alone: 14 spans + 28 metric recordings", 0.0)
     if floor is not None and pai_floor is not None:

@@ -13,14 +13,13 @@ pattern), generated once into ``$AGENTOBS_BENCH_DATA`` (default ``~/.cache/agent
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 
-from .common import REPO_ROOT, Figure, Plan, Target, module_main, ratio, summarize, time_interleaved
+from .common import REPO_ROOT, Figure, cache_dir, Plan, Target, module_main, ratio, summarize, time_interleaved
 
 NAME = "analysis"
 TITLE = "Analysis: loading and reporting on 1,000,000 spans of OTLP JSON"
@@ -36,9 +35,7 @@ TARGETS = [
 
 
 def data_dir() -> Path:
-    d = Path(os.environ.get("AGENTOBS_BENCH_DATA", Path.home() / ".cache" / "agentobs" / "bench"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    return Path(cache_dir())
 
 
 def dataset(runs: int) -> tuple[Path, int]:

@@ -27,6 +27,14 @@ from typing import Callable, Iterable, Mapping, Sequence
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def cache_dir() -> str:
+    """Where benchmarks keep what they build once (datasets, venvs): ``$AGENTOBS_BENCH_DATA``, by default
+    ``~/.cache/agentobs/bench``."""
+    d = os.environ.get("AGENTOBS_BENCH_DATA") or os.path.join(os.path.expanduser("~"), ".cache", "agentobs", "bench")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
 def stack_harness():
     """The helpers of tests/stack (``stackutil``: PrivateStack, SentIds, Jaeger polling) for the benchmarks that
     run against the real collector and Jaeger; one copy serves the tests and the benchmarks."""

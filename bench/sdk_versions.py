@@ -6,7 +6,7 @@ contract's 28 recordings per run of scenario A are what puts the telemetry targe
 measures how much, instead of asserting it.
 
 Each version runs in its own virtual environment (the installed one, and 1.44.0 in a cached venv under
-``~/.cache/agentobs/bench``, built on first use from PyPI with this repo's dependencies). A child process per
+``$AGENTOBS_BENCH_DATA``, by default ``~/.cache/agentobs/bench``, built on first use from PyPI with this repo's dependencies). A child process per
 version runs ``bench.telemetry_bench``'s contenders (a) instrumented, (b) uninstrumented, (c) SDK spans alone,
 (c') SDK spans and metrics alone, the control "(b) then (c')" (no integration, run together) and Pydantic AI
 instrumented, interleaved as usual; ratios are per repeat inside one child. The children alternate (A, B, A, B...) so drift hits both versions alike; figures comparing
@@ -24,7 +24,7 @@ import sys
 import tomllib
 from importlib import metadata
 
-from .common import REPO_ROOT, Figure, Plan, ratio, summarize, time_interleaved, us
+from .common import REPO_ROOT, Figure, cache_dir, Plan, ratio, summarize, time_interleaved, us
 
 NAME = "sdk_versions"
 TITLE = "Telemetry overhead by OpenTelemetry SDK version (1.44 vs the installed one, a venv each)"
@@ -67,8 +67,7 @@ def venv_python(version: str) -> str:
     reqs = _requirements()
     pins = [f"{p}=={version}" for p in OTEL_PINNED]
     key = hashlib.sha256("\n".join(reqs + pins).encode()).hexdigest()[:12]
-    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "agentobs", "bench")
-    root = os.path.join(cache, f"otel-{version}-{key}")
+    root = os.path.join(cache_dir(), f"otel-{version}-{key}")
     python = os.path.join(root, "bin", "python")
     marker = os.path.join(root, ".installed")
     if not os.path.exists(marker):

@@ -2,64 +2,142 @@
 
 Jaeger answers ``/api/v3/traces`` with at most ``query.num_traces`` traces and no paging
 token, so a window that comes back full is split in two and each half asked again, until
-every answer holds fewer traces than the page size. Traces are merged by id.
+every answer holds fewer traces than the page size. Traces are merged by id; each answer is
+decoded on its own (``load_request``), so one bad answer loses only itself.
+
+A query is bounded (``JaegerLimits``, resolved once: explicit argument >
+``AGENTOBS_JAEGER_*`` environment variable > default): an overall deadline, a size cap per
+answer and a cap on the number of requests. A lost request is a counted ``source_error`` and
+the query goes on; a query where nothing could be read is an ``InputError``. Credentials in
+the URL (``http://user:pw@host``) are sent as HTTP Basic auth and never shown: labels and
+messages carry the URL without them (``redact``).
 """
 from __future__ import annotations
 
-import json
-import urllib.error
+import base64
+import os
 import urllib.parse
-import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
-from ..errors import InputError
+from ..errors import ConfigError, InputError
+from ._jaeger_http import Client, DeadlinePassed, RequestFailed, without_userinfo
 from .otlp import SpanSet, load_request
 from .quality import DataQuality
 
 DEFAULT_SINCE = timedelta(hours=24)
 PAGE = 200
+MIN_WINDOW = timedelta(milliseconds=2)       # a full window this short is not split further
+PARAMS = ("service", "since", "until", "page")
+
+ENV_MAX_BYTES = "AGENTOBS_JAEGER_MAX_BYTES"
+ENV_DEADLINE_S = "AGENTOBS_JAEGER_DEADLINE_S"
+ENV_MAX_REQUESTS = "AGENTOBS_JAEGER_MAX_REQUESTS"
 
 
-@dataclass(frozen=True)
+# -- settings ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class JaegerLimits:
+    """Bounds of one Jaeger query (one source)."""
+    max_bytes: int = 256 * 2**20     # per answer
+    deadline_s: float = 120.0        # for every request of the query together, slow bodies included
+    max_requests: int = 500          # per query: bounds the splitting of full windows
+
+
+def resolve_limits(*, max_bytes: int | None = None, deadline_s: float | None = None, max_requests: int | None = None,
+                   env: Mapping[str, str] | None = None) -> JaegerLimits:
+    """Explicit argument > environment variable > default, for every limit; a value <= 0 is a ConfigError."""
+    env = os.environ if env is None else env
+    d = JaegerLimits()
+    return JaegerLimits(max_bytes=int(_setting(max_bytes, env, ENV_MAX_BYTES, d.max_bytes, int)),
+                        deadline_s=float(_setting(deadline_s, env, ENV_DEADLINE_S, d.deadline_s, float)),
+                        max_requests=int(_setting(max_requests, env, ENV_MAX_REQUESTS, d.max_requests, int)))
+
+
+def _setting(value: float | None, env: Mapping[str, str], name: str, default: float,
+             kind: Callable[[str], float]) -> float:
+    if value is None:
+        raw = env.get(name, "").strip()
+        if not raw:
+            return default
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise ConfigError(f"{name}={raw!r} must be a {'whole ' if kind is int else ''}number") from None
+    if not value > 0:
+        raise ConfigError(f"{name} must be positive, got {value!r}")
+    return value
+
+
+# -- the source -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
 class JaegerSource:
-    base: str                  # http://host:16686
+    base: str                  # http://host:16686, never with userinfo
     services: tuple[str, ...]  # empty: every service Jaeger knows
     start: datetime
     end: datetime
     page: int = PAGE
+    credentials: tuple[str, str] | None = field(default=None, repr=False, compare=False)   # (user, password)
 
     @property
     def label(self) -> str:
         return f"jaeger {self.base} {','.join(self.services) or '*'} {self.start:%Y-%m-%dT%H:%M}..{self.end:%H:%M}"
+
+    @property
+    def authorization(self) -> str | None:
+        if self.credentials is None:
+            return None
+        return "Basic " + base64.b64encode(":".join(self.credentials).encode()).decode("ascii")
 
 
 def is_jaeger_url(text: str) -> bool:
     return text.startswith(("http://", "https://", "jaeger://", "jaeger+http://", "jaeger+https://"))
 
 
+def redact(text: str) -> str:
+    """A source URL as it may be shown: no userinfo, and no value of a query parameter other than ours."""
+    try:
+        u = urllib.parse.urlsplit(text)
+        pairs = urllib.parse.parse_qsl(u.query, keep_blank_values=True)
+    except ValueError:
+        return "(an unparsable URL)"
+    query = urllib.parse.urlencode([(k, v if k in PARAMS else "***") for k, v in pairs], safe="*,:")
+    return urllib.parse.urlunsplit((u.scheme, without_userinfo(u.netloc), u.path, query, ""))
+
+
 def parse_url(text: str, now: datetime | None = None) -> JaegerSource:
-    """``http://host:16686?service=S&since=2h&until=...&page=200`` (since/until: durations or RFC 3339)."""
+    """``http://[user:pw@]host:16686?service=S&since=2h&until=...&page=200`` (since/until: durations or RFC 3339)."""
     now = now or datetime.now(timezone.utc)
+    shown = redact(text)
     raw = text.replace("jaeger+", "", 1)
     if raw.startswith("jaeger://"):
         raw = "http://" + raw[len("jaeger://"):]
-    u = urllib.parse.urlsplit(raw)
+    try:
+        u = urllib.parse.urlsplit(raw)
+        u.port                                           # noqa: B018 - raises ValueError for a bad port
+    except ValueError:
+        raise InputError(f"{shown!r} is not a Jaeger URL (bad host or port): "
+                         "use http://HOST:16686?service=NAME&since=2h") from None
     if not u.hostname:
-        raise InputError(f"{text!r} is not a Jaeger URL: use http://HOST:16686?service=NAME&since=2h")
+        raise InputError(f"{shown!r} is not a Jaeger URL: use http://HOST:16686?service=NAME&since=2h")
     q = urllib.parse.parse_qs(u.query)
     services = tuple(s for v in q.get("service", []) for s in v.split(",") if s)
     end = _when(q.get("until", [None])[0], now, now)
     start = _when(q.get("since", [None])[0], now, now - DEFAULT_SINCE)
     if start >= end:
-        raise InputError(f"{text!r}: since must be before until")
+        raise InputError(f"{shown!r}: since must be before until")
     try:
         page = int(q.get("page", [PAGE])[0])
     except ValueError:
-        raise InputError(f"{text!r}: page must be an integer") from None
-    base = f"{u.scheme}://{u.netloc}{u.path.rstrip('/')}"
-    return JaegerSource(base, services, start, end, max(1, page))
+        raise InputError(f"{shown!r}: page must be an integer") from None
+    base = f"{u.scheme}://{without_userinfo(u.netloc)}{u.path.rstrip('/')}"
+    credentials = None
+    if u.username is not None or u.password is not None:
+        credentials = (urllib.parse.unquote(u.username or ""), urllib.parse.unquote(u.password or ""))
+    return JaegerSource(base=base, services=services, start=start, end=end, page=max(1, page), credentials=credentials)
 
 
 def _when(value: str | None, now: datetime, default: datetime) -> datetime:
@@ -75,98 +153,159 @@ def _when(value: str | None, now: datetime, default: datetime) -> datetime:
     return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
-def _get(url: str, timeout: float = 30.0) -> tuple[int, Any]:
-    req = urllib.request.Request(url, headers={"Accept": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return resp.status, json.loads(resp.read() or b"null")
-    except urllib.error.HTTPError as exc:
-        body = exc.read()
-        try:
-            return exc.code, json.loads(body or b"null")
-        except ValueError:
-            return exc.code, None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise InputError(f"Jaeger at {url.split('/api/')[0]} cannot be reached: {getattr(exc, 'reason', exc)}") from None
-
-
-def services(base: str) -> list[str]:
-    status, body = _get(f"{base}/api/v3/services")
-    if status != 200 or not isinstance(body, dict):
-        raise InputError(f"Jaeger at {base} did not list its services (HTTP {status})")
-    return [s for s in body.get("services") or [] if isinstance(s, str)]
-
-
 def _rfc3339(t: datetime) -> str:
     return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def fetch(src: JaegerSource, progress: Callable[[int], None] | None = None) -> SpanSet:
+# -- the query --------------------------------------------------------------------------------------
+
+@dataclass
+class _Tally:
+    answered: int = 0                  # usable answers (200, or 404 "no traces found")
+    failed: int = 0
+    first_failure: str | None = None
+    traces: int = 0
+    capped: int = 0                    # windows left full, or not asked, because of the request cap
+    crowded: int = 0                   # full windows too short to split
+    deadline: bool = False
+
+
+def fetch(src: JaegerSource, progress: Callable[[int], None] | None = None, *,
+          limits: JaegerLimits | None = None) -> SpanSet:
+    """The traces of the source's services in its window. Raises InputError when nothing could be read."""
+    lim = limits or resolve_limits()
     q = DataQuality()
-    names = list(src.services) or [s for s in services(src.base) if s not in ("jaeger", "jaeger-all-in-one")]
-    requests: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for service in names:
-        _window(src, service, src.start, src.end, requests, seen, q, progress, depth=0)
-    parts = [load_request(r, src.label, q) for r in requests]
+    parts: list[SpanSet] = []
+    t = _Tally()
+    with Client(deadline_s=lim.deadline_s, max_bytes=lim.max_bytes, authorization=src.authorization) as client:
+        try:
+            names = list(src.services) or _service_names(client, src)
+            _walk(client, src, lim, names, parts, q, t, progress)
+        except DeadlinePassed:
+            t.deadline = True
+        requests = client.requests
+    _conclude(src, lim, q, t, requests)
     out = SpanSet.concat(parts) if parts else SpanSet(quality=q)
     out.quality = q
     out.sources = [src.label]
     return out
 
 
-def _window(src: JaegerSource, service: str, start: datetime, end: datetime, out: list[dict[str, Any]],
-            seen: set[str], q: DataQuality, progress: Callable[[int], None] | None, depth: int) -> None:
+def _service_names(client: Client, src: JaegerSource) -> list[str]:
+    try:
+        status, body = client.get_json(f"{src.base}/api/v3/services")
+    except RequestFailed as exc:
+        raise InputError(f"Jaeger at {src.base} did not list its services: {exc.reason}") from None
+    except DeadlinePassed:
+        raise InputError(f"Jaeger at {src.base} did not list its services within the deadline "
+                         f"({ENV_DEADLINE_S} sets it)") from None
+    if status != 200 or not isinstance(body, dict) or not isinstance(body.get("services", []), (list, type(None))):
+        raise InputError(f"Jaeger at {src.base} did not list its services (HTTP {status})")
+    return [s for s in body.get("services") or [] if isinstance(s, str) and s not in ("jaeger", "jaeger-all-in-one")]
+
+
+def _walk(client: Client, src: JaegerSource, lim: JaegerLimits, names: list[str], parts: list[SpanSet],
+          q: DataQuality, t: _Tally, progress: Callable[[int], None] | None) -> None:
+    """Depth first over the windows, earliest first. A full window is split only while the request cap
+    leaves room for both halves and for every window still waiting: each window is asked at least once."""
+    todo = [(service, src.start, src.end) for service in reversed(names)]
+    seen: set[str] = set()
+    while todo:
+        if client.requests >= lim.max_requests:
+            t.capped += len(todo)
+            return
+        service, start, end = todo.pop()
+        where = f"service {service} {start:%Y-%m-%dT%H:%M:%S}..{end:%Y-%m-%dT%H:%M:%S}"
+        try:
+            result = _ask(client, src, service, start, end)
+        except RequestFailed as exc:
+            t.failed += 1
+            t.first_failure = t.first_failure or f"{exc.reason} ({where})"
+            q.add("source_error", src.label, example=f"{where}: {exc.reason}")
+            continue
+        t.answered += 1
+        if result is None:
+            continue
+        ids = _trace_ids(result)
+        if len(ids) >= src.page:
+            if end - start <= MIN_WINDOW:
+                t.crowded += 1
+            elif client.requests + len(todo) + 2 <= lim.max_requests:
+                mid = start + (end - start) / 2
+                todo += [(service, mid, end), (service, start, mid)]
+                continue
+            else:
+                t.capped += 1
+        fresh = _without(result, seen)
+        seen |= ids
+        if not fresh["resourceSpans"]:
+            continue
+        parts.append(load_request(fresh, src.label, q))          # one answer at a time: a bad one loses only itself
+        t.traces += len(ids)
+        if progress:
+            progress(len(ids))
+
+
+def _ask(client: Client, src: JaegerSource, service: str, start: datetime, end: datetime) -> dict[str, Any] | None:
+    """The answer's ``result``, or None for Jaeger's 404 "No traces found"."""
     params = urllib.parse.urlencode({"query.service_name": service, "query.start_time_min": _rfc3339(start),
                                      "query.start_time_max": _rfc3339(end), "query.num_traces": src.page})
-    status, body = _get(f"{src.base}/api/v3/traces?{params}")
+    status, body = client.get_json(f"{src.base}/api/v3/traces?{params}")
     if status == 404:
-        return                                   # Jaeger says "No traces found" with a 404
-    if status != 200 or not isinstance(body, dict) or not isinstance(body.get("result"), dict):
-        q.add("source_error", src.label, example=f"HTTP {status} for {service} {_rfc3339(start)}..{_rfc3339(end)}")
-        return
-    result = body["result"]
-    trace_ids = _trace_ids(result)
-    if len(trace_ids) >= src.page and (end - start) > timedelta(milliseconds=2) and depth < 40:
-        mid = start + (end - start) / 2
-        _window(src, service, start, mid, out, seen, q, progress, depth + 1)
-        _window(src, service, mid, end, out, seen, q, progress, depth + 1)
-        return
-    new = trace_ids - seen
-    if not new:
-        return
-    seen |= new
-    out.append(_only(result, new))
-    if progress:
-        progress(len(new))
+        return None
+    if status != 200:
+        raise RequestFailed(f"HTTP {status}")
+    if not isinstance(body, dict) or not isinstance(body.get("result"), dict):
+        raise RequestFailed("not a Jaeger API v3 answer (no result object)")
+    return body["result"]
+
+
+def _conclude(src: JaegerSource, lim: JaegerLimits, q: DataQuality, t: _Tally, requests: int) -> None:
+    """Notes for an incomplete query; an InputError when nothing could be read."""
+    failed = f"; {t.failed} of {requests} requests failed, first: {t.first_failure}" if t.failed else ""
+    if t.deadline:
+        if not t.traces:
+            raise InputError(f"Jaeger at {src.base}: the deadline of {lim.deadline_s:g} s passed before any trace "
+                             f"was read{failed}. Raise {ENV_DEADLINE_S} or ask for less (a shorter window)")
+        q.add("source_error", src.label, example=f"the deadline of {lim.deadline_s:g} s ({ENV_DEADLINE_S}) passed "
+                                                  f"after {requests} requests: traces may be missing")
+    elif t.failed and not t.answered:
+        raise InputError(f"Jaeger at {src.base}: every request failed ({t.failed}), first: {t.first_failure}")
+    if t.capped:
+        q.add("source_error", src.label, count=t.capped,
+              example=f"the request cap ({lim.max_requests}, {ENV_MAX_REQUESTS}) left {t.capped} windows full or "
+                      "not asked: traces may be missing; narrow the window or raise page= or the cap")
+    if t.crowded:
+        q.add("source_error", src.label, count=t.crowded,
+              example=f"{t.crowded} windows of {MIN_WINDOW.total_seconds() * 1000:g} ms held page={src.page} traces "
+                      "or more: traces may be missing; raise page=")
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _trace_id(span: Any) -> str | None:
+    tid = span.get("traceId") if isinstance(span, dict) else None
+    return tid if isinstance(tid, str) else None
 
 
 def _trace_ids(result: dict[str, Any]) -> set[str]:
-    ids = set()
-    for rs in result.get("resourceSpans") or []:
-        for ss in rs.get("scopeSpans") or []:
-            for s in ss.get("spans") or []:
-                if isinstance(s, dict) and isinstance(s.get("traceId"), str):
-                    ids.add(s["traceId"])
-    return ids
+    return {tid for rs in _list(result.get("resourceSpans")) if isinstance(rs, dict)
+            for ss in _list(rs.get("scopeSpans")) if isinstance(ss, dict)
+            for s in _list(ss.get("spans")) if (tid := _trace_id(s)) is not None}
 
 
-def _only(result: dict[str, Any], keep: set[str]) -> dict[str, Any]:
-    """The request restricted to traces not loaded yet (windows overlap at their edges)."""
+def _without(result: dict[str, Any], seen: set[str]) -> dict[str, Any]:
+    """The answer without the traces already loaded (windows overlap at their edges). Spans without a
+    usable trace id stay, for the loader to count."""
     out = []
-    for rs in result.get("resourceSpans") or []:
+    for rs in _list(result.get("resourceSpans")):
         scopes = []
-        for ss in rs.get("scopeSpans") or []:
-            spans = [s for s in ss.get("spans") or [] if isinstance(s, dict) and s.get("traceId") in keep]
-            if spans:
-                scopes.append({**ss, "spans": spans})
+        for ss in _list(rs.get("scopeSpans")) if isinstance(rs, dict) else []:
+            keep = [s for s in _list(ss.get("spans")) if _trace_id(s) not in seen] if isinstance(ss, dict) else []
+            if keep:
+                scopes.append({**ss, "spans": keep})
         if scopes:
             out.append({**rs, "scopeSpans": scopes})
     return {"resourceSpans": out}
-
-
-def fetch_trace(base: str, trace_id: str) -> SpanSet:
-    status, body = _get(f"{base}/api/v3/traces/{trace_id}")
-    if status != 200 or not isinstance(body, dict) or not isinstance(body.get("result"), dict):
-        raise InputError(f"trace {trace_id} not found in Jaeger at {base} (HTTP {status})")
-    return load_request(body["result"], f"jaeger {base}")

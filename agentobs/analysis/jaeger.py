@@ -108,6 +108,11 @@ def redact(text: str) -> str:
     return urllib.parse.urlunsplit((u.scheme, without_userinfo(u.netloc), u.path, query, ""))
 
 
+def shown(source: str) -> str:
+    """A source as it may be printed: a Jaeger URL redacted, anything else as given."""
+    return redact(source) if is_jaeger_url(source) else source
+
+
 def parse_url(text: str, now: datetime | None = None) -> JaegerSource:
     """``http://[user:pw@]host:16686?service=S&since=2h&until=...&page=200`` (since/until: durations or RFC 3339)."""
     now = now or datetime.now(timezone.utc)
@@ -236,14 +241,14 @@ def _walk(client: Client, src: JaegerSource, lim: JaegerLimits, names: list[str]
                 continue
             else:
                 t.capped += 1
-        fresh = _without(result, seen)
-        seen |= ids
+        fresh, new = _without(result, seen), ids - seen
+        seen |= new
         if not fresh["resourceSpans"]:
             continue
         parts.append(load_request(fresh, src.label, q))          # one answer at a time: a bad one loses only itself
-        t.traces += len(ids)
+        t.traces += len(new)
         if progress:
-            progress(len(ids))
+            progress(len(new))
 
 
 def _ask(client: Client, src: JaegerSource, service: str, start: datetime, end: datetime) -> dict[str, Any] | None:

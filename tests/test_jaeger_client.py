@@ -1,0 +1,458 @@
+"""The Jaeger client against a real HTTP server on 127.0.0.1 that answers like Jaeger API v3 and misbehaves on demand.
+
+The fake serves ``/api/v3/services`` and ``/api/v3/traces`` (by service and time window, at most
+``query.num_traces`` traces, 404 "No traces found" when there are none) with OTLP JSON
+``{"result": {"resourceSpans": [...]}}``; per service it can instead answer 500, trickle a byte at a time,
+send more than the size cap, redirect, or answer every page full.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import threading
+import time
+import urllib.parse
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from agentobs.analysis.jaeger import (ENV_DEADLINE_S, ENV_MAX_BYTES, ENV_MAX_REQUESTS, JaegerLimits, fetch, parse_url,
+                                      redact, resolve_limits)
+from agentobs.analysis.report import analyze
+from agentobs.cli.main import cli
+from agentobs.domain.scenarios import SEED000
+from agentobs.errors import ConfigError, InputError
+from agentobs.telemetry import configure
+
+T0 = 1_767_225_600 * 10**9            # 2026-01-01T00:00:00Z
+HOUR = 3600 * 10**9
+WINDOW = "since=2026-01-01T00:00:00Z&until=2026-01-01T01:00:00Z"
+TRICKLE_S = 0.5                       # the slow server sends one byte this often
+
+
+# -- traces ----------------------------------------------------------------------------------------------------
+
+def _trace(n: int, start_ns: int, service: str = "shop") -> dict[str, Any]:
+    """One resourceSpans entry: a root ``invoke_agent`` span and one child, as our telemetry writes them."""
+    tid, root = f"{n:032x}", f"{n:016x}"
+    span = {"traceId": tid, "kind": 1, "status": {"code": 1}}
+    return {"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]},
+            "scopeSpans": [{"scope": {"name": "agentobs"}, "spans": [
+                {**span, "spanId": root, "name": "invoke_agent support-agent",
+                 "startTimeUnixNano": str(start_ns), "endTimeUnixNano": str(start_ns + 10**9),
+                 "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}}]},
+                {**span, "spanId": f"{n + 2**62:016x}", "parentSpanId": root, "name": "agentobs.step",
+                 "startTimeUnixNano": str(start_ns + 1000), "endTimeUnixNano": str(start_ns + 5000)}]}]}
+
+
+def _starts(rs: dict[str, Any]) -> list[int]:
+    return [int(s["startTimeUnixNano"]) for ss in rs["scopeSpans"] for s in ss["spans"]]
+
+
+def _trace_id(rs: dict[str, Any]) -> str:
+    return rs["scopeSpans"][0]["spans"][0]["traceId"]
+
+
+@pytest.fixture(scope="module")
+def seed_traces(tmp_path_factory):
+    """Four seed runs as our telemetry exports them, one resourceSpans entry per trace."""
+    path = tmp_path_factory.mktemp("seed") / "seed.jsonl"
+    tel = configure(traces_out=path, service_name="shop")
+    for name in list(SEED000)[:4]:
+        SEED000[name]([tel.observer()])
+    tel.shutdown()
+    by_trace: dict[str, dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        for rs in json.loads(line)["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                for s in ss["spans"]:
+                    entry = by_trace.setdefault(s["traceId"], {"resource": rs["resource"],
+                                                               "scopeSpans": [{"scope": ss["scope"], "spans": []}]})
+                    entry["scopeSpans"][0]["spans"].append(s)
+    return list(by_trace.values())
+
+
+# -- the fake Jaeger -----------------------------------------------------------------------------------------
+
+class FakeJaeger:
+    """Jaeger API v3 on 127.0.0.1, with a behaviour per service (``modes``; default ``ok``)."""
+
+    def __init__(self, traces: list[dict[str, Any]] | None = None, modes: dict[str, str] | None = None,
+                 default: str = "ok"):
+        self.traces = traces or []
+        self.modes, self.default = modes or {}, default
+        self.hits: list[str] = []                 # paths with their query, in order
+        self.auth: list[str | None] = []
+        self.sent: dict[str, int] = {}            # mode -> bytes of a slow or huge answer actually sent
+        self.redirect_to = ""                     # for mode "redirect": an origin, e.g. http://127.0.0.1:PORT
+        self.huge = 64 * 2**20
+        self.fresh = 0                            # ids for mode "full"
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server.daemon_threads = True
+        self.server.block_on_close = False
+        self.server.fake = self                   # type: ignore[attr-defined]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    @property
+    def trace_requests(self) -> int:
+        return sum("/api/v3/traces" in h for h in self.hits)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def search(self, service: str, t_min: int, t_max: int, num: int) -> list[dict[str, Any]]:
+        """Like Jaeger: traces with a span of the service starting in [t_min, t_max], most recent first."""
+        hits = [rs for rs in self.traces if _service(rs) == service and any(t_min <= t <= t_max for t in _starts(rs))]
+        return sorted(hits, key=lambda rs: -min(_starts(rs)))[:num]
+
+
+def _service(rs: dict[str, Any]) -> str:
+    return next(a["value"]["stringValue"] for a in rs["resource"]["attributes"] if a["key"] == "service.name")
+
+
+def _ns(text: str) -> int:
+    t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return int(t.timestamp()) * 10**9 + t.microsecond * 1000
+
+
+@pytest.fixture
+def jaeger():
+    made: list[FakeJaeger] = []
+
+    def make(*args: Any, **kwargs: Any) -> FakeJaeger:
+        made.append(FakeJaeger(*args, **kwargs))
+        return made[-1]
+    yield make
+    for f in made:
+        f.close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    @property
+    def fake(self) -> FakeJaeger:
+        return self.server.fake  # type: ignore[attr-defined]
+
+    def _json(self, status: int, obj: Any) -> None:
+        body = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _count(self, mode: str, n: int) -> None:
+        with self.fake.lock:
+            self.fake.sent[mode] = self.fake.sent.get(mode, 0) + n
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        f = self.fake
+        f.hits.append(self.path)
+        f.auth.append(self.headers.get("Authorization"))
+        u = urllib.parse.urlsplit(self.path)
+        q = dict(urllib.parse.parse_qsl(u.query))
+        if u.path == "/api/v3/services":
+            return self._json(200, {"services": sorted({_service(rs) for rs in f.traces} | set(f.modes))})
+        if not u.path.endswith("/api/v3/traces"):
+            return self._json(404, {"error": {"httpCode": 404, "message": "404 page not found"}})
+        service = q["query.service_name"]
+        mode = f.modes.get(service, f.default)
+        if u.path.startswith("/moved/"):
+            mode = "ok"
+        t_min, t_max, num = _ns(q["query.start_time_min"]), _ns(q["query.start_time_max"]), int(q["query.num_traces"])
+        if mode == "second_half_500" and t_min > T0:
+            mode = "500"
+        if mode in ("ok", "second_half_500"):
+            found = f.search(service, t_min, t_max, num)
+            if not found:
+                return self._json(404, {"error": {"httpCode": 404, "message": "No traces found"}})
+            return self._json(200, {"result": {"resourceSpans": found}})
+        if mode == "404":
+            return self._json(404, {"error": {"httpCode": 404, "message": "No traces found"}})
+        if mode == "500":
+            return self._json(500, {"error": {"httpCode": 500, "message": "storage is down"}})
+        if mode == "bad_json":
+            self.send_response(200)
+            self.send_header("Content-Length", "12")
+            self.end_headers()
+            return self.wfile.write(b"{not json at")
+        if mode == "wrong_shape":
+            return self._json(200, {"data": []})
+        if mode == "full":                 # always exactly num_traces traces never seen before
+            f.fresh += num
+            return self._json(200, {"result": {"resourceSpans": [
+                _trace(f.fresh - i, (t_min + t_max) // 2, service) for i in range(num)]}})
+        if mode == "redirect":
+            self.send_response(302)
+            self.send_header("Location", f"{f.redirect_to}/moved{self.path}")
+            self.send_header("Content-Length", "0")
+            return self.end_headers()
+        if mode in ("huge", "huge_streamed"):
+            self.send_response(200)
+            if mode == "huge":
+                self.send_header("Content-Length", str(f.huge))
+            self.end_headers()
+            chunk = b" " * 2**16
+            try:
+                for _ in range(f.huge // len(chunk)):
+                    self.wfile.write(chunk)
+                    self._count(mode, len(chunk))
+            except OSError:
+                pass                        # the client hung up: what we want
+            return None
+        if mode in ("trickle_body", "trickle_headers"):
+            body = json.dumps({"result": {"resourceSpans": []}}).encode() + b" " * 200
+            if mode == "trickle_body":
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.flush()
+            else:
+                self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                body = b"X-Slow: " + b"a" * 200 + b"\r\n\r\n"
+            try:
+                for i in range(len(body)):
+                    if f.stop.wait(TRICKLE_S):
+                        return None
+                    self.wfile.write(body[i:i + 1])
+                    self.wfile.flush()
+                    self._count(mode, 1)
+            except OSError:
+                pass
+            return None
+        raise AssertionError(mode)
+
+
+def _limits(**kw: Any) -> JaegerLimits:
+    return resolve_limits(env={}, **kw)
+
+
+def _runs_of(ss) -> set[str]:
+    return set(ss.spans["trace_id"])
+
+
+# -- reading --------------------------------------------------------------------------------------------------
+
+def test_the_seed_runs_are_read_back_through_split_windows(jaeger, seed_traces):
+    fake = jaeger(seed_traces)
+    starts = [t for rs in seed_traces for t in _starts(rs)]
+    since = datetime.fromtimestamp(min(starts) / 1e9 - 1800, timezone.utc).isoformat()
+    until = datetime.fromtimestamp(max(starts) / 1e9 + 1800, timezone.utc).isoformat()
+    url = f"{fake.url}?service=shop&page=4&" + urllib.parse.urlencode({"since": since, "until": until})
+    report = analyze([url])
+    assert len(report.runs) == 4 and set(report.runs["trace_id"]) == {_trace_id(rs) for rs in seed_traces}
+    assert len(report.spans) == sum(len(_starts(rs)) for rs in seed_traces)       # none twice, none lost
+    assert report.quality.count("source_error") == 0, report.quality.to_dict()
+    assert fake.trace_requests > 1                    # the full first window was split
+    assert set(fake.auth) == {None}                   # no credentials given, none sent
+
+
+def test_no_traces_found_is_not_a_failure(jaeger):
+    fake = jaeger(default="404")
+    ss = fetch(parse_url(f"{fake.url}?service=shop&{WINDOW}"), limits=_limits())
+    assert ss.spans.empty and ss.quality.count("source_error") == 0
+
+
+def test_every_service_is_asked_when_none_is_named(jaeger):
+    fake = jaeger([_trace(1, T0 + 10, "a"), _trace(2, T0 + 20, "b")])
+    ss = fetch(parse_url(f"{fake.url}?{WINDOW}"), limits=_limits())
+    assert _runs_of(ss) == {f"{1:032x}", f"{2:032x}"}
+    assert fake.hits[0] == "/api/v3/services"
+
+
+# -- failures -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode, says", [("500", "HTTP 500"), ("bad_json", "not JSON"),
+                                        ("wrong_shape", "not a Jaeger API v3 answer")])
+def test_a_source_where_every_request_failed_is_an_input_error(jaeger, mode, says):
+    fake = jaeger(modes={"shop": mode, "cart": mode})
+    with pytest.raises(InputError) as err:
+        fetch(parse_url(f"{fake.url}?service=shop,cart&{WINDOW}"), limits=_limits())
+    msg = str(err.value)
+    assert "every request failed (2)" in msg and says in msg and "\n" not in msg, msg
+
+
+def test_an_unreachable_jaeger_is_an_input_error():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]                  # closed again: nobody listens there
+    with pytest.raises(InputError, match="cannot be reached"):
+        fetch(parse_url(f"http://127.0.0.1:{port}?service=shop&{WINDOW}"), limits=_limits())
+
+
+def test_one_window_failing_keeps_the_others_and_is_counted(jaeger):
+    # the whole hour comes back full (page=3 of 4 traces) and is split; the first half answers, the second 500s
+    early, late = [T0 + 60 * 10**9, T0 + 120 * 10**9], [T0 + HOUR - 120 * 10**9, T0 + HOUR - 60 * 10**9]
+    fake = jaeger([_trace(i + 1, t) for i, t in enumerate(early + late)], modes={"shop": "second_half_500"})
+    ss = fetch(parse_url(f"{fake.url}?service=shop&page=3&{WINDOW}"), limits=_limits())
+    assert _runs_of(ss) == {f"{1:032x}", f"{2:032x}"}
+    assert fake.trace_requests == 3
+    issue = next(i for i in ss.quality.issues if i.kind == "source_error")
+    assert issue.count == 1 and "HTTP 500" in issue.examples[0] and "shop" in issue.examples[0]
+
+
+@pytest.mark.parametrize("mode", ["huge", "huge_streamed"])
+def test_an_answer_over_the_size_cap_is_a_source_error_and_is_not_read_whole(jaeger, mode):
+    fake = jaeger([_trace(1, T0 + 10**9)], modes={"big": mode})
+    cap = 2**20
+    ss = fetch(parse_url(f"{fake.url}?service=shop,big&{WINDOW}"), limits=_limits(max_bytes=cap))
+    assert _runs_of(ss) == {f"{1:032x}"}                          # the other service is still read
+    issue = next(i for i in ss.quality.issues if i.kind == "source_error")
+    assert issue.count == 1 and ENV_MAX_BYTES in issue.examples[0] and f"{cap:,}" in issue.examples[0]
+    fake.close()                                                  # let the sender see the hang-up
+    assert fake.sent.get(mode, 0) < fake.huge                     # the client stopped reading early
+
+
+def test_the_size_cap_comes_from_the_environment(jaeger, monkeypatch):
+    fake = jaeger(modes={"big": "huge_streamed"})
+    monkeypatch.setenv(ENV_MAX_BYTES, str(2**16))
+    with pytest.raises(InputError, match=f"cap 65,536 bytes.*{ENV_MAX_BYTES}"):
+        fetch(parse_url(f"{fake.url}?service=big&{WINDOW}"))
+
+
+# -- the deadline ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["trickle_body", "trickle_headers"])
+def test_a_trickling_server_is_cut_off_at_the_deadline(jaeger, monkeypatch, mode):
+    fake = jaeger(default=mode)
+    deadline = 2.0
+    monkeypatch.setenv(ENV_DEADLINE_S, str(deadline))
+    began = time.monotonic()
+    with pytest.raises(InputError) as err:
+        fetch(parse_url(f"{fake.url}?service=shop&{WINDOW}"))
+    took = time.monotonic() - began
+    assert "deadline of 2 s" in str(err.value) and ENV_DEADLINE_S in str(err.value)
+    # A safety bound, not a speed target: the full trickle takes over 100 s (200+ bytes, one per 0.5 s),
+    # so anything well under that shows the deadline stopped it; 40 s leaves room for a very busy machine.
+    assert took < 40, took
+    fake.close()
+    assert fake.sent.get(mode, 0) < 200
+
+
+def test_the_deadline_keeps_what_was_read(jaeger):
+    fake = jaeger([_trace(1, T0 + 10**9)], modes={"slow": "trickle_body"})
+    ss = fetch(parse_url(f"{fake.url}?service=shop,slow&{WINDOW}"), limits=_limits(deadline_s=2))
+    assert _runs_of(ss) == {f"{1:032x}"}
+    issue = next(i for i in ss.quality.issues if i.kind == "source_error")
+    assert "deadline of 2 s" in issue.examples[0] and "traces may be missing" in issue.examples[0]
+
+
+# -- the request cap ------------------------------------------------------------------------------------------
+
+def test_pages_that_are_always_full_stop_at_the_request_cap(jaeger):
+    fake = jaeger(default="full")
+    cap = 25
+    ss = fetch(parse_url(f"{fake.url}?service=shop,cart&page=5&{WINDOW}"), limits=_limits(max_requests=cap))
+    assert fake.trace_requests <= cap
+    assert len(_runs_of(ss)) >= 5                         # what was read is kept
+    issue = next(i for i in ss.quality.issues if i.kind == "source_error")
+    assert ENV_MAX_REQUESTS in issue.examples[0] and "traces may be missing" in issue.examples[0]
+    assert any("cart" in h for h in fake.hits)            # the second service was still asked
+
+
+def test_the_request_cap_comes_from_the_environment(jaeger, monkeypatch):
+    fake = jaeger(default="full")
+    monkeypatch.setenv(ENV_MAX_REQUESTS, "7")
+    fetch(parse_url(f"{fake.url}?service=shop&page=2&{WINDOW}"))
+    assert 1 < fake.trace_requests <= 7
+
+
+# -- redirects ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_a_redirect_to_another_origin_is_not_followed(jaeger, host):
+    other = jaeger([_trace(1, T0 + 10**9)])
+    fake = jaeger(modes={"shop": "redirect"})
+    fake.redirect_to = f"http://{host}:{other.server.server_address[1]}"
+    with pytest.raises(InputError, match="redirect to another origin .* refused"):
+        fetch(parse_url(f"http://user:secret@127.0.0.1:{fake.server.server_address[1]}?service=shop&{WINDOW}"),
+              limits=_limits())
+    assert other.hits == []                               # nothing, and no credentials, went there
+
+
+def test_a_same_origin_redirect_is_followed(jaeger):
+    fake = jaeger([_trace(1, T0 + 10**9)], modes={"shop": "redirect"})
+    fake.redirect_to = fake.url
+    ss = fetch(parse_url(f"{fake.url}?service=shop&{WINDOW}"), limits=_limits())
+    assert _runs_of(ss) == {f"{1:032x}"} and fake.hits[-1].startswith("/moved/api/v3/traces")
+
+
+# -- credentials ----------------------------------------------------------------------------------------------
+
+def test_credentials_are_sent_as_basic_auth_and_never_shown(jaeger):
+    fake = jaeger([_trace(1, T0 + 10**9)], modes={"cart": "500"})
+    src = parse_url(f"http://al%40ce:s3cr%3At@127.0.0.1:{fake.server.server_address[1]}?service=shop,cart&{WINDOW}")
+    ss = fetch(src, limits=_limits())
+    assert set(fake.auth) == {"Basic " + base64.b64encode(b"al@ce:s3cr:t").decode()}
+    shown = json.dumps(ss.quality.to_dict()) + " ".join(ss.sources) + src.label + repr(src)
+    assert "s3cr" not in shown and "al@ce" not in shown and "al%40ce" not in shown
+    assert ss.quality.count("source_error") == 1
+
+
+def test_url_errors_do_not_echo_userinfo_or_unknown_parameters():
+    with pytest.raises(InputError) as err:
+        parse_url("http://me:hunter2@127.0.0.1:16686?service=x&token=abc123&since=1h&until=2h")
+    assert "since must be before until" in str(err.value)
+    assert "hunter2" not in str(err.value) and "abc123" not in str(err.value) and "me:" not in str(err.value)
+    assert redact("jaeger+https://u:p@h:1/base?token=t&service=s") == "jaeger+https://h:1/base?token=***&service=s"
+
+
+def test_the_cli_gives_one_line_and_exit_2_when_every_request_fails_and_never_shows_the_password(jaeger):
+    fake = jaeger(default="500")
+    url = f"http://user:secret@127.0.0.1:{fake.server.server_address[1]}?service=x"
+    result = CliRunner().invoke(cli, ["report", url])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("agentobs: error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "every request failed" in result.stderr
+    assert "secret" not in result.stdout and "secret" not in result.stderr
+    assert fake.auth == ["Basic " + base64.b64encode(b"user:secret").decode()]
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "html"])
+def test_a_report_read_with_credentials_never_shows_them(jaeger, tmp_path, fmt):
+    fake = jaeger([_trace(1, T0 + 10**9)])
+    url = f"http://user:secret@127.0.0.1:{fake.server.server_address[1]}?service=shop&token=tok123&{WINDOW}"
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(cli, ["report", url, "--format", fmt] + (["--out", str(out)] if fmt == "html" else []))
+    assert result.exit_code == 0, result.output
+    text = result.output + (out.read_text() if fmt == "html" else "")
+    assert f"127.0.0.1:{fake.server.server_address[1]}" in text          # the source is named...
+    assert "secret" not in text and "tok123" not in text and "user:" not in text  # ...without its credentials
+    if fmt == "json":
+        assert json.loads(result.stdout)["overview"]["runs"] == 1
+
+
+def test_the_trace_command_does_not_echo_credentials(jaeger):
+    fake = jaeger([_trace(1, T0 + 10**9)])
+    url = f"http://user:secret@127.0.0.1:{fake.server.server_address[1]}?service=shop&{WINDOW}"
+    result = CliRunner().invoke(cli, ["trace", "ab" * 16, url])
+    assert result.exit_code == 2 and "is not in http://127.0.0.1:" in result.stderr, result.output
+    assert "secret" not in result.output
+
+
+# -- settings -------------------------------------------------------------------------------------------------
+
+def test_limits_resolve_argument_then_environment_then_default():
+    env = {ENV_MAX_BYTES: "1000", ENV_DEADLINE_S: "7.5", ENV_MAX_REQUESTS: "9"}
+    assert resolve_limits(env={}) == JaegerLimits()
+    assert resolve_limits(env=env) == JaegerLimits(max_bytes=1000, deadline_s=7.5, max_requests=9)
+    assert resolve_limits(max_requests=3, env=env) == JaegerLimits(max_bytes=1000, deadline_s=7.5, max_requests=3)
+    with pytest.raises(ConfigError, match=ENV_MAX_REQUESTS):
+        resolve_limits(env={ENV_MAX_REQUESTS: "lots"})
+    with pytest.raises(ConfigError, match=ENV_DEADLINE_S):
+        resolve_limits(env={ENV_DEADLINE_S: "0"})

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable
 import pandas as pd
 
 from ..telemetry import semconv as sc
+from .jaeger import shown
 from .labels import apply_labels, label_by_attribute, read_labels
 from .limits import DIMENSIONS, CapRecommendation, percentiles, recommend_all, segment_percentiles
 from .otlp import SpanSet
@@ -122,7 +123,8 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
     trace_of = runs.set_index("run_id")["trace_id"]
     examples = {s.name: [Example(r, str(trace_of[r]), None, evidence(ex_spans, ex_events, r, s.name))
                          for r in s.examples] for s in sigs}
-    report = Report(datetime.now(timezone.utc).isoformat(timespec="seconds"), sources or ss.sources, opt, runs, spans,
+    report = Report(datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    [shown(s) for s in sources] if sources else ss.sources, opt, runs, spans,
                     ss.events, _overview(runs, spans), sigs, examples, {}, {}, [], q, der)
     for exs in examples.values():
         for e in exs:

@@ -11,6 +11,7 @@ import pandas as pd
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..analysis import html as html_report
+from ..analysis.jaeger import shown
 from ..analysis.report import Options, Report, analyze
 from ..analysis.sources import expand, load_sources, total_bytes
 from ..errors import InputError
@@ -240,7 +241,7 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
     spans = ss.spans
     t = spans[spans["trace_id"] == trace_id.lower()] if len(spans) else spans
     if t.empty:
-        raise InputError(f"trace {trace_id} is not in {', '.join(sources)}")
+        raise InputError(f"trace {trace_id} is not in {', '.join(shown(s) for s in sources)}")
     console.print(table(f"trace {trace_id}", [("id", "right"), ("parent", "right"), ("span", "left"),
                                               ("t0", "right"), ("t1", "right"), ("status", "left"),
                                               ("details", "left")], trace_rows(t)))

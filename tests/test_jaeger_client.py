@@ -14,6 +14,7 @@ import threading
 import time
 import urllib.parse
 from datetime import datetime, timezone
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -197,6 +198,11 @@ class _Handler(BaseHTTPRequestHandler):
             f.fresh += num
             return self._json(200, {"result": {"resourceSpans": [
                 _trace(f.fresh - i, (t_min + t_max) // 2, service) for i in range(num)]}})
+        if mode == "redirect_loop":
+            self.send_response(302)
+            self.send_header("Location", self.path)
+            self.send_header("Content-Length", "0")
+            return self.end_headers()
         if mode == "redirect":
             self.send_response(302)
             self.send_header("Location", f"{f.redirect_to}/moved{self.path}")
@@ -392,6 +398,13 @@ def test_a_same_origin_redirect_is_followed(jaeger):
     assert _runs_of(ss) == {f"{1:032x}"} and fake.hits[-1].startswith("/moved/api/v3/traces")
 
 
+def test_a_redirect_loop_ends_as_a_failed_request(jaeger):
+    fake = jaeger(modes={"shop": "redirect_loop"})
+    with pytest.raises(InputError, match="every request failed.*redirect"):
+        fetch(parse_url(f"{fake.url}?service=shop&{WINDOW}"), limits=_limits())
+    assert fake.trace_requests <= 4                       # the request and at most 3 redirects
+
+
 # -- credentials ----------------------------------------------------------------------------------------------
 
 def test_credentials_are_sent_as_basic_auth_and_never_shown(jaeger):
@@ -446,6 +459,16 @@ def test_the_trace_command_does_not_echo_credentials(jaeger):
 
 
 # -- settings -------------------------------------------------------------------------------------------------
+
+def test_the_limits_and_their_variables_are_documented():
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    security, analysis = (docs / "security.md").read_text(), (docs / "analysis.md").read_text()
+    assert "## Jaeger client" in security
+    for name in (ENV_DEADLINE_S, ENV_MAX_BYTES, ENV_MAX_REQUESTS):
+        assert f"`{name}`" in security and f"`{name}`" in analysis, name
+    d = JaegerLimits()
+    assert f"{d.deadline_s:g} s" in security and f"{d.max_bytes}" in security and f"| {d.max_requests} |" in security
+
 
 def test_limits_resolve_argument_then_environment_then_default():
     env = {ENV_MAX_BYTES: "1000", ENV_DEADLINE_S: "7.5", ENV_MAX_REQUESTS: "9"}

@@ -213,7 +213,8 @@ class Client:
                 exc.close()
                 self.left()
                 if 300 <= exc.code < 400:
-                    raise RequestFailed(f"HTTP {exc.code} redirect not followed") from None
+                    raise RequestFailed(f"HTTP {exc.code}: a redirect loop, or more than {MAX_REDIRECTS} "
+                                        "redirects") from None
                 return exc.code, None
             except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:
                 self.left()
@@ -227,7 +228,7 @@ class Client:
         except ValueError as exc:
             raise RequestFailed(f"the answer is not JSON ({exc})") from None
 
-    def _read(self, resp: http.client.HTTPResponse) -> bytes:
+    def _read(self, resp: http.client.HTTPResponse) -> bytearray:
         declared = resp.headers.get("Content-Length", "")
         if declared.strip().isdigit() and int(declared) > self.max_bytes:
             raise RequestFailed(self._too_large(f"{int(declared):,} bytes announced"))
@@ -247,14 +248,15 @@ class Client:
             buf += chunk
             if len(buf) > self.max_bytes:
                 raise RequestFailed(self._too_large(f"more than {self.max_bytes:,} bytes"))
-        self.left()
+        if self._watchdog.fired:             # the end seen may be the watchdog's shutdown, not the answer's
+            raise DeadlinePassed()
         if resp.length:                      # Content-Length announced more than came
             raise RequestFailed(f"the answer was cut off ({resp.length:,} bytes missing)")
-        return bytes(buf)
+        return buf
 
     def _too_large(self, what: str) -> str:
         return (f"answer over the size cap ({what}; cap {self.max_bytes:,} bytes): raise AGENTOBS_JAEGER_MAX_BYTES "
-                "or narrow the query (fewer services, a shorter window, a smaller page=)")
+                "or ask for less (page=, a shorter window)")
 
 
 def _reason(exc: BaseException) -> str:

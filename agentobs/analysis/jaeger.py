@@ -158,6 +158,10 @@ def _when(value: str | None, now: datetime, default: datetime) -> datetime:
     return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
+def _utc(t: datetime) -> str:
+    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _rfc3339(t: datetime) -> str:
     return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -220,7 +224,7 @@ def _walk(client: Client, src: JaegerSource, lim: JaegerLimits, names: list[str]
             t.capped += len(todo)
             return
         service, start, end = todo.pop()
-        where = f"service {service} {start:%Y-%m-%dT%H:%M:%S}..{end:%Y-%m-%dT%H:%M:%S}"
+        where = f"service {service} {_utc(start)}..{_utc(end)}"
         try:
             result = _ask(client, src, service, start, end)
         except RequestFailed as exc:

@@ -205,7 +205,7 @@ class SQLiteCheckpointStore:
             row = self._lease_row(cur, task_id)
             if row is not None and row[0] is not None and row[0] != owner and row[2] > now:
                 raise CheckpointLeased(
-                    f"task {task_id!r} is being run by worker {row[0]} (lease token {row[1]}, in {self.path}) "
+                    f"task {task_id!r} is being run by worker {row[0]!r} (lease token {row[1]}, in {self.path}) "
                     f"until {_iso(row[2])}, {row[2] - now:.0f} s from now: wait for it to finish; if that worker "
                     "died, recover the task after its lease expires")
             lease = Lease(task_id=task_id, owner=owner, token=(row[1] if row else 0) + 1,
@@ -233,13 +233,13 @@ class SQLiteCheckpointStore:
         row = self._lease_row(cur, task_id)
         if lease is None:
             if row is not None and row[0] is not None and row[2] > now:
-                raise CheckpointLeased(f"task {task_id!r} is being run by worker {row[0]} until {_iso(row[2])} "
+                raise CheckpointLeased(f"task {task_id!r} is being run by worker {row[0]!r} until {_iso(row[2])} "
                                        f"(in {self.path}): only the lease holder may save it")
             return
         if row is None or row[1] != lease.token or row[0] != lease.owner:
-            holder = "nobody" if row is None or row[0] is None else f"worker {row[0]}"
+            holder = "nobody" if row is None or row[0] is None else f"worker {row[0]!r}"
             raise CheckpointLeased(
-                f"this worker ({lease.owner}) lost the lease on task {task_id!r}: its token {lease.token} was "
+                f"this worker ({lease.owner!r}) lost the lease on task {task_id!r}: its token {lease.token} was "
                 f"superseded (now {holder}, token {row[1] if row else None}, in {self.path}); stop this run, "
                 "its state is stale: the task continues from its checkpoint under the new holder")
         cur.execute("UPDATE leases SET expires_at = ? WHERE task_id = ?", (now + self.lease_ttl, task_id))

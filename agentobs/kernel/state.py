@@ -171,6 +171,11 @@ def _json_type(value: Any) -> str:
             float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
 
 
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
@@ -184,7 +189,7 @@ def _problem(cls: type, data: Any, where: str) -> str | None:
     names = {f.name for f in fields(cls)}
     unknown = sorted(k for k in data if k not in names)
     if unknown:
-        return f"{where} has unknown field {unknown[0]!r}"
+        return f"{where} has unknown field {_short(unknown[0])}"
     for f in fields(cls):
         if f.name not in data:
             if f.default is MISSING and f.default_factory is MISSING:
@@ -193,7 +198,7 @@ def _problem(cls: type, data: Any, where: str) -> str | None:
         value = data[f.name]
         problem = _type_problem(value, hints[f.name], f"{where}.{f.name}")
         if problem is None and (cls, f.name) in _CLOSED and value not in _CLOSED[cls, f.name]:
-            problem = f"{where}.{f.name} is {value!r}, not one of {', '.join(map(str, _CLOSED[cls, f.name]))}"
+            problem = f"{where}.{f.name} is {_short(value)}, not one of {', '.join(map(str, _CLOSED[cls, f.name]))}"
         if problem:
             return problem
     return None
@@ -217,7 +222,7 @@ def _type_problem(value: Any, tp: Any, where: str) -> str | None:
     if origin is dict:
         if not isinstance(value, dict):
             return f"{where} must be an object, not {_json_type(value)}"
-        return next((p for k, v in value.items() if (p := _type_problem(v, args[1], f"{where}[{k!r}]"))), None)
+        return next((p for k, v in value.items() if (p := _type_problem(v, args[1], f"{where}[{_short(k)}]"))), None)
     ok = (int, float) if tp is float else tp           # JSON does not tell 1 from 1.0
     if isinstance(value, bool) and tp is not bool or not isinstance(value, ok):
         expected = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}.get(tp, tp.__name__)
@@ -233,7 +238,7 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
     """Brings a state dict of an older schema to ``SCHEMA_VERSION`` through the named migrations."""
     version = data.get("schema_version", SCHEMA_VERSION)
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise CheckpointCorrupt(f"state schema_version {version!r} is not a version (this agentobs reads "
+        raise CheckpointCorrupt(f"state schema_version {_short(version)} is not a version (this agentobs reads "
                                 f"1..{SCHEMA_VERSION})")
     if version > SCHEMA_VERSION:
         raise CheckpointCorrupt(f"state schema_version {version} was written by a newer agentobs (this one reads "

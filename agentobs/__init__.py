@@ -4,7 +4,7 @@ The public surface is re-exported here; ``agentobs.kernel``, ``agentobs.telemetr
 ``agentobs.analysis`` hold the parts.
 """
 from .errors import (AgentobsError, ApprovalError, CheckpointConflict, CheckpointCorrupt, CheckpointError,
-                     CheckpointNotFound, ConfigError, InputError, ReplayError, SimulatedCrash)
+                     CheckpointLeased, CheckpointNotFound, ConfigError, InputError, ReplayError, SimulatedCrash)
 from .kernel import (ROUTES, Budget, Checkpoint, CrashAt, Decision, EventLog, FactPolicy, FunctionModel, HeldCall,
                      Kernel, MemoryStore, ModelRequest, ModelResponse, PlanStep, Prices, RealClock, Recorder,
                      Replayer, ScriptedModel, SimClock, SQLiteCheckpointStore, StopReason, TaskState,
@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 
 __all__ = sorted([
     "AgentobsError", "ApprovalError", "Budget", "Checkpoint", "CheckpointConflict", "CheckpointCorrupt",
-    "CheckpointError", "CheckpointNotFound", "ConfigError", "CrashAt", "Decision", "EventLog", "FactPolicy",
+    "CheckpointError", "CheckpointLeased", "CheckpointNotFound", "ConfigError", "CrashAt", "Decision", "EventLog", "FactPolicy",
     "FunctionModel", "HeldCall", "InputError", "Kernel", "MemoryStore", "ModelRequest", "ModelResponse", "PlanStep",
     "Prices", "ROUTES", "RealClock", "Recorder", "ReplayError", "Replayer", "SQLiteCheckpointStore", "ScriptedModel",
     "SimClock", "SimulatedCrash", "StopReason", "TaskState", "ToolInvocation", "ToolResponse", "ToolSpec",

@@ -6,7 +6,8 @@
     ├── ApprovalError               a decision does not match the held call, or none was given
     ├── CheckpointError             the checkpoint store refused an operation
     │   ├── CheckpointConflict      another worker saved this task first (stale version)
-    │   ├── CheckpointCorrupt       a stored checkpoint fails its checksum or does not parse
+    │   ├── CheckpointCorrupt       a checkpoint database or stored state is damaged, malformed or too new
+    │   ├── CheckpointLeased        another worker holds the task's lease, or took it over from this one
     │   └── CheckpointNotFound      no checkpoint for that task id
     ├── ReplayError                 a recorded run is unreadable or ran out of replies
     └── InputError                  user input (a file, a source, an argument) is unusable
@@ -48,7 +49,11 @@ class CheckpointConflict(CheckpointError):
 
 
 class CheckpointCorrupt(CheckpointError):
-    """A stored checkpoint does not match its checksum or cannot be parsed."""
+    """The checkpoint database or a stored state is damaged, malformed, or of a newer schema than this agentobs."""
+
+
+class CheckpointLeased(CheckpointError):
+    """Another worker holds the lease on the task (it is running it), or took the lease over from this worker."""
 
 
 class CheckpointNotFound(CheckpointError):

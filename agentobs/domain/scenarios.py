@@ -83,13 +83,15 @@ def crash_and_recover(spec: Spec, boundary: str, nth: int = 1, tool: str | None 
                       observers: Iterable[Observer] = (), epoch_ns: int | None = None) -> Result:
     """Crash at the nth ``boundary`` event, then recover from the last checkpoint with a fresh kernel."""
     desk = spec.desk()
-    store = SQLiteCheckpointStore(":memory:")
+    lease_clock = SimClock(epoch_ns)
+    store = SQLiteCheckpointStore(":memory:", clock=lease_clock)
     crash = CrashAt(boundary, nth=nth, tool=tool)
     segments = []
     try:
         st = kernel_for(spec, desk, observers=[*observers, crash], clock=SimClock(epoch_ns),
                         checkpoints=store).run(new_state())
     except SimulatedCrash:
+        lease_clock.sleep(store.lease_ttl + 1)       # the dead worker's lease runs out before the restart
         if store.exists("t1"):
             segments.append(store.load("t1").state)
         st = kernel_for(spec, desk, observers=observers, clock=SimClock(epoch_ns),

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from ..errors import ApprovalError, CheckpointNotFound, ConfigError, ProposalError
+from ..errors import ApprovalError, CheckpointError, CheckpointNotFound, ConfigError, ProposalError, SimulatedCrash
 from . import events as ev
 from .approval import Approver, Decision
 from .budget import Budget
-from .checkpoint import Checkpoint, CheckpointStore
+from .checkpoint import Checkpoint, CheckpointStore, Lease
 from .clock import SimClock
 from .models import Model, ModelRequest
 from .plan import to_plan_steps, validate_plan
@@ -50,6 +50,7 @@ class Kernel:
         self._version: int | None = None
         self._running = False                  # between RunStarted and RunFinished
         self._state: TaskState | None = None   # the run in progress, for RunAborted
+        self._lease: Lease | None = None        # this run's lease on its task, when there is a store
         if self.budget.max_usd is not None and not self.prices.can_price(self.price_model, self.price_provider):
             raise ConfigError(f"max_usd is set but model {self.price_model!r} has no price: pass "
                               "prices=Prices({'<model>': (input_usd_per_mtok, output_usd_per_mtok)}) or price_as=")
@@ -61,6 +62,7 @@ class Kernel:
         return self._guarded(self._run, state)
 
     def _run(self, state: TaskState) -> TaskState:
+        self._claim(state.task_id)
         if self.memory is not None and not state.memory:
             state.memory = list(self.memory.read(state.user_id, state.goal, now=self.clock.wall_ns() / 1e9))
         self._begin(state, resumed=False)
@@ -71,19 +73,21 @@ class Kernel:
     def resume(self, snapshot: TaskState | Checkpoint | str, decision: Decision | None = None) -> TaskState:
         """Continues a suspended run from a saved state: applies the decision to the held call first.
 
-        Given a ``Checkpoint``, the resume is claimed in the store before anything runs, so of
-        two workers resuming one snapshot only one proceeds.
+        Given a ``Checkpoint`` or a task id, the task's lease is taken and the resume is claimed in the
+        store before anything runs, so of two workers resuming one snapshot only one proceeds.
         """
         return self._guarded(self._resume, snapshot, decision)
 
     def _resume(self, snapshot: TaskState | Checkpoint | str, decision: Decision | None) -> TaskState:
-        if isinstance(snapshot, str):
-            if self.checkpoints is None:
-                raise ConfigError("resume(task_id) needs a checkpoint store; pass the saved TaskState instead")
-            snapshot = self.checkpoints.load(snapshot)
-        if self.checkpoints is not None and not isinstance(snapshot, Checkpoint):
-            raise ConfigError("with a checkpoint store, resume a Checkpoint (store.load(task_id)) or a task id, "
-                              "so that two workers cannot both continue one snapshot")
+        if self.checkpoints is None and isinstance(snapshot, str):
+            raise ConfigError("resume(task_id) needs a checkpoint store; pass the saved TaskState instead")
+        if self.checkpoints is not None:
+            if not isinstance(snapshot, (str, Checkpoint)):
+                raise ConfigError("with a checkpoint store, resume a Checkpoint (store.load(task_id)) or a task id, "
+                                  "so that two workers cannot both continue one snapshot")
+            self._claim(snapshot if isinstance(snapshot, str) else snapshot.state.task_id)
+            if isinstance(snapshot, str):
+                snapshot = self.checkpoints.load(snapshot)
         state = snapshot.state if isinstance(snapshot, Checkpoint) else snapshot
         if state.status == "stopped":
             raise ApprovalError(f"task {state.task_id!r} already stopped ({state.stop}); there is nothing to resume")
@@ -115,6 +119,7 @@ class Kernel:
     def _recover(self, task_id: str) -> TaskState:
         if self.checkpoints is None:
             raise ConfigError("recover() needs a checkpoint store: Kernel(..., checkpoints=SQLiteCheckpointStore(path))")
+        self._claim(task_id)                     # CheckpointLeased while another worker runs it
         ckpt = self.checkpoints.load(task_id)
         state = ckpt.state
         if state.status == "stopped":
@@ -330,6 +335,8 @@ class Kernel:
     def _invoke(self, st: TaskState, name: str, args: dict[str, Any], key: str, effect: str, approved: bool,
                 attempt: int) -> tuple[dict[str, Any], float]:
         clock = self.clock
+        if effect == "write" and self._lease is not None:
+            self._lease = self.checkpoints.renew(self._lease)   # CheckpointLeased: another worker took over
         timeout = self.budget.remaining_time(st.elapsed)
         started = clock.now()
         try:
@@ -407,11 +414,15 @@ class Kernel:
 
     def _guarded(self, body: Any, *args: Any) -> TaskState:
         """Runs an entry point; an exception escaping a begun run is told to the observers (RunAborted), so
-        they can close what they opened, and then goes on to the caller unchanged."""
-        self._running = False
+        they can close what they opened, and then goes on to the caller unchanged. The run's lease is released
+        at the end, unless the process 'died' (SimulatedCrash): then it expires after its TTL."""
+        self._running, self._lease = False, None
         try:
-            return body(*args)
+            st = body(*args)
         except BaseException as exc:
+            if not isinstance(exc, SimulatedCrash):
+                self._release()
+            self._lease = None
             if self._running and self._emit:
                 self._running = False
                 try:
@@ -419,6 +430,20 @@ class Kernel:
                 except BaseException:  # noqa: BLE001 - the original exception is the one to report
                     pass
             raise
+        self._release()
+        return st
+
+    def _claim(self, task_id: str) -> None:
+        if self.checkpoints is not None:
+            self._lease = self.checkpoints.acquire(task_id)
+
+    def _release(self) -> None:
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            try:
+                self.checkpoints.release(lease)
+            except CheckpointError as exc:       # the lease then expires after its TTL
+                ev.log.warning("could not release the lease on task %r: %s", lease.task_id, exc)
 
     def _begin(self, st: TaskState, resumed: bool) -> None:
         self._running, self._state = True, st
@@ -444,7 +469,7 @@ class Kernel:
     def _save(self, st: TaskState, expected: int | None) -> None:
         if self._emit:
             self._emit(ev.CheckpointSaving((expected or 0) + 1, self.clock.wall_ns()))
-        self._version = self.checkpoints.save(st, expected)
+        self._version = self.checkpoints.save(st, expected, lease=self._lease)
         if self._emit:
             self._emit(ev.CheckpointSaved(self._version, self.clock.wall_ns()))
 

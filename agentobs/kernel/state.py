@@ -6,10 +6,13 @@ version, so a run can be suspended, checkpointed, copied to another process and 
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
-from typing import Any
+import types
+import typing
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from typing import Any, Callable
 
 from ..errors import CheckpointCorrupt
 from .stops import SUSPENDING, StopReason
@@ -136,35 +139,113 @@ class TaskState:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TaskState:
+        """Builds a state from its dict form, checking every field's type; raises ``CheckpointCorrupt``."""
+        if not isinstance(data, dict):
+            raise CheckpointCorrupt(f"state must be a JSON object, not {_json_type(data)}")
         data = migrate(dict(data))
         data.pop("schema_version", None)
-        try:
-            plan = [PlanStep(**s) for s in data.pop("plan", [])]
-            pending = data.pop("pending", None)
-            return cls(**data, plan=plan, pending=HeldCall(**pending) if pending else None)
-        except TypeError as exc:
-            raise CheckpointCorrupt(f"state does not match schema {SCHEMA_VERSION}: {exc}") from None
+        problem = _problem(cls, data, "state")
+        if problem:
+            raise CheckpointCorrupt(f"state does not match schema {SCHEMA_VERSION}: {problem}")
+        plan = [PlanStep(**s) for s in data.pop("plan", [])]
+        pending = data.pop("pending", None)
+        return cls(**data, plan=plan, pending=HeldCall(**pending) if pending is not None else None)
 
     @classmethod
     def from_json(cls, text: str) -> TaskState:
         try:
             data = json.loads(text)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, RecursionError) as exc:
             raise CheckpointCorrupt(f"state is not valid JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise CheckpointCorrupt("state JSON must be an object")
         return cls.from_dict(data)
 
 
+# -- shape check of the JSON form: every field present when required, of its declared type ---------
+
+_CLOSED = {(PlanStep, "status"): (PENDING, DONE, FAILED), (TaskState, "status"): ("running", "suspended", "stopped"),
+           (TaskState, "stop"): (None, *(r.value for r in StopReason))}
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _problem(cls: type, data: Any, where: str) -> str | None:
+    """What is wrong with ``data`` as the JSON form of dataclass ``cls`` (None: nothing)."""
+    if not isinstance(data, dict):
+        return f"{where} must be an object, not {_json_type(data)}"
+    hints = _hints(cls)
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(k for k in data if k not in names)
+    if unknown:
+        return f"{where} has unknown field {_short(unknown[0])}"
+    for f in fields(cls):
+        if f.name not in data:
+            if f.default is MISSING and f.default_factory is MISSING:
+                return f"{where} lacks field {f.name!r}"
+            continue
+        value = data[f.name]
+        problem = _type_problem(value, hints[f.name], f"{where}.{f.name}")
+        if problem is None and (cls, f.name) in _CLOSED and value not in _CLOSED[cls, f.name]:
+            problem = f"{where}.{f.name} is {_short(value)}, not one of {', '.join(map(str, _CLOSED[cls, f.name]))}"
+        if problem:
+            return problem
+    return None
+
+
+def _type_problem(value: Any, tp: Any, where: str) -> str | None:
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if tp is Any:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        problems = [_type_problem(value, a, where) for a in args]
+        return None if None in problems else next(p for p in problems if p)
+    if tp is type(None):
+        return None if value is None else f"{where} must be null, not {_json_type(value)}"
+    if isinstance(tp, type) and hasattr(tp, "__dataclass_fields__"):
+        return _problem(tp, value, where)
+    if origin is list:
+        if not isinstance(value, list):
+            return f"{where} must be an array, not {_json_type(value)}"
+        return next((p for i, v in enumerate(value) if (p := _type_problem(v, args[0], f"{where}[{i}]"))), None)
+    if origin is dict:
+        if not isinstance(value, dict):
+            return f"{where} must be an object, not {_json_type(value)}"
+        return next((p for k, v in value.items() if (p := _type_problem(v, args[1], f"{where}[{_short(k)}]"))), None)
+    ok = (int, float) if tp is float else tp           # JSON does not tell 1 from 1.0
+    if isinstance(value, bool) and tp is not bool or not isinstance(value, ok):
+        expected = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}.get(tp, tp.__name__)
+        return f"{where} must be {expected}, not {_json_type(value)}"
+    return None
+
+
 # Named migrations: version N -> N+1. Add one when the schema changes; never edit an old one.
-MIGRATIONS: dict[int, Any] = {}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """Brings a state dict of an older schema to ``SCHEMA_VERSION`` through the named migrations."""
     version = data.get("schema_version", SCHEMA_VERSION)
-    if not isinstance(version, int) or version > SCHEMA_VERSION or version < 1:
-        raise CheckpointCorrupt(f"unsupported state schema_version {version!r} (this agentobs reads 1..{SCHEMA_VERSION})")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise CheckpointCorrupt(f"state schema_version {_short(version)} is not a version (this agentobs reads "
+                                f"1..{SCHEMA_VERSION})")
+    if version > SCHEMA_VERSION:
+        raise CheckpointCorrupt(f"state schema_version {version} was written by a newer agentobs (this one reads "
+                                f"1..{SCHEMA_VERSION}): upgrade agentobs to load it")
     while version < SCHEMA_VERSION:
+        if version not in MIGRATIONS:
+            raise CheckpointCorrupt(f"no migration from state schema_version {version} to {version + 1}")
         data = MIGRATIONS[version](data)
         version += 1
     data["schema_version"] = version

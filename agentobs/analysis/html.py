@@ -28,6 +28,11 @@ def _label(v: Any) -> str:
     return s if len(s) <= LABEL_CHARS else s[: LABEL_CHARS - 1] + "…"
 
 
+def _esc(v: Any) -> str:
+    """``v`` as HTML text: escaped, control characters (invisible, or a parse error in HTML) made spaces."""
+    return html.escape(_UNPRINTABLE.sub(" ", str(v)))
+
+
 def _href(url: str | None) -> str | None:
     """``url`` when it is an http or https URL with a host (what a link may point to); else None."""
     if not url:
@@ -142,7 +147,7 @@ def _labels(values: Any) -> list[str]:
 
 
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
-    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
+    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -152,11 +157,11 @@ def _num(v: Any) -> str:
         return "–"
     if isinstance(v, float):
         return f"{v:,.6g}"
-    return html.escape(f"{v:,}" if isinstance(v, int) else str(v))
+    return _esc(f"{v:,}" if isinstance(v, int) else str(v))
 
 
 def render(report: Report) -> str:
-    e = html.escape
+    e = _esc
     ov = report.overview
     imgs = plots(report)
     sig_rows = []

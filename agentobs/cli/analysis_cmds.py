@@ -240,7 +240,8 @@ def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
 
 
 def csv_text(df: pd.DataFrame) -> str:
-    """The CSV of ``df`` with text a spreadsheet would run as a formula quoted (``'=...``); numbers untouched."""
+    """The CSV of ``df``: RFC 4180 line ends (CRLF, so a value holding a CR or LF is quoted, not split), and text a
+    spreadsheet would run as a formula prefixed with ``'``; numbers untouched."""
     out = df.copy()
     types = pd.api.types
     for c in out.columns:
@@ -248,7 +249,7 @@ def csv_text(df: pd.DataFrame) -> str:
         if not (types.is_numeric_dtype(col) or types.is_bool_dtype(col) or types.is_datetime64_any_dtype(col)):
             out[c] = col.astype(object).map(csv_cell)
     out.columns = [csv_cell(str(c)) for c in out.columns]
-    return out.to_csv(index=False)
+    return out.to_csv(index=False, lineterminator="\r\n")
 
 
 @click.command("trace")

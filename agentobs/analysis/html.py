@@ -1,16 +1,48 @@
-"""The HTML report: one self-contained page, plots drawn with matplotlib and embedded as PNG."""
+"""The HTML report: one self-contained page, plots drawn with matplotlib and embedded as PNG.
+
+Text from traces is data: every value is HTML-escaped, a link is made only to an http(s) URL, and plot
+labels are drawn as plain text (no mathtext, no control characters, shortened).
+"""
 from __future__ import annotations
 
 import base64
 import html
 import io
+import re
+import warnings
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
 from .report import Report
 
 PLOTS = ("steps_histogram", "cutoff_curve", "stop_reasons", "signatures", "context_growth")
+LABEL_CHARS = 60                 # a plot label from the data is cut here (a huge label makes a huge image)
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _label(v: Any) -> str:
+    """A value from the traces as a plot label: one line, no control characters, at most LABEL_CHARS."""
+    s = _UNPRINTABLE.sub(" ", str(v))
+    return s if len(s) <= LABEL_CHARS else s[: LABEL_CHARS - 1] + "…"
+
+
+def _esc(v: Any) -> str:
+    """``v`` as HTML text: escaped, control characters (invisible, or a parse error in HTML) made spaces."""
+    return html.escape(_UNPRINTABLE.sub(" ", str(v)))
+
+
+def _href(url: str | None) -> str | None:
+    """``url`` when it is an http or https URL with a host (what a link may point to); else None."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    ok = parts.scheme.lower() in ("http", "https") and parts.netloc and url.isprintable() and " " not in url
+    return url if ok else None
 
 
 def _png(fig: Any) -> str:
@@ -24,6 +56,13 @@ def _png(fig: Any) -> str:
 def plots(report: Report) -> dict[str, str]:
     import matplotlib
     matplotlib.use("Agg")
+    # labels are text, never mathtext ($...$); a glyph the font lacks is not worth a warning
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph .* missing from font", category=UserWarning)
+        return _plots(report)
+
+
+def _plots(report: Report) -> dict[str, str]:
     import matplotlib.pyplot as plt
 
     runs = report.runs
@@ -62,13 +101,13 @@ def plots(report: Report) -> dict[str, str]:
 
     fig, ax = plt.subplots(figsize=(7, 3.4))
     stops = report.overview["by_stop_reason"]
-    ax.barh(list(stops), list(stops.values()), color="#6b8e23")
+    ax.barh(_labels(stops), list(stops.values()), color="#6b8e23")
     ax.set_xlabel("runs")
     ax.set_title("Runs by stop reason")
     out["stop_reasons"] = _png(fig)
 
     fig, ax = plt.subplots(figsize=(7, 3.4))
-    names = [s.name for s in report.signatures]
+    names = _labels([s.name for s in report.signatures])
     ax.barh(names, [s.runs for s in report.signatures], color="#d8553b", label="all runs with it")
     ax.barh(names, [s.primary for s in report.signatures], color="#8b1a1a", label="primary signature")
     ax.set_xlabel("runs")
@@ -79,7 +118,7 @@ def plots(report: Report) -> dict[str, str]:
     fig, ax = plt.subplots(figsize=(7, 3.4))
     if report.growth_series:
         for rid, ys in report.growth_series.items():
-            ax.plot(range(1, len(ys) + 1), ys, marker="o", markersize=3, label=rid)
+            ax.plot(range(1, len(ys) + 1), ys, marker="o", markersize=3, label=_legend(rid))
         if len(report.growth_series) <= 6:
             ax.legend(fontsize=7)
     else:
@@ -91,8 +130,24 @@ def plots(report: Report) -> dict[str, str]:
     return out
 
 
+def _legend(v: Any) -> str:
+    s = _label(v)
+    return " " + s if s.startswith("_") else s      # matplotlib hides labels that start with "_"
+
+
+def _labels(values: Any) -> list[str]:
+    """Category labels for a bar chart: each shown as text and distinct (a shortened label keeps its own bar)."""
+    out: list[str] = []
+    for v in values:
+        s = _label(v)
+        while s in out:
+            s += " "
+        out.append(s)
+    return out
+
+
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
-    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
+    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -102,11 +157,11 @@ def _num(v: Any) -> str:
         return "–"
     if isinstance(v, float):
         return f"{v:,.6g}"
-    return html.escape(f"{v:,}" if isinstance(v, int) else str(v))
+    return _esc(f"{v:,}" if isinstance(v, int) else str(v))
 
 
 def render(report: Report) -> str:
-    e = html.escape
+    e = _esc
     ov = report.overview
     imgs = plots(report)
     sig_rows = []
@@ -114,7 +169,8 @@ def render(report: Report) -> str:
         links = []
         for ex in report.examples.get(s.name, []):
             label = e(ex.run_id)
-            links.append(f'<a href="{e(ex.link)}">{label}</a>' if ex.link else label)
+            href = _href(ex.link)
+            links.append(f'<a href="{e(href)}">{label}</a>' if href else label)
         sig_rows.append([e(s.name), s.runs, f"{100 * s.share:.1f}%", s.failed, s.primary, e(s.looks_like),
                          e(s.control), ", ".join(links)])
     cap_rows = []

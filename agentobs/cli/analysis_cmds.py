@@ -1,7 +1,6 @@
 """``agentobs report | caps | runs | trace``: parse, call the analysis, render."""
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -16,7 +15,8 @@ from ..analysis.report import Options, Report, analyze
 from ..analysis.sources import expand, load_sources, total_bytes
 from ..errors import InputError
 from .common import jaeger_url
-from .render import console, table
+from .render import console, json_text, say, table
+from .safe_text import clean, csv_cell, http_url
 
 LARGE_INPUT = 20 * 1024 * 1024
 
@@ -53,7 +53,17 @@ def _options(labels: Path | None, success_attr: str | None, target: float, margi
         k, v = success_attr.split("=", 1)
         attr = (k.strip(), v.strip())
     return Options(target=target, margin=margin, segments=("agent", "model", *segments),
-                   labels=str(labels) if labels else None, success_attr=attr, jaeger_url=jaeger or jaeger_url())
+                   labels=str(labels) if labels else None, success_attr=attr, jaeger_url=_link_base(jaeger))
+
+
+def _link_base(explicit: str | None) -> str | None:
+    """The Jaeger UI base for links: only an http or https URL; anything else makes no links."""
+    given = explicit or jaeger_url()
+    base = http_url(given)
+    if given and base is None:
+        click.echo("agentobs: warning: the Jaeger URL is not an http:// or https:// URL; no links to Jaeger",
+                   err=True)
+    return base
 
 
 def _run(sources: tuple[str, ...], opt: Options) -> Report:
@@ -81,9 +91,9 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
 def print_report(r: Report) -> None:
     ov = r.overview
     rate = "–" if ov["success_rate"] is None else f"{100 * ov['success_rate']:.1f}%"
-    console.print(f"[bold]{ov['runs']} runs[/bold] ({ov['spans']} spans) from {', '.join(r.sources)}: "
-                  f"{ov['successful']} successful, {ov['failed']} failed, {ov['unlabelled']} unlabelled; "
-                  f"success rate {rate}")
+    say((f"{ov['runs']} runs", "bold"), f" ({ov['spans']} spans) from {', '.join(map(clean, r.sources))}: "
+        f"{ov['successful']} successful, {ov['failed']} failed, {ov['unlabelled']} unlabelled; "
+        f"success rate {rate}")
     console.print(table("Runs by stop reason", [("stop reason", "left"), ("runs", "right")],
                         ov["by_stop_reason"].items()))
     rows = []
@@ -95,11 +105,11 @@ def print_report(r: Report) -> None:
                                                ("failed", "right"), ("primary", "right"), ("control", "left"),
                                                ("examples", "left")], rows))
     if ov["without_signature_failed"]:
-        console.print(f"{ov['without_signature_failed']} failed runs match no signature (see their stop reasons).")
+        say(f"{ov['without_signature_failed']} failed runs match no signature (see their stop reasons).")
     for name, exs in r.examples.items():
         for e in exs[:1]:
             if e.evidence:
-                console.print(f"  evidence for {name} in {e.run_id}: " + " | ".join(e.evidence[:4]))
+                say(f"  evidence for {clean(name)} in {clean(e.run_id)}: " + " | ".join(map(clean, e.evidence[:4])))
     print_percentiles(r)
     print_segments(r)
     print_caps(r)
@@ -146,7 +156,7 @@ def print_caps(r: Report) -> None:
                          ("max", "right"), ("within target", "right"), ("recommended", "right"),
                          ("worst case of a runaway under it", "left")], rows))
     for w in dict.fromkeys(w for c in r.caps for w in c.warnings):
-        console.print(f"[yellow]warning:[/yellow] {w}")
+        say(("warning:", "yellow"), " ", clean(w))
 
 
 def print_quality(r: Report) -> None:
@@ -157,8 +167,8 @@ def print_quality(r: Report) -> None:
                              for i in r.quality.issues]))
     nd = r.derivation
     if nd.missing or nd.notes:
-        console.print("Not derived: " + "; ".join([*(f"{k} for {v} runs" for k, v in nd.missing.items()),
-                                                    *nd.notes]))
+        say("Not derived: " + "; ".join([*(f"{clean(k)} for {v} runs" for k, v in nd.missing.items()),
+                                         *map(clean, nd.notes)]))
 
 
 def _f(v: Any) -> str:
@@ -179,22 +189,22 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
     """Failure taxonomy, percentiles and recommended caps of the runs in SOURCES."""
     r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url))
     if fmt == "json":
-        text = json.dumps(r.to_dict(), indent=1, default=str)
+        text = json_text(r.to_dict(), indent=1)
         if out:
             write_atomic(out, text + "\n")
-            console.print(f"Report (JSON): {out}")
+            say(f"Report (JSON): {out}")
         else:
             click.echo(text)
         return
     if fmt == "html":
         out = out or Path("agentobs-out/report.html")
         write_atomic(out, html_report.render(r))
-        console.print(f"Report (HTML): {out}")
+        say(f"Report (HTML): {out}")
         return
     print_report(r)
     if out:
-        write_atomic(out, json.dumps(r.to_dict(), indent=1, default=str) + "\n")
-        console.print(f"JSON report: {out}")
+        write_atomic(out, json_text(r.to_dict(), indent=1) + "\n")
+        say(f"JSON report: {out}")
 
 
 @click.command("caps")
@@ -205,15 +215,15 @@ def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
     r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url))
     if fmt == "json":
-        click.echo(json.dumps({"target": target, "margin": margin, "percentile_method": "inverted_cdf",
-                               "dimensions": {c.dimension: c.to_dict() for c in r.caps}}, indent=1, default=str))
+        click.echo(json_text({"target": target, "margin": margin, "percentile_method": "inverted_cdf",
+                              "dimensions": {c.dimension: c.to_dict() for c in r.caps}}, indent=1))
         return
     print_caps(r)
     for c in r.caps:
         shares = list(c.cutoff.items())
         if shares:
             step = max(1, len(shares) // 12)
-            console.print(f"{c.limit}: " + "  ".join(f"{k}→{100 * v:.1f}%" for k, v in shares[::step]))
+            say(f"{c.limit}: " + "  ".join(f"{k}→{100 * v:.1f}%" for k, v in shares[::step]))
 
 
 @click.command("runs")
@@ -226,8 +236,21 @@ def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
     df = r.runs.copy()
     for c in ("trace_ids", "signatures"):
         df[c] = df[c].map(lambda xs: ";".join(xs))
-    write_atomic(out, df.to_csv(index=False))
-    console.print(f"{len(df)} runs: {out}")
+    write_atomic(out, csv_text(df))
+    say(f"{len(df)} runs: {out}")
+
+
+def csv_text(df: pd.DataFrame) -> str:
+    """The CSV of ``df``: RFC 4180 line ends (CRLF, so a value holding a CR or LF is quoted, not split), and text a
+    spreadsheet would run as a formula prefixed with ``'``; numbers untouched."""
+    out = df.copy()
+    types = pd.api.types
+    for c in out.columns:
+        col = out[c]
+        if not (types.is_numeric_dtype(col) or types.is_bool_dtype(col) or types.is_datetime64_any_dtype(col)):
+            out[c] = col.astype(object).map(csv_cell)
+    out.columns = [csv_cell(str(c)) for c in out.columns]
+    return out.to_csv(index=False, lineterminator="\r\n")
 
 
 @click.command("trace")
@@ -245,9 +268,9 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
     console.print(table(f"trace {trace_id}", [("id", "right"), ("parent", "right"), ("span", "left"),
                                               ("t0", "right"), ("t1", "right"), ("status", "left"),
                                               ("details", "left")], trace_rows(t)))
-    base = jaeger_url()
+    base = _link_base(None)
     if base:
-        console.print(f"Jaeger: {base}/trace/{trace_id}")
+        say(f"Jaeger: {base}/trace/{trace_id}")
 
 
 def trace_rows(t: pd.DataFrame) -> list[list[Any]]:

@@ -17,7 +17,8 @@ from ..domain.scenarios import SEED000, SEED004, Result
 from ..telemetry import Telemetry, configure
 from .analysis_cmds import print_caps, write_atomic
 from .common import DEFAULT_OUT, jaeger_link, jaeger_url
-from .render import console, json_lines, table
+from .safe_text import http_url
+from .render import console, json_lines, say, table
 from .simulate import print_summary, run_population, write_manifest
 
 
@@ -74,13 +75,13 @@ def demo(fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None,
         json_lines({**r.row(), "suite": suite, "trace_id": tid}
                    for suite, rs in (("seed000", seed000), ("seed004", seed004)) for r, tid in rs)
         return
-    link = jaeger_url() is not None
+    link = http_url(jaeger_url()) is not None
     cols = [("scenario", "left"), ("stop", "left"), ("steps", "right"), ("tools", "right"), ("tokens", "right"),
             ("secs", "right"), ("effects", "left")] + ([("jaeger", "left")] if link else [])
     console.print(table("Seed 000 scenarios", cols, _rows(seed000, link)))
     console.print()
     console.print(table("Seed 004 guards and recovery", cols, _rows(seed004, link)))
-    console.print(f"Scenario traces: {scen_path} ({'; '.join(export_lines)})")
+    say(f"Scenario traces: {scen_path} ({'; '.join(export_lines)})")
     if runs == 0:
         return
     console.print()
@@ -91,7 +92,7 @@ def demo(fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None,
     write_manifest(out_dir / "simulate-manifest.json", records, seed, pop_path)
     print_summary(records)
     console.print()
-    report = analyze([str(pop_path)], Options(jaeger_url=jaeger_url()))
+    report = analyze([str(pop_path)], Options(jaeger_url=http_url(jaeger_url())))
     rows = [[s.name, s.runs, f"{100 * s.share:.1f}%", s.failed, s.control] for s in report.signatures]
     console.print(table("Failure taxonomy found in the traces", [("signature", "left"), ("runs", "right"),
                                                                  ("share", "right"), ("failed", "right"),
@@ -100,10 +101,10 @@ def demo(fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None,
     html_path = out_dir / "report.html"
     write_atomic(html_path, html_report.render(report))
     console.print()
-    console.print(f"Population traces: {pop_path} ({'; '.join(pop_lines)})")
-    console.print(f"HTML report:       {html_path}")
-    console.print(f"Inspect a run:     agentobs trace <trace_id> {pop_path}")
-    console.print(f"Full report:       agentobs report {pop_path}")
-    console.print("See the same runs in Jaeger: docker compose up -d, then run the demo with "
+    say(f"Population traces: {pop_path} ({'; '.join(pop_lines)})")
+    say(f"HTML report:       {html_path}")
+    say(f"Inspect a run:     agentobs trace <trace_id> {pop_path}")
+    say(f"Full report:       agentobs report {pop_path}")
+    say("See the same runs in Jaeger: docker compose up -d, then run the demo with "
                   "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 and open http://127.0.0.1:16686 "
                   "(README: 'The real backend').")

@@ -8,6 +8,7 @@ import click
 from ..errors import AgentobsError
 from .analysis_cmds import caps_cmd, report_cmd, runs_cmd, trace_cmd
 from .demo import demo
+from .safe_text import clean
 from .simulate import simulate_cmd
 
 
@@ -19,10 +20,11 @@ class _Group(click.Group):
             sys.stderr.close()          # the reader went away (e.g. `| head`): not an error
             sys.exit(0)
         except AgentobsError as exc:
-            click.echo(f"agentobs: error: {exc}", err=True)
+            click.echo(clean(f"agentobs: error: {exc}", None), err=True)
             sys.exit(2)
         except OSError as exc:
-            click.echo(f"agentobs: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True)
+            click.echo(clean(f"agentobs: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), None),
+                       err=True)
             sys.exit(2)
 
 

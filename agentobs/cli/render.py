@@ -1,27 +1,93 @@
-"""Terminal rendering helpers (rich). Library code never prints; the CLI does, through these."""
+"""Terminal rendering helpers (rich). Library code never prints; the CLI does, through these.
+
+Everything printed is built here from plain strings: every value goes through ``safe_text.clean`` and becomes a
+``rich.text.Text``, so text from traces is never parsed as markup and never reaches the terminal as control
+codes. Our own styling is given as ``(text, style)`` pairs, not as markup.
+"""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Iterable
 
 import click
+import numpy as np
+import pandas as pd
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-console = Console(highlight=False)
+from .safe_text import clean
+
+# markup and emoji codes off: a string that slips through unwrapped is still shown literally
+console = Console(highlight=False, markup=False, emoji=False)
 if not console.is_terminal:          # piped or captured: never truncate a table to 80 columns
     console.width = 220
 
+Part = Any                           # a value shown as plain text, or a (value, style) pair
 
-def table(title: str, columns: list[tuple[str, str]], rows: Iterable[Iterable[Any]]) -> Table:
-    t = Table(title=title, title_justify="left", box=None, pad_edge=False, header_style="bold")
+
+def text(*parts: Part) -> Text:
+    """One line from plain values and ``(value, style)`` pairs; every value is cleaned, none is markup.
+    A part is not shortened (a line may name many files): shorten each long value with ``clean`` first."""
+    out = Text()
+    for p in parts:
+        if isinstance(p, Text):
+            out.append_text(p)
+        elif isinstance(p, tuple):
+            out.append(clean(p[0], None), style=p[1])
+        else:
+            out.append(clean(p, None))
+    return out
+
+
+def say(*parts: Part) -> None:
+    """Prints one line built by ``text``."""
+    console.print(text(*parts))
+
+
+def table(title: Part, columns: list[tuple[str, str]], rows: Iterable[Iterable[Any]]) -> Table:
+    t = Table(title=text(title), title_justify="left", box=None, pad_edge=False, header_style="bold")
     for name, justify in columns:
-        t.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        t.add_column(text(name), justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for r in rows:
-        t.add_row(*[str(x) for x in r])
+        t.add_row(*[x if isinstance(x, Text) else Text(clean(x)) for x in r])
     return t
+
+
+def jsonable(o: Any) -> Any:
+    """``o`` with only values JSON can hold: NaN and infinities become null, numpy and pandas values plain
+    ones, anything else its string; keys become strings as ``json.dumps`` would make them."""
+    if isinstance(o, dict):
+        return {_key(k): jsonable(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in o]
+    if o is None or isinstance(o, (bool, str)):
+        return o
+    if isinstance(o, int):
+        return int(o)
+    if isinstance(o, float):
+        return float(o) if math.isfinite(o) else None
+    if isinstance(o, (np.generic, np.ndarray, pd.Series, pd.Index)):
+        return jsonable(o.tolist())
+    try:
+        if pd.isna(o) is True:               # pd.NA, pd.NaT
+            return None
+    except (TypeError, ValueError):
+        pass
+    return str(o)
+
+
+def _key(k: Any) -> str:
+    v = jsonable(k)
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def json_text(o: Any, indent: int | None = None) -> str:
+    """Valid JSON (``json.loads`` with default settings reads it back), ASCII only, for any report value."""
+    return json.dumps(jsonable(o), indent=indent, allow_nan=False)
 
 
 def json_lines(objs: Iterable[dict[str, Any]]) -> None:
     for o in objs:
-        click.echo(json.dumps(o))
+        click.echo(json_text(o))

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..domain.population import PATTERNS, SIGNATURES, Record, simulate, summary
 from ..telemetry import Telemetry
 from .common import report_export, telemetry_options
-from .render import console, table
+from .render import console, say, table
 
 
 def _trace_id(observers: list[Any]) -> str | None:
@@ -45,7 +45,7 @@ def write_manifest(path: Path, records: list[Record], seed: int, traces: Path | 
 
 def print_summary(records: list[Record]) -> None:
     s = summary(records)
-    console.print(f"{s['runs']} runs, {s['successful']} successful (done and completed)")
+    say(f"{s['runs']} runs, {s['successful']} successful (done and completed)")
     pat = Counter(r.pattern for r in records)
     stops = Counter(r.stop for r in records)
     console.print(table("Injected patterns", [("pattern", "left"), ("runs", "right")],
@@ -72,11 +72,11 @@ def simulate_cmd(runs: int, seed: int, manifest: Path | None, telemetry: Telemet
                             Path("agentobs-out/simulate-manifest.json"))
     write_manifest(manifest, records, seed, out)
     print_summary(records)
-    console.print(f"Traces (OTLP JSON lines): {out}")
+    say(f"Traces (OTLP JSON lines): {out}")
     for line in lines:
-        console.print(f"  {line}")
-    console.print(f"Ground truth: {manifest}")
-    console.print(f"Next: agentobs report {out}")
+        say(f"  {line}")
+    say(f"Ground truth: {manifest}")
+    say(f"Next: agentobs report {out}")
 
 
 __all__ = ["simulate_cmd", "run_population", "write_manifest", "PATTERNS", "SIGNATURES"]

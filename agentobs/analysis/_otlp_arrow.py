@@ -2,10 +2,14 @@
 
 The nested resourceSpans/scopeSpans/spans lists are flattened with Arrow compute, attributes are
 scattered into one column per key (typed by the contract where it names the key), and the blocks of a
-file are unified and converted to pandas once.
+file are unified and converted to pandas once. Every field is checked here, vectorized: an id that is
+neither hex nor base64 of the right length, a timestamp or integer out of the 64-bit range, a span kind
+or status code outside its enumeration, text that is not UTF-8. A bad value costs its span (ids,
+timestamps) or only itself (the rest), and is counted in the data quality; it never costs the piece.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,137 +17,201 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.json as pj
 
+from ._otlp_ids import normalize_ids
+from ._otlp_spelling import SPAN_KINDS, STATUS_CODES, Spelling
 from .quality import DataQuality
 from .schema import empty_events, empty_links, empty_spans
 from .spanset import SpanSet
 
-_SCALAR = pa.struct([("stringValue", pa.string()), ("intValue", pa.string()), ("doubleValue", pa.float64()),
-                     ("boolValue", pa.bool_())])
-_VALUE = pa.struct([("stringValue", pa.string()), ("intValue", pa.string()), ("doubleValue", pa.float64()),
-                    ("boolValue", pa.bool_()), ("arrayValue", pa.struct([("values", pa.list_(_SCALAR))]))])
-_ATTRS = pa.list_(pa.struct([("key", pa.string()), ("value", _VALUE)]))
-_SPAN = pa.struct([
-    ("traceId", pa.string()), ("spanId", pa.string()), ("parentSpanId", pa.string()), ("name", pa.string()),
-    ("kind", pa.int64()), ("startTimeUnixNano", pa.string()), ("endTimeUnixNano", pa.string()),
-    ("attributes", _ATTRS),
-    ("events", pa.list_(pa.struct([("timeUnixNano", pa.string()), ("name", pa.string()), ("attributes", _ATTRS)]))),
-    ("links", pa.list_(pa.struct([("traceId", pa.string()), ("spanId", pa.string()), ("attributes", _ATTRS)]))),
-    ("status", pa.struct([("code", pa.int64()), ("message", pa.string())])),
-])
-_REQUEST = pa.schema([("resourceSpans", pa.list_(pa.struct([
-    ("resource", pa.struct([("attributes", _ATTRS)])),
-    ("scopeSpans", pa.list_(pa.struct([("scope", pa.struct([("name", pa.string())])),
-                                       ("spans", pa.list_(_SPAN))]))),
-])))])
-_PARSE = pj.ParseOptions(explicit_schema=_REQUEST, unexpected_field_behavior="ignore")
+INT64_MAX = (1 << 63) - 1
 
 
 @dataclass
-class _Decoded:
-    """One parsed block, flattened: spans (base columns + one per attribute key), events, links."""
+class Decoded:
+    """One parsed piece, flattened: spans (base columns + one per attribute key), events, links."""
     spans: pa.Table
     events: pa.Table | None
     links: pa.Table | None
 
 
-def decode_table(table: pa.Table, source: str, q: DataQuality) -> SpanSet:
-    part = decode_arrow(table, source, q)
-    return frames([part] if part is not None else [], q)
+def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Spelling()) -> Decoded | None:
+    """The spans of one parsed piece, checked; None when it holds none."""
+    found = _spans_of(table, sp)
+    if found is None:
+        return None
+    spans, span_res, service = found
+    n = len(spans)
+    f = sp.f
+    cols: dict[str, Any] = {}
+    trace_id, bad_trace = normalize_ids(pc.struct_field(spans, f("traceId")), 16)
+    span_id, bad_span = normalize_ids(pc.struct_field(spans, f("spanId")), 8)
+    parent, bad_parent = normalize_ids(pc.struct_field(spans, f("parentSpanId")), 8, zero_is_null=True,
+                                       empty_is_null=True)
+    start = _ints(pc.struct_field(spans, f("startTimeUnixNano")), q, source, "startTimeUnixNano")
+    end = _ints(pc.struct_field(spans, f("endTimeUnixNano")), q, source, "endTimeUnixNano")
+    keep = ~(bad_trace | bad_span | bad_parent | _null(start) | _null(end))
+    cols["trace_id"] = trace_id
+    cols["span_id"] = span_id
+    cols["parent_span_id"] = parent
+    cols["name"] = _text(pc.struct_field(spans, "name"), q, source, "span name")
+    cols["kind"] = _enum(pc.struct_field(spans, "kind"), SPAN_KINDS, q, source, "span kind")
+    cols["start_ns"] = start
+    cols["end_ns"] = end
+    status = pc.struct_field(spans, "status")
+    cols["status_code"] = _enum(pc.struct_field(status, "code"), STATUS_CODES, q, source, "status code")
+    cols["status_message"] = _text(pc.struct_field(status, "message"), q, source, "status message")
+    cols["service_name"] = _text(pc.take(service, span_res), q, source, "service.name")
+    cols["source"] = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([source]))
+    for name, col in pivot_attributes(pc.struct_field(spans, "attributes"), n, source, q, sp).items():
+        cols[f"attr:{name}" if name in cols else name] = col
+    events = _events_arrow(pc.struct_field(spans, "events"), trace_id, span_id, source, q, sp)
+    links = _links_arrow(pc.struct_field(spans, "links"), trace_id, span_id, sp)
+    out = Decoded(pa.table(cols), events, links)
+    if not keep.all():
+        _drop(out, keep, q, source, spans)
+        if out.spans.num_rows == 0:
+            return None
+    return out
 
 
-def decode_arrow(table: pa.Table, source: str, q: DataQuality) -> _Decoded | None:
-    rs = _flat_chunks(table.column("resourceSpans"))
+def _spans_of(table: pa.Table, sp: Spelling) -> tuple[pa.Array, pa.Array, pa.Array] | None:
+    """(spans, index of each span's resource, service.name per resource), or None when there are no spans."""
+    if sp.wrapped:
+        col = table.column("result")
+        rs = pc.struct_field(_one_chunk(col), sp.f("resourceSpans")) if col.num_chunks else None
+    else:
+        col = table.column(sp.f("resourceSpans"))
+        rs = _one_chunk(col) if col.num_chunks else None
     if rs is None:
         return None
     rs_flat = pc.list_flatten(rs)
     service = _resource_service(pc.struct_field(rs_flat, "resource"))
-    ss = pc.struct_field(rs_flat, "scopeSpans")
-    ss_parent = pc.list_parent_indices(ss)
-    ss_flat = pc.list_flatten(ss)
-    sp = pc.struct_field(ss_flat, "spans")
-    sp_parent = pc.list_parent_indices(sp)
-    spans = pc.list_flatten(sp)
-    n = len(spans)
-    if n == 0:
-        return None
-    span_res = pc.take(ss_parent, sp_parent)
-    cols: dict[str, Any] = {}
-    trace_id = pc.struct_field(spans, "traceId")
-    span_id = pc.struct_field(spans, "spanId")
-    cols["trace_id"] = trace_id
-    cols["span_id"] = span_id
-    parent = pc.struct_field(spans, "parentSpanId")
-    cols["parent_span_id"] = pc.if_else(pc.equal(parent, ""), pa.scalar(None, pa.string()), parent)
-    cols["name"] = pc.struct_field(spans, "name")
-    cols["kind"] = pc.fill_null(pc.struct_field(spans, "kind"), 0).cast(pa.int8())
-    cols["start_ns"] = _to_int(pc.struct_field(spans, "startTimeUnixNano"))
-    cols["end_ns"] = _to_int(pc.struct_field(spans, "endTimeUnixNano"))
-    status = pc.struct_field(spans, "status")
-    cols["status_code"] = pc.fill_null(pc.struct_field(status, "code"), 0).cast(pa.int8())
-    cols["status_message"] = pc.struct_field(status, "message")
-    cols["service_name"] = pc.take(service, span_res)
-    cols["source"] = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([source]))
-    for name, col in pivot_attributes(pc.struct_field(spans, "attributes"), n, source, q).items():
-        cols[f"attr:{name}" if name in cols else name] = col
-    events = _events_arrow(pc.struct_field(spans, "events"), trace_id, span_id, source, q)
-    links = _links_arrow(pc.struct_field(spans, "links"), trace_id, span_id)
-    return _Decoded(pa.table(cols), events, links)
-
-
-def frames(parts: list[_Decoded], q: DataQuality) -> SpanSet:
-    """Unifies the blocks' column types, concatenates them and converts to pandas once."""
-    if not parts:
-        return SpanSet(quality=q)
-    spans = _unify([p.spans for p in parts])
-    events = _unify([p.events for p in parts if p.events is not None])
-    links = _unify([p.links for p in parts if p.links is not None])
-    return SpanSet(spans=table_to_frame(spans) if spans is not None else empty_spans(),
-                   events=table_to_frame(events) if events is not None else empty_events(),
-                   links=table_to_frame(links) if links is not None else empty_links(), quality=q)
-
-
-def _unify(tables: list[pa.Table]) -> pa.Table | None:
-    if not tables:
-        return None
-    if len(tables) == 1:
-        return tables[0]
-    types: dict[str, set[pa.DataType]] = {}
-    for t in tables:
-        for f in t.schema:
-            types.setdefault(f.name, set()).add(f.type)
-    target: dict[str, pa.DataType] = {}
-    for name, ts in types.items():
-        if len(ts) == 1:
+    spans_parts, res_parts = [], []
+    for field, _scope in (("scopeSpans", "scope"), ("instrumentationLibrarySpans", "instrumentationLibrary")):
+        ss = pc.struct_field(rs_flat, sp.f(field))
+        if ss.null_count == len(ss):
             continue
-        if all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in ts):
-            target[name] = pa.float64()
-        elif not any(pa.types.is_dictionary(t) for t in ts):
-            target[name] = pa.string()
-    fixed = []
-    for t in tables:
-        for name, typ in target.items():
-            if name in t.column_names and t.schema.field(name).type != typ:
-                col = t.column(name)
-                if pa.types.is_list(col.type):
-                    col = pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
-                t = t.set_column(t.column_names.index(name), name, col.cast(typ))
-        fixed.append(t)
-    return pa.concat_tables(fixed, promote_options="default")
-
-
-def _flat_chunks(col: pa.ChunkedArray) -> pa.Array | None:
-    if col.num_chunks == 0:
+        ss_parent = pc.list_parent_indices(ss)
+        sp_lists = pc.struct_field(pc.list_flatten(ss), "spans")
+        spans_parts.append(pc.list_flatten(sp_lists))
+        res_parts.append(pc.take(ss_parent, pc.list_parent_indices(sp_lists)))
+    if not spans_parts or sum(len(p) for p in spans_parts) == 0:
         return None
+    if len(spans_parts) == 1:
+        return spans_parts[0], res_parts[0], service
+    return pa.concat_arrays(spans_parts), pa.concat_arrays(res_parts), service
+
+
+def _one_chunk(col: pa.ChunkedArray) -> pa.Array:
     return col.combine_chunks() if col.num_chunks > 1 else col.chunk(0)
 
 
-def _to_int(arr: pa.Array) -> pa.Array:
+def _null(arr: pa.Array) -> np.ndarray:
+    return arr.is_null().to_numpy(zero_copy_only=False)
+
+
+def _drop(out: Decoded, keep: np.ndarray, q: DataQuality, source: str, spans: pa.Array) -> None:
+    bad = np.nonzero(~keep)[0]
+    example = json.dumps(spans[int(bad[0])].as_py(), default=str)[:80]
+    q.add("bad_span", source, count=len(bad), example=example)
+    mask = pa.array(keep)
+    out.spans = out.spans.filter(mask)
+    # events and links of a dropped span go with it (their rows carry the span's index)
+    for name in ("events", "links"):
+        t = getattr(out, name)
+        if t is not None:
+            owner = t.column("_owner").to_numpy()
+            t = t.filter(pa.array(keep[owner]))
+            setattr(out, name, t if t.num_rows else None)
+
+
+# -- values ------------------------------------------------------------------------------------------
+
+def _ints(arr: pa.Array, q: DataQuality | None, source: str, what: str) -> pa.Array:
+    """int64 from digit strings or (unsigned) numbers; a value out of the 64-bit signed range, or not an
+    integer, becomes null and is counted as ``bad_value``."""
+    if pa.types.is_integer(arr.type):
+        if arr.type == pa.int64():
+            return arr
+        if pa.types.is_unsigned_integer(arr.type):
+            big = pc.fill_null(pc.greater(arr, pa.scalar(INT64_MAX, arr.type)), False)
+            n_big = pc.sum(big).as_py() or 0
+            if n_big:
+                _bad(q, source, n_big, f"{what}: a number beyond the 64-bit signed range")
+                arr = pc.if_else(big, pa.scalar(None, arr.type), arr)
+        return pc.cast(arr, pa.int64())
+    if pa.types.is_floating(arr.type):
+        ok = pc.and_(pc.equal(pc.floor(arr), arr), pc.less(pc.abs(arr), 2.0 ** 63))
+        return pc.cast(pc.if_else(ok, arr, pa.scalar(None, arr.type)), pa.int64())
     try:
         return pc.cast(arr, pa.int64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return pa.array(pd.to_numeric(arr.to_pandas(), errors="coerce").astype("Int64"), type=pa.int64())
+        pass
+    text = pc.utf8_trim_whitespace(arr) if pa.types.is_string(arr.type) else pc.cast(arr, pa.string())
+    digits = pc.match_substring_regex(text, r"^-?[0-9]{1,19}$")
+    cand = pc.if_else(digits, text, pa.scalar(None, pa.string()))
+    try:
+        out = pc.cast(cand, pa.int64())
+    except pa.ArrowInvalid:          # 19 digits beyond 2^63 - 1
+        vals = [_int_or_none(x) for x in cand.to_pylist()]
+        out = pa.array(vals, type=pa.int64())
+    n_bad = (len(arr) - arr.null_count) - (len(out) - out.null_count)
+    if n_bad:
+        bad = pc.and_(arr.is_valid(), out.is_null())
+        example = pc.filter(text, bad)[0].as_py()
+        _bad(q, source, n_bad, f"{what}: {str(example)[:40]!r} is not a 64-bit integer")
+    return out
+
+
+def _int_or_none(x: str | None) -> int | None:
+    if x is None:
+        return None
+    v = int(x)
+    return v if -(1 << 63) <= v <= INT64_MAX else None
+
+
+def _bad(q: DataQuality | None, source: str, n: int, example: str) -> None:
+    if q is not None and n:
+        q.add("bad_value", source, count=int(n), example=example)
+
+
+def _enum(arr: pa.Array, names: tuple[str, ...], q: DataQuality, source: str, what: str) -> pa.Array:
+    """An OTLP enum as int8, from integers or names; unknown values become 0 (unspecified) and are counted."""
+    if pa.types.is_integer(arr.type):
+        codes = arr
+    else:
+        text = pc.utf8_upper(pc.utf8_trim_whitespace(arr))
+        idx = pc.index_in(text, value_set=pa.array([*names, *(str(i) for i in range(len(names)))]))
+        codes = pc.if_else(pc.less(idx, len(names)), idx, pc.subtract(idx, len(names)))
+        unknown = pc.and_(arr.is_valid(), idx.is_null())
+        n_bad = pc.sum(unknown).as_py() or 0
+        if n_bad:
+            _bad(q, source, n_bad, f"{what}: {pc.filter(arr, unknown)[0].as_py()!r} is not a known value")
+        codes = pc.cast(codes, pa.int64())
+    ok = pc.and_(pc.greater_equal(codes, 0), pc.less(codes, len(names)))
+    out_of_range = pc.and_(codes.is_valid(), pc.invert(ok))
+    n_bad = pc.sum(out_of_range).as_py() or 0
+    if n_bad:
+        _bad(q, source, n_bad, f"{what}: {pc.filter(codes, out_of_range)[0].as_py()} is out of range")
+    return pc.fill_null(pc.if_else(ok, codes, 0), 0).cast(pa.int8())
+
+
+def _text(arr: pa.Array, q: DataQuality | None, source: str, what: str) -> pa.Array:
+    """The array, with invalid UTF-8 replaced (U+FFFD) and counted."""
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return arr
+    try:
+        arr.validate(full=True)
+        return arr
+    except pa.ArrowInvalid:
+        pass
+    raw = arr.cast(pa.binary()) if pa.types.is_string(arr.type) else arr.cast(pa.large_binary())
+    values = raw.to_pylist()
+    fixed = [None if v is None else v.decode("utf-8", "replace") for v in values]
+    n_bad = sum(1 for v, s in zip(values, fixed) if v is not None and s.encode("utf-8") != v)
+    _bad(q, source, n_bad, f"{what}: invalid UTF-8 (replaced)")
+    return pa.array(fixed, type=pa.string())
 
 
 def _resource_service(resource: pa.Array) -> pa.Array:
@@ -152,20 +220,29 @@ def _resource_service(resource: pa.Array) -> pa.Array:
     parent = pc.list_parent_indices(attrs).to_numpy()
     flat = pc.list_flatten(attrs)
     keys = pc.struct_field(flat, "key")
-    mask = pc.equal(keys, "service.name").to_numpy(zero_copy_only=False)
-    vals = pc.struct_field(pc.struct_field(flat, "value"), "stringValue")
+    mask = pc.fill_null(pc.equal(keys, "service.name"), False).to_numpy(zero_copy_only=False)
+    value = pc.struct_field(flat, "value")
+    vals = pc.struct_field(value, _first_field(value, ("stringValue", "string_value")))
     pos = np.full(n, -1, dtype=np.int64)
     idx = np.nonzero(mask)[0]
     pos[parent[idx]] = idx
     return pc.take(vals, pa.array(pos, mask=pos < 0))
 
 
-_FIELDS = ("stringValue", "intValue", "doubleValue", "boolValue")
+def _first_field(struct: pa.Array, names: tuple[str, ...]) -> str:
+    have = {struct.type.field(i).name for i in range(struct.type.num_fields)}
+    return next(n for n in names if n in have)
+
+
+# -- attributes --------------------------------------------------------------------------------------
+
+_FIELDS = ("stringValue", "intValue", "doubleValue", "boolValue", "bytesValue")
 _KIND_OF = {"stringValue": "string", "intValue": "int", "doubleValue": "double", "boolValue": "bool",
-            "arrayValue": "string[]"}
+            "bytesValue": "string", "arrayValue": "string[]", "kvlistValue": "string"}
 
 
-def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality) -> dict[str, pa.Array]:
+def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
+                     sp: Spelling = Spelling()) -> dict[str, pa.Array]:
     """One Arrow column per attribute key, aligned with the n owners of ``attrs``.
 
     Each value field is extracted (and intValue parsed) once for all entries; per key, one scatter
@@ -178,7 +255,7 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality) -> di
     flat = pc.list_flatten(attrs)
     if len(flat) == 0:
         return {}
-    keys = pc.dictionary_encode(pc.struct_field(flat, "key"))
+    keys = pc.dictionary_encode(_text(pc.struct_field(flat, "key"), q, source, "attribute key"))
     names = keys.dictionary.to_pylist()
     # an entry without a key (malformed input) gets -1: sorted before every key, it joins no column
     codes = pc.fill_null(keys.indices, -1).to_numpy(zero_copy_only=False)
@@ -186,16 +263,20 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality) -> di
         codes = codes.astype(np.int16)      # numpy sorts 16-bit keys with a radix sort
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
-    values = pc.struct_field(flat, "value")
+    values = _canonical_values(pc.struct_field(flat, "value"), sp)
     fields = {f: pc.struct_field(values, f) for f in _FIELDS}
     fields["arrayValue"] = pc.struct_field(pc.struct_field(values, "arrayValue"), "values")
+    fields["kvlistValue"] = pc.struct_field(pc.struct_field(values, "kvlistValue"), "values")
     valid = {f: a.is_valid().to_numpy(zero_copy_only=False) for f, a in fields.items() if a.null_count < len(a)}
     converted: dict[str, pa.Array] = {}
 
     def field(f: str) -> pa.Array:
         if f not in converted:
             a = fields[f]
-            converted[f] = _to_int(a) if f == "intValue" else _string_lists(a) if f == "arrayValue" else a
+            converted[f] = (_ints(a, q, source, "intValue") if f == "intValue" else
+                            _string_lists(a, q, source) if f == "arrayValue" else
+                            _kvlist_text(a) if f == "kvlistValue" else
+                            _text(a, q, source, "attribute value") if f in ("stringValue", "bytesValue") else a)
         return converted[f]
 
     out: dict[str, pa.Array] = {}
@@ -216,71 +297,171 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality) -> di
         else:
             local = np.full(n, -1, dtype=np.int64)
             local[parent[sel]] = np.arange(len(sel))
-            col = _typed(pc.take(values, pa.array(sel)), name, expected, source, q)
+            col = _typed({f: pc.take(field(f), pa.array(sel)) for f in present}, name, expected, source, q)
             out[name] = pc.take(col, pa.array(local, mask=local < 0))
     return out
 
 
-def _typed(v: pa.Array, name: str, expected: str | None, source: str, q: DataQuality) -> pa.Array:
-    fields = {f: pc.struct_field(v, f) for f in _FIELDS}
-    present = {f for f, a in fields.items() if a.null_count < len(a)}
-    arr = pc.struct_field(pc.struct_field(v, "arrayValue"), "values")
-    if arr.null_count < len(arr):
-        present.add("arrayValue")
-    kinds = {_KIND_OF[f] for f in present}
-    if expected and kinds and kinds != {expected} and not (expected == "double" and kinds <= {"int", "double"}):
-        bad = len(v) - (fields[_field_of(expected)].is_valid().true_count if expected != "string[]" else
-                        arr.is_valid().true_count)
-        q.add("wrong_type", source, count=bad, example=f"{name}: expected {expected}, got {'/'.join(sorted(kinds))}")
+def _canonical_values(values: pa.Array, sp: Spelling) -> pa.Array:
+    """The AnyValue struct with lowerCamelCase field names (snake_case input renamed, buffers shared)."""
+    if not sp.snake:
+        return values
+    names = [values.type.field(i).name for i in range(values.type.num_fields)]
+    back = {sp.f(c): c for c in (*_FIELDS, "arrayValue", "kvlistValue")}
+    children = [values.field(i) for i in range(len(names))]
+    return pa.StructArray.from_arrays(children, names=[back.get(n, n) for n in names],
+                                      mask=values.is_null() if values.null_count else None)
+
+
+def _typed(fields: dict[str, pa.Array], name: str, expected: str | None, source: str, q: DataQuality) -> pa.Array:
+    """One column from values of several kinds: the contract's type when it names one, else the widest."""
+    kinds = {_KIND_OF[f] for f in fields}
+    n = len(next(iter(fields.values())))
+    if expected and kinds != {expected} and not (expected == "double" and kinds <= {"int", "double"}):
+        target_field = {"string": "stringValue", "int": "intValue", "double": "doubleValue", "bool": "boolValue",
+                        "string[]": "arrayValue"}[expected]
+        good = fields[target_field].is_valid().true_count if target_field in fields else 0
+        q.add("wrong_type", source, count=n - good,
+              example=f"{name}: expected {expected}, got {'/'.join(sorted(kinds))}")
     target = expected or (next(iter(kinds)) if len(kinds) == 1 else
                           "double" if kinds <= {"int", "double"} else "string")
+    get = fields.get
     if target == "string[]":
-        return _string_lists(arr)
+        return get("arrayValue", pa.nulls(n, pa.list_(pa.string())))
     if target == "int":
-        ints = _to_int(fields["intValue"])
-        if "doubleValue" in present:
-            ints = pc.coalesce(ints, pc.cast(pc.round(fields["doubleValue"]), pa.int64(), safe=False))
-        if "stringValue" in present:
-            ints = pc.coalesce(ints, _to_int(_numeric_strings(fields["stringValue"])))
+        ints = get("intValue", pa.nulls(n, pa.int64()))
+        if "doubleValue" in fields:
+            d = fields["doubleValue"]
+            whole = pc.and_(pc.is_finite(d), pc.less(pc.abs(d), 2.0 ** 63))
+            ints = pc.coalesce(ints, pc.cast(pc.round(pc.if_else(whole, d, pa.scalar(None, pa.float64()))),
+                                             pa.int64(), safe=False))
+        if "stringValue" in fields:
+            ints = pc.coalesce(ints, _ints(fields["stringValue"], None, source, name))
         return ints
     if target == "double":
-        d = pc.coalesce(fields["doubleValue"], pc.cast(_to_int(fields["intValue"]), pa.float64()))
-        if "stringValue" in present:
-            d = pc.coalesce(d, pc.cast(_to_int(_numeric_strings(fields["stringValue"])), pa.float64()))
+        d = get("doubleValue", pa.nulls(n, pa.float64()))
+        if "intValue" in fields:
+            d = pc.coalesce(d, pc.cast(fields["intValue"], pa.float64()))
+        if "stringValue" in fields:
+            d = pc.coalesce(d, pc.cast(_ints(fields["stringValue"], None, source, name), pa.float64()))
         return d
     if target == "bool":
-        b = fields["boolValue"]
-        if "stringValue" in present:
+        b = get("boolValue", pa.nulls(n, pa.bool_()))
+        if "stringValue" in fields:
             b = pc.coalesce(b, pc.equal(pc.utf8_lower(fields["stringValue"]), "true"))
         return b
     # string: everything as text
-    s = fields["stringValue"]
-    if "intValue" in present:
-        s = pc.coalesce(s, fields["intValue"])
-    if "doubleValue" in present:
-        s = pc.coalesce(s, pc.cast(fields["doubleValue"], pa.string()))
-    if "boolValue" in present:
-        s = pc.coalesce(s, pc.cast(fields["boolValue"], pa.string()))
-    return s
+    parts = [fields[f] if f in ("stringValue", "bytesValue", "kvlistValue") else
+             pc.binary_join(fields[f], ",") if f == "arrayValue" else pc.cast(fields[f], pa.string())
+             for f in ("stringValue", "intValue", "doubleValue", "boolValue", "bytesValue", "kvlistValue",
+                       "arrayValue") if f in fields]
+    return pc.coalesce(*parts) if len(parts) > 1 else parts[0]
 
 
-def _field_of(kind: str) -> str:
-    return {"string": "stringValue", "int": "intValue", "double": "doubleValue", "bool": "boolValue"}[kind]
-
-
-def _numeric_strings(s: pa.Array) -> pa.Array:
-    ok = pc.match_substring_regex(s, r"^-?\d+$")
-    return pc.if_else(ok, s, pa.scalar(None, pa.string()))
-
-
-def _string_lists(arr: pa.Array) -> pa.Array:
+def _string_lists(arr: pa.Array, q: DataQuality, source: str) -> pa.Array:
     inner = pc.list_flatten(arr)
-    text = pc.struct_field(inner, "stringValue")
-    text = pc.coalesce(text, pc.struct_field(inner, "intValue"),
-                       pc.cast(pc.struct_field(inner, "doubleValue"), pa.string()),
-                       pc.cast(pc.struct_field(inner, "boolValue"), pa.string()))
-    offsets = arr.offsets
-    return pa.ListArray.from_arrays(offsets, text, mask=arr.is_null())
+    sf = _first_field(inner, ("stringValue", "string_value"))
+    names = {inner.type.field(i).name for i in range(inner.type.num_fields)}
+
+    def get(*cands: str) -> pa.Array:
+        return pc.struct_field(inner, next(c for c in cands if c in names))
+    text = pc.coalesce(_text(get(sf), q, source, "attribute value"),
+                       pc.cast(_ints(get("intValue", "int_value"), q, source, "intValue"), pa.string()),
+                       pc.cast(get("doubleValue", "double_value"), pa.string()),
+                       pc.cast(get("boolValue", "bool_value"), pa.string()))
+    return pa.ListArray.from_arrays(arr.offsets, text, mask=arr.is_null())
+
+
+def _kvlist_text(arr: pa.Array) -> pa.Array:
+    """A kvlistValue as a JSON object text (its scalar values; nested lists are not kept)."""
+    out = []
+    for entries in arr.to_pylist():
+        if entries is None:
+            out.append(None)
+            continue
+        obj: dict[str, Any] = {}
+        for e in entries:
+            if not e or e.get("key") is None:
+                continue
+            v = e.get("value") or {}
+            obj[e["key"]] = next((v[k] for k in v if v[k] is not None), None)
+        out.append(json.dumps(obj, sort_keys=True, default=str))
+    return pa.array(out, type=pa.string())
+
+
+# -- events and links --------------------------------------------------------------------------------
+
+def _events_arrow(events: pa.Array, trace_id: pa.Array, span_id: pa.Array, source: str,
+                  q: DataQuality, sp: Spelling) -> pa.Table | None:
+    parent = pc.list_parent_indices(events)
+    flat = pc.list_flatten(events)
+    if len(flat) == 0:
+        return None
+    cols = {"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
+            "name": _text(pc.struct_field(flat, "name"), q, source, "event name"),
+            "time_ns": _ints(pc.struct_field(flat, sp.f("timeUnixNano")), q, source, "timeUnixNano"),
+            "_owner": parent}
+    for name, col in pivot_attributes(pc.struct_field(flat, "attributes"), len(flat), source, q, sp).items():
+        cols[f"attr:{name}" if name in cols else name] = col
+    return pa.table(cols)
+
+
+def _links_arrow(links: pa.Array, trace_id: pa.Array, span_id: pa.Array, sp: Spelling) -> pa.Table | None:
+    parent = pc.list_parent_indices(links)
+    flat = pc.list_flatten(links)
+    if len(flat) == 0:
+        return None
+    linked_trace, bad_t = normalize_ids(pc.struct_field(flat, sp.f("traceId")), 16)
+    linked_span, bad_s = normalize_ids(pc.struct_field(flat, sp.f("spanId")), 8)
+    t = pa.table({"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
+                  "linked_trace_id": linked_trace, "linked_span_id": linked_span, "_owner": parent})
+    ok = ~(bad_t | bad_s)
+    if not ok.all():                  # a link to an unusable id links nothing
+        t = t.filter(pa.array(ok))
+    return t if t.num_rows else None
+
+
+# -- many pieces, one SpanSet ------------------------------------------------------------------------
+
+def frames(parts: list[Decoded], q: DataQuality) -> SpanSet:
+    """Unifies the pieces' column types, concatenates them and converts to pandas once."""
+    if not parts:
+        return SpanSet(quality=q)
+    spans = _unify([p.spans for p in parts])
+    events = _unify([p.events.drop_columns(["_owner"]) for p in parts if p.events is not None])
+    links = _unify([p.links.drop_columns(["_owner"]) for p in parts if p.links is not None])
+    return SpanSet(spans=table_to_frame(spans) if spans is not None else empty_spans(),
+                   events=table_to_frame(events) if events is not None else empty_events(),
+                   links=table_to_frame(links) if links is not None else empty_links(), quality=q)
+
+
+def _unify(tables: list[pa.Table]) -> pa.Table | None:
+    if not tables:
+        return None
+    if len(tables) == 1:
+        return tables[0]
+    types: dict[str, set[pa.DataType]] = {}
+    for t in tables:
+        for fld in t.schema:
+            types.setdefault(fld.name, set()).add(fld.type)
+    target: dict[str, pa.DataType] = {}
+    for name, ts in types.items():
+        if len(ts) == 1:
+            continue
+        if all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in ts):
+            target[name] = pa.float64()
+        elif not any(pa.types.is_dictionary(t) for t in ts):
+            target[name] = pa.string()
+    fixed = []
+    for t in tables:
+        for name, typ in target.items():
+            if name in t.column_names and t.schema.field(name).type != typ:
+                col = t.column(name)
+                if pa.types.is_list(col.type):
+                    col = pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
+                t = t.set_column(t.column_names.index(name), name, col.cast(typ))
+        fixed.append(t)
+    return pa.concat_tables(fixed, promote_options="default")
 
 
 def table_to_frame(t: pa.Table) -> pd.DataFrame:
@@ -306,26 +487,3 @@ def table_to_frame(t: pa.Table) -> pd.DataFrame:
     if "source" in df.columns:
         df["source"] = df["source"].astype("category")
     return df
-
-
-def _events_arrow(events: pa.Array, trace_id: pa.Array, span_id: pa.Array, source: str,
-                  q: DataQuality) -> pa.Table | None:
-    parent = pc.list_parent_indices(events)
-    flat = pc.list_flatten(events)
-    if len(flat) == 0:
-        return None
-    cols = {"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
-            "name": pc.struct_field(flat, "name"), "time_ns": _to_int(pc.struct_field(flat, "timeUnixNano"))}
-    for name, col in pivot_attributes(pc.struct_field(flat, "attributes"), len(flat), source, q).items():
-        cols[f"attr:{name}" if name in cols else name] = col
-    return pa.table(cols)
-
-
-def _links_arrow(links: pa.Array, trace_id: pa.Array, span_id: pa.Array) -> pa.Table | None:
-    parent = pc.list_parent_indices(links)
-    flat = pc.list_flatten(links)
-    if len(flat) == 0:
-        return None
-    return pa.table({"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
-                     "linked_trace_id": pc.struct_field(flat, "traceId"),
-                     "linked_span_id": pc.struct_field(flat, "spanId")})

@@ -1,130 +1,248 @@
-"""The careful path of the OTLP loader: validate one parsed request, keep what is usable, count the rest.
+"""The careful path of the OTLP loader: one parsed line in, the canonical spelling of what is usable out.
 
-Ids must be lowercase-able hex of the right length, timestamps integers (or digit strings); values of
-the wrong kind are coerced when that is unambiguous and dropped otherwise. Bad spans are counted as
-``bad_span`` in the data quality.
+Accepts every spelling the fast path does (see ``_otlp_spelling``) and more: a span whose values have
+mixed spellings, doubles written as "NaN", numbers where text belongs. Ids must be hex or base64 of the
+right length and timestamps 64-bit integers, or the span is dropped (``bad_span``); any other value
+that cannot be used is dropped alone (``bad_value``), its span kept. Text is made valid UTF-8.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import math
 from typing import Any
 
+from ._otlp_spelling import SPAN_KINDS, STATUS_CODES
 from .quality import DataQuality
 
-_HEX = set("0123456789abcdefABCDEF")
+_HEX = frozenset("0123456789abcdefABCDEF")
+INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
-def _hex_id(v: Any, n: int) -> str | None:
-    if isinstance(v, str) and len(v) == n and set(v) <= _HEX:
-        return v.lower()
-    return None
+def _get(d: dict[str, Any], camel: str, snake: str | None = None) -> Any:
+    v = d.get(camel)
+    if v is None and snake is not None:
+        v = d.get(snake)
+    return v
+
+
+class _Bad:
+    """Counts the values dropped from one request (one line)."""
+
+    def __init__(self, source: str, q: DataQuality):
+        self.source, self.q = source, q
+
+    def value(self, what: str, v: Any) -> None:
+        self.q.add("bad_value", self.source, example=f"{what}: {_short(v)} is not usable")
+
+
+def _short(v: Any) -> str:
+    try:
+        text = json.dumps(v, default=str)
+    except (ValueError, TypeError, RecursionError):
+        text = type(v).__name__
+    return text[:40]
+
+
+def _text(v: Any) -> str:
+    """A string that encodes as UTF-8 (lone surrogates from \\ud800-style escapes replaced)."""
+    s = v if isinstance(v, str) else str(v)
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "replace").decode("utf-8")
+
+
+def hex_id(v: Any, nbytes: int) -> str | None:
+    """Lower-case hex from hex (any case) or base64 (standard or URL-safe, padded or not); None if neither."""
+    if not isinstance(v, str):
+        return None
+    if len(v) == 2 * nbytes and set(v) <= _HEX:
+        out = v.lower()
+    else:
+        try:
+            raw = base64.b64decode(v + "=" * (-len(v) % 4), altchars=b"-_" if ("-" in v or "_" in v) else None,
+                                   validate=True)
+        except (binascii.Error, ValueError):
+            return None
+        if len(raw) != nbytes:
+            return None
+        out = raw.hex()
+    return None if out == "0" * (2 * nbytes) else out
 
 
 def _nanos(v: Any) -> str | None:
     if isinstance(v, bool):
         return None
-    if isinstance(v, int):
+    if isinstance(v, float):
+        v = int(v) if v.is_integer() else None
+    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        v = int(v.strip())
+    if isinstance(v, int) and 0 <= v <= INT64[1]:
         return str(v)
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    if isinstance(v, str) and v.isdigit():
-        return v
     return None
 
 
-def _sanitize_value(v: Any) -> dict[str, Any] | None:
+def _enum(v: Any, names: tuple[str, ...], what: str, bad: _Bad) -> int:
+    if v is None:
+        return 0
+    if isinstance(v, str):
+        key = v.strip().upper()
+        if key in names:
+            return names.index(key)
+        if key.isdigit():
+            v = int(key)
+    if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < len(names):
+        return v
+    bad.value(what, v)
+    return 0
+
+
+def _scalar(v: Any, bad: _Bad, what: str) -> dict[str, Any] | None:
     if not isinstance(v, dict):
         return None
-    if "stringValue" in v:
-        return {"stringValue": v["stringValue"] if isinstance(v["stringValue"], str) else json.dumps(v["stringValue"])}
-    if "intValue" in v:
-        iv = v["intValue"]
-        if isinstance(iv, bool):
-            return None
-        if isinstance(iv, (int, float)) or (isinstance(iv, str) and iv.lstrip("-").isdigit()):
-            return {"intValue": str(int(iv))}
-        return {"stringValue": str(iv)}
-    if "doubleValue" in v:
-        dv = v["doubleValue"]
+    s = _get(v, "stringValue", "string_value")
+    if s is not None:
+        return {"stringValue": _text(s) if isinstance(s, str) else json.dumps(s, default=str)}
+    i = _get(v, "intValue", "int_value")
+    if i is not None:
+        if isinstance(i, bool):
+            i = int(i)
+        if isinstance(i, float) and i.is_integer():
+            i = int(i)
+        if isinstance(i, str) and i.strip().lstrip("-").isdigit():
+            i = int(i.strip())
+        if isinstance(i, int) and INT64[0] <= i <= INT64[1]:
+            return {"intValue": str(i)}
+        bad.value(what, i)
+        return None
+    d = _get(v, "doubleValue", "double_value")
+    if d is not None:
+        if isinstance(d, str) and d.strip() in ("NaN", "Infinity", "-Infinity"):
+            return None                        # valid protobuf JSON, but no usable number
         try:
-            return {"doubleValue": float(dv)} if not isinstance(dv, bool) else None
+            x = float(d) if not isinstance(d, bool) else None
         except (TypeError, ValueError):
-            return {"stringValue": str(dv)}
-    if "boolValue" in v:
-        return {"boolValue": bool(v["boolValue"])} if isinstance(v["boolValue"], bool) else None
-    if "arrayValue" in v and isinstance(v["arrayValue"], dict):
-        vals = [_sanitize_value(x) for x in v["arrayValue"].get("values") or []]
-        return {"arrayValue": {"values": [x for x in vals if x and "arrayValue" not in x]}}
+            x = None
+        if x is None or not math.isfinite(x):
+            bad.value(what, d)
+            return None
+        return {"doubleValue": x}
+    b = _get(v, "boolValue", "bool_value")
+    if b is not None:
+        if isinstance(b, bool):
+            return {"boolValue": b}
+        bad.value(what, b)
+        return None
+    raw = _get(v, "bytesValue", "bytes_value")
+    if raw is not None:
+        return {"bytesValue": _text(raw)}
     return None
 
 
-def _sanitize_attrs(attrs: Any) -> list[dict[str, Any]]:
+def _value(v: Any, bad: _Bad, what: str) -> dict[str, Any] | None:
+    if not isinstance(v, dict):
+        return None
+    arr = _get(v, "arrayValue", "array_value")
+    if isinstance(arr, dict):
+        items = arr.get("values") if isinstance(arr.get("values"), list) else []
+        return {"arrayValue": {"values": [x for x in (_scalar(i, bad, what) for i in items) if x]}}
+    kv = _get(v, "kvlistValue", "kvlist_value")
+    if isinstance(kv, dict):
+        entries = []
+        for e in kv.get("values") if isinstance(kv.get("values"), list) else []:
+            if isinstance(e, dict) and isinstance(e.get("key"), str):
+                sv = _scalar(e.get("value"), bad, what)
+                if sv is not None:
+                    entries.append({"key": _text(e["key"]), "value": sv})
+        return {"kvlistValue": {"values": entries}}
+    return _scalar(v, bad, what)
+
+
+def _attrs(attrs: Any, bad: _Bad) -> list[dict[str, Any]]:
     out = []
     for a in attrs if isinstance(attrs, list) else []:
         if isinstance(a, dict) and isinstance(a.get("key"), str):
-            val = _sanitize_value(a.get("value"))
+            val = _value(a.get("value"), bad, a["key"][:40])
             if val is not None:
-                out.append({"key": a["key"], "value": val})
+                out.append({"key": _text(a["key"]), "value": val})
     return out
 
 
-def _sanitize_span(s: Any) -> dict[str, Any] | None:
+def _span(s: Any, bad: _Bad) -> dict[str, Any] | None:
     if not isinstance(s, dict):
         return None
-    tid, sid = _hex_id(s.get("traceId"), 32), _hex_id(s.get("spanId"), 16)
-    t0, t1 = _nanos(s.get("startTimeUnixNano")), _nanos(s.get("endTimeUnixNano"))
-    if tid is None or sid is None or t0 is None or t1 is None:
+    tid = hex_id(_get(s, "traceId", "trace_id"), 16)
+    sid = hex_id(_get(s, "spanId", "span_id"), 8)
+    t0 = _nanos(_get(s, "startTimeUnixNano", "start_time_unix_nano"))
+    t1 = _nanos(_get(s, "endTimeUnixNano", "end_time_unix_nano"))
+    raw_parent = _get(s, "parentSpanId", "parent_span_id")
+    parent = hex_id(raw_parent, 8)
+    parent_ok = parent is not None or raw_parent in (None, "") or (
+        isinstance(raw_parent, str) and set(raw_parent) == {"0"})
+    if tid is None or sid is None or t0 is None or t1 is None or not parent_ok:
         return None
+    name = s.get("name")
     out: dict[str, Any] = {"traceId": tid, "spanId": sid, "startTimeUnixNano": t0, "endTimeUnixNano": t1,
-                           "name": s.get("name") if isinstance(s.get("name"), str) else "",
-                           "kind": s.get("kind") if isinstance(s.get("kind"), int) and not isinstance(s.get("kind"),
-                                                                                                        bool) else 0,
-                           "attributes": _sanitize_attrs(s.get("attributes"))}
-    parent = _hex_id(s.get("parentSpanId"), 16)
+                           "name": _text(name) if isinstance(name, str) else "",
+                           "kind": _enum(s.get("kind"), SPAN_KINDS, "span kind", bad),
+                           "attributes": _attrs(s.get("attributes"), bad)}
     if parent:
         out["parentSpanId"] = parent
     events = []
-    for e in s.get("events") or [] if isinstance(s.get("events"), list) else []:
-        if isinstance(e, dict) and _nanos(e.get("timeUnixNano")) is not None:
-            events.append({"timeUnixNano": _nanos(e.get("timeUnixNano")), "name": str(e.get("name", "")),
-                           "attributes": _sanitize_attrs(e.get("attributes"))})
+    for e in s.get("events") if isinstance(s.get("events"), list) else []:
+        t = _nanos(_get(e, "timeUnixNano", "time_unix_nano")) if isinstance(e, dict) else None
+        if t is not None:
+            events.append({"timeUnixNano": t, "name": _text(e.get("name", "")),
+                           "attributes": _attrs(e.get("attributes"), bad)})
     out["events"] = events
     links = []
-    for link in s.get("links") or [] if isinstance(s.get("links"), list) else []:
-        if isinstance(link, dict) and _hex_id(link.get("traceId"), 32) and _hex_id(link.get("spanId"), 16):
-            links.append({"traceId": link["traceId"].lower(), "spanId": link["spanId"].lower(),
-                          "attributes": _sanitize_attrs(link.get("attributes"))})
+    for link in s.get("links") if isinstance(s.get("links"), list) else []:
+        if not isinstance(link, dict):
+            continue
+        lt, ls = hex_id(_get(link, "traceId", "trace_id"), 16), hex_id(_get(link, "spanId", "span_id"), 8)
+        if lt and ls:
+            links.append({"traceId": lt, "spanId": ls})
     out["links"] = links
     st = s.get("status")
     if isinstance(st, dict):
-        code = st.get("code")
-        if isinstance(code, str):
-            code = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}.get(code, 0)
-        out["status"] = {"code": code if isinstance(code, int) and not isinstance(code, bool) else 0,
-                         "message": st.get("message") if isinstance(st.get("message"), str) else None}
+        msg = st.get("message")
+        out["status"] = {"code": _enum(st.get("code"), STATUS_CODES, "status code", bad),
+                         "message": _text(msg) if isinstance(msg, str) else None}
     return out
 
 
 def sanitize_request(obj: Any, source: str, q: DataQuality) -> dict[str, Any] | None:
-    if not isinstance(obj, dict) or not isinstance(obj.get("resourceSpans"), list):
+    """The request in the canonical spelling with its usable spans; None when it is not OTLP at all."""
+    if isinstance(obj, dict) and isinstance(obj.get("result"), dict):
+        obj = obj["result"]                       # a saved Jaeger API v3 answer
+    rs_list = _get(obj, "resourceSpans", "resource_spans") if isinstance(obj, dict) else None
+    if not isinstance(rs_list, list):
         return None
+    bad = _Bad(source, q)
     out = []
-    for rs in obj["resourceSpans"]:
+    for rs in rs_list:
         if not isinstance(rs, dict):
             continue
         res = rs.get("resource") if isinstance(rs.get("resource"), dict) else {}
         scopes = []
-        for ss in rs.get("scopeSpans") or [] if isinstance(rs.get("scopeSpans"), list) else []:
-            if not isinstance(ss, dict):
-                continue
-            spans = []
-            for s in ss.get("spans") or [] if isinstance(ss.get("spans"), list) else []:
-                clean = _sanitize_span(s)
-                if clean is None:
-                    q.add("bad_span", source, example=json.dumps(s)[:80])
-                else:
-                    spans.append(clean)
-            scope = ss.get("scope") if isinstance(ss.get("scope"), dict) else {}
-            scopes.append({"scope": {"name": str(scope.get("name", ""))}, "spans": spans})
-        out.append({"resource": {"attributes": _sanitize_attrs(res.get("attributes"))}, "scopeSpans": scopes})
+        groups = [_get(rs, "scopeSpans", "scope_spans"),
+                  _get(rs, "instrumentationLibrarySpans", "instrumentation_library_spans")]
+        for group in groups:
+            for ss in group if isinstance(group, list) else []:
+                if not isinstance(ss, dict):
+                    continue
+                spans = []
+                for s in ss.get("spans") if isinstance(ss.get("spans"), list) else []:
+                    clean = _span(s, bad)
+                    if clean is None:
+                        q.add("bad_span", source, example=_short(s) if not isinstance(s, dict) else
+                              json.dumps({k: s.get(k) for k in list(s)[:4]}, default=str)[:80])
+                    else:
+                        spans.append(clean)
+                scope = ss.get("scope") if isinstance(ss.get("scope"), dict) else {}
+                scopes.append({"scope": {"name": _text(scope.get("name", ""))}, "spans": spans})
+        out.append({"resource": {"attributes": _attrs(res.get("attributes"), bad)}, "scopeSpans": scopes})
     return {"resourceSpans": out}

@@ -1,15 +1,15 @@
 """Load OTLP JSON (our files, the collector's file-exporter archive, Jaeger API v3 answers) into DataFrames.
 
-Fast path: ``pyarrow.json`` parses a whole file against an explicit OTLP schema, the nested
-lists are flattened with Arrow compute, and attributes are scattered into one column per
-key, all vectorized. A file the fast path cannot parse (a truncated line, a wrong type)
-goes through the careful path: line by line, bad lines and bad spans counted in
-``DataQuality`` and dropped, the rest re-encoded and sent through the same pipeline.
+A file is read in bounded pieces of whole lines (``_otlp_read``: gzip transparently, line and
+decompression limits). Each piece takes the fast path: ``pyarrow.json`` parses it against the schema of
+its spelling (``_otlp_spelling``: every valid OTLP JSON spelling), the nested lists are flattened and
+the values checked with Arrow compute (``_otlp_arrow``). Only lines the fast path cannot take go the
+careful path, one line at a time (``_otlp_parse``, ``_otlp_sanitize``). Nothing here raises for bad
+content: one bad value costs that value, one bad span that span, one bad line that line, and each is
+counted in the ``DataQuality``. The limits raise ``InputError`` (a likely decompression bomb).
 """
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import os
 from pathlib import Path
@@ -17,56 +17,92 @@ from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.json as pj
 
-from ._otlp_arrow import _PARSE, _Decoded, decode_arrow, decode_table, frames, pivot_attributes, table_to_frame
-from ._otlp_sanitize import sanitize_request
-from .quality import DataQuality, Issue
+from . import _otlp_read
+from ._otlp_arrow import frames
+from ._otlp_parse import Parsed, parse_piece
+from .input_limits import InputLimits, LINE_ENV, human
+from .quality import DataQuality
 from .spanset import SpanSet
 
 # -- entry points ----------------------------------------------------------------------------------
 
-def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | None = None) -> SpanSet:
+
+def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | None = None, *,
+              limits: InputLimits | None = None) -> SpanSet:
     """Loads one OTLP JSON lines file (optionally .gz). Never raises for bad content.
 
-    The fast path streams the file into pyarrow (no copy of the whole file in Python); only a
-    file the fast path refuses is read into memory for the careful, line-by-line path.
+    Memory is bounded by the piece size (``InputLimits.chunk_bytes``) plus the spans kept.
     """
+    lim = limits or InputLimits.resolve()
     p = Path(path)
     src = str(p)
     q = DataQuality(files=1)
     try:
-        size = p.stat().st_size
-        gz, head = _head(p)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        head = _otlp_read.head(p)
+    except (OSError, EOFError, _otlp_read.gzip.BadGzipFile) as exc:
         q.add("unreadable", src, example=str(exc))
         return SpanSet(quality=q, sources=[src])
     if not _looks_like_json(head, src, q):
         return SpanSet(quality=q, sources=[src])
-    out = _fast_stream(p, gz, size, src, q) if b"resourceSpans" in head else None
-    if out is None:                       # the careful path: line by line
-        try:
-            data = _read_bytes(p)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            q.add("unreadable", src, example=str(exc))
-            return SpanSet(quality=q, sources=[src])
-        q.lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        careful = _careful_parse(data, src, q)
-        out = _decode(careful, src, q) if careful is not None else None
-    if progress:
-        progress(size)
-    out = out or SpanSet(quality=q)
-    out.quality, out.sources = q, [src]
+    out = Parsed()
+
+    def long_line(n: int, length: int) -> None:
+        q.add("line_too_long", src, example=f"line {n}: {human(length)} over the {human(lim.max_line_bytes)} "
+                                            f"limit; set {LINE_ENV} to raise it")
+    try:
+        for piece, first in _otlp_read.chunks(p, lim, long_line):
+            q.lines += piece.count(b"\n") + (0 if piece.endswith(b"\n") else 1)
+            parse_piece(piece, first, src, q, out, lim.max_line_bytes)
+            if progress:
+                progress(len(piece))
+    except _otlp_read._Truncated as exc:
+        q.add("unreadable", src, example=f"the compressed stream ends early or is corrupt ({exc}); "
+                                         "what came before was read")
+    except OSError as exc:
+        q.add("unreadable", src, example=str(exc))
+    return _finish(out, q, src)
+
+
+def load_bytes(data: bytes, source: str, quality: DataQuality | None = None, *,
+               limits: InputLimits | None = None) -> SpanSet:
+    """Loads OTLP JSON lines held in memory (a document, or an answer of a server)."""
+    lim = limits or InputLimits.resolve()
+    q = quality or DataQuality(files=1)
+    if not _looks_like_json(data[:65536], source, q):
+        return SpanSet(quality=q, sources=[source])
+    out = Parsed()
+    start, line = 0, 1
+    while start < len(data):
+        end = data.find(b"\n", start + lim.chunk_bytes)
+        end = len(data) if end < 0 else end + 1
+        piece = data[start:end]
+        q.lines += piece.count(b"\n") + (0 if piece.endswith(b"\n") else 1)
+        parse_piece(piece, line, source, q, out, lim.max_line_bytes)
+        line += piece.count(b"\n")
+        start = end
+    return _finish(out, q, source)
+
+
+def load_request(obj: dict[str, Any], source: str, quality: DataQuality | None = None) -> SpanSet:
+    """Decodes one parsed OTLP request (e.g. Jaeger API v3's ``result``): its bad spans cost only themselves."""
+    q = quality if quality is not None else DataQuality()
+    try:
+        data = (json.dumps(obj, separators=(",", ":")) + "\n").encode()
+    except (TypeError, ValueError, RecursionError) as exc:
+        q.add("not_otlp", source, example=str(exc))
+        return SpanSet(quality=q, sources=[source])
+    lines = q.lines
+    out = load_bytes(data, source, q)
+    q.lines = lines
     return out
 
 
-def _decode(table: pa.Table, source: str, q: DataQuality) -> SpanSet | None:
-    """Vectorized decoding; None when the table holds something the fast path cannot take (e.g. bad UTF-8)."""
-    try:
-        return decode_table(table, source, q)
-    except (UnicodeDecodeError, pa.ArrowException, ValueError, TypeError, OverflowError):
-        return None
+def _finish(out: Parsed, q: DataQuality, source: str) -> SpanSet:
+    ss = frames(out.parts, q)
+    ss.quality, ss.sources = q, [source]
+    ss.spellings = {source: {", ".join(sp.describe()) or "canonical": rows for sp, rows in out.spellings.items()}}
+    return ss
 
 
 def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:
@@ -81,148 +117,17 @@ def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:
     return True
 
 
-def _head(p: Path, n: int = 65536) -> tuple[bool, bytes]:
-    with open(p, "rb") as f:
-        magic = f.read(2)
-        f.seek(0)
-        if magic == b"\x1f\x8b":
-            with gzip.open(f) as g:
-                return True, g.read(n)
-        return False, f.read(n)
-
-
-def _fast_stream(p: Path, gz: bool, size: int, source: str, q: DataQuality) -> SpanSet | None:
-    """Streams the file through pyarrow block by block, decoding each block as it comes (bounded memory).
-
-    None when pyarrow refuses the file (a bad line, a type it cannot read): the careful path takes over,
-    and whatever this attempt recorded in the data quality is rolled back first.
-    """
-    block = 1 << 25
-    saved = [Issue(i.kind, i.count, i.source, list(i.examples)) for i in q.issues]
-    while True:
-        parts: list[_Decoded] = []
-        rows = 0
-        try:
-            stream = pa.input_stream(str(p), compression="gzip" if gz else None)
-            reader = pj.open_json(stream, read_options=pj.ReadOptions(block_size=block), parse_options=_PARSE)
-            for batch in reader:
-                rows += batch.num_rows
-                part = decode_arrow(pa.Table.from_batches([batch]), source, q)
-                if part is not None:
-                    parts.append(part)
-            out = frames(parts, q)
-            q.lines += rows
-            return out
-        except pa.ArrowInvalid as exc:
-            q.issues = [Issue(i.kind, i.count, i.source, list(i.examples)) for i in saved]
-            if "straddl" in str(exc) and block < max(size, 1) * (8 if gz else 1) + 1:
-                block *= 4
-                continue
-            return None
-        except (OSError, UnicodeDecodeError, ValueError, TypeError, OverflowError, pa.ArrowException):
-            q.issues = [Issue(i.kind, i.count, i.source, list(i.examples)) for i in saved]
-            return None
-
-
-def load_bytes(data: bytes, source: str, quality: DataQuality | None = None) -> SpanSet:
-    q = quality or DataQuality(files=1)
-    if not _looks_like_json(data, source, q):
-        return SpanSet(quality=q, sources=[source])
-    table = _fast_parse(data)
-    out = _decode(table, source, q) if table is not None else None
-    if out is None:
-        careful = _careful_parse(data, source, q)
-        out = _decode(careful, source, q) if careful is not None else None
-    out = out or SpanSet(quality=q)
-    out.quality, out.sources = q, [source]
-    return out
-
-
-def load_request(obj: dict[str, Any], source: str, quality: DataQuality | None = None) -> SpanSet:
-    """Decodes one parsed OTLP request (e.g. Jaeger API v3's ``result``)."""
-    q = quality or DataQuality()
-    sanitized = sanitize_request(obj, source, q)
-    if sanitized is None:
-        q.add("not_otlp", source)
-        return SpanSet(quality=q, sources=[source])
-    table = _fast_parse((json.dumps(sanitized) + "\n").encode())
-    out = (_decode(table, source, q) if table is not None else None) or SpanSet(quality=q)
-    out.quality, out.sources = q, [source]
-    return out
-
-
-def _read_bytes(p: Path) -> bytes:
-    with open(p, "rb") as f:
-        head = f.read(2)
-        f.seek(0)
-        if head == b"\x1f\x8b":
-            with gzip.open(f) as g:
-                return g.read()
-        return f.read()
-
-
-def _fast_parse(data: bytes) -> pa.Table | None:
-    block = 1 << 24
-    while True:
-        try:
-            return pj.read_json(io.BytesIO(data), read_options=pj.ReadOptions(block_size=block), parse_options=_PARSE)
-        except pa.ArrowInvalid as exc:
-            if "straddl" in str(exc) and block < len(data) + 1:
-                block = min(block * 4, len(data) + 1)
-                continue
-            return None
-
-
-# -- the careful path ------------------------------------------------------------------------------
-
-def _careful_parse(data: bytes, source: str, q: DataQuality) -> pa.Table | None:
-    text_lines = data.split(b"\n")
-    good: list[str] = []
-    whole: Any = None
-    if data.count(b"\n") > 0 and not _looks_like_lines(text_lines):
-        try:
-            whole = json.loads(data)       # one pretty-printed document
-        except ValueError:
-            whole = None
-    if whole is not None:
-        candidates = [(1, whole)]
-    else:
-        candidates = []
-        for n, raw in enumerate(text_lines, 1):
-            if not raw.strip():
-                continue
-            try:
-                candidates.append((n, json.loads(raw)))
-            except ValueError:
-                q.add("invalid_json", source, example=f"line {n}: {raw[:60].decode('utf-8', 'replace')}")
-    for n, obj in candidates:
-        if isinstance(obj, dict) and "result" in obj and isinstance(obj["result"], dict):
-            obj = obj["result"]            # a saved Jaeger API v3 answer
-        req = sanitize_request(obj, source, q)
-        if req is None:
-            q.add("not_otlp", source, example=f"line {n}")
-            continue
-        good.append(json.dumps(req))
-    if not good:
-        return None
-    return _fast_parse(("\n".join(good) + "\n").encode())
-
-
-def _looks_like_lines(lines: list[bytes]) -> bool:
-    first = next((ln for ln in lines if ln.strip()), b"")
-    return first.lstrip().startswith(b"{") and first.rstrip().endswith(b"}")
-
-
 # -- checks after loading ------------------------------------------------------------------------
 
 def check(spanset: SpanSet) -> SpanSet:
-    """Vectorized structural checks: duplicates dropped, negative durations, orphans and rootless traces counted."""
+    """Vectorized structural checks: duplicates dropped, parent cycles dropped, negative durations,
+    orphans and rootless traces counted."""
     from .runs import span_keys
 
     df, q = spanset.spans, spanset.quality
     if df.empty:
         return spanset
-    bad = (df["trace_id"].isna() | df["span_id"].isna()).to_numpy()
+    bad = (df["trace_id"].isna() | df["span_id"].isna() | df["start_ns"].isna() | df["end_ns"].isna()).to_numpy()
     if bad.any():                         # the fast path lets a null id through; such a span is unusable
         for s_, n in df.loc[bad, "source"].astype(str).value_counts().items():
             q.add("bad_span", s_, int(n))
@@ -243,6 +148,18 @@ def check(spanset: SpanSet) -> SpanSet:
         df = df.loc[~dup].reset_index(drop=True)
         src = src[~dup]
         keys = span_keys(df)
+        # the copies' events and links go with them (an event is its span, name and time)
+        ev = spanset.events
+        if len(ev):
+            spanset.events = ev.drop_duplicates(["trace_id", "span_id", "name", "time_ns"]).reset_index(drop=True)
+        if len(spanset.links):
+            spanset.links = spanset.links.drop_duplicates().reset_index(drop=True)
+    cyclic = _in_cycle(keys.parent)
+    if cyclic.any():
+        count("parent_cycle", cyclic)
+        df = df.loc[~cyclic].reset_index(drop=True)
+        src = src[~cyclic]
+        keys = span_keys(df)
     start = df["start_ns"].astype("float64").to_numpy()
     end = df["end_ns"].astype("float64").to_numpy()
     count("negative_duration", end < start)
@@ -258,5 +175,19 @@ def check(spanset: SpanSet) -> SpanSet:
     return spanset
 
 
-__all__ = ["SpanSet", "check", "decode_table", "load_bytes", "load_file", "load_request", "pivot_attributes",
-           "table_to_frame"]
+def _in_cycle(parent: np.ndarray) -> np.ndarray:
+    """Spans whose chain of parents never ends: in a cycle, or under one.
+
+    Pointer doubling: after k rounds ``anc`` is each span's ancestor 2^k levels up (-1 past the root), so
+    a span that still has one after 2^k > n levels is on an endless chain.
+    """
+    n = len(parent)
+    anc = parent.copy()
+    for _ in range(int(np.ceil(np.log2(max(n, 2)))) + 1):
+        if not (anc >= 0).any():
+            return np.zeros(n, dtype=bool)
+        anc = np.where(anc >= 0, anc[np.maximum(anc, 0)], -1)
+    return anc >= 0
+
+
+__all__ = ["SpanSet", "check", "load_bytes", "load_file", "load_request"]

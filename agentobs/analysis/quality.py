@@ -14,7 +14,12 @@ KINDS = {
     "unknown_format": "not OTLP JSON, a Jaeger answer or a chat transcript",
     "invalid_json": "a line is not valid JSON (truncated?)",
     "not_otlp": "a JSON line has no resourceSpans",
-    "bad_span": "a span lacks a valid trace id, span id or timestamps",
+    "bad_span": "a span lacks a valid trace id, span id or timestamps (dropped)",
+    "bad_value": "a value is out of range or unusable (dropped; its span kept)",
+    "careful_path": "a line the fast parser could not take, read on its own (the example says why)",
+    "line_too_long": "a line is longer than the line limit (skipped)",
+    "bad_line": "a line could not be read even on its own (skipped)",
+    "parent_cycle": "spans whose parents form a cycle (dropped)",
     "wrong_type": "an attribute has a different type than the contract says",
     "negative_duration": "a span ends before it starts",
     "duplicate_span": "the same trace id and span id appear more than once (later copies dropped)",
@@ -58,6 +63,13 @@ class DataQuality:
                     issue.examples.append(example)
                 return
         self.issues.append(Issue(kind, count, source, [example] if example else []))
+
+    def snapshot(self) -> tuple[list[Issue], int, int]:
+        return [Issue(i.kind, i.count, i.source, list(i.examples)) for i in self.issues], self.files, self.lines
+
+    def restore(self, saved: tuple[list[Issue], int, int]) -> None:
+        issues, self.files, self.lines = saved
+        self.issues = [Issue(i.kind, i.count, i.source, list(i.examples)) for i in issues]
 
     def extend(self, other: DataQuality) -> None:
         for issue in other.issues:

@@ -18,6 +18,8 @@ class SpanSet:
     links: pd.DataFrame = field(default_factory=empty_links)
     quality: DataQuality = field(default_factory=DataQuality)
     sources: list[str] = field(default_factory=list)
+    # per source: how many rows (requests) were read in each OTLP JSON spelling ("canonical", ...)
+    spellings: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @staticmethod
     def concat(parts: list[SpanSet]) -> SpanSet:
@@ -31,6 +33,7 @@ class SpanSet:
         for p in parts:
             out.quality.extend(p.quality)
             out.sources.extend(p.sources)
+            out.spellings.update(p.spellings)
         return out
 
 

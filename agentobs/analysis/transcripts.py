@@ -60,6 +60,7 @@ import json
 import math
 import os
 import re
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -72,7 +73,9 @@ import pyarrow as pa
 
 from ..kernel.tools import digest as args_digest
 from ..telemetry import semconv as sc
-from .otlp import SpanSet, _read_bytes
+from ._otlp_read import read_document
+from .input_limits import InputLimits
+from .spanset import SpanSet
 from .quality import DataQuality
 from .schema import SPAN_BASE, empty_spans
 
@@ -126,8 +129,8 @@ def load_transcripts(path: str | os.PathLike[str]) -> SpanSet:
     src = str(p)
     q = DataQuality(files=1)
     try:
-        data = _read_bytes(p)
-    except (OSError, EOFError) as exc:      # gzip.BadGzipFile is an OSError
+        data = read_document(p, InputLimits.resolve())
+    except (OSError, EOFError, zlib.error) as exc:      # gzip.BadGzipFile is an OSError
         q.add("unreadable", src, example=str(exc)[:120])
         return SpanSet(quality=q, sources=[src])
     if not data.strip():

@@ -1,0 +1,174 @@
+"""One piece of OTLP JSON lines in, decoded Arrow tables out: the fast path, and the careful path per line.
+
+A piece is parsed whole by ``pyarrow.json`` with the schema of its spelling (``_otlp_spelling``). When
+pyarrow says the piece uses another spelling, the piece is parsed again with that one (the spelling
+is then kept for the next pieces of the file, so a file in one spelling pays once). When the piece
+holds something no spelling explains (a truncated line, a value of the wrong type, a line that is not
+OTLP), it is cut in two at a line boundary and each half tried again, down to single lines; only those
+lines take the careful path (``_otlp_sanitize``: ``json`` per line, usable spans kept). The report
+counts them (``careful_path``) with the reason.
+"""
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+
+from ._otlp_arrow import Decoded, decode_arrow
+from ._otlp_sanitize import sanitize_request
+from ._otlp_spelling import Spelling
+from .quality import DataQuality
+
+_BLOCK = 1 << 23
+# what decoding may raise on input the parser accepted (bad text, a value Arrow cannot convert)
+DECODE_ERRORS = (pa.ArrowException, ValueError, TypeError, OverflowError, UnicodeDecodeError, IndexError, KeyError)
+
+
+@dataclass
+class Parsed:
+    """What a file's pieces gave: decoded parts, the spellings seen, the lines that took the careful path."""
+    parts: list[Decoded] = field(default_factory=list)
+    spelling: Spelling = field(default_factory=Spelling)
+    spellings: dict[Spelling, int] = field(default_factory=dict)   # spelling -> rows parsed with it
+    careful_lines: int = 0
+    rows: int = 0
+
+
+def parse_piece(data: bytes, first_line: int, source: str, q: DataQuality, out: Parsed,
+                max_block: int) -> None:
+    """Decodes one piece of whole lines into ``out``; never raises for bad content."""
+    careful: list[tuple[int, bytes, str]] = []
+    stack = [(data, first_line)]
+    while stack:
+        piece, line = stack.pop()
+        if not piece.strip():
+            continue
+        reason = _fast(piece, source, q, out, max_block)
+        if reason is None:
+            continue
+        nl = piece.find(b"\n", len(piece) // 2)
+        if 0 <= nl < len(piece) - 1:
+            left, right = piece[:nl + 1], piece[nl + 1:]
+            stack.append((right, line + left.count(b"\n")))
+            stack.append((left, line))          # popped first: pieces stay in file order
+        elif piece.count(b"\n") > 1:
+            first = piece.find(b"\n")
+            stack.append((piece[first + 1:], line + 1))
+            stack.append((piece[:first + 1], line))
+        else:
+            careful.append((line, piece, reason))
+    if careful:
+        _careful(careful, source, q, out)
+
+
+def _fast(piece: bytes, source: str, q: DataQuality, out: Parsed, max_block: int) -> str | None:
+    """Parses and decodes the piece with the known spelling, or one pyarrow points to; the reason it could not."""
+    sp = out.spelling
+    tried = {sp}
+    while True:
+        try:
+            table = _read(piece, sp, max_block)
+        except pa.ArrowInvalid as exc:
+            learnt = sp.learn(str(exc))
+            if learnt is not None and learnt not in tried:
+                tried.add(learnt)
+                sp = learnt
+                continue
+            return _reason(str(exc))
+        except (pa.ArrowException, OSError) as exc:
+            return _reason(str(exc))
+        missing = _rows_without_spans(table, sp)
+        if missing and missing == table.num_rows:
+            nxt = next((a for a in sp.alternatives() if a not in tried), None)
+            if nxt is not None:
+                tried.add(nxt)
+                sp = nxt
+                continue
+            return "no resourceSpans"
+        if missing:
+            return "lines of different shapes"
+        break
+    saved = q.snapshot()
+    try:
+        part = decode_arrow(table, source, q, sp)
+    except DECODE_ERRORS as exc:
+        q.restore(saved)
+        return _reason(f"{type(exc).__name__}: {exc}")
+    out.spelling = sp
+    out.rows += table.num_rows
+    out.spellings[sp] = out.spellings.get(sp, 0) + table.num_rows
+    if part is not None:
+        out.parts.append(part)
+    return None
+
+
+def _read(piece: bytes, sp: Spelling, max_block: int) -> pa.Table:
+    block = min(_BLOCK, len(piece) + 1)
+    while True:
+        try:
+            return pj.read_json(io.BytesIO(piece), read_options=pj.ReadOptions(block_size=block),
+                                parse_options=sp.parse_options())
+        except pa.ArrowInvalid as exc:
+            if "straddl" in str(exc) and block < min(len(piece) + 1, max_block + 1):
+                block = min(block * 4, len(piece) + 1, max_block + 1)
+                continue
+            raise
+
+
+def _rows_without_spans(table: pa.Table, sp: Spelling) -> int:
+    if table.num_rows == 0:
+        return 0
+    if sp.wrapped:
+        col = table.column("result")
+        inner = pa.chunked_array([pc.struct_field(c, sp.f("resourceSpans")) for c in col.chunks],
+                                 type=col.type.field(sp.f("resourceSpans")).type)
+        return inner.null_count
+    return table.column(sp.f("resourceSpans")).null_count
+
+
+def _reason(message: str) -> str:
+    text = " ".join(message.split())
+    for prefix in ("JSON parse error: ",):
+        text = text.replace(prefix, "")
+    return text[:120]
+
+
+def _careful(lines: list[tuple[int, bytes, str]], source: str, q: DataQuality, out: Parsed) -> None:
+    good: list[tuple[int, str]] = []
+    for n, raw, reason in lines:
+        out.careful_lines += 1
+        q.add("careful_path", source, example=f"line {n}: {reason}")
+        obj = _json(raw, n, source, q)
+        if obj is None:
+            continue
+        req = sanitize_request(obj, source, q)
+        if req is None:
+            q.add("not_otlp", source, example=f"line {n}")
+            continue
+        good.append((n, json.dumps(req)))
+    if not good:
+        return
+    sub = Parsed(spelling=Spelling())
+    if _fast(("\n".join(text for _, text in good) + "\n").encode(), source, q, sub, 1 << 62) is not None:
+        for n, text in good:                    # one by one: what still fails is dropped, counted
+            if _fast((text + "\n").encode(), source, q, sub, 1 << 62) is not None:
+                q.add("bad_line", source, example=f"line {n}")
+    out.parts.extend(sub.parts)
+    out.rows += sub.rows
+
+
+def _json(raw: bytes, n: int, source: str, q: DataQuality) -> object | None:
+    text = raw.decode("utf-8", "replace")
+    if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
+        q.add("bad_value", source, example=f"line {n}: invalid UTF-8 (replaced)")
+    try:
+        return json.loads(text, strict=False)
+    except RecursionError:
+        q.add("invalid_json", source, example=f"line {n}: nested too deeply")
+    except ValueError:
+        q.add("invalid_json", source, example=f"line {n}: {text[:60]}")
+    return None

@@ -1,0 +1,166 @@
+"""Reading an input file in bounded pieces: whole lines, gzip transparently, within the input limits.
+
+``chunks`` yields about ``chunk_bytes`` of whole lines at a time, so memory stays bounded whatever
+the file's size. A line longer than ``max_line_bytes`` is skipped (its bytes are read and dropped,
+never held) and reported through ``on_long_line``. A gzip file that expands beyond
+``max_decompressed`` raises ``InputError`` naming the limit and the variable that raises it.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import zlib
+from pathlib import Path
+from typing import BinaryIO, Callable, Iterator
+
+from ..errors import InputError
+from .input_limits import RATIO_ENV, DOCUMENT_ENV, InputLimits, human
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path: str | os.PathLike[str]) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+def head(path: str | os.PathLike[str], n: int = 65536) -> bytes:
+    """The first ``n`` bytes of the (decompressed) file."""
+    with open(path, "rb") as f:
+        if f.read(2) == GZIP_MAGIC:
+            f.seek(0)
+            with gzip.open(f) as g:
+                return g.read(n)
+        f.seek(0)
+        return f.read(n)
+
+
+class _Capped(io.RawIOBase):
+    """A decompressed stream that refuses to expand beyond ``limit`` bytes."""
+
+    def __init__(self, raw: BinaryIO, limit: int, path: str, size: int, limits: InputLimits):
+        self._raw, self._limit, self._path, self._size, self._limits = raw, limit, path, size, limits
+        self.total = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: bytearray) -> int:  # type: ignore[override]
+        data = self._raw.read(len(b))
+        self.total += len(data)
+        if self.total > self._limit:
+            raise InputError(
+                f"{self._path}: decompresses to more than {human(self._limit)} ({self._limits.max_gzip_ratio:g} "
+                f"times its {human(self._size)} on disk): refused as a likely decompression bomb; if the file is "
+                f"genuine, set {RATIO_ENV} to a larger ratio")
+        b[:len(data)] = data
+        return len(data)
+
+
+def open_stream(path: str | os.PathLike[str], limits: InputLimits) -> BinaryIO:
+    """The file's bytes, decompressed when it is gzip, within the limits."""
+    p = str(path)
+    f = open(p, "rb")
+    if f.read(2) != GZIP_MAGIC:
+        f.seek(0)
+        return f
+    f.seek(0)
+    size = os.fstat(f.fileno()).st_size
+    return io.BufferedReader(_Capped(gzip.GzipFile(fileobj=f), limits.max_decompressed(size), p, size, limits),
+                             buffer_size=1 << 20)
+
+
+def chunks(path: str | os.PathLike[str], limits: InputLimits,
+           on_long_line: Callable[[int, int], None]) -> Iterator[tuple[bytes, int]]:
+    """(a piece of whole lines, the number of its first line), ``chunk_bytes`` at a time.
+
+    ``on_long_line(line_number, length)`` is called for every line over the limit (the line is dropped).
+    """
+    stream = open_stream(path, limits)
+    try:
+        yield from _split(stream, limits, on_long_line)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise _Truncated(str(exc)) from None
+    finally:
+        stream.close()
+
+
+class _Truncated(Exception):
+    """The gzip stream ended early or is corrupt (what was read before stays usable)."""
+
+
+def _split(stream: BinaryIO, limits: InputLimits, on_long_line: Callable[[int, int], None]
+           ) -> Iterator[tuple[bytes, int]]:
+    size, cap = limits.chunk_bytes, limits.max_line_bytes
+    rest = b""
+    line_no = 1
+    skipping = 0            # > 0 while dropping the remainder of an over-long line: its length so far
+    while True:
+        block = stream.read(size)
+        if not block:
+            break
+        if skipping:
+            nl = block.find(b"\n")
+            if nl < 0:
+                skipping += len(block)
+                continue
+            on_long_line(line_no, skipping + nl)
+            line_no += 1
+            block, skipping = block[nl + 1:], 0
+        buf = rest + block if rest else block
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            if len(buf) > cap:
+                skipping, rest = len(buf), b""
+            else:
+                rest = buf
+            continue
+        piece, rest = buf[:cut + 1], buf[cut + 1:]
+        if len(rest) > cap:
+            skipping, rest = len(rest), b""
+        piece = _drop_long_lines(piece, cap, line_no, on_long_line)
+        yield piece, line_no
+        line_no += piece.count(b"\n")
+    if skipping:
+        on_long_line(line_no, skipping)
+    elif rest.strip():
+        if len(rest) > cap:
+            on_long_line(line_no, len(rest))
+        else:
+            yield rest, line_no
+
+
+def _drop_long_lines(piece: bytes, cap: int, line_no: int, on_long_line: Callable[[int, int], None]) -> bytes:
+    """The piece without its lines over the cap (only looked for when the piece could hold one)."""
+    if len(piece) <= cap:
+        return piece
+    out, start, n = [], 0, line_no
+    while start < len(piece):
+        end = piece.find(b"\n", start)
+        end = len(piece) - 1 if end < 0 else end
+        if end - start > cap:
+            on_long_line(n, end - start)
+            out.append(b"\n")          # keep the line count: an empty line in its place
+        else:
+            out.append(piece[start:end + 1])
+        start, n = end + 1, n + 1
+    return b"".join(out)
+
+
+def read_document(path: str | os.PathLike[str], limits: InputLimits) -> bytes:
+    """A whole JSON document (a transcript file), decompressed, within ``max_document_bytes``."""
+    p = str(path)
+    with open_stream(p, limits) as s:
+        data = s.read(limits.max_document_bytes + 1)
+    if len(data) > limits.max_document_bytes:
+        raise InputError(f"{p}: larger than {human(limits.max_document_bytes)}, the limit for a document read "
+                         f"whole; set {DOCUMENT_ENV} to raise it")
+    return data
+
+
+def file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -1,0 +1,131 @@
+"""The valid spellings of OTLP JSON, as Arrow schemas for the fast path.
+
+OTLP/JSON and protobuf's generic JSON mapping allow several spellings of the same request: proto field
+names in lowerCamelCase or snake_case, enum values as integers or as their names (span kind, status
+code), 64-bit integers as strings or as numbers, ids as hex (OTLP/JSON) or base64 (generic protobuf
+JSON), the request bare or wrapped in a Jaeger API v3 answer's ``result``. ``pyarrow.json`` needs one
+type per column, so each combination is its own schema; the loader starts from the spelling of the
+previous piece of the file and learns another one from what pyarrow reports (``Spelling.learn``).
+Ids are not part of the schema (both are strings): ``_otlp_arrow`` converts base64 to hex.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import pyarrow as pa
+import pyarrow.json as pj
+
+_SNAKE = {
+    "resourceSpans": "resource_spans", "scopeSpans": "scope_spans", "traceId": "trace_id", "spanId": "span_id",
+    "parentSpanId": "parent_span_id", "startTimeUnixNano": "start_time_unix_nano",
+    "endTimeUnixNano": "end_time_unix_nano", "timeUnixNano": "time_unix_nano", "stringValue": "string_value",
+    "intValue": "int_value", "doubleValue": "double_value", "boolValue": "bool_value", "arrayValue": "array_value",
+    "kvlistValue": "kvlist_value", "bytesValue": "bytes_value",
+    "instrumentationLibrarySpans": "instrumentation_library_spans",
+}
+SPAN_KINDS = ("SPAN_KIND_UNSPECIFIED", "SPAN_KIND_INTERNAL", "SPAN_KIND_SERVER", "SPAN_KIND_CLIENT",
+              "SPAN_KIND_PRODUCER", "SPAN_KIND_CONSUMER")
+STATUS_CODES = ("STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR")
+
+
+@dataclass(frozen=True)
+class Spelling:
+    snake: bool = False          # proto field names (trace_id) instead of lowerCamelCase (traceId)
+    kind_names: bool = False     # "SPAN_KIND_CLIENT" instead of 3
+    code_names: bool = False     # "STATUS_CODE_ERROR" instead of 2
+    time_numbers: bool = False   # 1700000000000000000 instead of "1700000000000000000"
+    int_numbers: bool = False    # {"intValue": 5} instead of {"intValue": "5"}
+    wrapped: bool = False        # {"result": {...}}: a saved Jaeger API v3 answer
+
+    def f(self, camel: str) -> str:
+        """The field name in this spelling."""
+        return _SNAKE.get(camel, camel) if self.snake else camel
+
+    @property
+    def canonical(self) -> bool:
+        return self == Spelling()
+
+    def describe(self) -> list[str]:
+        names = {"snake": "snake_case field names", "kind_names": "span kinds by name",
+                 "code_names": "status codes by name", "time_numbers": "timestamps as numbers",
+                 "int_numbers": "integer values as numbers", "wrapped": "Jaeger API answers"}
+        return [text for key, text in names.items() if getattr(self, key)]
+
+    def schema(self) -> pa.Schema:
+        return _schema(self)
+
+    def parse_options(self) -> pj.ParseOptions:
+        return _parse_options(self)
+
+    def learn(self, error: str) -> Spelling | None:
+        """The spelling that pyarrow's type error says the input uses, or None if the error says nothing of it.
+
+        pyarrow reports ``Column(/a/[]/b/kind) changed from number to string``: the schema expected the
+        first type, the input has the second.
+        """
+        m = _CHANGED.search(error)
+        if not m:
+            return None
+        path, found = m.group(1).split("/"), m.group(3)
+        last = path[-1] if path else ""
+        parent = path[-2] if len(path) > 1 else ""
+        if last == "kind" and found in ("string", "number"):
+            return replace(self, kind_names=found == "string")
+        if last == "code" and parent == "status" and found in ("string", "number"):
+            return replace(self, code_names=found == "string")
+        if last in ("startTimeUnixNano", "endTimeUnixNano", "timeUnixNano", "start_time_unix_nano",
+                    "end_time_unix_nano", "time_unix_nano") and found in ("string", "number"):
+            return replace(self, time_numbers=found == "number")
+        if last in ("intValue", "int_value") and found in ("string", "number"):
+            return replace(self, int_numbers=found == "number")
+        return None
+
+    def alternatives(self) -> list[Spelling]:
+        """Other shapes of the envelope to try when a piece parses but holds no resourceSpans."""
+        return [replace(self, snake=s, wrapped=w) for w in (self.wrapped, not self.wrapped)
+                for s in (self.snake, not self.snake) if (s, w) != (self.snake, self.wrapped)]
+
+
+_CHANGED = re.compile(r"Column\(([^)]*)\) changed from (\w+) to (\w+)")
+
+
+@lru_cache(maxsize=None)
+def _schema(sp: Spelling) -> pa.Schema:
+    f = sp.f
+    time = pa.uint64() if sp.time_numbers else pa.string()
+    integer = pa.int64() if sp.int_numbers else pa.string()
+    scalar = pa.struct([(f("stringValue"), pa.string()), (f("intValue"), integer),
+                        (f("doubleValue"), pa.float64()), (f("boolValue"), pa.bool_()),
+                        (f("bytesValue"), pa.string())])
+    value = pa.struct([*scalar, (f("arrayValue"), pa.struct([("values", pa.list_(scalar))])),
+                       (f("kvlistValue"), pa.struct([("values", pa.list_(pa.struct([("key", pa.string()),
+                                                                                    ("value", scalar)])))]))])
+    attrs = pa.list_(pa.struct([("key", pa.string()), ("value", value)]))
+    span = pa.struct([
+        (f("traceId"), pa.string()), (f("spanId"), pa.string()), (f("parentSpanId"), pa.string()),
+        ("name", pa.string()), ("kind", pa.string() if sp.kind_names else pa.int64()),
+        (f("startTimeUnixNano"), time), (f("endTimeUnixNano"), time), ("attributes", attrs),
+        ("events", pa.list_(pa.struct([(f("timeUnixNano"), time), ("name", pa.string()), ("attributes", attrs)]))),
+        ("links", pa.list_(pa.struct([(f("traceId"), pa.string()), (f("spanId"), pa.string()),
+                                      ("attributes", attrs)]))),
+        ("status", pa.struct([("code", pa.string() if sp.code_names else pa.int64()), ("message", pa.string())])),
+    ])
+    scope_spans = pa.list_(pa.struct([("scope", pa.struct([("name", pa.string())])), ("spans", pa.list_(span))]))
+    library_spans = pa.list_(pa.struct([("instrumentationLibrary", pa.struct([("name", pa.string())])),
+                                        ("spans", pa.list_(span))]))
+    resource_spans = pa.list_(pa.struct([
+        ("resource", pa.struct([("attributes", attrs)])),
+        (f("scopeSpans"), scope_spans),
+        (f("instrumentationLibrarySpans"), library_spans),
+    ]))
+    request = pa.struct([(f("resourceSpans"), resource_spans)])
+    if sp.wrapped:
+        return pa.schema([("result", request)])
+    return pa.schema(list(request))
+
+
+@lru_cache(maxsize=None)
+def _parse_options(sp: Spelling) -> pj.ParseOptions:
+    return pj.ParseOptions(explicit_schema=_schema(sp), unexpected_field_behavior="ignore")

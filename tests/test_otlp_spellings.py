@@ -1,0 +1,171 @@
+"""Every valid OTLP JSON spelling gives the same runs table as the canonical file, on the fast path (issue 16).
+
+The spellings are written by the real writers where one exists: protobuf's ``json_format`` on the
+SDK's own OTLP encoding (``MessageToJson``: base64 ids, enum names, int64 as strings; with
+``preserving_proto_field_name`` snake_case; with ``use_integers_for_enums`` integers). The others
+(upper-case hex, 64-bit numbers, optional fields present, a saved Jaeger answer, gzip) are rewrites of
+the canonical file that OTLP/JSON readers accept.
+"""
+import base64
+import gzip
+import json
+import random
+
+import pandas as pd
+import pytest
+from google.protobuf import json_format
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from agentobs.analysis.otlp import check, load_file
+from agentobs.analysis.runs import derive_runs
+from agentobs.domain.scenarios import SEED000, SEED004, approve_and_resume
+from agentobs.telemetry import configure
+
+
+@pytest.fixture(scope="module")
+def emitted(tmp_path_factory):
+    """The canonical file (our exporter) and the same spans as the SDK's protobuf messages, one per batch."""
+    folder = tmp_path_factory.mktemp("spellings")
+    mem = InMemorySpanExporter()
+    path = folder / "canonical.jsonl"
+    tel = configure(traces_out=path, extra_exporters=[("memory", mem)])
+    for suite in (SEED000, SEED004):
+        for run in suite.values():
+            run([tel.observer()])
+    approve_and_resume([tel.observer()], twice=True)
+    tel.shutdown()
+    spans = list(mem.get_finished_spans())
+    batches = [encode_spans(spans[i:i + 25]) for i in range(0, len(spans), 25)]
+    return folder, path, batches
+
+
+def _runs(path):
+    ss = check(load_file(path))
+    runs, _, _ = derive_runs(ss)
+    return ss, runs.sort_values("run_id").reset_index(drop=True)
+
+
+def _same(a, b):
+    pd.testing.assert_frame_equal(a.drop(columns=["start"]), b.drop(columns=["start"]), check_dtype=True)
+    assert (a["start"] == b["start"]).all()
+
+
+def _fast(ss):
+    assert ss.quality.count("careful_path") == 0, [i.to_dict() for i in ss.quality.issues]
+    assert not ss.quality.issues, [i.to_dict() for i in ss.quality.issues]
+
+
+def _write(path, lines, gz=False):
+    data = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def _proto_lines(batches, **options):
+    return [json.dumps(json_format.MessageToDict(b, **options)) for b in batches]
+
+
+def _walk(obj, fn):
+    """Applies fn(dict) to every dict in obj, depth first."""
+    if isinstance(obj, dict):
+        fn(obj)
+        for v in obj.values():
+            _walk(v, fn)
+    elif isinstance(obj, list):
+        for v in obj:
+            _walk(v, fn)
+
+
+def _rewrite(path, fn):
+    out = []
+    for line in path.read_text().splitlines():
+        obj = json.loads(line)
+        _walk(obj, fn)
+        out.append(json.dumps(obj))
+    return out
+
+
+def _upper_ids(d):
+    for k in ("traceId", "spanId", "parentSpanId"):
+        if isinstance(d.get(k), str):
+            d[k] = d[k].upper()
+
+
+def _numbers(d):
+    for k in ("startTimeUnixNano", "endTimeUnixNano", "timeUnixNano", "intValue"):
+        if isinstance(d.get(k), str):
+            d[k] = int(d[k])
+
+
+def _optional_fields(d):
+    if "spanId" in d and "startTimeUnixNano" in d:
+        d.setdefault("flags", 257)
+        d.setdefault("droppedAttributesCount", 0)
+        d.setdefault("droppedEventsCount", 0)
+        d.setdefault("droppedLinksCount", 0)
+        d.setdefault("traceState", "")
+        d.setdefault("status", {})
+        d.setdefault("parentSpanId", "")
+
+
+SPELLINGS = {
+    "protobuf JSON (MessageToJson defaults: base64 ids, enum names)": lambda f, p, b: _proto_lines(b),
+    "protobuf JSON, snake_case field names": lambda f, p, b: _proto_lines(b, preserving_proto_field_name=True),
+    "protobuf JSON, integer enums": lambda f, p, b: _proto_lines(b, use_integers_for_enums=True),
+    "upper-case hex ids": lambda f, p, b: _rewrite(p, _upper_ids),
+    "64-bit integers as numbers": lambda f, p, b: _rewrite(p, _numbers),
+    "optional fields present (flags, dropped counts, traceState, empty status, empty parent)":
+        lambda f, p, b: _rewrite(p, _optional_fields),
+    "saved Jaeger API v3 answers": lambda f, p, b: [json.dumps({"result": json.loads(x)})
+                                                    for x in p.read_text().splitlines()],
+}
+
+
+@pytest.mark.parametrize("name", list(SPELLINGS))
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_each_spelling_gives_the_canonical_runs_on_the_fast_path(emitted, name, gz, tmp_path):
+    folder, canonical, batches = emitted
+    ss0, want = _runs(canonical)
+    assert len(want) >= 15
+    path = _write(tmp_path / ("x.jsonl.gz" if gz else "x.jsonl"), SPELLINGS[name](folder, canonical, batches), gz)
+    ss, got = _runs(path)
+    _fast(ss)
+    _same(got, want)
+    assert len(ss.spans) == len(ss0.spans) and len(ss.events) == len(ss0.events)
+    assert len(ss.links) == len(ss0.links) > 0
+    # the ids agree with the canonical file's, so `agentobs trace <id>` and links find them
+    assert set(ss.spans["span_id"]) == set(ss0.spans["span_id"])
+
+
+def test_spellings_mixed_in_one_file_give_the_canonical_runs_on_the_fast_path(emitted, tmp_path):
+    folder, canonical, batches = emitted
+    _, want = _runs(canonical)
+    variants = [fn(folder, canonical, batches) for fn in SPELLINGS.values()]
+    # each batch (line) in a spelling chosen at random: ids, enums and field names differ line by line
+    proto_like = variants[:3]
+    rng = random.Random(7)
+    lines = [rng.choice(proto_like)[i] for i in range(len(batches))]
+    ss, got = _runs(_write(tmp_path / "mixed-proto.jsonl", lines))
+    _fast(ss)
+    _same(got, want)
+    assert len(ss.spellings[str(tmp_path / "mixed-proto.jsonl")]) >= 2
+    # and every spelling's file, one after the other, in one file
+    ss, got = _runs(_write(tmp_path / "all.jsonl", [line for v in variants for line in v]))
+    assert ss.quality.count("careful_path") == 0
+    counts = ss.quality.count("duplicate_span")   # the same spans seven times over: six copies dropped
+    assert counts == 6 * len(load_file(canonical).spans)
+    _same(got, want)
+
+
+def test_base64_ids_become_the_hex_ids_of_the_canonical_file(emitted, tmp_path):
+    folder, canonical, batches = emitted
+    line = json.loads(_proto_lines(batches[:1])[0])
+    span = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    hex_id = base64.b64decode(span["traceId"]).hex()
+    ss = load_file(_write(tmp_path / "one.jsonl", [json.dumps(line)]))
+    assert hex_id in set(ss.spans["trace_id"])
+    # URL-safe alphabet and no padding are accepted too
+    span["traceId"] = base64.urlsafe_b64encode(bytes.fromhex(hex_id)).decode().rstrip("=")
+    ss = load_file(_write(tmp_path / "two.jsonl", [json.dumps(line)]))
+    assert hex_id in set(ss.spans["trace_id"]) and not ss.quality.issues

@@ -271,8 +271,8 @@ class OTelObserver:
         self.inst.tool_duration.record((e.at_ns - self._run["tool_start"]) / 1e9, metric)
 
     def _plan_rejected(self, e: ev.PlanRejected) -> None:
-        (self._step or self._root).add_event(sc.EV_PLAN_REJECTED, {sc.PLAN_PROBLEMS: labels.problem_codes(e.problems)},
-                                             timestamp=e.at_ns)
+        codes = labels.problem_codes(e.problems)      # closed codes: the problems' text quotes the model
+        (self._step or self._root).add_event(sc.EV_PLAN_REJECTED, {sc.PLAN_PROBLEMS: codes}, timestamp=e.at_ns)
 
     def _plan_accepted(self, e: ev.PlanAccepted) -> None:
         (self._step or self._root).add_event(sc.EV_PLAN_ACCEPTED, {sc.PLAN_VERSION: e.version,

@@ -315,5 +315,5 @@ def test_model_chosen_ids_and_names_never_leave_with_default_settings(stack):
     assert marker not in v3 and marker not in _text(f"{stack.jaeger}/api/traces/{trace_id}")
     wait_for(lambda: prom_query(stack.prometheus, f'traces_span_metrics_calls_total{{service_name="{service}"}}'),
              "the run's span metrics", timeout=60)
-    assert marker not in _text(f"{stack.prometheus}/api/v1/series",
-                               [("match[]", f'{{service_name="{service}"}}'), ("match[]", f'{{exported_job="{service}"}}')])
+    match = [("match[]", f'{{service_name="{service}"}}'), ("match[]", f'{{exported_job="{service}"}}')]
+    assert marker not in _text(f"{stack.prometheus}/api/v1/series", match)

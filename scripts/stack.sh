@@ -355,8 +355,7 @@ svc_command() {
         "--config.file=$RUN/prometheus/prometheus.yml" \
         "--storage.tsdb.path=$RUN/prometheus/data" \
         "--storage.tsdb.retention.time=2d" \
-        "--web.listen-address=$AGENTOBS_STACK_HOST:$AGENTOBS_PROMETHEUS_PORT" \
-        "--web.enable-lifecycle" ;;
+        "--web.listen-address=$AGENTOBS_STACK_HOST:$AGENTOBS_PROMETHEUS_PORT" ;;
   esac
 }
 
@@ -430,13 +429,25 @@ lock_run() {
   flock -w 600 9 || die "another stack.sh holds $RUN/.lock"
 }
 
+# The archive holds what the agents did: readable by its owner only. The collector's file exporter creates files
+# 0644 (hard-coded in contrib v0.161.0) but appends to an existing file without touching its mode, so the file is
+# created 0600 here, before the collector starts, and its folder 0700 when stack.sh creates it (files the exporter
+# rotates to at 100 MiB are 0644, inside that folder). A folder the user chose and that exists is left as it is.
+private_archive() {
+  local dir f
+  dir="$(dirname "$AGENTOBS_COLLECTOR_ARCHIVE")"
+  [[ -d "$dir" ]] || (umask 077 && mkdir -p "$dir")
+  (umask 077 && touch "$AGENTOBS_COLLECTOR_ARCHIVE")
+  chmod 600 "$AGENTOBS_COLLECTOR_ARCHIVE"
+}
+
 cmd_up() {
   command -v curl >/dev/null 2>&1 || die "curl is needed for the health checks"
   command -v ss >/dev/null 2>&1 || die "ss (iproute2) is needed for the port checks"
   cmd_build
   ensure_prometheus
   lock_run
-  mkdir -p "$(dirname "$AGENTOBS_COLLECTOR_ARCHIVE")"
+  private_archive
   trap cleanup_on_failure EXIT
   local changed=0 pid name
   # fail fast, before anything starts, when a port of a service that is not running yet is taken

@@ -232,7 +232,8 @@ def test_dashboard_providers_point_at_the_dashboard_json(compose):
 
 def test_compose_images_are_pinned_to_the_versions_the_tests_run(compose):
     images = {name: s["image"] for name, s in compose["services"].items()}
-    assert set(images) == {"collector", "jaeger", "prometheus", "grafana"}
+    assert set(images) == {"archive-init", "collector", "jaeger", "prometheus", "grafana"}
+    assert images["archive-init"] == images["prometheus"]                   # no other image to pull
     for name, image in images.items():
         repo, _, tag = image.partition(":")
         assert tag and tag != "latest" and re.fullmatch(r"v?\d+\.\d+\.\d+", tag), (name, image)
@@ -328,3 +329,55 @@ def test_the_jaeger_ui_config_turns_the_monitor_tab_on():
     cfg = (ROOT / "jaeger" / "config.yaml").read_text()
     assert "config_file: ${env:AGENTOBS_JAEGER_UI_CONFIG:-}" in cfg
     assert "normalize_calls: true" in cfg and "normalize_duration: true" in cfg
+
+
+# -- backend defaults (issue 10, point 8) ------------------------------------------------------------------------
+
+def test_grafana_has_no_default_admin_password(compose):
+    env = compose["services"]["grafana"]["environment"]
+    # compose refuses to start until GF_ADMIN_PASSWORD is set: no fallback value, hence no admin/admin
+    assert re.fullmatch(r"\$\{GF_ADMIN_PASSWORD:\?[^}]+\}", env["GF_SECURITY_ADMIN_PASSWORD"])
+    assert env.get("GF_AUTH_ANONYMOUS_ORG_ROLE") == "Viewer"
+    text = COMPOSE.read_text()
+    assert not re.search(r"admin[/:]admin", text, re.I)
+    for doc in (ROOT / "README.md", ROOT / "docs" / "stack.md"):
+        assert "GF_ADMIN_PASSWORD" in doc.read_text(), doc.name
+
+
+def test_prometheus_lifecycle_api_is_off_everywhere(compose):
+    assert not [a for a in compose["services"]["prometheus"]["command"] if "lifecycle" in a]
+    for path in (COMPOSE, ROOT / "scripts" / "stack.sh", *sorted((ROOT / "prometheus").iterdir())):
+        assert "--web.enable-lifecycle" not in path.read_text(), path.name
+
+
+def test_the_collector_runs_as_a_non_root_user_with_a_private_archive(compose):
+    collector = compose["services"]["collector"]
+    uid, _, gid = str(collector["user"]).partition(":")
+    assert int(uid) != 0 and int(gid or uid) != 0
+    assert collector["depends_on"]["archive-init"] == {"condition": "service_completed_successfully"}
+    archive = collector["environment"]["AGENTOBS_COLLECTOR_ARCHIVE"]
+    init = compose["services"]["archive-init"]
+    script = " ".join(init["command"])
+    folder = str(PurePosixPath(archive).parent)
+    assert f"chown -R {uid}:{gid} {folder}" in script
+    assert f"chmod 700 {folder}" in script and f"chmod 600 {archive}" in script and f"touch {archive}" in script
+    assert any(v.startswith("archive:") and v.endswith(folder) for v in init["volumes"])
+    assert any(v.startswith("archive:") and v.endswith(folder) for v in collector["volumes"])
+    config = load_yaml(ROOT / "collector" / "config.yaml")
+    assert config["exporters"]["file/archive"]["directory_permissions"] == "0700"
+
+
+def test_error_type_is_bounded_before_the_span_metrics(compose):
+    config = load_yaml(ROOT / "collector" / "config.yaml")
+    pipelines = config["service"]["pipelines"]
+    # span_metrics gets spans only through the pipeline that bounds error.type; Jaeger and the archive do not
+    assert "span_metrics" not in pipelines["traces"]["exporters"]
+    assert "forward/span_metrics" in pipelines["traces"]["exporters"]
+    feeding = [name for name, p in pipelines.items() if "span_metrics" in p.get("exporters", [])]
+    assert feeding == ["traces/span_metrics"]
+    assert pipelines["traces/span_metrics"]["processors"] == ["transform/error_type"]
+    (group,) = config["processors"]["transform/error_type"]["trace_statements"]
+    assert group["statements"] == ['set(span.attributes["error.type"], "_OTHER")']
+    assert "IsMatch" in group["conditions"][0] and "Len(" in group["conditions"][0]
+    assert "error.type" in str(config["connectors"]["span_metrics"]["dimensions"])
+

@@ -277,3 +277,117 @@ def test_an_exception_escaping_the_run_ends_its_spans_with_error(memory_tracing,
     want = {sc.AGENT_NAME: "support-agent", sc.ERROR_TYPE: "SimulatedCrash"}
     assert [(dict(p.attributes), p.value) for p in metrics[sc.M_RUNS].data.data_points] == [(want, 1)]
     assert [(dict(p.attributes), p.count) for p in metrics[sc.M_AGENT_DURATION].data.data_points] == [(want, 1)]
+
+
+# -- no text the model wrote in default telemetry (issue 10, points 3 and 4) -----------------------------------
+
+EMAIL, CARD, KEY = "ana.lopez@example.com", "4111 1111 1111 1111", "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e"
+LEAKS = [EMAIL, CARD, KEY, "ana.lopez", "4111", "sk-live", "example.com"]
+
+
+def _leaky_model():
+    """A model that writes secrets into everything it controls: plan step ids, a rejected plan (its problems
+    quote them), a plan step id that names no step, an unknown tool name, arguments and the final text."""
+    from agentobs import FunctionModel
+    script = [
+        {"type": "plan", "steps": [{"id": EMAIL, "tool": KEY}, {"id": CARD, "tool": "get_order", "depends_on": [KEY]}]},
+        {"type": "plan", "steps": [{"id": EMAIL, "tool": "get_order"},
+                                   {"id": CARD, "tool": "send_status_email", "depends_on": [EMAIL]}]},
+        {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001"}, "plan_step": EMAIL},
+        {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001", "note": EMAIL}, "plan_step": KEY},
+        {"type": "tool", "name": KEY, "args": {"order_id": "ord_1001"}, "plan_step": CARD},
+        {"type": "tool", "name": "send_status_email", "args": {"order_id": "ord_1001"}, "plan_step": CARD},
+        {"type": "tool", "name": "escalate_to_human", "args": {"order_id": "ord_1001", "reason": f"card {CARD}"}},
+        {"type": "final", "outcome": "completed", "text": f"done for {EMAIL}, card {CARD}, key {KEY}"},
+    ]
+    return FunctionModel(lambda view, i: script[i - 1])
+
+
+def _everything(spans) -> str:
+    """Every name, attribute, event, link and status text of the spans, as one string."""
+    import json
+    out = []
+    for s in spans:
+        out.append([s.name, s.status.description, dict(s.attributes),
+                    [(e.name, dict(e.attributes)) for e in s.events], [dict(lk.attributes) for lk in s.links]])
+    return json.dumps(out, default=list)
+
+
+@pytest.mark.parametrize("capture", ["NO_CONTENT", "SPAN_ONLY", "SPAN_AND_EVENT"])
+def test_model_written_text_never_reaches_spans(memory_tracing, capture):
+    from agentobs.domain.scenarios import go
+    provider, exporter = memory_tracing
+    tel = configure(tracer_provider=provider, capture=capture)
+    state, desk, _ = go(_leaky_model(), observers=[tel.observer()], clock=SimClock(EPOCH))
+    assert state.stop == "done" and desk.effects                      # the run really did what the model said
+    spans = exporter.get_finished_spans()
+    text = _everything(spans)
+    for leak in LEAKS:
+        assert leak not in text, (capture, leak)
+    tools = [s for s in ordered(spans) if s.name.startswith("execute_tool")]
+    assert [s.attributes.get(sc.TOOL_PLAN_STEP) for s in tools] == ["step-1", tools[1].attributes[sc.TOOL_PLAN_STEP],
+                                                                     "step-2", None]
+    assert tools[1].attributes[sc.TOOL_PLAN_STEP].startswith("step-x")   # names no step of the plan: a digest
+    assert [s.attributes[sc.TOOL_CALL_ID] for s in tools] == ["t1:step-1", tools[1].attributes[sc.TOOL_CALL_ID],
+                                                              "t1:step-2", "t1:adhoc7"]
+    rejected = [e for s in spans for e in s.events if e.name == sc.EV_PLAN_REJECTED]
+    assert [tuple(e.attributes[sc.PLAN_PROBLEMS]) for e in rejected] == [("unknown_tool", "unknown_dependency")]
+    if capture != "NO_CONTENT":                                          # content is there, redacted
+        assert "[REDACTED]" in text and "ord_1001" in text and "done for" in text
+
+
+def test_analysis_still_tells_planned_from_ad_hoc_writes(tmp_path):
+    from agentobs.analysis import analyze
+    from agentobs.domain.scenarios import go
+    path = tmp_path / "leaky.jsonl"
+    tel = configure(traces_out=path)
+    go(_leaky_model(), observers=[tel.observer()], clock=SimClock(EPOCH))
+    tel.shutdown()
+    text = path.read_text()
+    assert not [leak for leak in LEAKS if leak in text]
+    runs = analyze([str(path)]).runs
+    assert len(runs) == 1 and runs["adhoc_writes"].iloc[0] == 1 and runs["writes_ok"].iloc[0] == 2
+
+
+def test_codes_and_names_from_outside_code_are_plain_identifiers_or_other(memory_tracing):
+    """The instrumentation API takes tool names, statuses and errors from the application (which may copy them
+    from the model): anything that is not a plain identifier, or holds a secret, is recorded as _OTHER."""
+    from agentobs.telemetry.instrument import AgentInstrumentation
+    provider, exporter = memory_tracing
+    tel = configure(tracer_provider=provider)
+    agent = AgentInstrumentation(tel)
+    with agent.task("support-agent", task_id="t9", model="gpt-4o-mini", provider="openai") as task:
+        with task.step() as step:
+            with step.chat(max_tokens=100) as call:
+                call.done(input_tokens=5, output_tokens=5, reply_type="tool")
+                call.failed(f"bad reply from {EMAIL}")
+            with step.tool(f"lookup {EMAIL}", {"q": 1}, plan_step=CARD) as tool:
+                tool.retry(1, KEY, 0.5)
+                tool.done({"status": "error", "code": f"no order for {EMAIL}"})
+            with step.tool("get_order", {"order_id": "ord_1"}) as tool:
+                tool.done({"status": "error", "code": "not_found"})
+    spans = exporter.get_finished_spans()
+    text = _everything(spans)
+    assert not [leak for leak in LEAKS if leak in text]
+    names = sorted(s.name for s in spans)
+    assert "execute_tool _OTHER" in names and "execute_tool get_order" in names
+    chat = next(s for s in spans if s.name.startswith("chat"))
+    assert chat.attributes[sc.ERROR_TYPE] == "_OTHER" and chat.status.description == "_OTHER"
+    other, known = sorted((s for s in spans if s.name.startswith("execute_tool")), key=lambda s: s.name)
+    assert other.attributes[sc.TOOL_RESULT_STATUS] == "_OTHER"
+    assert other.attributes[sc.TOOL_PLAN_STEP].startswith("step-x")
+    assert [dict(e.attributes)[sc.ERROR_TYPE] for e in other.events] == ["_OTHER"]
+    assert known.attributes[sc.TOOL_RESULT_STATUS] == "not_found" and known.attributes[sc.ERROR_TYPE] == "not_found"
+
+
+def test_instrumented_loops_can_name_their_toolbox(memory_tracing):
+    from agentobs.telemetry.instrument import AgentInstrumentation
+    provider, exporter = memory_tracing
+    agent = AgentInstrumentation(configure(tracer_provider=provider), tools=["get_order"])
+    with agent.task("support-agent", task_id="t9", model="gpt-4o-mini", provider="openai") as task:
+        with task.step() as step:
+            for name in ("get_order", "get_orderz"):                     # the model invented the second one
+                with step.tool(name, {"order_id": "ord_1"}) as tool:
+                    tool.done({"status": "ok"})
+    assert sorted(s.name for s in exporter.get_finished_spans() if s.name.startswith("execute_tool")) == \
+        ["execute_tool _OTHER", "execute_tool get_order"]

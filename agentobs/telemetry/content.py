@@ -3,8 +3,9 @@
 Capture follows ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``: ``NO_CONTENT``
 (default), ``SPAN_ONLY``, ``EVENT_ONLY`` or ``SPAN_AND_EVENT``; any other value warns and
 means ``NO_CONTENT``. Even with capture on, the redactor replaces the values of sensitive
-keys, strings that look like secrets (API keys, e-mail addresses, card numbers) and the
-values of secret-looking environment variables with ``[REDACTED]``.
+keys, strings that look like secrets (API keys, tokens, private keys, credentials in URLs,
+e-mail addresses, card numbers) and the values of secret-looking environment variables with
+``[REDACTED]``; the rules are those of ``redaction_rules``, which the collector applies too.
 """
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ import re
 from enum import Enum
 from typing import Any, Iterable, Mapping
 
+from . import redaction_rules as rules
+
 log = logging.getLogger("agentobs.telemetry")
 
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 REDACT_KEYS_ENV = "AGENTOBS_REDACT_KEYS"
-REDACTED = "[REDACTED]"
+REDACTED = rules.MASK_IN_PROCESS
 
 
 class Capture(str, Enum):
@@ -56,63 +59,82 @@ def capture_from(value: str | Capture | None, env: Mapping[str, str] | None = No
         return Capture.NO_CONTENT
 
 
-DEFAULT_KEYS = frozenset({"password", "passwd", "secret", "api_key", "apikey", "token", "access_token",
-                          "refresh_token", "authorization", "cookie", "card_number", "card", "cvv", "ssn", "iban"})
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)", re.I)
-_PATTERNS = [
-    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{16,}"),                 # OpenAI/Stripe-style keys
-    re.compile(r"\b(?:ghp|gho|ghs|github_pat|xox[abp])_[A-Za-z0-9_]{16,}"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
-    re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),   # JWT
-    re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}"),   # e-mail addresses
-]
-_CARD = re.compile(r"\b(?:\d[ \-]?){12,18}\d\b")
-
-
-def _luhn(digits: str) -> bool:
-    total, alt = 0, False
-    for ch in reversed(digits):
-        d = ord(ch) - 48
-        if alt:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-        alt = not alt
-    return total % 10 == 0
+DEFAULT_KEYS = rules.SENSITIVE_KEYS
+_FLAGS = re.ASCII          # \b, \d, \s as in Go RE2, which the collector uses for the same rules
+_SECRET_ENV = re.compile(rules.SECRET_ENV_NAME, _FLAGS)
+_VALUE_RULES = tuple((name, re.compile(rx, _FLAGS)) for name, rx in rules.VALUE_RULES)
+_MAX_DEPTH = 8             # JSON documents nested in strings, parsed and redacted this deep
 
 
 class Redactor:
+    """Masks secrets in what telemetry records, with the rules of ``agentobs.telemetry.redaction_rules``.
+
+    - a value under a sensitive key (``password``, ``x-api-key``, ``client_secret``, ...: the rules' key names, or
+      ``keys``, plus ``AGENTOBS_REDACT_KEYS``) is replaced whole, at any depth of maps and lists;
+    - inside strings, with ``patterns`` on (the default; ``AGENTOBS_REDACT_PATTERNS=0`` turns them off): the value
+      rules (PEM blocks, credentials in URLs, bearer tokens, name=value pairs, API keys and tokens of the known
+      families, e-mail addresses, IBANs, card numbers, SSNs), and the values of secret-looking environment
+      variables of this process;
+    - a string holding a JSON document (an object or an array) is parsed, redacted by key and value, and
+      serialized again; text that only contains JSON has its sensitive "key": value pairs masked in place.
+    """
+
     def __init__(self, keys: Iterable[str] | None = None, *, env: Mapping[str, str] | None = None,
                  patterns: bool = True):
-        extra = (env if env is not None else os.environ).get(REDACT_KEYS_ENV, "")
-        self.keys = frozenset(_norm(k) for k in (*(keys if keys is not None else DEFAULT_KEYS), *extra.split(","))
-                              if k.strip())
-        self.patterns = patterns
         environ = env if env is not None else os.environ
+        extra = [_name_pattern(k) for k in environ.get(REDACT_KEYS_ENV, "").split(",") if k.strip()]
+        given = rules.SENSITIVE_KEYS if keys is None else tuple(_name_pattern(k) for k in keys if k.strip())
+        names = given + tuple(extra)
+        self.keys = names
+        self._key = re.compile(rules.key_pattern(names), _FLAGS) if names else None
+        self._key_rules = tuple((re.compile(rx, _FLAGS), name == "json_key_escaped")
+                                for name, rx in rules.key_rules(names)) if names else ()
+        self.patterns = patterns
+        rules_here = list(_VALUE_RULES)
+        if names != rules.SENSITIVE_KEYS:      # name=value pairs follow this redactor's key names
+            kv = re.compile(rules.key_value_rule(names), _FLAGS) if names else None
+            rules_here = [(n, kv if n == "key_value" else rx) for n, rx in rules_here if n != "key_value" or kv]
+        self._value_rules = tuple(rx for _, rx in rules_here)
         self.env_secrets = sorted({v for k, v in environ.items() if _SECRET_ENV.search(k) and len(v) >= 8},
                                   key=len, reverse=True)
+        self._clean: dict[str, bool] = {}
+
+    def clean(self, s: str) -> bool:
+        """Whether ``text`` leaves this (short) string alone; remembered for the vocabulary of codes and names."""
+        hit = self._clean.get(s)
+        if hit is None:
+            hit = self.text(s) == s
+            if len(self._clean) < 4096:
+                self._clean[s] = hit
+        return hit
 
     def sensitive_key(self, key: str) -> bool:
-        k = _norm(key)
-        return k in self.keys or any(k.endswith("_" + t) for t in self.keys)
+        return self._key is not None and self._key.search(key) is not None
 
     def text(self, s: str) -> str:
+        """Masks secrets inside one string (no JSON parsing)."""
         for secret in self.env_secrets:
             if secret in s:
                 s = s.replace(secret, REDACTED)
+        for rx, escaped in self._key_rules:
+            s = rx.sub(_ESCAPED_MASK if escaped else _JSON_MASK, s)
         if self.patterns:
-            for p in _PATTERNS:
-                s = p.sub(REDACTED, s)
-            s = _CARD.sub(lambda m: REDACTED if _luhn(re.sub(r"\D", "", m.group())) else m.group(), s)
+            for rx in self._value_rules:
+                s = rx.sub(REDACTED, s)
         return s
 
-    def value(self, v: Any) -> Any:
+    def value(self, v: Any, _depth: int = 0) -> Any:
+        """Masks secrets in a value of any shape: strings (JSON documents in them too), maps, lists, tuples."""
         if isinstance(v, str):
-            return self.text(v)
+            return self._string(v, _depth)
         if isinstance(v, Mapping):
-            return {k: (REDACTED if isinstance(k, str) and self.sensitive_key(k) else self.value(x))
+            return {(self.text(k) if isinstance(k, str) else k):
+                    (REDACTED if isinstance(k, str) and self.sensitive_key(k) else self.value(x, _depth))
                     for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [self.value(x) for x in v]
+        if isinstance(v, tuple):
+            return tuple(self.value(x, _depth) for x in v)
+        if isinstance(v, list):
+            return [self.value(x, _depth) for x in v]
         return v
 
     def json(self, v: Any) -> str:
@@ -124,6 +146,23 @@ class Redactor:
                 return json.dumps(self.text(v))
         return self.text(json.dumps(self.value(v), sort_keys=True, default=str))
 
+    def _string(self, s: str, depth: int) -> str:
+        head = s.lstrip()[:1]
+        if head in ("{", "[") and depth < _MAX_DEPTH:
+            try:
+                doc = json.loads(s)
+            except ValueError:
+                doc = None
+            if isinstance(doc, (dict, list)):
+                return self.text(json.dumps(self.value(doc, depth + 1), ensure_ascii=False))
+        return self.text(s)
 
-def _norm(key: str) -> str:
-    return key.strip().lower().replace("-", "_")
+
+_JSON_MASK = r'\1"' + REDACTED + '"'
+_ESCAPED_MASK = r'\1\\"' + REDACTED + r'\\"'
+
+
+def _name_pattern(key: str) -> str:
+    """A key name given by the application (``keys``, AGENTOBS_REDACT_KEYS) as a rule fragment: case and the
+    separators ``_``, ``-``, ``.`` and space do not matter."""
+    return "[._ -]?".join(re.escape(part) for part in re.split(r"[._ -]+", key.strip().lower()) if part)

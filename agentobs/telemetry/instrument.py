@@ -13,18 +13,21 @@
 
 Each call is translated into the kernel's own events and handed to the same OTelObserver,
 so the two can never drift apart. Times are real (``time.time_ns``) unless a clock is given.
+Give ``tools=`` (the names of your toolbox) when tool names may come from the model: a name outside
+it is recorded as ``_OTHER`` (it would otherwise name a span and a metric series).
 """
 from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ..kernel import events as ev
 from ..kernel.budget import Budget
 from ..kernel.state import TaskState
 from ..kernel.stops import StopReason
 from ..kernel.tools import digest, result_status
+from .labels import OTHER
 from .observer import OTelObserver
 
 
@@ -103,7 +106,8 @@ class StepScope:
         st = t.state
         args = args or {}
         key = call_id or f"{st.task_id}:{plan_step or 'adhoc' + str(st.step)}"
-        t.emit(ev.ToolCalled(st.step, name, args, key, effect, plan_step, digest(name, args), False, t.now()))
+        shown = name if t.inst.tools is None or name in t.inst.tools else OTHER
+        t.emit(ev.ToolCalled(st.step, shown, args, key, effect, plan_step, digest(name, args), False, t.now()))
         call = ToolCall()
         try:
             yield call
@@ -112,10 +116,10 @@ class StepScope:
             raise
         finally:
             for attempt, code, backoff in call._retries:
-                t.emit(ev.ToolRetry(st.step, name, attempt, code, backoff, t.now()))
+                t.emit(ev.ToolRetry(st.step, shown, attempt, code, backoff, t.now()))
             st.tool_calls += call.attempts
             status = call.status or result_status(call.result)
-            t.emit(ev.ToolReturned(st.step, name, key, effect, call.result, status,
+            t.emit(ev.ToolReturned(st.step, shown, key, effect, call.result, status,
                                    call.result.get("replayed") is True, call.attempts, t.now()))
 
 
@@ -160,7 +164,7 @@ class AgentInstrumentation:
     """Entry point of the instrumentation API. Give it a Telemetry, or a tracer (and optionally a meter)."""
 
     def __init__(self, telemetry: Any = None, *, tracer: Any = None, meter: Any = None,
-                 clock: Callable[[], int] = time.time_ns):
+                 clock: Callable[[], int] = time.time_ns, tools: Iterable[str] | None = None):
         if telemetry is not None:
             self.new_observer: Callable[[], OTelObserver] = telemetry.observer
         elif tracer is not None:
@@ -168,6 +172,7 @@ class AgentInstrumentation:
         else:
             raise TypeError("AgentInstrumentation needs a Telemetry (agentobs.telemetry.configure()) or a tracer")
         self.clock = clock
+        self.tools = frozenset(tools) if tools is not None else None
 
     @contextmanager
     def task(self, agent_name: str, *, task_id: str, model: str, provider: str, user_id: str = "",

@@ -12,6 +12,8 @@ Span times come from the kernel's clock, so simulated runs have the durations th
 While a model or a tool call runs, its span is the current span (OpenTelemetry context), so spans that the
 model client or the tool make themselves (HTTP, database instrumentations) nest under ``chat`` and
 ``execute_tool``. An exception escaping the run (RunAborted) ends every open span with ERROR status.
+No text the model wrote is recorded unless content capture is on (then redacted): plan step ids, plan problems,
+codes and names from outside code get the stand-ins of ``agentobs.telemetry.labels`` in every mode.
 Uses only the OpenTelemetry API: the SDK is configured by ``agentobs.telemetry.setup``.
 """
 from __future__ import annotations
@@ -26,6 +28,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode,
 
 from ..kernel import events as ev
 from ..kernel.stops import SUSPENDING, StopReason
+from . import labels
 from . import semconv as sc
 from .content import Capture, Redactor
 
@@ -137,6 +140,7 @@ class OTelObserver:
                                             attributes=attrs, links=links, start_time=e.at_ns)
         chat = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model}
         self._run = {"agent": st.agent_name, "model": e.model, "provider": e.provider, "start_ns": e.at_ns,
+                     "state": st,
                      "tin": 0, "tout": 0, "chats": 0, "tools": 0, "budget": b, "elapsed0": st.elapsed,
                      # metric attribute sets, built once per run (low cardinality by construction)
                      "m_in": {**chat, sc.TOKEN_TYPE: "input"}, "m_out": {**chat, sc.TOKEN_TYPE: "output"},
@@ -173,9 +177,10 @@ class OTelObserver:
                                  sc.RESPONSE_MODEL: e.response_model or e.model}
         if e.cost_usd is not None:
             attrs[sc.CALL_COST_USD] = e.cost_usd
-        if e.error:
-            attrs[sc.REPLY_ERROR] = e.error
-            attrs[sc.ERROR_TYPE] = e.error
+        error = labels.identifier(e.error, self.redactor) if e.error else None
+        if error:
+            attrs[sc.REPLY_ERROR] = error
+            attrs[sc.ERROR_TYPE] = error
         if self.capture.any and e.reply is not None:
             out = self._output_messages(e.reply, e.finish_reason)
             if self.capture.on_span:
@@ -186,8 +191,8 @@ class OTelObserver:
                     details[sc.INPUT_MESSAGES] = self._input_messages(self._run["chat_view"])
                 span.add_event(sc.EVENT_INFERENCE_DETAILS, details, timestamp=e.at_ns)
         span.set_attributes(attrs)
-        if e.error:
-            span.set_status(Status(StatusCode.ERROR, e.error))
+        if error:
+            span.set_status(Status(StatusCode.ERROR, error))
         span.end(end_time=e.at_ns)
         self._chat = None
         run = self._run
@@ -198,15 +203,19 @@ class OTelObserver:
         self.inst.token_usage.record(e.input_tokens, run["m_in"])
         self.inst.token_usage.record(e.output_tokens, run["m_out"])
         self.inst.op_duration.record((e.at_ns - run["chat_start"]) / 1e9,
-                                     {**run["m_chat"], sc.ERROR_TYPE: e.error} if e.error else run["m_chat"])
+                                     {**run["m_chat"], sc.ERROR_TYPE: error} if error else run["m_chat"])
 
     def _tool_called(self, e: ev.ToolCalled) -> None:
         parent = self._step or self._root       # a held call executed on resume has no step
-        attrs: dict[str, Any] = {sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: e.name,
-                                 sc.TOOL_CALL_ID: e.key, sc.TOOL_TYPE: "function", sc.TOOL_ARGS_DIGEST: e.digest,
+        name = labels.tool_name(e.name, self.redactor)
+        state = self._run.get("state")
+        step = labels.plan_step(e.plan_step, getattr(state, "plan", ())) if e.plan_step else None
+        key = labels.call_id(e.key, getattr(state, "task_id", ""), e.plan_step, step, self.redactor)
+        attrs: dict[str, Any] = {sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: name,
+                                 sc.TOOL_CALL_ID: key, sc.TOOL_TYPE: "function", sc.TOOL_ARGS_DIGEST: e.digest,
                                  sc.TOOL_EFFECT: e.effect}
-        if e.plan_step:
-            attrs[sc.TOOL_PLAN_STEP] = e.plan_step
+        if step:
+            attrs[sc.TOOL_PLAN_STEP] = step
         if e.held:
             attrs[sc.TOOL_HELD] = True
         if self.capture.any:
@@ -215,14 +224,16 @@ class OTelObserver:
                 attrs[sc.TOOL_CALL_ARGUMENTS] = args
             self._run["tool_args"] = args
         ctx = self._step_ctx if parent is self._step else self._root_ctx
-        self._tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {e.name}", context=ctx, kind=SpanKind.INTERNAL,
+        self._tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {name}", context=ctx, kind=SpanKind.INTERNAL,
                                             attributes=attrs, start_time=e.at_ns)
         self._attach(self._tool)
         self._run["tool_start"] = e.at_ns
+        self._run["tool_name"] = name
 
     def _tool_retry(self, e: ev.ToolRetry) -> None:
         if self._tool is not None:
-            self._tool.add_event(sc.EV_RETRY, {sc.RETRY_ATTEMPT: e.attempt, sc.ERROR_TYPE: e.code,
+            self._tool.add_event(sc.EV_RETRY, {sc.RETRY_ATTEMPT: e.attempt,
+                                               sc.ERROR_TYPE: labels.identifier(e.code, self.redactor),
                                                sc.RETRY_BACKOFF_S: e.backoff_s}, timestamp=e.at_ns)
 
     def _tool_returned(self, e: ev.ToolReturned) -> None:
@@ -230,11 +241,12 @@ class OTelObserver:
         span = self._tool
         if span is None:
             return
-        attrs: dict[str, Any] = {sc.TOOL_RESULT_STATUS: e.status, sc.TOOL_REPLAYED: e.replayed,
+        status = labels.identifier(e.status, self.redactor)
+        attrs: dict[str, Any] = {sc.TOOL_RESULT_STATUS: status, sc.TOOL_REPLAYED: e.replayed,
                                  sc.TOOL_ATTEMPTS: e.attempts}
-        failed = e.status not in _OK_RESULTS
+        failed = status not in _OK_RESULTS
         if failed:
-            attrs[sc.ERROR_TYPE] = e.status
+            attrs[sc.ERROR_TYPE] = status
         if self.capture.any:
             result = self.redactor.json(e.result)
             if self.capture.on_span:
@@ -244,22 +256,23 @@ class OTelObserver:
                                                             sc.TOOL_CALL_RESULT: result}, timestamp=e.at_ns)
         span.set_attributes(attrs)
         if failed:
-            span.set_status(Status(StatusCode.ERROR, e.status))
+            span.set_status(Status(StatusCode.ERROR, status))
         span.end(end_time=e.at_ns)
         self._tool = None
         self._run["tools"] += e.attempts
         cache = self._run["m_tools"]
-        metric = cache.get((e.name, e.status if failed else None))
+        name = self._run.get("tool_name") or labels.tool_name(e.name, self.redactor)
+        metric = cache.get((name, status if failed else None))
         if metric is None:
-            metric = {sc.TOOL_NAME: e.name, sc.AGENT_NAME: self._run["agent"]}
+            metric = {sc.TOOL_NAME: name, sc.AGENT_NAME: self._run["agent"]}
             if failed:
-                metric[sc.ERROR_TYPE] = e.status
-            cache[(e.name, e.status if failed else None)] = metric
+                metric[sc.ERROR_TYPE] = status
+            cache[(name, status if failed else None)] = metric
         self.inst.tool_duration.record((e.at_ns - self._run["tool_start"]) / 1e9, metric)
 
     def _plan_rejected(self, e: ev.PlanRejected) -> None:
-        (self._step or self._root).add_event(sc.EV_PLAN_REJECTED, {sc.PLAN_PROBLEMS: tuple(e.problems)},
-                                             timestamp=e.at_ns)
+        codes = labels.problem_codes(e.problems)      # closed codes: the problems' text quotes the model
+        (self._step or self._root).add_event(sc.EV_PLAN_REJECTED, {sc.PLAN_PROBLEMS: codes}, timestamp=e.at_ns)
 
     def _plan_accepted(self, e: ev.PlanAccepted) -> None:
         (self._step or self._root).add_event(sc.EV_PLAN_ACCEPTED, {sc.PLAN_VERSION: e.version,
@@ -276,12 +289,14 @@ class OTelObserver:
 
     def _approval_requested(self, e: ev.ApprovalRequested) -> None:
         (self._tool or self._step or self._root).add_event(
-            sc.EV_APPROVAL_REQUESTED, {sc.TOOL_NAME: e.name, sc.TOOL_ARGS_DIGEST: e.digest}, timestamp=e.at_ns)
+            sc.EV_APPROVAL_REQUESTED, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor),
+                                       sc.TOOL_ARGS_DIGEST: e.digest}, timestamp=e.at_ns)
 
     def _approval_decided(self, e: ev.ApprovalDecided) -> None:
         name = sc.EV_APPROVAL_GRANTED if e.approved else sc.EV_APPROVAL_DENIED
         (self._tool or self._step or self._root).add_event(
-            name, {sc.TOOL_NAME: e.name, sc.TOOL_ARGS_DIGEST: e.digest, sc.APPROVAL_BY: e.by}, timestamp=e.at_ns)
+            name, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor), sc.TOOL_ARGS_DIGEST: e.digest,
+                   sc.APPROVAL_BY: self.redactor.text(e.by)}, timestamp=e.at_ns)
 
     def _checkpoint(self, e: ev.CheckpointSaved) -> None:
         target = self._step or self._root
@@ -350,10 +365,11 @@ class OTelObserver:
         """An exception escaped the run: every open span ends with ERROR and the exception's type; the run is
         counted in ``agentobs.runs`` and ``gen_ai.invoke_agent.duration`` with that type as ``error.type``."""
         self._detach()
-        status = Status(StatusCode.ERROR, f"run aborted: {e.error}")
+        error = labels.identifier(e.error, self.redactor)
+        status = Status(StatusCode.ERROR, f"run aborted: {error}")
         for span in (self._chat, self._tool, self._step, self._root):
             if span is not None:
-                span.set_attribute(sc.ERROR_TYPE, e.error)
+                span.set_attribute(sc.ERROR_TYPE, error)
                 span.set_status(status)
                 if span is self._root:
                     span.set_attribute(sc.STATUS, "aborted")
@@ -364,7 +380,7 @@ class OTelObserver:
             return
         run["last_root"] = root
         # counted like a finished run, with the exception's type where a stop reason would be
-        attrs = {**run["m_agent"], sc.ERROR_TYPE: e.error}
+        attrs = {**run["m_agent"], sc.ERROR_TYPE: error}
         self.inst.agent_duration.record(max(0.0, e.state.elapsed - run["elapsed0"]), attrs)
         self.inst.runs.add(1, attrs)
 
@@ -375,7 +391,7 @@ class OTelObserver:
 
     def _output_messages(self, reply: Any, finish: str) -> str:
         if isinstance(reply, dict) and reply.get("type") == "tool":
-            part = {"type": "tool_call", "name": reply.get("name"),
+            part = {"type": "tool_call", "name": self.redactor.text(str(reply.get("name"))),
                     "arguments": json.loads(self.redactor.json(reply.get("args", {})))}
         else:
             part = {"type": "text", "content": self.redactor.json(reply)}

@@ -266,3 +266,54 @@ def test_the_needles_would_be_found(exported):
     sample = json.dumps({"gen_ai.tool.call.arguments": '{"order_id": "ord_1001", "amount_cents": 3000}'})
     assert _hits(sample, exp.needles)
     assert re.search(r"zz-top-secret-[0-9a-f]{12}", exp.secrets[0])
+
+
+# -- text the model wrote, where it chooses ids and names (issue 10, point 3) ------------------------------------
+
+
+def test_model_chosen_ids_and_names_never_leave_with_default_settings(stack):
+    """The model puts a unique marker in its plan step ids, a rejected plan (whose problems quote them), an unknown
+    tool name, arguments and its final answer. None of these are secrets the collector would recognise: only the
+    in-process stand-ins (step-<n>, problem codes) keep them out of the archive, Jaeger and Prometheus."""
+    from agentobs import FunctionModel
+    from agentobs.domain.scenarios import go
+    from agentobs.kernel.clock import SimClock
+    marker = f"zzmodel{uuid.uuid4().hex[:10]}"
+    step_a, step_b = f"{marker}-a", f"{marker}-b"
+    script = [
+        {"type": "plan", "steps": [{"id": step_a, "tool": f"{marker}_tool"}]},
+        {"type": "plan", "steps": [{"id": step_a, "tool": "get_order"},
+                                   {"id": step_b, "tool": "send_status_email", "depends_on": [step_a]}]},
+        {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001", "note": marker}, "plan_step": step_a},
+        {"type": "tool", "name": f"{marker}_tool", "args": {}, "plan_step": step_b},
+        {"type": "tool", "name": "send_status_email", "args": {"order_id": "ord_1001"}, "plan_step": step_b},
+        {"type": "final", "outcome": "completed", "text": f"done {marker}"},
+    ]
+    service = unique_service("privacy-model-text")
+    with pytest.MonkeyPatch.context() as mp:
+        for k in ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "AGENTOBS_REDACT_KEYS",
+                  "AGENTOBS_REDACT_PATTERNS"):
+            mp.delenv(k, raising=False)
+        sent = SentIds()
+        tel = configure(otlp_endpoint=stack.otlp_grpc, otlp_protocol="grpc", service_name=service, traces_out=None,
+                        extra_exporters=[("sent", sent)])
+        state, _, _ = go(FunctionModel(lambda view, i: script[i - 1]), observers=[tel.observer()],
+                         clock=SimClock(time.time_ns() - 5 * MIN))
+        report = tel.shutdown()
+    assert state.stop == "done" and all(e["lost"] == 0 for e in report.exporters.values())
+    (trace_id,) = sent.traces
+
+    def archived():
+        lines = [ln for ln in stack.archive.read_text().splitlines() if trace_id in ln]
+        n = sum(ln.count('"spanId"') for ln in lines)
+        return lines if n >= sent.count else None
+    text = "\n".join(wait_for(archived, "the run in the archive", timeout=60))
+    assert "step-1" in text and "unknown_tool" in text                 # the stand-ins are there ...
+    assert marker not in text                                            # ... and the model's text is not
+    v3 = wait_for(lambda: (lambda t: t if trace_id in t else None)(_text(f"{stack.jaeger}/api/v3/traces/{trace_id}")),
+                  "the run in Jaeger", timeout=60)
+    assert marker not in v3 and marker not in _text(f"{stack.jaeger}/api/traces/{trace_id}")
+    wait_for(lambda: prom_query(stack.prometheus, f'traces_span_metrics_calls_total{{service_name="{service}"}}'),
+             "the run's span metrics", timeout=60)
+    match = [("match[]", f'{{service_name="{service}"}}'), ("match[]", f'{{exported_job="{service}"}}')]
+    assert marker not in _text(f"{stack.prometheus}/api/v1/series", match)

@@ -315,6 +315,8 @@ def _canonical_values(values: pa.Array, sp: Spelling) -> pa.Array:
 
 def _typed(fields: dict[str, pa.Array], name: str, expected: str | None, source: str, q: DataQuality) -> pa.Array:
     """One column from values of several kinds: the contract's type when it names one, else the widest."""
+    if expected == "string[]" and "stringValue" in fields:
+        fields = _arrays_from_json_text(fields)
     kinds = {_KIND_OF[f] for f in fields}
     n = len(next(iter(fields.values())))
     if expected and kinds != {expected} and not (expected == "double" and kinds <= {"int", "double"}):
@@ -356,6 +358,33 @@ def _typed(fields: dict[str, pa.Array], name: str, expected: str | None, source:
              for f in ("stringValue", "intValue", "doubleValue", "boolValue", "bytesValue", "kvlistValue",
                        "arrayValue") if f in fields]
     return pc.coalesce(*parts) if len(parts) > 1 else parts[0]
+
+
+def _arrays_from_json_text(fields: dict[str, pa.Array]) -> dict[str, pa.Array]:
+    """A string array given as its JSON text (``["stop"]``) read as the array: Jaeger's storages of the v1 span
+    model (Badger, Elasticsearch, OpenSearch, Cassandra) keep array attributes that way. Other text stays text."""
+    arrays, rest = [], []
+    for t in fields["stringValue"].to_pylist():
+        v = None
+        if t is not None and t[:1] == "[":
+            try:
+                v = json.loads(t)
+            except (ValueError, RecursionError):
+                v = None
+            if not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+                v = None
+        arrays.append(v)
+        rest.append(t if v is None else None)
+    parsed = pa.array(arrays, pa.list_(pa.string()))
+    if parsed.null_count == len(parsed):
+        return fields
+    out = dict(fields)
+    out["arrayValue"] = pc.coalesce(fields["arrayValue"], parsed) if "arrayValue" in fields else parsed
+    if all(t is None for t in rest):
+        del out["stringValue"]
+    else:
+        out["stringValue"] = pa.array(rest, pa.string())
+    return out
 
 
 def _string_lists(arr: pa.Array, q: DataQuality, source: str) -> pa.Array:

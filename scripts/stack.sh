@@ -13,6 +13,7 @@
 #   scripts/stack.sh restart  down, then up (a running service does not re-read a changed config by itself)
 #   scripts/stack.sh clean    down, then delete the run folder (archive, Jaeger's Badger data, Prometheus data, logs)
 #   scripts/stack.sh ports    "port SETTING" for every port the three services listen on (running or not)
+#   scripts/stack.sh bin NAME the path of a service's binary (collector, jaeger, prometheus), built or not
 #   scripts/stack.sh prometheus-config
 #                             print prometheus/prometheus.yml (a template) filled from the settings below; with
 #                             AGENTOBS_PROMETHEUS_TARGET_HOST=collector AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL=5s it
@@ -556,7 +557,7 @@ cmd_clean() {
 }
 
 usage() {
-  sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,/^# Progress goes to stderr/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -569,6 +570,11 @@ case "${1:-}" in
   restart) cmd_down && cmd_up ;;
   clean) cmd_clean ;;
   ports) cmd_ports ;;
+  bin)
+    case "${2:-}" in
+      collector|jaeger|prometheus) svc_bin "$2"; echo ;;
+      *) die "bin: name a service: collector, jaeger or prometheus" ;;
+    esac ;;
   prometheus-config) cmd_prometheus_config ;;
   *) usage ;;
 esac

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from . import _otlp_read
+from . import _otlp_read, remote
 from ._otlp_arrow import frames
 from ._otlp_parse import Parsed, parse_piece
 from .input_limits import InputLimits, LINE_ENV, human
@@ -35,8 +35,9 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
     Memory is bounded by the piece size (``InputLimits.chunk_bytes``) plus the spans kept.
     """
     lim = limits or InputLimits.resolve()
-    p = Path(path)
-    src = str(p)
+    url = remote.is_url(path)                 # an object in an fsspec filesystem (s3://...): read as it is named
+    p = path if url else Path(path)
+    src = remote.shown(str(path)) if url else str(p)
     q = DataQuality(files=1)
     try:
         head = _otlp_read.head(p)

@@ -73,6 +73,7 @@ import pyarrow as pa
 
 from ..kernel.tools import digest as args_digest
 from ..telemetry import semconv as sc
+from . import remote
 from ._otlp_read import read_document
 from .input_limits import InputLimits
 from .spanset import SpanSet
@@ -125,8 +126,9 @@ _TAU2_DOMAINS = ("airline", "retail", "telecom", "mock")
 
 def load_transcripts(path: str | os.PathLike[str]) -> SpanSet:
     """Loads one transcript file (.json, optionally gzip-compressed). Never raises for bad content."""
-    p = Path(path)
-    src = str(p)
+    url = remote.is_url(path)                 # an object in an fsspec filesystem (s3://...): read as it is named
+    p = path if url else Path(path)
+    src = remote.shown(str(path)) if url else str(p)
     q = DataQuality(files=1)
     try:
         data = read_document(p, InputLimits.resolve())

@@ -150,6 +150,22 @@ def test_the_s3_specific_endpoint_variable_is_honoured(archive, uploaded, s3_env
     assert remote.expand(uploaded + LIVE) == [uploaded + LIVE]
 
 
+def test_the_input_limits_hold_for_objects_too(uploaded, s3_server, s3_env, monkeypatch):  # noqa: F811
+    from agentobs.analysis.input_limits import InputLimits
+    from agentobs.analysis.otlp import load_file
+    from agentobs.errors import InputError
+
+    fs = fsspec.filesystem("s3", skip_instance_cache=True, **s3_server.storage_options)
+    base = f"{s3_server.bucket}/limits"
+    fs.pipe(f"{base}/bomb.jsonl.gz", gzip.compress(b"{}\n" * (2 << 20)))          # 6 MiB from a few KiB
+    with pytest.raises(InputError, match="decompression bomb"):
+        load_file(f"s3://{base}/bomb.jsonl.gz", limits=InputLimits(gzip_allowance_bytes=1 << 20, max_gzip_ratio=2))
+    fs.pipe(f"{base}/long.jsonl", b'{"resourceSpans": [], "pad": "' + b"x" * 4096 + b'"}\n')
+    monkeypatch.setenv("AGENTOBS_MAX_LINE_BYTES", "1K")
+    q = analyze([f"s3://{base}/long.jsonl"]).to_dict()["data_quality"]
+    assert [(i["kind"], i["source"]) for i in q["issues"]] == [("line_too_long", f"s3://{base}/long.jsonl")]
+
+
 # -- one line for every problem --------------------------------------------------------------------------------------
 
 def _fails(*args: str) -> str:

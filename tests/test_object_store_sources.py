@@ -150,6 +150,22 @@ def test_the_s3_specific_endpoint_variable_is_honoured(archive, uploaded, s3_env
     assert remote.expand(uploaded + LIVE) == [uploaded + LIVE]
 
 
+def test_objects_as_the_collectors_s3_exporter_writes_them(archive, s3_server, s3_env):  # noqa: F811
+    """The contrib awss3 exporter (docs/scale.md) writes one OTLP JSON request per object, without a final newline,
+    gzip-compressed, under time partitions: a prefix of them reads like the archive's lines."""
+    fs = fsspec.filesystem("s3", skip_instance_cache=True, **s3_server.storage_options)
+    lines = b"".join((archive / n).read_bytes() for n in (ROTATED[0], ROTATED[2])).splitlines()
+    for i, line in enumerate(lines):
+        fs.pipe(f"{s3_server.bucket}/exported/year=2026/month=11/day=30/hour={i:02d}/traces_{i}.json.gz",
+                gzip.compress(line))
+    (archive.parent / "two.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    stored = analyze([f"s3://{s3_server.bucket}/exported/"]).to_dict()
+    local = analyze([str(archive.parent / "two.jsonl")]).to_dict()
+    assert stored["data_quality"]["files"] == len(lines) and stored["overview"]["spans"] > 0
+    for part in ("overview", "signatures", "percentiles", "caps"):
+        assert json.dumps(stored[part], sort_keys=True) == json.dumps(local[part], sort_keys=True), part
+
+
 def test_the_input_limits_hold_for_objects_too(uploaded, s3_server, s3_env, monkeypatch):  # noqa: F811
     from agentobs.analysis.input_limits import InputLimits
     from agentobs.analysis.otlp import load_file

@@ -145,6 +145,31 @@ def test_badger_keeps_its_data_in_a_configured_folder_with_a_retention():
         assert "AGENTOBS_JAEGER_SPAN_TTL" in text and "AGENTOBS_JAEGER_BADGER_DIR" in text, doc
 
 
+def test_arrays_kept_as_json_text_are_read_back_as_arrays():
+    """What Badger (and Jaeger's other v1-model stores) answer for a string[] attribute: its JSON text. The loader
+    reads it as the array; text that is not a JSON array of strings stays a wrong_type note."""
+    from agentobs.analysis.otlp import load_request
+    from agentobs.telemetry import semconv as sc
+
+    def span(i: int, value: dict[str, Any]) -> dict[str, Any]:
+        return {"traceId": "ab" * 16, "spanId": f"{i + 1:016x}", "name": "chat m", "kind": 3,
+                "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001000000000",
+                "attributes": [{"key": sc.RESPONSE_FINISH_REASONS, "value": value}]}
+    answer = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [
+        span(0, {"stringValue": '["stop"]'}),
+        span(1, {"stringValue": '["tool_calls","length"]'}),
+        span(2, {"arrayValue": {"values": [{"stringValue": "stop"}]}}),
+        span(3, {"stringValue": "stop"}),
+    ]}]}]}
+    ss = load_request(answer, "jaeger")
+    got = dict(zip(ss.spans["span_id"], ss.spans[sc.RESPONSE_FINISH_REASONS]))
+    as_lists = {k: (list(v) if isinstance(v, (list, tuple)) or hasattr(v, "tolist") else None)
+                for k, v in got.items()}
+    assert as_lists == {f"{1:016x}": ["stop"], f"{2:016x}": ["tool_calls", "length"], f"{3:016x}": ["stop"],
+                        f"{4:016x}": None}
+    assert [(i.kind, i.count) for i in ss.quality.issues] == [("wrong_type", 1)]
+
+
 # -- Badger across restarts (a private stack) ------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -135,22 +135,23 @@ def expand(url: str) -> list[str]:
     every match of a glob (folders among the matches expanded). Hidden, ``.tmp`` and ``-manifest.json`` files are
     skipped as in local folders. Missing, unreadable or unreachable: an ``InputError``."""
     fs, path = _filesystem(url)
+
+    def walk(p: str, is_dir: bool) -> list[str]:
+        # a folder's files ordered by path components, as local folders are (pathlib puts "a/b" before "a-c")
+        return sorted((f for f in fs.find(p) if _keep(f)), key=lambda f: f.split("/")) if is_dir else [p]
     try:
         if any(ch in path for ch in "*?["):
             hits = sorted(fs.glob(path))
             if not hits:
                 raise InputError(f"{shown(url)}: the pattern matches no file")
-            found = []
-            for h in hits:
-                found.extend(sorted(fs.find(h)) if fs.isdir(h) else [h])
+            found = [f for h in hits for f in walk(h, fs.isdir(h))]
         else:
-            info = fs.info(path)
-            found = sorted(fs.find(path)) if info.get("type") == "directory" else [path]
+            found = walk(path, fs.info(path).get("type") == "directory")
     except InputError:
         raise
     except Exception as exc:        # noqa: BLE001 - every failure of the store becomes one line
         raise _problem(exc, url) from None
-    return [_url_of(fs, p, url) for p in found if _keep(p)]
+    return [_url_of(fs, p, url) for p in found]
 
 
 def open_binary(url: str) -> BinaryIO:

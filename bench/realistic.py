@@ -42,7 +42,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 DIALECTS = ("genai", "genai_old", "openinference", "openllmetry", "langfuse", "mlflow")
 DIALECT_WEIGHTS = (0.30, 0.14, 0.16, 0.14, 0.13, 0.13)
@@ -408,15 +408,18 @@ class Planner:
 # -- rendering: one dialect per trace ------------------------------------------------------------------
 
 def _v(v: Any) -> dict[str, Any]:
-    if isinstance(v, bool):
+    t = type(v)
+    if t is str:
+        return {"stringValue": v}
+    if t is bool:
         return {"boolValue": v}
-    if isinstance(v, int):
+    if t is int:
         return {"intValue": str(v)}
-    if isinstance(v, float):
+    if t is float:
         return {"doubleValue": v}
-    if isinstance(v, (list, tuple)):
+    if t in (list, tuple):
         return {"arrayValue": {"values": [_v(x) for x in v]}}
-    return {"stringValue": v}
+    raise TypeError(f"attribute value {v!r}")
 
 
 def _attrs(d: dict[str, Any]) -> list[dict[str, Any]]:
@@ -452,12 +455,17 @@ _SCOPES = {"genai": "opentelemetry.instrumentation.genai", "genai_old": "opentel
 
 
 class Renderer:
-    """Spans of one trace in its dialect: (scope, span dict) pairs."""
+    """Spans of one trace in its dialect: (dialect, container, span dict). The ids of the spans below a run's
+    root come from a stream seeded by the trace id, so rendering never moves the planner's stream."""
 
-    def __init__(self, ids: Callable[[], str]):
-        self.new_id = ids
+    def __init__(self) -> None:
+        self.ids = random.Random(0)
+
+    def new_id(self) -> str:
+        return f"{self.ids.getrandbits(64):016x}"
 
     def trace(self, tr: Trace) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        self.ids.seed(int(tr.trace_id, 16))
         parent = None
         if tr.container == "http":
             parent = tr.container_id
@@ -705,7 +713,14 @@ def _run_row(tr: Trace, run: Run, spans: int) -> list[Any]:
             len(calls), len(calls) - len(ok), len(tools), sum(1 for s in run.steps for t in s.tools if t.error),
             sum(c.tin for c in ok), sum(c.tout for c in ok), sum(c.cread for c in ok), sum(c.cwrite for c in ok),
             max((c.tin for c in ok), default=0), run.success, run.stop_reason, tr.container, len(tr.runs), run.repeat,
-            longest, max(counts.values(), default=0), run.capture and not run.ours, run.conversation, spans]
+            longest, max(counts.values(), default=0), _arguments_seen(tr, run), run.conversation, spans]
+
+
+def _arguments_seen(tr: Trace, run: Run) -> bool:
+    """Whether the tool spans carry the call arguments (or our digest of them): repeats are derivable."""
+    if run.ours:
+        return True
+    return {"genai": run.capture, "genai_old": False}.get(tr.dialect, True)
 
 
 def generate(out: str | os.PathLike[str], spans: int, *, seed: int = 1, dialects: str = "all",
@@ -719,7 +734,7 @@ def generate(out: str | os.PathLike[str], spans: int, *, seed: int = 1, dialects
     man = Path(manifest) if manifest else out.with_name(out.name.split(".")[0] + "-manifest.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     planner = Planner(seed, dialects)
-    renderer = Renderer(lambda: planner._id(64))
+    renderer = Renderer()
     totals: dict[str, Any] = {"spans": 0, "traces": 0, "runs": 0, "model_calls": 0, "failed_model_calls": 0,
                               "tool_calls": 0, "tool_errors": 0, "input_tokens": 0, "output_tokens": 0,
                               "cache_read_tokens": 0, "cache_creation_tokens": 0, "successful_runs": 0,

@@ -836,7 +836,8 @@ def main(argv: list[str] | None = None) -> int:
     dt = time.perf_counter() - t0
     size = os.path.getsize(a.out)
     print(f"{totals['spans']:,} spans, {totals['runs']:,} runs, {totals['traces']:,} traces -> {a.out} "
-          f"({size / 1e6:.1f} MB, {size / totals['spans']:.0f} B/span) in {dt:.1f} s; ground truth: {totals['manifest']}")
+          f"({size / 1e6:.1f} MB, {size / totals['spans']:.0f} B/span) in {dt:.1f} s; "
+          f"ground truth: {totals['manifest']}")
     return 0
 
 

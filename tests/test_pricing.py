@@ -261,7 +261,8 @@ def test_runs_price_foreign_calls_with_cache_tokens_and_provider(tmp_path):
                     ("gemini-2.5-pro", None, "gcp.gemini", 250_000, 900, 200_000, 0),
                     (None, "claude-sonnet-4-5", "anthropic", 30_000, 700, 10_000, 5_000)],
              "t2": [("gpt-4.1-mini", None, "openai", int(x), 300, int(x) // 2, 0) for x in rng.integers(1, 9e4, 6)],
-             "t3": [("llama-3.3-70b-versatile", None, "groq", 4000, 200, 0, 0), ("mystery-7b", None, None, 10, 1, 0, 0)]}
+             "t3": [("llama-3.3-70b-versatile", None, "groq", 4000, 200, 0, 0),
+                    ("mystery-7b", None, None, 10, 1, 0, 0)]}
     spans = []
     for t, (tid, rows) in enumerate(calls.items()):
         trace = f"{t + 1:032x}"

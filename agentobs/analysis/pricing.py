@@ -180,14 +180,17 @@ def _lookup(provider: str | None, model: str) -> _Found | None:
     from genai_prices import data_snapshot
     snap = data_snapshot.get_snapshot()
     pid = None if provider is None or provider.strip().lower() in _NO_PROVIDER else provider
-    if pid is not None and pid.strip().lower() != "litellm" \
-            and data_snapshot.find_provider_by_id(snap.providers, pid) is None:
-        pid = None
-    try:
-        prov, info = snap.find_provider_model(model, None, pid, None)
-    except Exception:  # noqa: BLE001 - LookupError for unknown models; anything else: not priceable either
-        return None
-    return _Found(prov, info)
+    known = getattr(data_snapshot, "find_provider_by_id", None)
+    if pid is not None and known is not None and pid.strip().lower() != "litellm" \
+            and known(snap.providers, pid) is None:
+        pid = None                  # not a provider genai-prices knows: infer it from the model name
+    for attempt in (pid, None) if pid is not None and known is None else (pid,):    # (older genai-prices)
+        try:
+            prov, info = snap.find_provider_model(model, None, attempt, None)
+        except Exception:  # noqa: BLE001 - LookupError for unknown models; anything else: not priceable either
+            continue
+        return _Found(prov, info)
+    return None
 
 
 # -- price terms: compiled once per ModelPrice object ----------------------------------------------

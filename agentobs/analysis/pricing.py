@@ -235,15 +235,16 @@ class _Terms:
         return total
 
 
-_compiled: dict[int, tuple[Any, _Terms | None]] = {}
+_compiled: dict[tuple[int, str, str], tuple[Any, _Terms | None]] = {}
 
 
 def _terms(found: _Found, when: datetime) -> _Terms | None:
     model_price = found.model.get_prices(when)
-    hit = _compiled.get(id(model_price))
+    key = (id(model_price), found.provider.id, found.model.id)
+    hit = _compiled.get(key)
     if hit is None or hit[0] is not model_price:
         hit = (model_price, _compile(found, model_price))
-        _compiled[id(model_price)] = hit
+        _compiled[key] = hit
     return hit[1]
 
 

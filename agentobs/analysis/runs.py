@@ -333,26 +333,27 @@ def _fill(primary: np.ndarray, fallback: np.ndarray) -> np.ndarray:
 def _call_costs(spans: pd.DataFrame, g: _Groups, chat: np.ndarray) -> np.ndarray:
     per_call = _f(spans, sc.CALL_COST_USD)
     missing = chat & np.isnan(per_call)
-    if missing.any() and sc.REQUEST_MODEL in spans and sc.USAGE_INPUT_TOKENS in spans:
+    if missing.any() and (sc.REQUEST_MODEL in spans or sc.RESPONSE_MODEL in spans) \
+            and sc.USAGE_INPUT_TOKENS in spans:
         per_call = per_call.copy()
         per_call[missing] = _price(spans.loc[missing])
     return g.sum(per_call, chat)
 
 
 def _price(chats: pd.DataFrame) -> np.ndarray:
-    """Prices model calls that carry no cost (other instrumentations) with genai-prices, by model and tokens."""
-    from ..kernel.pricing import Prices
-    prices = Prices()
+    """Prices model calls that carry no cost (other instrumentations) with genai-prices' price terms, as
+    array arithmetic (``analysis.pricing``). Input tokens include the cache tokens (GenAI conventions);
+    missing output tokens count as 0."""
+    from .pricing import price_calls
     model = _s(chats, sc.REQUEST_MODEL)
-    tin, tout = _f(chats, sc.USAGE_INPUT_TOKENS), _f(chats, sc.USAGE_OUTPUT_TOKENS)
-    frame = pd.DataFrame({"m": model, "i": tin, "o": np.nan_to_num(tout)})
-    ok = frame["m"].notna() & frame["i"].notna()
-    out = np.full(len(chats), np.nan)
-    for (m, i, o), idx in frame[ok].groupby(["m", "i", "o"]).groups.items():   # one price per distinct call
-        c = prices.cost(str(m), None, int(i), int(o))
-        if c is not None:
-            out[frame.index.get_indexer(idx)] = c
-    return out
+    response = _s(chats, sc.RESPONSE_MODEL)
+    model = np.where(pd.isna(model), response, model)
+    provider = _s(chats, sc.PROVIDER_NAME)
+    provider = np.where(pd.isna(provider), _s(chats, "gen_ai.system"), provider)
+    return price_calls(model, provider, _f(chats, sc.USAGE_INPUT_TOKENS),
+                       np.nan_to_num(_f(chats, sc.USAGE_OUTPUT_TOKENS)),
+                       _f(chats, "gen_ai.usage.cache_read.input_tokens"),
+                       _f(chats, "gen_ai.usage.cache_creation.input_tokens"))
 
 
 def _fingerprints(spans: pd.DataFrame, tool: np.ndarray) -> np.ndarray:

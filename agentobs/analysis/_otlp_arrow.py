@@ -66,7 +66,7 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
     for name, col in pivot_attributes(pc.struct_field(spans, "attributes"), n, source, q, sp).items():
         cols[f"attr:{name}" if name in cols else name] = col
     events = _events_arrow(pc.struct_field(spans, "events"), trace_id, span_id, source, q, sp)
-    links = _links_arrow(pc.struct_field(spans, "links"), trace_id, span_id, sp)
+    links = _links_arrow(pc.struct_field(spans, "links"), trace_id, span_id, sp, q, source)
     out = Decoded(pa.table(cols), events, links)
     if not keep.all():
         _drop(out, keep, q, source, spans)
@@ -169,6 +169,16 @@ def _int_or_none(x: str | None) -> int | None:
         return None
     v = int(x)
     return v if -(1 << 63) <= v <= INT64_MAX else None
+
+
+def _finite(arr: pa.Array, q: DataQuality | None, source: str) -> pa.Array:
+    """Doubles without NaN and infinities (valid in OTLP, unusable as a measure): null and counted."""
+    ok = pc.is_finite(arr)
+    n_bad = (len(arr) - arr.null_count) - ok.true_count
+    if n_bad:
+        _bad(q, source, n_bad, "doubleValue: NaN or infinite")
+        return pc.if_else(ok, arr, pa.scalar(None, pa.float64()))
+    return arr
 
 
 def _bad(q: DataQuality | None, source: str, n: int, example: str) -> None:
@@ -276,7 +286,8 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
             converted[f] = (_ints(a, q, source, "intValue") if f == "intValue" else
                             _string_lists(a, q, source) if f == "arrayValue" else
                             _kvlist_text(a) if f == "kvlistValue" else
-                            _text(a, q, source, "attribute value") if f in ("stringValue", "bytesValue") else a)
+                            _text(a, q, source, "attribute value") if f in ("stringValue", "bytesValue") else
+                            _finite(a, q, source) if f == "doubleValue" else a)
         return converted[f]
 
     out: dict[str, pa.Array] = {}
@@ -406,7 +417,8 @@ def _events_arrow(events: pa.Array, trace_id: pa.Array, span_id: pa.Array, sourc
     return pa.table(cols)
 
 
-def _links_arrow(links: pa.Array, trace_id: pa.Array, span_id: pa.Array, sp: Spelling) -> pa.Table | None:
+def _links_arrow(links: pa.Array, trace_id: pa.Array, span_id: pa.Array, sp: Spelling, q: DataQuality,
+                 source: str) -> pa.Table | None:
     parent = pc.list_parent_indices(links)
     flat = pc.list_flatten(links)
     if len(flat) == 0:
@@ -417,6 +429,7 @@ def _links_arrow(links: pa.Array, trace_id: pa.Array, span_id: pa.Array, sp: Spe
                   "linked_trace_id": linked_trace, "linked_span_id": linked_span, "_owner": parent})
     ok = ~(bad_t | bad_s)
     if not ok.all():                  # a link to an unusable id links nothing
+        _bad(q, source, int((~ok).sum()), "a span link's trace or span id is not usable")
         t = t.filter(pa.array(ok))
     return t if t.num_rows else None
 

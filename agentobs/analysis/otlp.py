@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import zlib
 from pathlib import Path
 from typing import Any, Callable
 
@@ -40,7 +42,7 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
     q = DataQuality(files=1)
     try:
         head = _otlp_read.head(p)
-    except (OSError, EOFError, _otlp_read.gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         q.add("unreadable", src, example=str(exc))
         return SpanSet(quality=q, sources=[src])
     if not _looks_like_json(head, src, q):
@@ -160,6 +162,7 @@ def check(spanset: SpanSet) -> SpanSet:
         df = df.loc[~cyclic].reset_index(drop=True)
         src = src[~cyclic]
         keys = span_keys(df)
+    _counts_not_negative(df, src, q)
     start = df["start_ns"].astype("float64").to_numpy()
     end = df["end_ns"].astype("float64").to_numpy()
     count("negative_duration", end < start)
@@ -173,6 +176,21 @@ def check(spanset: SpanSet) -> SpanSet:
             q.add("missing_root", str(s_), int(n))
     spanset.spans = df
     return spanset
+
+
+# numeric attributes that count or cost something: a negative value is unusable (dropped, counted)
+_COUNTS = re.compile(r"(^|[._])(tokens?|token_count|usage|cost|cost_usd|steps|tool_calls|calls|attempts)($|[._])")
+
+
+def _counts_not_negative(df: pd.DataFrame, src: np.ndarray, q: DataQuality) -> None:
+    for col in df.columns:
+        if "." not in col or not _COUNTS.search(col) or not pd.api.types.is_numeric_dtype(df[col].dtype):
+            continue
+        neg = (df[col] < 0).fillna(False).to_numpy(dtype=bool)
+        if neg.any():
+            for s_, n in pd.Series(src[neg]).value_counts().items():
+                q.add("bad_value", str(s_), int(n), example=f"{col}: {df[col][neg].iloc[0]} is negative")
+            df.loc[neg, col] = pd.NA
 
 
 def _in_cycle(parent: np.ndarray) -> np.ndarray:

@@ -80,6 +80,16 @@ class DataQuality:
     def count(self, kind: str) -> int:
         return sum(i.count for i in self.issues if i.kind == kind)
 
+    def summary(self, limit: int = 3) -> str:
+        """The main problems in one line (the largest counts first), for an error message."""
+        if not self.issues:
+            return "the input holds no spans"
+        by_kind: dict[str, int] = {}
+        for i in self.issues:
+            by_kind[i.kind] = by_kind.get(i.kind, 0) + i.count
+        top = sorted(by_kind.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        return "; ".join(f"{n} x {kind} ({KINDS[kind]})" for kind, n in top)
+
     def to_dict(self) -> dict[str, Any]:
         return {"files": self.files, "lines": self.lines, "issues": [i.to_dict() for i in self.issues]}
 

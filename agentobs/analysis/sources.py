@@ -7,12 +7,13 @@ transparently. Nothing here raises for bad content: problems land in the data qu
 from __future__ import annotations
 
 import glob
-import gzip
+import zlib
 from pathlib import Path
 from typing import Callable, Iterable
 
 from ..errors import InputError
 from .jaeger import fetch, is_jaeger_url, parse_url
+from ._otlp_read import head
 from .otlp import SpanSet, check, load_file
 from .quality import DataQuality
 
@@ -24,7 +25,7 @@ def expand(sources: Iterable[str]) -> list[str]:
         if is_jaeger_url(s):
             out.append(s)
             continue
-        if any(ch in s for ch in "*?["):
+        if any(ch in s for ch in "*?[") and not Path(s).exists():    # a file may be named runs[1].jsonl
             hits = sorted(glob.glob(s, recursive=True))
             if not hits:
                 raise InputError(f"{s}: the pattern matches no file")
@@ -47,17 +48,14 @@ def _walk(p: Path) -> list[Path]:
 def sniff(path: Path) -> str:
     """'otlp', 'transcripts' or 'unknown', from the first bytes of the (decompressed) file."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(2)
-            f.seek(0)
-            raw = gzip.open(f).read(8192) if head == b"\x1f\x8b" else f.read(8192)
-    except (OSError, EOFError):
+        raw = head(path, 8192)
+    except (OSError, EOFError, zlib.error):
         return "unknown"
     text = raw.lstrip()
     if text.startswith(b"["):
         return "transcripts"
     if text.startswith(b"{"):
-        if b'"resourceSpans"' in text:
+        if any(k in text for k in (b'"resourceSpans"', b'"resource_spans"')):
             return "otlp"
         if any(k in text for k in (b'"simulations"', b'"runs"', b'"messages"', b'"info"', b'"tasks"')):
             return "transcripts"

@@ -70,7 +70,10 @@ def _run(sources: tuple[str, ...], opt: Options) -> Report:
     if not sources:
         raise InputError("name at least one source: a traces file, a folder, a glob or a Jaeger URL")
     expand(sources)          # fail early, with one line, on a missing path
-    return _with_progress(sources, lambda progress: analyze(sources, opt, progress))
+    report = _with_progress(sources, lambda progress: analyze(sources, opt, progress))
+    if report.runs.empty:
+        raise InputError(f"no usable run in {', '.join(shown(s) for s in sources)}: {report.quality.summary()}")
+    return report
 
 
 def common(fn: Callable[..., Any]) -> Callable[..., Any]:

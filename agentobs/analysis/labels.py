@@ -105,10 +105,11 @@ def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: Da
 
 
 def label_by_attribute(runs: pd.DataFrame, spans: pd.DataFrame, key: str, value: str) -> pd.DataFrame:
-    """success = the run's root span carries attribute ``key`` equal to ``value`` (compared as text)."""
+    """success = the run's root span (an agent invocation, a chain, or the trace root) carries attribute ``key``
+    equal to ``value`` (compared as text)."""
     if key not in spans.columns:
         raise InputError(f"no span carries the attribute {key!r}: check --success-attr KEY=VALUE")
-    roots = spans[spans["parent_span_id"].isna() & spans[key].notna()]
+    roots = spans[spans["_run_root"] & spans[key].notna()]
     got = roots.groupby("run_id")[key].last().astype(str).str.lower() == value.lower()
     out = runs.copy()
     mapped = out["run_id"].map(got)

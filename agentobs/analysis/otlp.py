@@ -124,7 +124,7 @@ def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:
 def check(spanset: SpanSet) -> SpanSet:
     """Vectorized structural checks: duplicates dropped, parent cycles dropped, negative durations,
     orphans and rootless traces counted."""
-    from .runs import span_keys
+    from .graph import in_cycle, span_keys
 
     df, q = spanset.spans, spanset.quality
     if df.empty:
@@ -156,7 +156,7 @@ def check(spanset: SpanSet) -> SpanSet:
             spanset.events = ev.drop_duplicates(["trace_id", "span_id", "name", "time_ns"]).reset_index(drop=True)
         if len(spanset.links):
             spanset.links = spanset.links.drop_duplicates().reset_index(drop=True)
-    cyclic = _in_cycle(keys.parent)
+    cyclic = in_cycle(keys.parent)
     if cyclic.any():
         count("parent_cycle", cyclic)
         df = df.loc[~cyclic].reset_index(drop=True)
@@ -191,21 +191,6 @@ def _counts_not_negative(df: pd.DataFrame, src: np.ndarray, q: DataQuality) -> N
             for s_, n in pd.Series(src[neg]).value_counts().items():
                 q.add("bad_value", str(s_), int(n), example=f"{col}: {df[col][neg].iloc[0]} is negative")
             df.loc[neg, col] = pd.NA
-
-
-def _in_cycle(parent: np.ndarray) -> np.ndarray:
-    """Spans whose chain of parents never ends: in a cycle, or under one.
-
-    Pointer doubling: after k rounds ``anc`` is each span's ancestor 2^k levels up (-1 past the root), so
-    a span that still has one after 2^k > n levels is on an endless chain.
-    """
-    n = len(parent)
-    anc = parent.copy()
-    for _ in range(int(np.ceil(np.log2(max(n, 2)))) + 1):
-        if not (anc >= 0).any():
-            return np.zeros(n, dtype=bool)
-        anc = np.where(anc >= 0, anc[np.maximum(anc, 0)], -1)
-    return anc >= 0
 
 
 __all__ = ["SpanSet", "check", "load_bytes", "load_file", "load_request"]

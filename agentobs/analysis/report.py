@@ -137,7 +137,7 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
         if by in runs.columns:
             seg_runs = runs
         elif by in spans.columns:
-            attr = spans[spans["parent_span_id"].isna()].groupby("run_id", observed=True)[by].last()
+            attr = spans[spans["_run_root"]].groupby("run_id", observed=True)[by].last()
             seg_runs = runs.assign(**{by: runs["run_id"].map(attr)})
         else:
             continue

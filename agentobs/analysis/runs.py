@@ -29,7 +29,7 @@ from .spanset import SpanSet
 STALE_AFTER_S = 900.0
 # columns that need agentobs attributes or what a dialect may not record; the report says for how many
 # runs they are missing
-NOT_ALWAYS_DERIVABLE = ("stop_reason", "outcome", "input_tokens", "output_tokens", "tokens", "cost_usd",
+NOT_ALWAYS_DERIVABLE = ("stop_reason", "outcome", "tool_calls", "input_tokens", "output_tokens", "tokens", "cost_usd",
                         "active_s", "max_identical_calls", "max_identical_since_progress", "longest_stall",
                         "open_plan_steps", "retries", "tools_exhausted", "approvals_denied", "final_refused",
                         "writes_ok", "adhoc_writes", "memory_notes")
@@ -119,6 +119,14 @@ class _Ctx:
     def kind(self, k: int) -> np.ndarray:
         return self.norm.kind == k
 
+    @property
+    def tools_unrecorded(self) -> np.ndarray:
+        """Runs whose model asked for tools (a finish reason) but that hold no tool span: the dialect does not
+        record tool calls there (a bare model client instrumented alone), so they cannot be counted."""
+        finish = pd.Series(self.norm.fields["finish"], dtype="string").str.contains("tool|function", regex=True)
+        asked = self.g.count(self.kind(CHAT) & finish.fillna(False).to_numpy(dtype=bool)) > 0
+        return asked & (self.g.count(self.kind(TOOL)) == 0) & np.isnan(_f(self.last, sc.TOOL_CALLS))
+
 
 # -- column groups ---------------------------------------------------------------------------------------
 
@@ -194,9 +202,10 @@ def _counts(c: _Ctx) -> dict[str, object]:
     model_calls = c.g.count(chat)
     attempts = np.nan_to_num(_f(c.spans, sc.TOOL_ATTEMPTS), nan=1.0)
     failed = c.norm.fields["error"] & (chat | tool)
+    tool_calls = _fill(_f(c.last, sc.TOOL_CALLS), np.nan_to_num(c.g.sum(attempts, tool), nan=0.0))
     return {"model_calls": model_calls,
             "steps": _fill(_f(c.last, sc.STEPS), model_calls.astype(float)),
-            "tool_calls": _fill(_f(c.last, sc.TOOL_CALLS), np.nan_to_num(c.g.sum(attempts, tool), nan=0.0)),
+            "tool_calls": np.where(c.tools_unrecorded, np.nan, tool_calls),
             "errors": c.g.count(failed),
             "spans": c.g.count()}
 
@@ -257,8 +266,12 @@ def _repeats(c: _Ctx, der: Derivation) -> dict[str, object]:
     tool = c.kind(TOOL) & c.g.inside
     run = c.ident.run
     cols = ("max_identical_calls", "max_consecutive_identical", "max_identical_since_progress")
+    unrecorded = c.tools_unrecorded
+    if unrecorded.any():
+        der.notes.append(f"{int(unrecorded.sum())} runs asked for tools (a model call's finish reason) but record "
+                         "no tool spans: their tool calls and repeats could not be counted")
     if not tool.any():
-        return {**{k: np.zeros(n) for k in cols}, "longest_stall": _stalls(c, None)}
+        return {**{k: np.where(unrecorded, np.nan, 0.0) for k in cols}, "longest_stall": _stalls(c, None)}
     t = pd.DataFrame({"run": run[tool], "start": c.start[tool], "parent": c.keys.parent[tool],
                       "fp": _fingerprints(c, tool)})
     known = t["fp"].notna().to_numpy()
@@ -301,7 +314,7 @@ def _repeats(c: _Ctx, der: Derivation) -> dict[str, object]:
     has_tools = c.g.count(tool) > 0
     for k in cols:
         vals = np.where(has_tools, np.asarray(out[k], dtype=float), 0.0)
-        out[k] = np.where(runs_without, np.nan, vals)
+        out[k] = np.where(runs_without | unrecorded, np.nan, vals)
     out["longest_stall"] = _stalls(c, (r, t["start"].to_numpy(), new_fp))
     return out
 

@@ -131,10 +131,16 @@ def cutoff_table(values: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     return above / max(len(xs), 1)
 
 
+MAX_INTEGER_SPAN = 20_000     # integer columns over a wider range (tokens) get the sampled candidates
+
+
 def candidates_for(values: np.ndarray, integer: bool) -> np.ndarray:
-    if integer:
-        hi = int(values.max()) if len(values) else 0
-        return np.arange(max(int(values.min()) if len(values) else 0, 0), hi + 1, dtype=float)
+    """Candidate caps: every integer in range for counts (steps, calls); for wide ranges and real numbers,
+    the distinct values or 201 evenly spaced percentiles (bounded in size whatever the data)."""
+    lo = max(int(values.min()), 0) if len(values) else 0
+    hi = int(values.max()) if len(values) else 0
+    if integer and hi - lo <= MAX_INTEGER_SPAN:
+        return np.arange(lo, hi + 1, dtype=float)
     distinct = np.unique(values)
     if len(distinct) <= 200:
         return distinct
@@ -153,6 +159,8 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
         rec.warnings.append(f"no successful run has {dim.column}: no cap can be recommended")
         return rec
     cands = candidates_for(x, dim.integer)
+    if dim.integer:                  # the exact smallest cap within the target is a value some run took
+        cands = np.unique(np.append(cands, _smallest_within(x, target)))
     shares = cutoff_table(x, cands)
     rec.cutoff = {_fmt(c, dim.integer): float(s) for c, s in zip(cands, shares)}
     within = np.nonzero(shares <= target + 1e-12)[0]
@@ -168,6 +176,13 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
     if per_step:
         rec.worst_case = _tidy(worst_case(dim, rec.recommended, per_step))
     return rec
+
+
+def _smallest_within(x: np.ndarray, target: float) -> float:
+    """The smallest cap with at most ``target`` of the values above it: an order statistic."""
+    xs = np.sort(x)
+    allowed = int(math.floor(target * len(xs) + 1e-12 * len(xs)))
+    return float(xs[max(len(xs) - 1 - allowed, 0)])
 
 
 def worst_case(dim: Dimension, cap: float, per_step: dict[str, float]) -> dict[str, float | None]:

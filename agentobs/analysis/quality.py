@@ -25,8 +25,10 @@ KINDS = {
     "duplicate_span": "the same trace id and span id appear more than once (later copies dropped)",
     "orphan_span": "a span's parent is not in the input",
     "missing_root": "a trace has no root span",
+    "unplaced_span": "a model or tool call belongs to no run (no agent above it, beside other runs)",
     "bad_run": "a transcript run could not be imported",
     "unmatched_label": "a label's run id matches no run",
+    "ambiguous_label": "a label keyed by a trace id whose trace holds several runs (key it by run id)",
     "unlabelled_run": "a run has no label in the labels file",
     "source_error": "a source (Jaeger, a folder) could not be queried",
 }

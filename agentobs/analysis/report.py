@@ -70,6 +70,7 @@ class Report:
     quality: DataQuality
     derivation: Derivation
     growth_series: dict[str, list[int]] = field(default_factory=dict)
+    spellings: dict[str, dict[str, int]] = field(default_factory=dict)   # per source: OTLP JSON spellings read
 
     def link(self, trace_id: str | None) -> str | None:
         base = self.options.jaeger_url
@@ -91,6 +92,7 @@ class Report:
             "percentiles": self.percentiles,
             "segments": self.segments,
             "caps": [c.to_dict() for c in self.caps],
+            "read": {"dialects": self.derivation.dialects, "spellings": self.spellings},
             "data_quality": self.quality.to_dict(),
             "not_derived": {"columns": self.derivation.missing, "notes": self.derivation.notes},
         }
@@ -107,6 +109,7 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
     opt = options or Options()
     runs, spans, der = derive_runs(ss)
     q = ss.quality
+    _count_unplaced(spans, q)
     if opt.success_attr:
         runs = label_by_attribute(runs, spans, *opt.success_attr)
     if opt.labels:
@@ -126,6 +129,7 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
     report = Report(datetime.now(timezone.utc).isoformat(timespec="seconds"),
                     [shown(s) for s in sources] if sources else ss.sources, opt, runs, spans,
                     ss.events, _overview(runs, spans), sigs, examples, {}, {}, [], q, der)
+    report.spellings = {shown(k): v for k, v in ss.spellings.items()}
     for exs in examples.values():
         for e in exs:
             e.link = report.link(e.trace_id)
@@ -145,6 +149,15 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
     report.caps = recommend_all(runs, target=opt.target, margin=opt.margin, seed=opt.seed)
     report.growth_series = _growth_series(runs, spans)
     return report
+
+
+def _count_unplaced(spans: pd.DataFrame, q: DataQuality) -> None:
+    """Model and tool calls that belong to no run (e.g. a model call beside two agents in one request)."""
+    if spans.empty or "_kind" not in spans.columns:
+        return
+    loose = spans["run_id"].isna() & spans["_kind"].isin(["chat", "tool"])
+    for source, n in spans.loc[loose, "source"].astype(str).value_counts().items():
+        q.add("unplaced_span", str(source), int(n))
 
 
 def _overview(runs: pd.DataFrame, spans: pd.DataFrame) -> dict[str, Any]:

@@ -162,7 +162,18 @@ def print_caps(r: Report) -> None:
         say(("warning:", "yellow"), " ", clean(w))
 
 
+def print_read(r: Report) -> None:
+    """What was read: the span dialects recognized, and the OTLP JSON spellings when not only the canonical one."""
+    parts = [f"{n:,} spans in {clean(d)}" for d, n in sorted(r.derivation.dialects.items(), key=lambda kv: -kv[1])]
+    spellings = sorted({sp for per in r.spellings.values() for sp in per if sp != "canonical"})
+    if spellings:
+        parts.append("OTLP JSON with " + "; ".join(map(clean, spellings)))
+    if parts:
+        say("Read: " + ", ".join(parts))
+
+
 def print_quality(r: Report) -> None:
+    print_read(r)
     if r.quality.issues:
         console.print(table("Data quality", [("issue", "left"), ("count", "right"), ("source", "left"),
                                              ("example", "left")],

@@ -10,6 +10,7 @@ timestamps) or only itself (the rest), and is counted in the data quality; it ne
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -293,7 +294,7 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
     out: dict[str, pa.Array] = {}
     for k, name in enumerate(names):
         sel = order[bounds[k]:bounds[k + 1]]
-        if len(sel) == 0 or name is None:
+        if len(sel) == 0 or name is None or _is_content(name):
             continue
         present = [f for f, m in valid.items() if m[sel].any()]
         expected = ATTRIBUTE_TYPES.get(name)
@@ -311,6 +312,15 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
             col = _typed({f: pc.take(field(f), pa.array(sel)) for f in present}, name, expected, source, q)
             out[name] = pc.take(col, pa.array(local, mask=local < 0))
     return out
+
+
+_INDEXED = re.compile(r"\.\d+(\.|$)")
+
+
+def _is_content(key: str) -> bool:
+    """Message content spread over indexed keys (``llm.input_messages.3.message.content``): one column per
+    index would be thousands of columns the analysis never reads. The first completion's finish reason stays."""
+    return _INDEXED.search(key) is not None and not key.endswith("finish_reason")
 
 
 def _canonical_values(values: pa.Array, sp: Spelling) -> pa.Array:

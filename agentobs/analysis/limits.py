@@ -220,16 +220,30 @@ def recommend_all(runs: pd.DataFrame, *, target: float = 0.01, margin: float = 0
             for d in (dimensions or DIMENSIONS) if d.column in runs]
 
 
+SEGMENT_VALUES = 50           # segments beyond the 50 with most runs are pooled as "(other)"
+SEGMENT_RESAMPLES = 200       # bootstrap resamples per segment (the overall percentiles use 1,000)
+
+
 def segment_percentiles(runs: pd.DataFrame, by: str, columns: list[str], *, seed: int = 0
                         ) -> dict[str, dict[str, dict[str, Any]]]:
-    """Percentiles per segment value, successful and failed side by side."""
+    """Percentiles per segment value, successful and failed side by side.
+
+    Bounded whatever the data: at most ``SEGMENT_VALUES`` values (the others pooled), each bootstrapped
+    with ``SEGMENT_RESAMPLES`` resamples.
+    """
     out: dict[str, dict[str, dict[str, Any]]] = {}
     if by not in runs:
         return out
-    for value, grp in runs.groupby(runs[by].astype("string").fillna("(none)"), sort=True):
+    values = runs[by].astype("string").fillna("(none)")
+    counts = values.value_counts()
+    if len(counts) > SEGMENT_VALUES:
+        keep = set(counts.sort_values(ascending=False, kind="stable").index[:SEGMENT_VALUES])
+        values = values.where(values.isin(keep), "(other)")
+    for value, grp in runs.groupby(values, sort=True):
         ok, bad = grp[grp["success"] == True], grp[grp["success"] == False]  # noqa: E712
-        out[str(value)] = {c: {"successful": percentiles(ok[c], seed=seed).to_dict(),
-                               "failed": percentiles(bad[c], seed=seed).to_dict()} for c in columns if c in grp}
+        out[str(value)] = {c: {"successful": percentiles(ok[c], seed=seed, resamples=SEGMENT_RESAMPLES).to_dict(),
+                               "failed": percentiles(bad[c], seed=seed, resamples=SEGMENT_RESAMPLES).to_dict()}
+                           for c in columns if c in grp}
     return out
 
 

@@ -81,7 +81,8 @@ def normalize(spans: pd.DataFrame) -> Normalized:
 
 def _fields(spans: pd.DataFrame, rows: np.ndarray, deciding: np.ndarray, present: list[int], n: int) -> Fields:
     """Each field from the deciding dialect of each row, then from the others in registry order."""
-    sub = spans.iloc[rows]
+    wanted = set().union(*(REGISTRY[i].columns for i in present)) if present else {"name"}
+    sub = spans[[c for c in spans.columns if c in wanted]].iloc[rows]      # only what the dialects read
     per = {i: REGISTRY[i].fields(sub) for i in present}
     out: Fields = {}
     for f in (*TEXT_FIELDS, *NUMBER_FIELDS, "error_flag"):

@@ -38,6 +38,16 @@ class Dialect:
     refine: Callable[[pd.DataFrame, np.ndarray], np.ndarray] | None = None
     extra: Callable[[pd.DataFrame, Fields], None] | None = None
     claim_rows: Callable[[pd.DataFrame], np.ndarray | None] | None = None
+    extra_columns: tuple[str, ...] = ()
+
+    @property
+    def columns(self) -> set[str]:
+        """The span columns this dialect reads (the marker, its keys, ``name``) beyond what ``extra`` reads."""
+        cols = {"name", *(k for keys in self.text.values() for k in keys),
+                *(k for keys in self.numbers.values() for k in keys), *(self.usage_json or {})}
+        if self.marker:
+            cols.add(self.marker)
+        return cols | set(self.extra_columns)
 
     def present(self, spans: pd.DataFrame) -> bool:
         if self.claim_rows is not None:

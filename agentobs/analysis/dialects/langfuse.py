@@ -36,4 +36,5 @@ LANGFUSE = Dialect(
         "cache_creation_tokens": (("cache_creation_input_tokens",), ("input_cache_creation",)),
         "reasoning_tokens": (("completion_tokens_details", "reasoning_tokens"), ("output_reasoning_tokens",),
                              ("output_reasoning",))}},
-    extra=_names_and_cost)
+    extra=_names_and_cost,
+    extra_columns=(_TYPE, "langfuse.observation.cost_details", "langfuse.observation.level"))

@@ -30,4 +30,4 @@ MLFLOW = Dialect(
         "input_tokens": (("input_tokens",),), "output_tokens": (("output_tokens",),),
         "cache_read_tokens": (("cache_read_input_tokens",),),
         "cache_creation_tokens": (("cache_creation_input_tokens",),)}},
-    extra=_unquote)
+    extra=_unquote, extra_columns=("mlflow.spanType",))

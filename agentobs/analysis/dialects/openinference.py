@@ -36,4 +36,4 @@ OPENINFERENCE = Dialect(
              "cache_creation_tokens": ("llm.token_count.prompt_details.cache_write",),
              "reasoning_tokens": ("llm.token_count.completion_details.reasoning",),
              "cost": ("llm.cost.total",)},
-    refine=_refine)
+    refine=_refine, extra_columns=("metadata",))

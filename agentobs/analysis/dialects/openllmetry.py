@@ -35,4 +35,4 @@ OPENLLMETRY = Dialect(
           "finish": ("gen_ai.completion.0.finish_reason",)},
     numbers={**NUMBERS, "input_tokens": (*NUMBERS["input_tokens"], "llm.usage.prompt_tokens"),
              "output_tokens": (*NUMBERS["output_tokens"], "llm.usage.completion_tokens")},
-    claim_rows=_claim)
+    claim_rows=_claim, extra_columns=("traceloop.span.kind", "llm.request.type"))

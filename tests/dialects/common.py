@@ -45,6 +45,20 @@ def quiet_environment() -> None:
     socket.setdefaulttimeout(20)
 
 
+def encoder() -> Callable:
+    """agentobs.telemetry.otlp_json.encode_request; loaded from its file when agentobs's own dependencies are not
+    installed (a venv whose framework pins an older OpenTelemetry: the module needs only the OTel SDK)."""
+    try:
+        from agentobs.telemetry.otlp_json import encode_request
+    except ImportError:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("_otlp_json", REPO / "agentobs" / "telemetry" / "otlp_json.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        encode_request = mod.encode_request
+    return encode_request
+
+
 # -- span capture ------------------------------------------------------------------------------------
 
 class MemoryCapture:
@@ -67,7 +81,7 @@ class MemoryCapture:
 
     def records(self) -> list[tuple[dict, dict, dict]]:
         """(resource, scope, span) in OTLP JSON form, in the order the spans ended."""
-        from agentobs.telemetry.otlp_json import encode_request
+        encode_request = encoder()
         out = []
         for s in self.exporter.get_finished_spans():
             req = encode_request([s])

@@ -2,8 +2,8 @@
 
 Each dialect's driver ``gen_<name>.py`` runs in its own virtualenv, built on first use (and reused after)
 under ``~/.cache/agentobs/dialects/<name>-<hash>`` (``$AGENTOBS_DIALECT_VENVS`` overrides the folder) from the
-pinned ``requirements/<name>.txt`` plus this repository (``pip install -e``), so the drivers can use
-``agentobs.telemetry.otlp_json``. The hash covers the requirements file and the Python version: bumping an
+pinned ``requirements/<name>.txt`` plus this repository (``pip install -e``; with ``--no-deps`` when the file
+has the line ``# agentobs: no-deps``), so the drivers can use ``agentobs.telemetry.otlp_json``. The hash covers the requirements file and the Python version: bumping an
 instrumentation is one edit of its requirements file and one command. Finally VERSIONS.md is rewritten from
 the truth files.
 """
@@ -39,8 +39,14 @@ def venv_python(name: str) -> Path:
     if not marker.exists():
         print(f"{name}: building {root} (pip install from PyPI)", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", str(req),
-                        "-e", str(REPO)], check=True)
+        pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        if "# agentobs: no-deps" in req.read_text():
+            # the framework pins OpenTelemetry below what agentobs needs: agentobs goes in without its
+            # dependencies and the driver loads agentobs/telemetry/otlp_json.py by itself (common.encoder)
+            subprocess.run(pip + ["-r", str(req)], check=True)
+            subprocess.run(pip + ["--no-deps", "-e", str(REPO)], check=True)
+        else:
+            subprocess.run(pip + ["-r", str(req), "-e", str(REPO)], check=True)
         marker.write_text(req.read_text())
     return python
 

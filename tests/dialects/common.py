@@ -246,7 +246,8 @@ def otlp_lines(records: list[tuple[dict, dict, dict]]) -> list[str]:
 
 def scrub(text: str) -> str:
     """No machine-specific paths in a committed fixture."""
-    for path, label in ((str(REPO), "<repo>"), (str(Path.home()), "<home>"), (sys.prefix, "<venv>")):
+    for path, label in ((sys.prefix, "<venv>"), (sys.base_prefix, "<python>"), (str(REPO), "<repo>"),
+                        (str(Path.home()), "<home>")):
         text = text.replace(path, label)
     return text
 

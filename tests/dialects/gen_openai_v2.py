@@ -49,7 +49,9 @@ def main(name: str) -> None:
     provider_key = "gen_ai.provider.name" if latest else "gen_ai.system"
     script = Script({**common.standard_script(), **common.shape_script(), **bare_script()})
     notes = ["the instrumentation records model calls only: invoke_agent and execute_tool spans are the app's own",
-             "the bare run has no agent or tool span: its figures are the model calls under the SERVER span"]
+             "the bare run has no agent or tool span: its figures are the model calls under the SERVER span; its "
+             "tool executions (truth tool_calls) appear in no span, and without content capture neither do the "
+             "tool calls the model asked for"]
     rec = Recorder(name, cap, script, packages=PACKAGES, notes=tuple(notes))
     plain_tools = common.make_tools(rec)
 

@@ -57,6 +57,29 @@ def test_truth_names_spans_that_are_in_the_fixture(name):
             assert r["model_calls"] >= 1
 
 
+# What a span cannot show, by fixture and run: the analysis must give exactly this instead of the truth's
+# served figure, and null, never 0, where the dialect records nothing (the truth files' notes say why).
+UNRECORDED: dict[tuple[str, str], dict[str, int | None]] = {
+    # openai-v2 instruments the model client only: the tools a bare loop runs leave no span
+    **{(name, "bare"): {"tool_calls": None, "max_identical_calls": None, "max_consecutive_identical": None}
+       for name in ("openai_v2", "openai_v2_latest")},
+    # traceloop-sdk 0.33 never ends (so never exports) the span of a decorated function that raises, nor the
+    # failed chat span: the failed tool span and the failed model call are lost
+    ("traceloop_old", "tool_error"): {"tool_calls": None, "max_identical_calls": None,
+                                      "max_consecutive_identical": None, "errors": 0},
+    ("traceloop_old", "model_error"): {"model_calls": 1, "errors": 0},
+}
+
+
+def _expected(name: str, run: dict, field: str) -> tuple[bool, int | None]:
+    """(whether the field is checked, the value the analysis must give)."""
+    known = UNRECORDED.get((name, run["run_key"]), {})
+    if field in known:
+        return True, known[field]
+    want = run.get(field)
+    return want is not None, want
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_analysis_finds_the_served_runs(name):
     truth = _truth(name)
@@ -64,9 +87,7 @@ def test_analysis_finds_the_served_runs(name):
     runs = report.runs
     # signatures and caps ran on these runs without error
     assert isinstance(report.signatures, list) and isinstance(report.caps, list)
-    spans = report.spans
-    failed = spans[(spans["status_code"] == 2) & spans["_kind"].isin(["chat", "tool"])]
-    failed_per_run = failed.groupby(failed["run_id"].astype(str)).size()
+    assert report.derivation.dialects, "no span was classified"
     problems: list[str] = []
     for t in truth["traces"]:
         mine = runs[runs["trace_id"] == t["trace_id"]].sort_values("start", kind="stable")
@@ -76,15 +97,54 @@ def test_analysis_finds_the_served_runs(name):
                             f"{t['n_runs']} expected")
             continue
         for r, (_, got) in zip(t["runs"], mine.iterrows()):
-            for f in FIGURES:
-                want = r[f]
-                if want is None:
-                    continue
+            for f in (*FIGURES, "errors"):
+                checked, want = _expected(name, r, f)
                 have = _num(got[f])
-                if have != want:
+                if checked and have != want:
                     problems.append(f"run {r['run_key']}: {f} {have}, expected {want}")
-            n_failed = int(failed_per_run.get(str(got["run_id"]), 0))
-            if n_failed != r["errors"]:
-                problems.append(f"run {r['run_key']}: {n_failed} failed model/tool spans, expected {r['errors']}"
-                                f" (first_error {got['first_error'] if pd.notna(got['first_error']) else None})")
+            subs = r.get("sub_agents") or {}
+            if "count" in subs:
+                if _num(got["sub_agents"]) != subs["count"] or list(got["sub_agent_names"]) != subs["names"]:
+                    problems.append(f"run {r['run_key']}: sub-agents {got['sub_agents']} {got['sub_agent_names']}, "
+                                    f"expected {subs['count']} {subs['names']}")
     assert not problems, f"{name}: {len(problems)} mismatches\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_wrapper_spans_and_two_runs_in_one_trace(name):
+    """The HTTP SERVER span around a run is never a run; two runs under one request are two runs."""
+    truth = _truth(name)
+    report = analyze([str(FIXTURES / f"{name}.jsonl")])
+    spans, runs = report.spans, report.runs
+    for t in truth["traces"]:
+        if t["shape"] not in ("http", "two_runs"):
+            continue
+        server = spans[(spans["trace_id"] == t["trace_id"]) & (spans["kind"] == 2)]
+        assert len(server) == 1 and server["run_id"].isna().all(), (t["shape"], "the SERVER span is in a run")
+        mine = runs[runs["trace_id"] == t["trace_id"]]
+        assert len(mine) == t["n_runs"] == (2 if t["shape"] == "two_runs" else 1)
+        assert set(mine["run_root"]) <= {"agent", "chain"}
+        # a trace holding two runs keys each by <trace id>:<span id>; one run keys by its trace id
+        assert (mine["run_id"] == t["trace_id"]).all() == (t["n_runs"] == 1)
+
+
+def test_the_sub_agent_shapes_count_in_the_run_that_contains_them():
+    truth = _truth("openai_agents")
+    runs = analyze([str(FIXTURES / "openai_agents.jsonl")]).runs
+    subs = [r for t in truth["traces"] if t["shape"] == "sub_agent" for r in t["runs"]]
+    assert len(subs) == 2
+    for r in subs:
+        got = runs[runs["trace_id"] == r["trace_id"]]
+        assert len(got) == 1
+        got = got.iloc[0]
+        assert got["sub_agents"] == r["sub_agents"]["count"] == 1
+        assert list(got["sub_agent_names"]) == r["sub_agents"]["names"]
+        assert got["model_calls"] == r["model_calls"] and got["tool_calls"] == r["tool_calls"]
+
+
+def test_unrecorded_values_are_null_and_said_so():
+    report = analyze([str(FIXTURES / "openai_v2.jsonl")])
+    bare = report.runs[report.runs["tool_calls"].isna()]
+    assert len(bare) == 1 and bare["model_calls"].iloc[0] >= 2
+    assert report.derivation.missing.get("tool_calls") == 1
+    assert any("asked for tools" in n for n in report.derivation.notes)

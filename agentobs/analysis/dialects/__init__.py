@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ._base import AGENT, CHAIN, CHAT, KIND_NAMES, NUMBER_FIELDS, OTHER, STEP, TEXT_FIELDS, TOOL, Dialect, Fields
 from .agentobs_steps import AGENTOBS
@@ -80,28 +82,40 @@ def normalize(spans: pd.DataFrame) -> Normalized:
 
 
 def _fields(spans: pd.DataFrame, rows: np.ndarray, deciding: np.ndarray, present: list[int], n: int) -> Fields:
-    """Each field from the deciding dialect of each row, then from the others in registry order."""
+    """Each field from the deciding dialect of each row, then from the others in registry order.
+
+    Text comes out as pandas string arrays over all spans, numbers as float64 (NaN unknown), flags as bool."""
     wanted = set().union(*(REGISTRY[i].columns for i in present)) if present else {"name"}
     sub = spans[[c for c in spans.columns if c in wanted]].iloc[rows]      # only what the dialects read
     per = {i: REGISTRY[i].fields(sub) for i in present}
+    mine = {i: deciding == i for i in present}
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[rows] = np.arange(len(rows))
+    scatter = pa.array(pos, mask=pos < 0)
     out: Fields = {}
-    for f in (*TEXT_FIELDS, *NUMBER_FIELDS, "error_flag"):
-        number = f in NUMBER_FIELDS
-        flag = f == "error_flag"
-        blank = np.zeros(len(rows), bool) if flag else np.full(len(rows), np.nan) if number else \
-            np.full(len(rows), None, dtype=object)
-        got = blank.copy()
+    for f in TEXT_FIELDS:
+        got = pa.nulls(len(rows), pa.string())
         for i in present:                                 # the deciding dialect's value
             if f in per[i]:
-                mine = deciding == i
-                got = np.where(mine, per[i][f], got)
+                got = pc.if_else(pa.array(mine[i]), per[i][f], got)
         for i in present:                                 # what it does not record, from the others
-            if f in per[i] and not flag:
-                missing = np.isnan(got) if number else pd.isna(got)
-                if not missing.any():
-                    break
-                got = np.where(missing, per[i][f], got)
-        full = np.zeros(n, bool) if flag else np.full(n, np.nan) if number else np.full(n, None, dtype=object)
+            if f in per[i] and got.null_count:
+                got = pc.coalesce(got, per[i][f])
+        out[f] = pd.array(pc.take(got, scatter), dtype=pd.StringDtype("pyarrow"))
+    for f in (*NUMBER_FIELDS, "error_flag"):
+        flag = f == "error_flag"
+        got = np.zeros(len(rows), bool) if flag else np.full(len(rows), np.nan)
+        for i in present:
+            if f in per[i]:
+                got = np.where(mine[i], per[i][f], got)
+        if not flag:
+            for i in present:
+                if f in per[i]:
+                    missing = np.isnan(got)
+                    if not missing.any():
+                        break
+                    got = np.where(missing, per[i][f], got)
+        full = np.zeros(n, bool) if flag else np.full(n, np.nan)
         full[rows] = got
         out[f] = full
     return out

@@ -7,17 +7,20 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from ._fields import json_numbers, lower, num, txt
+import pyarrow as pa
+
+from ._fields import code_of, json_numbers, num, text
 
 # what a span is, once classified (int8 codes in the spans frame's ``_kind``)
 OTHER, AGENT, STEP, CHAT, TOOL, CHAIN = 0, 1, 2, 3, 4, 5
 KIND_NAMES = np.array(["other", "agent", "step", "chat", "tool", "chain"], dtype=object)
 
-# the normalized values every dialect may fill (``Fields``); numbers are float64 with NaN for unknown
+# the normalized values every dialect may fill (``Fields``): text as Arrow string arrays, numbers as float64
+# with NaN for unknown, flags as bool
 TEXT_FIELDS = ("agent", "model", "provider", "tool", "args", "error_type", "finish")
 NUMBER_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
                  "reasoning_tokens", "cost")
-Fields = dict[str, np.ndarray]
+Fields = dict[str, "pa.Array | np.ndarray"]
 
 
 @dataclass(frozen=True)
@@ -61,12 +64,7 @@ class Dialect:
         elif not self.present(spans):
             return None
         else:
-            values = lower(txt(spans, self.marker))          # type: ignore[arg-type]
-            out = np.full(len(spans), -1, dtype=np.int8)
-            known = pd.notna(values)
-            if known.any():
-                mapped = pd.Series(values[known]).map(self.kinds).fillna(OTHER).to_numpy(dtype=np.int8)
-                out[known] = mapped
+            out = code_of(text(spans, (self.marker,)), dict(self.kinds), OTHER)       # type: ignore[arg-type]
         if out is None or not (out >= 0).any():
             return None
         if self.refine is not None:
@@ -76,14 +74,13 @@ class Dialect:
     def fields(self, spans: pd.DataFrame) -> Fields:
         out: Fields = {}
         for f, keys in self.text.items():
-            out[f] = txt(spans, *keys)
+            out[f] = text(spans, keys)
         for f, keys in self.numbers.items():
-            out[f] = num(spans, *keys)
+            out[f] = num(spans, keys)
         for key, paths in (self.usage_json or {}).items():
-            if key in spans.columns and spans[key].notna().any():
-                got = json_numbers(txt(spans, key), paths)
-                for f, v in got.items():
-                    out[f] = np.where(np.isnan(out[f]), v, out[f]) if f in out else v
+            got = json_numbers(text(spans, (key,)), paths)
+            for f, v in got.items():
+                out[f] = np.where(np.isnan(out[f]), v, out[f]) if f in out else v
         if self.extra is not None:
             self.extra(spans, out)
         return out

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ._base import AGENT, CHAIN, CHAT, OTHER, TOOL, Dialect, Fields
-from ._fields import txt
+from ._fields import text
 
 TEXT = {
     "agent": ("gen_ai.agent.name", "agent_name"),
@@ -36,12 +38,11 @@ NUMBERS = {
 
 def _agent_from_name(spans: pd.DataFrame, out: Fields) -> None:
     """``invoke_agent {name}``: the agent's name when no attribute gives it."""
-    missing = pd.isna(out["agent"])
-    if missing.any():
-        names = spans["name"].astype("string").fillna("").to_numpy(dtype=object)
-        parsed = np.array([n[len("invoke_agent "):] if n.startswith("invoke_agent ") else None for n in names[missing]],
-                          dtype=object)
-        out["agent"][missing] = parsed
+    names = text(spans, ("name",))
+    parsed = pc.utf8_slice_codeunits(names, len("invoke_agent "))
+    from_name = pc.if_else(pc.fill_null(pc.starts_with(names, "invoke_agent "), False), parsed,
+                           pa.scalar(None, pa.string()))
+    out["agent"] = pc.coalesce(out["agent"], from_name)
 
 
 GENAI = Dialect(
@@ -52,11 +53,17 @@ GENAI = Dialect(
 
 
 def _by_name(spans: pd.DataFrame) -> np.ndarray:
-    name = pd.Series(txt(spans, "name"), dtype="string").fillna("")
+    name = text(spans, ("name",))
+
+    def starts(prefix: str) -> np.ndarray:
+        return pc.fill_null(pc.starts_with(name, prefix), False).to_numpy(zero_copy_only=False)
+
+    def equals(value: str) -> np.ndarray:
+        return pc.fill_null(pc.equal(name, value), False).to_numpy(zero_copy_only=False)
     out = np.full(len(spans), -1, dtype=np.int8)
-    out[name.str.startswith("chat ").to_numpy(dtype=bool)] = CHAT
-    out[(name.str.startswith("execute_tool") | (name == "running tool")).to_numpy(dtype=bool)] = TOOL
-    out[(name.str.startswith("invoke_agent") | (name == "agent run")).to_numpy(dtype=bool)] = AGENT
+    out[starts("chat ")] = CHAT
+    out[starts("execute_tool") | equals("running tool")] = TOOL
+    out[starts("invoke_agent") | equals("agent run")] = AGENT
     return out
 
 

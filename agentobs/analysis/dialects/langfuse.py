@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ._base import AGENT, CHAIN, CHAT, TOOL, Dialect, Fields
-from ._fields import json_numbers, lower, txt
+from ._fields import json_numbers, lower, text
 
 _TYPE = "langfuse.observation.type"
 
 
 def _names_and_cost(spans: pd.DataFrame, out: Fields) -> None:
-    kind = lower(txt(spans, _TYPE))
-    names = txt(spans, "name")
-    out["agent"] = np.where(kind == "agent", names, None)
-    out["tool"] = np.where(kind == "tool", names, None)
-    if "langfuse.observation.cost_details" in spans.columns:
-        cost = json_numbers(txt(spans, "langfuse.observation.cost_details"), {"cost": (("total",),)})["cost"]
-        out["cost"] = np.where(np.isnan(out["cost"]), cost, out["cost"])
-    level = pd.Series(txt(spans, "langfuse.observation.level"), dtype="string").str.upper()
-    out["error_flag"] = (level == "ERROR").fillna(False).to_numpy(dtype=bool)
+    kind = lower(text(spans, (_TYPE,)))
+    names = text(spans, ("name",))
+    none = pa.scalar(None, pa.string())
+    out["agent"] = pc.if_else(pc.fill_null(pc.equal(kind, "agent"), False), names, none)
+    out["tool"] = pc.if_else(pc.fill_null(pc.equal(kind, "tool"), False), names, none)
+    cost = json_numbers(text(spans, ("langfuse.observation.cost_details",)), {"cost": (("total",),)})["cost"]
+    out["cost"] = np.where(np.isnan(out["cost"]), cost, out["cost"])
+    level = pc.utf8_upper(text(spans, ("langfuse.observation.level",)))
+    out["error_flag"] = pc.fill_null(pc.equal(level, "ERROR"), False).to_numpy(zero_copy_only=False)
 
 
 LANGFUSE = Dialect(

@@ -2,22 +2,22 @@
 as JSON in ``mlflow.chat.tokenUsage``. MLflow writes attribute values as JSON, so text values come quoted."""
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ._base import AGENT, CHAIN, CHAT, TOOL, Dialect, Fields
-from ._fields import txt
+from ._fields import lower, text
 
 
 def _unquote(spans: pd.DataFrame, out: Fields) -> None:
     for f in ("model", "provider", "error_type"):
-        s = pd.Series(out[f], dtype="string").str.strip().str.strip('"')
-        out[f] = s.astype(object).where(s.notna(), None).to_numpy(dtype=object)
-    kind = pd.Series(txt(spans, "mlflow.spanType"), dtype="string").str.strip('"').str.upper()
-    named = kind.isin(["AGENT", "TOOL"]).fillna(False).to_numpy(dtype=bool)
-    names = txt(spans, "name")
-    out["agent"] = np.where(named & (kind == "AGENT").fillna(False).to_numpy(bool), names, None)
-    out["tool"] = np.where(named & (kind == "TOOL").fillna(False).to_numpy(bool), names, None)
+        out[f] = pc.utf8_trim(pc.utf8_trim_whitespace(out[f]), '"')
+    kind = lower(text(spans, ("mlflow.spanType",)))
+    names = text(spans, ("name",))
+    none = pa.scalar(None, pa.string())
+    out["agent"] = pc.if_else(pc.fill_null(pc.equal(kind, "agent"), False), names, none)
+    out["tool"] = pc.if_else(pc.fill_null(pc.equal(kind, "tool"), False), names, none)
 
 
 MLFLOW = Dialect(

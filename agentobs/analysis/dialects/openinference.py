@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ._base import AGENT, CHAIN, CHAT, OTHER, TOOL, Dialect
-from ._fields import txt
+from ._fields import column, text
 
 
 def _refine(spans: pd.DataFrame, kinds: np.ndarray) -> np.ndarray:
     out = kinds.copy()
-    if "metadata" in spans.columns:
-        node = pd.Series(txt(spans, "metadata"), dtype="string").str.contains('"langgraph_node"', regex=False)
-        out[(node.fillna(False).to_numpy(dtype=bool)) & (out == AGENT)] = CHAIN
-    handoff = (pd.Series(txt(spans, "name"), dtype="string").str.startswith("handoff to ").fillna(False).to_numpy(bool)
-               & pd.isna(txt(spans, "tool.name")))
+    meta = column(spans, "metadata")
+    if meta is not None:
+        node = pc.fill_null(pc.match_substring(pc.cast(meta, pa.string()), '"langgraph_node"'), False)
+        out[node.to_numpy(zero_copy_only=False) & (out == AGENT)] = CHAIN
+    names = text(spans, ("name",))
+    handoff = pc.fill_null(pc.starts_with(names, "handoff to "), False).to_numpy(zero_copy_only=False)
+    handoff &= text(spans, ("tool.name",)).is_null().to_numpy(zero_copy_only=False)
     out[handoff & (out == TOOL)] = OTHER
     return out
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ._base import AGENT, CHAIN, CHAT, OTHER, TOOL, Dialect
-from ._fields import lower, txt
+from ._fields import code_of, text
 from .genai import NUMBERS
 
 _KINDS = {"agent": AGENT, "workflow": CHAIN, "task": CHAIN, "tool": TOOL}
@@ -17,13 +17,10 @@ _KINDS = {"agent": AGENT, "workflow": CHAIN, "task": CHAIN, "tool": TOOL}
 def _claim(spans: pd.DataFrame) -> np.ndarray | None:
     if "traceloop.span.kind" not in spans.columns and "llm.request.type" not in spans.columns:
         return None
-    out = np.full(len(spans), -1, dtype=np.int8)
-    kind = lower(txt(spans, "traceloop.span.kind"))
-    known = pd.notna(kind)
-    out[known] = pd.Series(kind[known]).map(_KINDS).fillna(OTHER).to_numpy(dtype=np.int8)
-    req = lower(txt(spans, "llm.request.type"))
-    llm = pd.notna(req) & (out < 0)
-    out[llm] = np.where(np.isin(req[llm], ["chat", "completion"]), CHAT, OTHER)
+    out = code_of(text(spans, ("traceloop.span.kind",)), _KINDS, OTHER)
+    req = code_of(text(spans, ("llm.request.type",)), {"chat": CHAT, "completion": CHAT}, OTHER)
+    llm = (req >= 0) & (out < 0)
+    out[llm] = req[llm]
     return out
 
 

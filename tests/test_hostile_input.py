@@ -326,7 +326,9 @@ def test_property_a_valid_file_plus_one_corrupted_span_keeps_every_run(good, tmp
                                                   "max_identical_since_progress", "longest_stall",
                                                   "input_growth_per_step", "max_input_tokens",
                                                   "unknown_outcome_writes", "tools_exhausted", "writes_ok",
-                                                  "adhoc_writes", "model")]
+                                                  "adhoc_writes", "model", "dialect", "errors",
+                                                  "cache_read_tokens", "cache_creation_tokens", "reasoning_tokens",
+                                                  "sub_agents", "sub_agent_names")]
     if not same_trace:
-        kept = [c for c in want.columns if c not in ("trace_ids", "signatures")]
+        kept = [c for c in want.columns if c not in ("trace_ids", "signatures", "sub_agent_names")]
     pd.testing.assert_frame_equal(got.loc[want.index, kept], want[kept])

@@ -2,12 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
-
-import pyarrow as pa
 
 from ._fields import code_of, json_numbers, num, text
 
@@ -20,7 +18,7 @@ KIND_NAMES = np.array(["other", "agent", "step", "chat", "tool", "chain"], dtype
 TEXT_FIELDS = ("agent", "model", "provider", "tool", "args", "error_type", "finish")
 NUMBER_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
                  "reasoning_tokens", "cost")
-Fields = dict[str, "pa.Array | np.ndarray"]
+Fields = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from typing import Any, Callable, Iterable
 
 import pandas as pd
 
-from ..telemetry import semconv as sc
 from .jaeger import shown
 from .labels import apply_labels, label_by_attribute, read_labels
 from .limits import DIMENSIONS, CapRecommendation, percentiles, recommend_all, segment_percentiles
@@ -87,7 +86,7 @@ class Report:
                         "percentile_method": "inverted_cdf"},
             "overview": self.overview,
             "signatures": [{"name": s.name, "runs": s.runs, "share": round(s.share, 6), "failed": s.failed,
-                            "primary": s.primary, "looks_like": s.looks_like, "control": s.control, "seed": s.seed,
+                            "primary": s.primary, "looks_like": s.looks_like, "control": s.control, "reference": s.reference,
                             "examples": [e.__dict__ for e in self.examples.get(s.name, [])]} for s in self.signatures],
             "percentiles": self.percentiles,
             "segments": self.segments,
@@ -178,11 +177,11 @@ def _overview(runs: pd.DataFrame, spans: pd.DataFrame) -> dict[str, Any]:
 def _growth_series(runs: pd.DataFrame, spans: pd.DataFrame, limit: int = 12) -> dict[str, list[int]]:
     """Input tokens per model call for context-growth runs (for the HTML plot)."""
     ids = runs.loc[runs["signatures"].map(lambda xs: "context_growth" in xs), "run_id"].head(limit).tolist()
-    if not ids or sc.USAGE_INPUT_TOKENS not in spans:
+    if not ids or "_input_tokens" not in spans:
         return {}
-    chats = spans[spans["run_id"].isin(ids) & (spans["_kind"] == "chat") & spans[sc.USAGE_INPUT_TOKENS].notna()]
+    chats = spans[spans["run_id"].isin(ids) & (spans["_kind"] == "chat") & spans["_input_tokens"].notna()]
     chats = chats.sort_values("start_ns")
-    return {str(r): [int(x) for x in g[sc.USAGE_INPUT_TOKENS]] for r, g in chats.groupby("run_id")}
+    return {str(r): [int(x) for x in g["_input_tokens"]] for r, g in chats.groupby("run_id", observed=True)}
 
 
 __all__ = ["DIMENSIONS", "Example", "Options", "Report", "analyze", "analyze_spans"]

@@ -111,6 +111,7 @@ class _Ctx:
     start: np.ndarray            # span start / end (ns, float64)
     end: np.ndarray
     stale_after_s: float
+    fingerprint: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))   # per tool span
 
     @property
     def n(self) -> int:
@@ -273,7 +274,7 @@ def _repeats(c: _Ctx, der: Derivation) -> dict[str, object]:
     if not tool.any():
         return {**{k: np.where(unrecorded, np.nan, 0.0) for k in cols}, "longest_stall": _stalls(c, None)}
     t = pd.DataFrame({"run": run[tool], "start": c.start[tool], "parent": c.keys.parent[tool],
-                      "fp": _fingerprints(c, tool)})
+                      "fp": c.fingerprint[tool]})
     known = t["fp"].notna().to_numpy()
     runs_with = np.zeros(n, dtype=bool)
     runs_with[t["run"].to_numpy()[known]] = True
@@ -479,6 +480,12 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
                g=_Groups(ident.run, ident.n_runs), last=spans.iloc[last_rows].reset_index(drop=True),
                start=spans["start_ns"].astype("float64").to_numpy(), end=spans["end_ns"].astype("float64").to_numpy(),
                stale_after_s=stale_after_s)
+    tool = ctx.kind(TOOL)
+    ctx.fingerprint = np.full(len(spans), None, dtype=object)
+    if tool.any():
+        ctx.fingerprint[tool] = _fingerprints(ctx, tool)
+    spans["_fingerprint"] = pd.array(ctx.fingerprint, dtype="string")
+    spans["_input_tokens"] = pd.array(np.where(ctx.kind(CHAT), norm.fields["input_tokens"], np.nan), dtype="Float64")
     cols: dict[str, object] = {}
     for group in GROUPS:
         cols.update(group(ctx))

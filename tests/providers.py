@@ -25,7 +25,7 @@ class Reply:
     retry_after: str | None = None          # Retry-After header of an error reply
     delay_s: float = 0.0                    # wait before answering (a slow provider)
     model: str | None = None                # reported model; default: the requested one
-    input_tokens: int = 100
+    input_tokens: int | None = None         # default: the request's text, 4 characters a token
     output_tokens: int = 20
     cached_tokens: int | None = None        # OpenAI prompt_tokens_details.cached_tokens / Anthropic cache read
     cache_creation_tokens: int | None = None  # Anthropic cache_creation_input_tokens
@@ -123,7 +123,8 @@ class ProviderServer:
                     c = Call(len(outer.log) + 1, api, body)
                     reply = outer.script(c)
                     outer.log.append({"n": c.n, "api": api, "status": reply.status, "model": c.model,
-                                      "body": body, "reply": reply})
+                                      "body": body, "reply": reply,
+                                      "usage": (input_tokens(c, reply), reply.output_tokens)})
                 if reply.delay_s:
                     outer._stop_waiting.wait(reply.delay_s)
                 if body.get("stream"):
@@ -168,6 +169,11 @@ class ProviderServer:
         with self._lock:
             return len(self.log)
 
+    def tokens(self) -> int:
+        """Input + output tokens of the answered requests, as reported."""
+        with self._lock:
+            return sum(sum(r["usage"]) for r in self.log if r["status"] == 200)
+
     @property
     def ok_count(self) -> int:
         with self._lock:
@@ -184,6 +190,15 @@ class ProviderServer:
         self._thread.join(timeout=5)
 
 
+def input_tokens(c: Call, r: Reply) -> int:
+    """The reported prompt size: scripted, or the request's messages, system text and tools at 4 characters a token."""
+    if r.input_tokens is not None:
+        return r.input_tokens
+    size = sum(len(json.dumps(c.body.get(k), separators=(",", ":"))) for k in ("messages", "system", "tools")
+               if c.body.get(k) is not None)
+    return (size + 3) // 4
+
+
 def chat_body(c: Call, r: Reply) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": "assistant", "content": r.text}
     if r.tool_calls:
@@ -191,8 +206,9 @@ def chat_body(c: Call, r: Reply) -> dict[str, Any]:
                               "function": {"name": name, "arguments": args if isinstance(args, str)
                                            else json.dumps(args)}}
                              for i, (name, args) in enumerate(r.tool_calls)]
-    usage: dict[str, Any] = {"prompt_tokens": r.input_tokens, "completion_tokens": r.output_tokens,
-                             "total_tokens": r.input_tokens + r.output_tokens}
+    tin = input_tokens(c, r)
+    usage: dict[str, Any] = {"prompt_tokens": tin, "completion_tokens": r.output_tokens,
+                             "total_tokens": tin + r.output_tokens}
     if r.cached_tokens is not None:
         usage["prompt_tokens_details"] = {"cached_tokens": r.cached_tokens}
     if r.reasoning_tokens is not None:
@@ -211,9 +227,66 @@ def messages_body(c: Call, r: Reply) -> dict[str, Any]:
     for i, (name, args) in enumerate(r.tool_calls):
         # a raw string stands for a malformed call: the input is then not an object
         content.append({"type": "tool_use", "id": f"toolu_{c.n}_{i}", "name": name, "input": args})
-    usage: dict[str, Any] = {"input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
+    cached = (r.cached_tokens or 0) + (r.cache_creation_tokens or 0)
+    usage: dict[str, Any] = {"input_tokens": max(0, input_tokens(c, r) - cached), "output_tokens": r.output_tokens,
                              "cache_read_input_tokens": r.cached_tokens or 0,
                              "cache_creation_input_tokens": r.cache_creation_tokens or 0}
     return {"id": f"msg_{c.n}", "type": "message", "role": "assistant", "model": r.model or c.model,
             "content": content, "stop_reason": r.finish_reason or ("tool_use" if r.tool_calls else "end_turn"),
             "stop_sequence": None, "usage": usage}
+
+
+# -- the seed's scenarios (seed 000) as provider scripts, for the framework guards -----------------------------
+
+def desk_tools(desk: Any) -> list[Callable[..., dict]]:
+    """The support desk's tools as typed functions (what a framework agent registers)."""
+    from agentobs import ToolInvocation
+
+    def invoke(name: str, **args: Any) -> dict:
+        return desk.invoke(ToolInvocation(name, args, "cu_ana", f"t1:{name}", 30.0)).result
+
+    def get_order(order_id: str) -> dict:
+        """Read an order: status, total and refunded cents."""
+        return invoke("get_order", order_id=order_id)
+
+    def issue_refund(order_id: str, amount_cents: int, reason: str = "") -> dict:
+        """Refund cents on an order."""
+        return invoke("issue_refund", order_id=order_id, amount_cents=amount_cents, reason=reason)
+
+    def send_status_email(order_id: str) -> dict:
+        """E-mail the customer the order status."""
+        return invoke("send_status_email", order_id=order_id)
+
+    def search_policy(order_id: str = "", q: str = "") -> dict:
+        """Search the store's policy texts."""
+        return invoke("search_policy", order_id=order_id, q=q)
+
+    return [get_order, issue_refund, send_status_email, search_policy]
+
+
+def normal(delay_s: float = 0.0) -> Script:
+    """A: read the order, refund, e-mail, then answer."""
+    def script(c: Call) -> Reply:
+        done = len(c.tool_results())
+        plan = [call("get_order", order_id="ord_1001"),
+                call("issue_refund", order_id="ord_1001", amount_cents=3000, reason="damaged"),
+                call("send_status_email", order_id="ord_1001")]
+        if done < len(plan):
+            return Reply(tool_calls=[plan[done]], delay_s=delay_s)
+        return Reply(text="Refund issued and confirmation sent.", delay_s=delay_s)
+    return script
+
+
+def same_call(c: Call) -> Reply:
+    """B: the same failing read, again and again."""
+    return Reply(tool_calls=[call("get_order", order_id="ord_9999")])
+
+
+def new_ids(c: Call) -> Reply:
+    """C: a different order id every step, each not found."""
+    return Reply(tool_calls=[call("get_order", order_id=f"ord_{9000 + c.n}")])
+
+
+def search_loop(c: Call) -> Reply:
+    """D: a tool with large results, called with a new query every step."""
+    return Reply(tool_calls=[call("search_policy", order_id="x", q=f"returns policy {c.n}")])

@@ -78,6 +78,13 @@ def response(reply: Any, *, latency: float, usage: TokenUsage | None, finish_rea
                             finish_reason=finish_reason, response_model=model, usage=usage)
 
 
+def overhead_tokens(*parts: Any) -> int:
+    """Tokens a request sends besides the view (system prompt, tool schemas), at the kernel's 4 characters a
+    token: the kernel adds them to its estimate of the next input (``request_overhead_tokens``)."""
+    chars = sum(len(p) if isinstance(p, str) else len(json.dumps(p, separators=(",", ":"))) for p in parts)
+    return (chars + 3) // 4
+
+
 def tool_schemas(tools: Sequence[ToolSpec], schemas: Mapping[str, Mapping[str, Any]] | None = None
                  ) -> list[ToolSchema]:
     """The task's tools (with ``plan_step``) followed by the plan and final pseudo-tools."""

@@ -37,6 +37,9 @@ class AnthropicMessagesModel:
             raise ConfigError("AnthropicMessagesModel: model must be a non-empty model id")
         self.name, self.provider, self.system_prompt = model, provider, system_prompt
         self.tools = c.tool_schemas(tools, schemas)
+        self._wire_tools = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                            for t in self.tools]
+        self.request_overhead_tokens = c.overhead_tokens(self.system_prompt, self._wire_tools)
         self._client_args = {"base_url": base_url, "api_key": api_key}
         self._client = client.with_options(max_retries=0) if client is not None else None
         self._aclient = async_client.with_options(max_retries=0) if async_client is not None else None
@@ -73,9 +76,8 @@ class AnthropicMessagesModel:
             "max_tokens": request.max_output_tokens,
             "timeout": c.check_timeout(request.timeout_s),
         }
-        if self.tools:
-            kwargs["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
-                               for t in self.tools]
+        if self._wire_tools:
+            kwargs["tools"] = self._wire_tools
             kwargs["tool_choice"] = {"type": "auto", "disable_parallel_tool_use": True}
         return kwargs
 

@@ -47,6 +47,9 @@ class OpenAIChatModel:
         self.system_prompt = system_prompt
         self.extra_body = dict(extra_body or {})
         self.tools = c.tool_schemas(tools, schemas)
+        self._wire_tools = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                              "parameters": t.parameters}} for t in self.tools]
+        self.request_overhead_tokens = c.overhead_tokens(self.system_prompt, self._wire_tools)
         self._client_args = {"base_url": base_url, "api_key": api_key}
         # the kernel's retry policy is the only one: the SDK's hidden retries are switched off
         self._client = client.with_options(max_retries=0) if client is not None else None
@@ -88,9 +91,8 @@ class OpenAIChatModel:
             self.token_param: request.max_output_tokens,
             "timeout": c.check_timeout(request.timeout_s),
         }
-        if self.tools:
-            kwargs["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                                 "parameters": t.parameters}} for t in self.tools]
+        if self._wire_tools:
+            kwargs["tools"] = self._wire_tools
             kwargs["parallel_tool_calls"] = False
         if self.extra_body:
             kwargs["extra_body"] = self.extra_body

@@ -175,3 +175,19 @@ def test_the_agent_span_carries_the_stop_reason_and_the_analysis_reads_it(memory
     assert list(runs["source_kind"]) == ["agentobs", "agentobs"]
     assert list(runs["success"]) == [False, True]
     assert list(runs["steps"]) == [3, 4]
+
+
+def test_the_hooks_alone_guard_a_runner_call():
+    """For code that calls Runner.run itself: guard.hooks() checks before each call (no span, no time cut-off)."""
+    from agents import Runner
+
+    desk = SupportDesk()
+    with ProviderServer(same_call) as srv:
+        client = AsyncOpenAI(base_url=srv.openai_base_url, api_key="test", max_retries=0)
+        agent = Agent(name="support-agent", model=OpenAIChatCompletionsModel("gpt-4.1-mini", client),
+                      tools=[function_tool(f) for f in desk_tools(desk)])
+        hooks = BudgetGuard(Budget(**ROOMY)).hooks()
+        with pytest.raises(BudgetStop) as stop:
+            Runner.run_sync(agent, PROMPT, hooks=hooks)
+    assert stop.value.stop is StopReason.REPEATED_CALL
+    assert srv.count == 3 and hooks.account.tool_calls == 2 and desk.calls == 2

@@ -86,12 +86,14 @@ def test_each_count_limit_stops_before_the_crossing_request(script, budget, stop
     assert out.served == served
 
 
-def test_tool_calls_of_one_reply_stop_before_the_one_past_the_limit():
+def test_tool_calls_of_one_reply_that_would_pass_the_limit_stop_before_any_runs():
     script = lambda c: Reply(tool_calls=[call("get_order", order_id=f"ord_{i}") for i in (1001, 1004, 9999)]) \
         if c.n == 1 else Reply(text="ok")
     out = run(script, Budget(max_tool_calls=2, **ROOMY))
-    assert out.stop.stop is StopReason.MAX_TOOL_CALLS
-    assert out.desk.calls == 2 and out.served == 1
+    assert out.stop.stop is StopReason.MAX_TOOL_CALLS and out.stop.observed == 3
+    assert out.desk.calls == 0 and out.served == 1       # none runs: none is cancelled half-way
+    ok = run(script, Budget(max_tool_calls=4, **ROOMY))   # three fit: all run, then the answer
+    assert ok.stop is None and ok.desk.calls == 3
 
 
 def test_token_cap_with_reserve_stops_before_the_request_that_could_cross_it():

@@ -185,6 +185,14 @@ class Accountant:
         self.tool_calls += 1
         return fp
 
+    def project_tool_calls(self, n: int) -> None:
+        """A reply asks for ``n`` tool calls, which a framework may run concurrently: stop before any of them runs
+        when together they would pass the limit (the framework would otherwise cancel calls already running)."""
+        b = self.budget
+        if n > 1 and self.tool_calls + n > b.max_tool_calls:
+            self._raise(StopReason.MAX_TOOL_CALLS, b.max_tool_calls, self.tool_calls + n,
+                        f"the reply asks for {n} tool calls")
+
     def tool_returned(self, name: str, result: Any, seconds: float) -> None:
         self.charge_time(seconds)
         if is_error_result(result):

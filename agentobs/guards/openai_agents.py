@@ -99,6 +99,8 @@ class BudgetHooks(RunHooks[Any]):
             input_tokens=u.input_tokens if reported else None, output_tokens=u.output_tokens if reported else None,
             seconds=time.monotonic() - started, model=name, provider="openai", estimated_input=tin,
             cache_read_tokens=getattr(idt, "cached_tokens", None), reasoning_tokens=getattr(odt, "reasoning_tokens", None))
+        self.account.project_tool_calls(sum(1 for item in getattr(response, "output", None) or ()
+                                            if getattr(item, "type", None) == "function_call"))
         if self.inner is not None:
             await self.inner.on_llm_end(context, agent, response)
 

@@ -125,6 +125,9 @@ class BudgetGuard(AbstractCapability[Any]):
             cache_read_tokens=getattr(usage, "cache_read_tokens", None),
             cache_creation_tokens=getattr(usage, "cache_write_tokens", None),
             reasoning_tokens=details.get("reasoning_tokens") if isinstance(details, dict) else None)
+        tools = {t.name for t in getattr(request_context.model_request_parameters, "function_tools", None) or ()}
+        acct.project_tool_calls(sum(1 for p in getattr(response, "parts", ()) or ()
+                                    if getattr(p, "part_kind", None) == "tool-call" and p.tool_name in tools))
         return response
 
     # -- tool calls -----------------------------------------------------------------------------

@@ -131,7 +131,8 @@ def summary(figures: list[Figure]) -> str:
     for label in ("pydantic-ai", "openai-agents"):
         k = f"{label}: guard overhead per checked call"
         if k in m:
-            parts.append(f"{label}: {m[k]:.0f} µs per checked call ({m[f'{label}: guarded / plain (per run)']:.2f} ×)")
+            r = m[f"{label}: guarded / plain (per run)"]
+            parts.append(f"{label}: {m[k]:.0f} µs per checked call ({r:.2f} ×)")
     return ("The guard adds " + "; ".join(parts) + ", against model calls that take hundreds of milliseconds.\n"
             if parts else "")
 

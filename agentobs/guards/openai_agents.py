@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import json
 import time
 from typing import Any
@@ -98,7 +99,8 @@ class BudgetHooks(RunHooks[Any]):
         self.account.model_returned(
             input_tokens=u.input_tokens if reported else None, output_tokens=u.output_tokens if reported else None,
             seconds=time.monotonic() - started, model=name, provider="openai", estimated_input=tin,
-            cache_read_tokens=getattr(idt, "cached_tokens", None), reasoning_tokens=getattr(odt, "reasoning_tokens", None))
+            cache_read_tokens=getattr(idt, "cached_tokens", None),
+            reasoning_tokens=getattr(odt, "reasoning_tokens", None))
         self.account.project_tool_calls(sum(1 for item in getattr(response, "output", None) or ()
                                             if getattr(item, "type", None) == "function_call"))
         if self.inner is not None:
@@ -212,7 +214,8 @@ class BudgetGuard:
         cap = self.budget.max_output_tokens
         current = rc.model_settings.max_tokens if rc.model_settings is not None else None
         if current is None or current > cap:
-            rc = _replace(rc, model_settings=(rc.model_settings or ModelSettings()).resolve(ModelSettings(max_tokens=cap)))
+            settings = (rc.model_settings or ModelSettings()).resolve(ModelSettings(max_tokens=cap))
+            rc = _replace(rc, model_settings=settings)
         hooks = self.hooks(model=run_model, inner=kwargs.pop("hooks", None))
         acct = hooks.account
         acct.require_price(*_model_of(agent, run_model))
@@ -275,5 +278,4 @@ class _Ending:
 
 
 def _replace(rc: RunConfig, **changes: Any) -> RunConfig:
-    import dataclasses
     return dataclasses.replace(rc, **changes)

@@ -10,6 +10,8 @@ import pandas as pd
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..analysis import html as html_report
+from ..analysis.emit import KINDS as EMIT_KINDS
+from ..analysis.emit import emit as emit_caps
 from ..analysis.jaeger import shown
 from ..analysis.report import Options, Report, analyze
 from ..analysis.sources import expand, load_sources, total_bytes
@@ -132,10 +134,18 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
 @click.command("caps")
 @common
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--emit", "emit_as", type=click.Choice(list(EMIT_KINDS)), default=None,
+              help="Print the caps as configuration to paste: an agentobs Budget, Pydantic AI UsageLimits, or "
+                   "OpenAI Agents max_turns with the agentobs guard.")
 def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float, margin: float,
-             segments: tuple[str, ...], jaeger_url: str | None, fmt: str) -> None:
+             segments: tuple[str, ...], jaeger_url: str | None, fmt: str, emit_as: str | None) -> None:
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
     r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url))
+    if emit_as:
+        e = emit_caps(r.caps, emit_as, target=target, margin=margin)
+        click.echo(json_text({"target": target, "margin": margin, **e.to_dict()}, indent=1) if fmt == "json"
+                   else e.text, nl=fmt == "json")
+        return
     if fmt == "json":
         click.echo(json_text({"target": target, "margin": margin, "percentile_method": "inverted_cdf",
                               "dimensions": {c.dimension: c.to_dict() for c in r.caps}}, indent=1))

@@ -1,8 +1,8 @@
 """The fast path of the OTLP loader: parsed Arrow tables in, flat span, event and link tables out.
 
-The nested resourceSpans/scopeSpans/spans lists are flattened with Arrow compute, attributes are
-scattered into one column per key (typed by the contract where it names the key), and the blocks of a
-file are unified and converted to pandas once. Every field is checked here, vectorized: an id that is
+The nested resourceSpans/scopeSpans/spans lists are flattened with Arrow compute and attributes are
+scattered into one column per key (typed by the contract where it names the key). Arrow in, Arrow out:
+the public loader (``otlp``) unifies the pieces and converts them to pandas once. Every field is checked here, vectorized: an id that is
 neither hex nor base64 of the right length, a timestamp or integer out of the 64-bit range, a span kind
 or status code outside its enumeration, text that is not UTF-8. A bad value costs its span (ids,
 timestamps) or only itself (the rest), and is counted in the data quality; it never costs the piece.
@@ -15,15 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._otlp_ids import normalize_ids
 from ._otlp_spelling import SPAN_KINDS, STATUS_CODES, Spelling
 from .quality import DataQuality
-from .schema import empty_events, empty_links, empty_spans
-from .spanset import SpanSet
 
 INT64_MAX = (1 << 63) - 1
 
@@ -442,71 +439,3 @@ def _links_arrow(links: pa.Array, trace_id: pa.Array, span_id: pa.Array, sp: Spe
         _bad(q, source, int((~ok).sum()), "a span link's trace or span id is not usable")
         t = t.filter(pa.array(ok))
     return t if t.num_rows else None
-
-
-# -- many pieces, one SpanSet ------------------------------------------------------------------------
-
-def frames(parts: list[Decoded], q: DataQuality) -> SpanSet:
-    """Unifies the pieces' column types, concatenates them and converts to pandas once."""
-    if not parts:
-        return SpanSet(quality=q)
-    spans = _unify([p.spans for p in parts])
-    events = _unify([p.events.drop_columns(["_owner"]) for p in parts if p.events is not None])
-    links = _unify([p.links.drop_columns(["_owner"]) for p in parts if p.links is not None])
-    return SpanSet(spans=table_to_frame(spans) if spans is not None else empty_spans(),
-                   events=table_to_frame(events) if events is not None else empty_events(),
-                   links=table_to_frame(links) if links is not None else empty_links(), quality=q)
-
-
-def _unify(tables: list[pa.Table]) -> pa.Table | None:
-    if not tables:
-        return None
-    if len(tables) == 1:
-        return tables[0]
-    types: dict[str, set[pa.DataType]] = {}
-    for t in tables:
-        for fld in t.schema:
-            types.setdefault(fld.name, set()).add(fld.type)
-    target: dict[str, pa.DataType] = {}
-    for name, ts in types.items():
-        if len(ts) == 1:
-            continue
-        if all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in ts):
-            target[name] = pa.float64()
-        elif not any(pa.types.is_dictionary(t) for t in ts):
-            target[name] = pa.string()
-    fixed = []
-    for t in tables:
-        for name, typ in target.items():
-            if name in t.column_names and t.schema.field(name).type != typ:
-                col = t.column(name)
-                if pa.types.is_list(col.type):
-                    col = pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
-                t = t.set_column(t.column_names.index(name), name, col.cast(typ))
-        fixed.append(t)
-    return pa.concat_tables(fixed, promote_options="default")
-
-
-def table_to_frame(t: pa.Table) -> pd.DataFrame:
-    def mapper(typ: pa.DataType) -> Any:
-        if pa.types.is_integer(typ) and typ != pa.int8():
-            return pd.Int64Dtype()
-        if pa.types.is_floating(typ):
-            return pd.Float64Dtype()
-        if pa.types.is_boolean(typ):
-            return pd.BooleanDtype()
-        if pa.types.is_list(typ):
-            return pd.ArrowDtype(typ)
-        if pa.types.is_string(typ) or pa.types.is_large_string(typ):
-            return pd.StringDtype("pyarrow")
-        return None
-    df = t.to_pandas(types_mapper=mapper, self_destruct=True, split_blocks=True)
-    for c in ("kind", "status_code"):
-        if c in df.columns:
-            df[c] = df[c].astype("int8")
-    for c in ("start_ns", "end_ns"):
-        if c in df.columns:
-            df[c] = df[c].astype("Int64")
-    if "source" in df.columns:
-        df["source"] = df["source"].astype("category")
-    return df

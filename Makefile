@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast test-full bench stack-up stack-down clean
+.PHONY: demo test test-fast test-full bench stack-up stack-down clean dialect-fixtures
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ test-full: $(VENV)/.dev-installed
 
 bench: $(VENV)/.dev-installed
 	$(BIN)/python -m bench.run
+
+# regenerate the span-dialect fixtures (a venv per framework under ~/.cache/agentobs/dialects); DIALECTS=name... for some
+dialect-fixtures: $(VENV)/.installed
+	$(BIN)/python tests/dialects/generate.py $(DIALECTS)
 
 stack-up:
 	scripts/stack.sh up

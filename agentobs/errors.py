@@ -10,13 +10,19 @@
     │   ├── CheckpointLeased        another worker holds the task's lease, or took it over from this one
     │   └── CheckpointNotFound      no checkpoint for that task id
     ├── ReplayError                 a recorded run is unreadable or ran out of replies
-    └── InputError                  user input (a file, a source, an argument) is unusable
+    ├── InputError                  user input (a file, a source, an argument) is unusable
+    └── BudgetExceeded              a guard stopped a framework's run (Pydantic AI, OpenAI Agents) before a
+                                    call: carries the stop reason, the limit and the observed value
 
-Domain outcomes (a budget ran out, a loop was stuck) are stop reasons, not exceptions.
+Domain outcomes (a budget ran out, a loop was stuck) are stop reasons, not exceptions, in our own kernel.
+A framework that is not ours can only be stopped by an exception: there ``BudgetExceeded`` carries the same
+closed stop reason (``agentobs.guards`` raises a subclass that is also the framework's own limit error).
 ``SimulatedCrash`` stands for the process dying: it derives from BaseException so no
 ``except Exception`` in the loop or in an observer can swallow it.
 """
 from __future__ import annotations
+
+from typing import Any
 
 
 class AgentobsError(Exception):
@@ -66,6 +72,21 @@ class ReplayError(AgentobsError):
 
 class InputError(AgentobsError):
     """A file, source or argument given by the user cannot be used."""
+
+
+class BudgetExceeded(AgentobsError):
+    """A guard stopped a run before the call that would cross a limit.
+
+    ``stop`` is the closed stop reason (an ``agentobs.StopReason``), ``limit`` the limit in force and
+    ``observed`` what the guard saw (for tokens and dollars: the spend so far plus the next call priced ahead).
+    """
+
+    def __init__(self, stop: Any, limit: float, observed: float, detail: str = ""):
+        what = f"{stop}: limit {limit:g}, observed {observed:g}"
+        super().__init__(f"{what} ({detail})" if detail else what)
+        self.stop = stop
+        self.limit = limit
+        self.observed = observed
 
 
 class SimulatedCrash(BaseException):

@@ -40,6 +40,7 @@ BENCHMARKS = [
     "bench.analysis_bench",
     "bench.export_bench",
     "bench.outage_bench",
+    "bench.guard_bench",
 ]
 
 

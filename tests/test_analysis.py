@@ -125,7 +125,7 @@ def test_report_outputs(population, tmp_path):
 
 
 def test_trace_command_prints_the_seed_trace_table(tmp_path):
-    from agentobs.cli.analysis_cmds import trace_rows
+    from agentobs.analysis.view import trace_view
     from agentobs.analysis.sources import load_sources
     from agentobs.domain.scenarios import SEED000
     path = tmp_path / "a.jsonl"
@@ -136,7 +136,7 @@ def test_trace_command_prints_the_seed_trace_table(tmp_path):
     tid = obs.trace_context().split("-")[1]
     res = CliRunner().invoke(cli, ["trace", tid, str(path)])
     assert res.exit_code == 0, res.output
-    rows = trace_rows(load_sources([str(path)]).spans)
+    rows = [[c.text for c in r] for r in trace_view(load_sources([str(path)]).spans, tid).rows]
     assert [(r[2], r[3], r[4]) for r in rows] == [
         ("invoke_agent support-agent", "0.0", "10.0"), ("agentobs.step", "0.0", "1.5"),
         ("chat support-policy", "0.0", "1.5"), ("agentobs.step", "1.5", "3.4"), ("chat support-policy", "1.5", "3.0"),

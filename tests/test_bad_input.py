@@ -90,11 +90,13 @@ def test_cli_report_shows_the_data_quality_section(bad_folder, tmp_path):
     assert res.exit_code == 0 and "duplicate_span" in (tmp_path / "r.html").read_text()
 
 
-def test_only_bad_input_gives_an_empty_report_not_an_error(tmp_path):
+def test_only_bad_input_is_an_error_naming_the_problem(tmp_path):
     (tmp_path / "empty.jsonl").write_text("")
     res = CliRunner().invoke(cli, ["report", str(tmp_path / "empty.jsonl"), "--format", "json"])
-    assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    assert res.exit_code == 2, res.output
+    assert "no usable run" in res.output and "empty_file" in res.output
+    # the library still returns the (empty) report with its data quality
+    data = analyze([str(tmp_path / "empty.jsonl")]).to_dict()
     assert data["overview"]["runs"] == 0 and data["data_quality"]["issues"][0]["kind"] == "empty_file"
 
 

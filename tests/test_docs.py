@@ -2,7 +2,7 @@
 from pathlib import Path
 
 import agentobs
-from agentobs.analysis.schema import RUN_COLUMNS
+from agentobs.analysis.schema import RUN_COLUMNS, markdown_table
 from agentobs.telemetry import semconv as sc
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -18,8 +18,9 @@ def test_every_attribute_and_metric_is_in_the_telemetry_reference():
         assert f"`{name}`" in text, name
 
 
-def test_every_runs_column_is_in_the_analysis_reference():
+def test_the_runs_columns_table_is_generated_from_the_schema():
     text = (DOCS / "analysis.md").read_text()
+    assert markdown_table() in text, "regenerate it: python -m agentobs.analysis.schema"
     for col in RUN_COLUMNS:
         assert f"`{col}`" in text, col
 

@@ -80,10 +80,9 @@ def _matches(value: float, printed: str) -> bool:
 # -- the tau2 runs ---------------------------------------------------------------------------------------
 
 @needs_tau2
-def test_tau2_imports_cleanly_and_fast(tau2):
-    spanset, elapsed = tau2
+def test_tau2_imports_cleanly(tau2):
+    spanset, _ = tau2
     df = spanset.spans
-    assert elapsed < 2.0, f"280 runs took {elapsed:.2f} s"
     assert not spanset.quality.issues and spanset.quality.files == 8
     roots = df[df["parent_span_id"].isna()]
     assert len(roots) == 280 and roots["trace_id"].is_unique

@@ -1,8 +1,8 @@
 """The fast path of the OTLP loader: parsed Arrow tables in, flat span, event and link tables out.
 
-The nested resourceSpans/scopeSpans/spans lists are flattened with Arrow compute, attributes are
-scattered into one column per key (typed by the contract where it names the key), and the blocks of a
-file are unified and converted to pandas once. Every field is checked here, vectorized: an id that is
+The nested resourceSpans/scopeSpans/spans lists are flattened with Arrow compute and attributes are
+scattered into one column per key (typed by the contract where it names the key). Arrow in, Arrow out:
+the public loader (``otlp``) unifies the pieces and converts them to pandas once. Every field is checked here, vectorized: an id that is
 neither hex nor base64 of the right length, a timestamp or integer out of the 64-bit range, a span kind
 or status code outside its enumeration, text that is not UTF-8. A bad value costs its span (ids,
 timestamps) or only itself (the rest), and is counted in the data quality; it never costs the piece.
@@ -10,19 +10,17 @@ timestamps) or only itself (the rest), and is counted in the data quality; it ne
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._otlp_ids import normalize_ids
 from ._otlp_spelling import SPAN_KINDS, STATUS_CODES, Spelling
 from .quality import DataQuality
-from .schema import empty_events, empty_links, empty_spans
-from .spanset import SpanSet
 
 INT64_MAX = (1 << 63) - 1
 
@@ -66,7 +64,7 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
     for name, col in pivot_attributes(pc.struct_field(spans, "attributes"), n, source, q, sp).items():
         cols[f"attr:{name}" if name in cols else name] = col
     events = _events_arrow(pc.struct_field(spans, "events"), trace_id, span_id, source, q, sp)
-    links = _links_arrow(pc.struct_field(spans, "links"), trace_id, span_id, sp)
+    links = _links_arrow(pc.struct_field(spans, "links"), trace_id, span_id, sp, q, source)
     out = Decoded(pa.table(cols), events, links)
     if not keep.all():
         _drop(out, keep, q, source, spans)
@@ -169,6 +167,16 @@ def _int_or_none(x: str | None) -> int | None:
         return None
     v = int(x)
     return v if -(1 << 63) <= v <= INT64_MAX else None
+
+
+def _finite(arr: pa.Array, q: DataQuality | None, source: str) -> pa.Array:
+    """Doubles without NaN and infinities (valid in OTLP, unusable as a measure): null and counted."""
+    ok = pc.is_finite(arr)
+    n_bad = (len(arr) - arr.null_count) - ok.true_count
+    if n_bad:
+        _bad(q, source, n_bad, "doubleValue: NaN or infinite")
+        return pc.if_else(ok, arr, pa.scalar(None, pa.float64()))
+    return arr
 
 
 def _bad(q: DataQuality | None, source: str, n: int, example: str) -> None:
@@ -276,13 +284,14 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
             converted[f] = (_ints(a, q, source, "intValue") if f == "intValue" else
                             _string_lists(a, q, source) if f == "arrayValue" else
                             _kvlist_text(a) if f == "kvlistValue" else
-                            _text(a, q, source, "attribute value") if f in ("stringValue", "bytesValue") else a)
+                            _text(a, q, source, "attribute value") if f in ("stringValue", "bytesValue") else
+                            _finite(a, q, source) if f == "doubleValue" else a)
         return converted[f]
 
     out: dict[str, pa.Array] = {}
     for k, name in enumerate(names):
         sel = order[bounds[k]:bounds[k + 1]]
-        if len(sel) == 0 or name is None:
+        if len(sel) == 0 or name is None or _is_content(name):
             continue
         present = [f for f, m in valid.items() if m[sel].any()]
         expected = ATTRIBUTE_TYPES.get(name)
@@ -300,6 +309,15 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
             col = _typed({f: pc.take(field(f), pa.array(sel)) for f in present}, name, expected, source, q)
             out[name] = pc.take(col, pa.array(local, mask=local < 0))
     return out
+
+
+_INDEXED = re.compile(r"\.\d+(\.|$)")
+
+
+def _is_content(key: str) -> bool:
+    """Message content spread over indexed keys (``llm.input_messages.3.message.content``): one column per
+    index would be thousands of columns the analysis never reads. The first completion's finish reason stays."""
+    return _INDEXED.search(key) is not None and not key.endswith("finish_reason")
 
 
 def _canonical_values(values: pa.Array, sp: Spelling) -> pa.Array:
@@ -435,7 +453,8 @@ def _events_arrow(events: pa.Array, trace_id: pa.Array, span_id: pa.Array, sourc
     return pa.table(cols)
 
 
-def _links_arrow(links: pa.Array, trace_id: pa.Array, span_id: pa.Array, sp: Spelling) -> pa.Table | None:
+def _links_arrow(links: pa.Array, trace_id: pa.Array, span_id: pa.Array, sp: Spelling, q: DataQuality,
+                 source: str) -> pa.Table | None:
     parent = pc.list_parent_indices(links)
     flat = pc.list_flatten(links)
     if len(flat) == 0:
@@ -446,73 +465,6 @@ def _links_arrow(links: pa.Array, trace_id: pa.Array, span_id: pa.Array, sp: Spe
                   "linked_trace_id": linked_trace, "linked_span_id": linked_span, "_owner": parent})
     ok = ~(bad_t | bad_s)
     if not ok.all():                  # a link to an unusable id links nothing
+        _bad(q, source, int((~ok).sum()), "a span link's trace or span id is not usable")
         t = t.filter(pa.array(ok))
     return t if t.num_rows else None
-
-
-# -- many pieces, one SpanSet ------------------------------------------------------------------------
-
-def frames(parts: list[Decoded], q: DataQuality) -> SpanSet:
-    """Unifies the pieces' column types, concatenates them and converts to pandas once."""
-    if not parts:
-        return SpanSet(quality=q)
-    spans = _unify([p.spans for p in parts])
-    events = _unify([p.events.drop_columns(["_owner"]) for p in parts if p.events is not None])
-    links = _unify([p.links.drop_columns(["_owner"]) for p in parts if p.links is not None])
-    return SpanSet(spans=table_to_frame(spans) if spans is not None else empty_spans(),
-                   events=table_to_frame(events) if events is not None else empty_events(),
-                   links=table_to_frame(links) if links is not None else empty_links(), quality=q)
-
-
-def _unify(tables: list[pa.Table]) -> pa.Table | None:
-    if not tables:
-        return None
-    if len(tables) == 1:
-        return tables[0]
-    types: dict[str, set[pa.DataType]] = {}
-    for t in tables:
-        for fld in t.schema:
-            types.setdefault(fld.name, set()).add(fld.type)
-    target: dict[str, pa.DataType] = {}
-    for name, ts in types.items():
-        if len(ts) == 1:
-            continue
-        if all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in ts):
-            target[name] = pa.float64()
-        elif not any(pa.types.is_dictionary(t) for t in ts):
-            target[name] = pa.string()
-    fixed = []
-    for t in tables:
-        for name, typ in target.items():
-            if name in t.column_names and t.schema.field(name).type != typ:
-                col = t.column(name)
-                if pa.types.is_list(col.type):
-                    col = pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
-                t = t.set_column(t.column_names.index(name), name, col.cast(typ))
-        fixed.append(t)
-    return pa.concat_tables(fixed, promote_options="default")
-
-
-def table_to_frame(t: pa.Table) -> pd.DataFrame:
-    def mapper(typ: pa.DataType) -> Any:
-        if pa.types.is_integer(typ) and typ != pa.int8():
-            return pd.Int64Dtype()
-        if pa.types.is_floating(typ):
-            return pd.Float64Dtype()
-        if pa.types.is_boolean(typ):
-            return pd.BooleanDtype()
-        if pa.types.is_list(typ):
-            return pd.ArrowDtype(typ)
-        if pa.types.is_string(typ) or pa.types.is_large_string(typ):
-            return pd.StringDtype("pyarrow")
-        return None
-    df = t.to_pandas(types_mapper=mapper, self_destruct=True, split_blocks=True)
-    for c in ("kind", "status_code"):
-        if c in df.columns:
-            df[c] = df[c].astype("int8")
-    for c in ("start_ns", "end_ns"):
-        if c in df.columns:
-            df[c] = df[c].astype("Int64")
-    if "source" in df.columns:
-        df["source"] = df["source"].astype("category")
-    return df

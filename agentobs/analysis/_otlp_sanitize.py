@@ -205,6 +205,8 @@ def _span(s: Any, bad: _Bad) -> dict[str, Any] | None:
         lt, ls = hex_id(_get(link, "traceId", "trace_id"), 16), hex_id(_get(link, "spanId", "span_id"), 8)
         if lt and ls:
             links.append({"traceId": lt, "spanId": ls})
+        else:
+            bad.value("span link", link)
     out["links"] = links
     st = s.get("status")
     if isinstance(st, dict):

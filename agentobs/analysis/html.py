@@ -6,7 +6,6 @@ labels are drawn as plain text (no mathtext, no control characters, shortened).
 from __future__ import annotations
 
 import base64
-import html
 import io
 import re
 import warnings
@@ -26,11 +25,6 @@ def _label(v: Any) -> str:
     """A value from the traces as a plot label: one line, no control characters, at most LABEL_CHARS."""
     s = _UNPRINTABLE.sub(" ", str(v))
     return s if len(s) <= LABEL_CHARS else s[: LABEL_CHARS - 1] + "…"
-
-
-def _esc(v: Any) -> str:
-    """``v`` as HTML text: escaped, control characters (invisible, or a parse error in HTML) made spaces."""
-    return html.escape(_UNPRINTABLE.sub(" ", str(v)))
 
 
 def _href(url: str | None) -> str | None:
@@ -146,86 +140,16 @@ def _labels(values: Any) -> list[str]:
     return out
 
 
-def _table(headers: list[str], rows: list[list[Any]]) -> str:
-    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _num(v: Any) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        return f"{v:,.6g}"
-    return _esc(f"{v:,}" if isinstance(v, int) else str(v))
+def _environment() -> Any:
+    import jinja2
+    env = jinja2.Environment(loader=jinja2.PackageLoader("agentobs.analysis", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["text"] = lambda v: _UNPRINTABLE.sub(" ", str(v))          # autoescape does the escaping
+    env.filters["href"] = _href
+    return env
 
 
 def render(report: Report) -> str:
-    e = _esc
-    ov = report.overview
-    imgs = plots(report)
-    sig_rows = []
-    for s in report.signatures:
-        links = []
-        for ex in report.examples.get(s.name, []):
-            label = e(ex.run_id)
-            href = _href(ex.link)
-            links.append(f'<a href="{e(href)}">{label}</a>' if href else label)
-        sig_rows.append([e(s.name), s.runs, f"{100 * s.share:.1f}%", s.failed, s.primary, e(s.looks_like),
-                         e(s.control), ", ".join(links)])
-    cap_rows = []
-    for c in report.caps:
-        p = c.percentiles.values
-        cap_rows.append([e(c.limit), c.successful_runs, _num(p["p50"]), _num(p["p90"]), _num(p["p95"]),
-                         _num(p["p99"]), _num(p["max"]), f"<b>{_num(c.recommended)}</b>",
-                         e("; ".join(f"{k}={_num(v)}" for k, v in c.worst_case.items() if v is not None)),
-                         e(" ".join(c.warnings))])
-    pct_rows = []
-    for m, d in report.percentiles.items():
-        for group in ("successful", "failed"):
-            g = d[group]
-            pct_rows.append([e(m), group, g["n"], _num(g["p50"]), _num(g["p90"]), _num(g["p95"]), _num(g["p99"]),
-                             _num(g["max"])])
-    q_rows = [[e(i.kind), i.count, e(i.source), e("; ".join(i.examples))] for i in report.quality.issues]
-    nd = report.derivation
-    figures = "".join(f'<figure><img id="plot-{k}" class="plot" alt="{k}" src="data:image/png;base64,{v}">'
-                      f"<figcaption>{e(k.replace('_', ' '))}</figcaption></figure>" for k, v in imgs.items())
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>agentobs report</title>
-<style>
-body{{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}}
-table{{border-collapse:collapse;margin:1em 0;font-size:14px}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}
-th{{background:#f3f3f3}}figure{{display:inline-block;margin:0 1em 1em 0}}img.plot{{max-width:560px}}
-.note{{color:#555;font-size:13px}}
-</style></head><body>
-<h1>agentobs report</h1>
-<p class="note">Generated {e(report.generated_at)} from {e(", ".join(report.sources))}. Percentiles are observed values
-(numpy <code>inverted_cdf</code>) with 95% bootstrap intervals in the JSON report. Target cut-off share
-{100 * report.options.target:g}%, margin {100 * report.options.margin:g}%.</p>
-<h2>Overview</h2>
-{_table(["runs", "spans", "successful", "failed", "unlabelled", "success rate"],
-        [[ov["runs"], ov["spans"], ov["successful"], ov["failed"], ov["unlabelled"],
-          "–" if ov["success_rate"] is None else f"{100 * ov['success_rate']:.1f}%"]])}
-<h2>Plots</h2>
-<div id="plots">{figures}</div>
-<h2>Failure signatures</h2>
-{_table(["signature", "runs", "share", "failed", "primary", "looks like", "control", "examples"], sig_rows)}
-<h2>Recommended caps</h2>
-{_table(["limit", "successful runs", "p50", "p90", "p95", "p99", "max", "recommended", "worst case under it",
-         "warnings"], cap_rows)}
-<h2>Percentiles, successful and failed runs</h2>
-{_table(["measure", "runs", "n", "p50", "p90", "p95", "p99", "max"], pct_rows)}
-<h2>Data quality</h2>
-{_table(["issue", "count", "source", "examples"], q_rows) if q_rows else "<p>No problems found in the input.</p>"}
-<h2>Not derived</h2>
-<p class="note">{e("; ".join([*(f"{k}: {v} runs" for k, v in nd.missing.items()), *nd.notes]) or "Everything was derived.")}</p>
-<script>
-window.addEventListener("load", function () {{
-  var imgs = document.querySelectorAll("img.plot"), ok = 0;
-  imgs.forEach(function (i) {{ if (i.complete && i.naturalWidth > 0) ok++; }});
-  document.body.setAttribute("data-plots", imgs.length);
-  document.body.setAttribute("data-plots-rendered", ok);
-}});
-</script>
-</body></html>
-"""
+    """The whole page: the report's view (the same sections as the terminal) and the plots."""
+    from .view import report_view
+    return _environment().get_template("report.html.j2").render(view=report_view(report), plots=plots(report))

@@ -81,23 +81,31 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str]]:
 
 
 def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: DataQuality) -> pd.DataFrame:
+    """Labels matched by run id, task id, conversation id, then by any segment's trace id.
+
+    A trace id names a run only when its trace holds that one run: a label keyed by the id of a trace
+    with several runs (two agents under one request) is ambiguous, counted, and not applied; key those
+    by run id instead.
+    """
     out = runs.copy()
     matched: set[str] = set()
     values = pd.Series(pd.NA, index=out.index, dtype="boolean")
-    for col in ("run_id", "task_id", "conversation_id", "trace_id"):
+    for col in ("run_id", "task_id", "conversation_id"):
         keys = out[col].astype("string")
         hit = keys.isin(list(labels)) & values.isna()
         values[hit] = [labels[k] for k in keys[hit]]
         matched |= set(keys[hit].dropna())
-    for i, ids in out["trace_ids"].items():          # any segment's trace id names the run
-        if pd.isna(values[i]):
-            hit = next((t for t in ids or [] if t in labels), None)
-            if hit is not None:
-                values[i] = labels[hit]
-                matched.add(hit)
+    ex = out["trace_ids"].explode().dropna().astype(str).rename("trace").reset_index()
+    ex["runs"] = ex["trace"].map(ex.drop_duplicates(["index", "trace"])["trace"].value_counts())
+    cand = ex[ex["trace"].isin(list(labels)) & values.reindex(ex["index"]).isna().to_numpy()]
+    ambiguous = set(cand.loc[cand["runs"] > 1, "trace"])
+    use = cand[cand["runs"] == 1].drop_duplicates("index")       # any segment's trace id names its run
+    values[use["index"].to_numpy()] = [labels[t] for t in use["trace"]]
+    matched |= set(use["trace"])
     out["success"] = values
     out.loc[values.notna(), "label_source"] = "labels_file"
-    unmatched = sorted(set(labels) - matched)
+    q.add("ambiguous_label", source, len(ambiguous), sorted(ambiguous)[0] if ambiguous else None)
+    unmatched = sorted(set(labels) - matched - ambiguous)
     q.add("unmatched_label", source, len(unmatched), unmatched[0] if unmatched else None)
     missing = out.loc[values.isna(), "run_id"]
     q.add("unlabelled_run", source, int(len(missing)), str(missing.iloc[0]) if len(missing) else None)
@@ -105,10 +113,11 @@ def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: Da
 
 
 def label_by_attribute(runs: pd.DataFrame, spans: pd.DataFrame, key: str, value: str) -> pd.DataFrame:
-    """success = the run's root span carries attribute ``key`` equal to ``value`` (compared as text)."""
+    """success = the run's root span (an agent invocation, a chain, or the trace root) carries attribute ``key``
+    equal to ``value`` (compared as text)."""
     if key not in spans.columns:
         raise InputError(f"no span carries the attribute {key!r}: check --success-attr KEY=VALUE")
-    roots = spans[spans["parent_span_id"].isna() & spans[key].notna()]
+    roots = spans[spans["_run_root"] & spans[key].notna()]
     got = roots.groupby("run_id")[key].last().astype(str).str.lower() == value.lower()
     out = runs.copy()
     mapped = out["run_id"].map(got)

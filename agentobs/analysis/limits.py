@@ -1,8 +1,8 @@
 """Percentiles of successful runs and the caps they recommend (seed 000, "Choosing limits").
 
 Percentiles are observed values: numpy's ``inverted_cdf`` method (an order statistic), so a
-p99 of steps is a step count some run really took. Confidence intervals come from a seeded
-bootstrap. A cap's cut-off share is exact: the share of successful runs whose value is
+p99 of steps is a step count some run really took. Confidence intervals come from the exact
+bootstrap distribution of that order statistic (``_bootstrap``). A cap's cut-off share is exact: the share of successful runs whose value is
 above the cap. The recommended cap is the smallest candidate whose cut-off share is at most
 the target, plus a stated margin.
 """
@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from ._bootstrap import exact_ci
 
 METHOD = "inverted_cdf"
 QUANTILES = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0.99}
@@ -43,58 +45,36 @@ DIMENSIONS = [
 BY_COLUMN = {d.column: d for d in DIMENSIONS}
 
 
+CI_METHOD = "exact_bootstrap"
+
+
 @dataclass
 class Percentiles:
     n: int
     values: dict[str, float | None]                  # p50 p90 p95 p99 max
     ci: dict[str, tuple[float, float] | None]        # 95% bootstrap interval per percentile
-    resamples: int
 
     def to_dict(self) -> dict[str, Any]:
         return {"n": self.n, **self.values, "ci95": {k: list(v) if v else None for k, v in self.ci.items()},
-                "bootstrap_resamples": self.resamples}
+                "ci_method": CI_METHOD if self.n >= 2 else None}
 
 
-MAX_ATOMS = 2000
-
-
-def _bootstrap(xs: np.ndarray, qs: np.ndarray, b: int, rng: np.random.Generator) -> np.ndarray:
-    """Bootstrap replicates of the inverted_cdf quantiles of sorted ``xs``: (b, len(qs)).
-
-    A resample is a multinomial draw over the distinct values, so the cost is b x distinct values, not
-    b x n. Data with more than MAX_ATOMS distinct values is grouped into MAX_ATOMS runs of equal size
-    first (each represented by its largest value): the interval is then exact to 1/MAX_ATOMS in rank.
-    """
-    n = len(xs)
-    vals, counts = np.unique(xs, return_counts=True)
-    if len(vals) > MAX_ATOMS:
-        edges = np.linspace(0, n, MAX_ATOMS + 1).astype(int)
-        vals, counts = xs[edges[1:] - 1], np.diff(edges)
-    draws = rng.multinomial(n, counts / n, size=b)
-    cum = np.cumsum(draws, axis=1)
-    ranks = np.clip(np.ceil(qs * n).astype(int), 1, n)
-    out = np.empty((b, len(qs)))
-    for j, rank in enumerate(ranks):
-        out[:, j] = vals[np.argmax(cum >= rank, axis=1)]
-    return out
-
-
-def percentiles(values: pd.Series | np.ndarray, *, seed: int = 0, resamples: int | None = None) -> Percentiles:
+def percentiles(values: pd.Series | np.ndarray, *, seed: int = 0) -> Percentiles:
+    """Observed percentiles (order statistics) with their 95% intervals from the exact bootstrap distribution
+    (``_bootstrap``: the limit of infinitely many resamples, deterministic; ``seed`` is kept for callers)."""
     x = pd.Series(values).dropna().to_numpy(dtype=float)
     n = len(x)
     if n == 0:
-        return Percentiles(0, {**{k: None for k in QUANTILES}, "max": None}, {k: None for k in QUANTILES}, 0)
+        return Percentiles(0, {**{k: None for k in QUANTILES}, "max": None}, {k: None for k in QUANTILES})
     qs = np.array(list(QUANTILES.values()))
     point = np.percentile(x, qs * 100, method=METHOD)
     vals: dict[str, float | None] = {k: float(v) for k, v in zip(QUANTILES, point)}
     vals["max"] = float(x.max())
-    b = resamples if resamples is not None else 1000
     ci: dict[str, tuple[float, float] | None] = {k: None for k in QUANTILES}
-    if n >= 2 and b > 0:
-        stats = _bootstrap(np.sort(x), qs, b, np.random.default_rng(seed))
-        lo, hi = np.percentile(stats, [2.5, 97.5], axis=0, method=METHOD)
+    if n >= 2:
+        lo, hi = exact_ci(np.sort(x), qs)
         ci = {k: (float(a), float(c)) for k, a, c in zip(QUANTILES, lo, hi)}
-    return Percentiles(n, vals, ci, b if n >= 2 else 0)
+    return Percentiles(n, vals, ci)
 
 
 @dataclass
@@ -131,10 +111,16 @@ def cutoff_table(values: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     return above / max(len(xs), 1)
 
 
+MAX_INTEGER_SPAN = 20_000     # integer columns over a wider range (tokens) get the sampled candidates
+
+
 def candidates_for(values: np.ndarray, integer: bool) -> np.ndarray:
-    if integer:
-        hi = int(values.max()) if len(values) else 0
-        return np.arange(max(int(values.min()) if len(values) else 0, 0), hi + 1, dtype=float)
+    """Candidate caps: every integer in range for counts (steps, calls); for wide ranges and real numbers,
+    the distinct values or 201 evenly spaced percentiles (bounded in size whatever the data)."""
+    lo = max(int(values.min()), 0) if len(values) else 0
+    hi = int(values.max()) if len(values) else 0
+    if integer and hi - lo <= MAX_INTEGER_SPAN:
+        return np.arange(lo, hi + 1, dtype=float)
     distinct = np.unique(values)
     if len(distinct) <= 200:
         return distinct
@@ -153,6 +139,8 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
         rec.warnings.append(f"no successful run has {dim.column}: no cap can be recommended")
         return rec
     cands = candidates_for(x, dim.integer)
+    if dim.integer:                  # the exact smallest cap within the target is a value some run took
+        cands = np.unique(np.append(cands, _smallest_within(x, target)))
     shares = cutoff_table(x, cands)
     rec.cutoff = {_fmt(c, dim.integer): float(s) for c, s in zip(cands, shares)}
     within = np.nonzero(shares <= target + 1e-12)[0]
@@ -168,6 +156,13 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
     if per_step:
         rec.worst_case = _tidy(worst_case(dim, rec.recommended, per_step))
     return rec
+
+
+def _smallest_within(x: np.ndarray, target: float) -> float:
+    """The smallest cap with at most ``target`` of the values above it: an order statistic."""
+    xs = np.sort(x)
+    allowed = int(math.floor(target * len(xs) + 1e-12 * len(xs)))
+    return float(xs[max(len(xs) - 1 - allowed, 0)])
 
 
 def worst_case(dim: Dimension, cap: float, per_step: dict[str, float]) -> dict[str, float | None]:
@@ -205,16 +200,28 @@ def recommend_all(runs: pd.DataFrame, *, target: float = 0.01, margin: float = 0
             for d in (dimensions or DIMENSIONS) if d.column in runs]
 
 
+SEGMENT_VALUES = 50           # segments beyond the 50 with most runs are pooled as "(other)"
+
+
 def segment_percentiles(runs: pd.DataFrame, by: str, columns: list[str], *, seed: int = 0
                         ) -> dict[str, dict[str, dict[str, Any]]]:
-    """Percentiles per segment value, successful and failed side by side."""
+    """Percentiles per segment value, successful and failed side by side.
+
+    Bounded whatever the data: at most ``SEGMENT_VALUES`` values (the others pooled).
+    """
     out: dict[str, dict[str, dict[str, Any]]] = {}
     if by not in runs:
         return out
-    for value, grp in runs.groupby(runs[by].astype("string").fillna("(none)"), sort=True):
+    values = runs[by].astype("string").fillna("(none)")
+    counts = values.value_counts()
+    if len(counts) > SEGMENT_VALUES:
+        keep = set(counts.sort_values(ascending=False, kind="stable").index[:SEGMENT_VALUES])
+        values = values.where(values.isin(keep), "(other)")
+    for value, grp in runs.groupby(values, sort=True):
         ok, bad = grp[grp["success"] == True], grp[grp["success"] == False]  # noqa: E712
         out[str(value)] = {c: {"successful": percentiles(ok[c], seed=seed).to_dict(),
-                               "failed": percentiles(bad[c], seed=seed).to_dict()} for c in columns if c in grp}
+                               "failed": percentiles(bad[c], seed=seed).to_dict()}
+                           for c in columns if c in grp}
     return out
 
 

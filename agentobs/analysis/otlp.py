@@ -12,17 +12,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import zlib
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import _otlp_read, remote
-from ._otlp_arrow import frames
+from ._otlp_arrow import Decoded
 from ._otlp_parse import Parsed, parse_piece
 from .input_limits import InputLimits, LINE_ENV, human
 from .quality import DataQuality
+from .schema import empty_events, empty_links, empty_spans
 from .spanset import SpanSet
 
 # -- entry points ----------------------------------------------------------------------------------
@@ -41,7 +46,7 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
     q = DataQuality(files=1)
     try:
         head = _otlp_read.head(p)
-    except (OSError, EOFError, _otlp_read.gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         q.add("unreadable", src, example=str(exc))
         return SpanSet(quality=q, sources=[src])
     if not _looks_like_json(head, src, q):
@@ -106,6 +111,74 @@ def _finish(out: Parsed, q: DataQuality, source: str) -> SpanSet:
     return ss
 
 
+# -- many pieces, one SpanSet ---------------------------------------------------------------------
+
+def frames(parts: list[Decoded], q: DataQuality) -> SpanSet:
+    """Unifies the pieces' column types, concatenates them and converts to pandas once."""
+    if not parts:
+        return SpanSet(quality=q)
+    spans = _unify([p.spans for p in parts])
+    events = _unify([p.events.drop_columns(["_owner"]) for p in parts if p.events is not None])
+    links = _unify([p.links.drop_columns(["_owner"]) for p in parts if p.links is not None])
+    return SpanSet(spans=table_to_frame(spans) if spans is not None else empty_spans(),
+                   events=table_to_frame(events) if events is not None else empty_events(),
+                   links=table_to_frame(links) if links is not None else empty_links(), quality=q)
+
+
+def _unify(tables: list[pa.Table]) -> pa.Table | None:
+    if not tables:
+        return None
+    if len(tables) == 1:
+        return tables[0]
+    types: dict[str, set[pa.DataType]] = {}
+    for t in tables:
+        for fld in t.schema:
+            types.setdefault(fld.name, set()).add(fld.type)
+    target: dict[str, pa.DataType] = {}
+    for name, ts in types.items():
+        if len(ts) == 1:
+            continue
+        if all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in ts):
+            target[name] = pa.float64()
+        elif not any(pa.types.is_dictionary(t) for t in ts):
+            target[name] = pa.string()
+    fixed = []
+    for t in tables:
+        for name, typ in target.items():
+            if name in t.column_names and t.schema.field(name).type != typ:
+                col = t.column(name)
+                if pa.types.is_list(col.type):
+                    col = pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
+                t = t.set_column(t.column_names.index(name), name, col.cast(typ))
+        fixed.append(t)
+    return pa.concat_tables(fixed, promote_options="default")
+
+
+def table_to_frame(t: pa.Table) -> pd.DataFrame:
+    def mapper(typ: pa.DataType) -> Any:
+        if pa.types.is_integer(typ) and typ != pa.int8():
+            return pd.Int64Dtype()
+        if pa.types.is_floating(typ):
+            return pd.Float64Dtype()
+        if pa.types.is_boolean(typ):
+            return pd.BooleanDtype()
+        if pa.types.is_list(typ):
+            return pd.ArrowDtype(typ)
+        if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+            return pd.StringDtype("pyarrow")
+        return None
+    df = t.to_pandas(types_mapper=mapper, self_destruct=True, split_blocks=True)
+    for c in ("kind", "status_code"):
+        if c in df.columns:
+            df[c] = df[c].astype("int8")
+    for c in ("start_ns", "end_ns"):
+        if c in df.columns:
+            df[c] = df[c].astype("Int64")
+    if "source" in df.columns:
+        df["source"] = df["source"].astype("category")
+    return df
+
+
 def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:
     """False (and the reason recorded) for an empty file or one that does not start like OTLP JSON."""
     stripped = head.lstrip()
@@ -123,7 +196,7 @@ def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:
 def check(spanset: SpanSet) -> SpanSet:
     """Vectorized structural checks: duplicates dropped, parent cycles dropped, negative durations,
     orphans and rootless traces counted."""
-    from .runs import span_keys
+    from .graph import in_cycle, span_keys
 
     df, q = spanset.spans, spanset.quality
     if df.empty:
@@ -155,12 +228,13 @@ def check(spanset: SpanSet) -> SpanSet:
             spanset.events = ev.drop_duplicates(["trace_id", "span_id", "name", "time_ns"]).reset_index(drop=True)
         if len(spanset.links):
             spanset.links = spanset.links.drop_duplicates().reset_index(drop=True)
-    cyclic = _in_cycle(keys.parent)
+    cyclic = in_cycle(keys.parent)
     if cyclic.any():
         count("parent_cycle", cyclic)
         df = df.loc[~cyclic].reset_index(drop=True)
         src = src[~cyclic]
         keys = span_keys(df)
+    _counts_not_negative(df, src, q)
     start = df["start_ns"].astype("float64").to_numpy()
     end = df["end_ns"].astype("float64").to_numpy()
     count("negative_duration", end < start)
@@ -176,19 +250,19 @@ def check(spanset: SpanSet) -> SpanSet:
     return spanset
 
 
-def _in_cycle(parent: np.ndarray) -> np.ndarray:
-    """Spans whose chain of parents never ends: in a cycle, or under one.
+# numeric attributes that count or cost something: a negative value is unusable (dropped, counted)
+_COUNTS = re.compile(r"(^|[._])(tokens?|token_count|usage|cost|cost_usd|steps|tool_calls|calls|attempts)($|[._])")
 
-    Pointer doubling: after k rounds ``anc`` is each span's ancestor 2^k levels up (-1 past the root), so
-    a span that still has one after 2^k > n levels is on an endless chain.
-    """
-    n = len(parent)
-    anc = parent.copy()
-    for _ in range(int(np.ceil(np.log2(max(n, 2)))) + 1):
-        if not (anc >= 0).any():
-            return np.zeros(n, dtype=bool)
-        anc = np.where(anc >= 0, anc[np.maximum(anc, 0)], -1)
-    return anc >= 0
+
+def _counts_not_negative(df: pd.DataFrame, src: np.ndarray, q: DataQuality) -> None:
+    for col in df.columns:
+        if "." not in col or not _COUNTS.search(col) or not pd.api.types.is_numeric_dtype(df[col].dtype):
+            continue
+        neg = (df[col] < 0).fillna(False).to_numpy(dtype=bool)
+        if neg.any():
+            for s_, n in pd.Series(src[neg]).value_counts().items():
+                q.add("bad_value", str(s_), int(n), example=f"{col}: {df[col][neg].iloc[0]} is negative")
+            df.loc[neg, col] = pd.NA
 
 
 __all__ = ["SpanSet", "check", "load_bytes", "load_file", "load_request"]

@@ -25,8 +25,10 @@ KINDS = {
     "duplicate_span": "the same trace id and span id appear more than once (later copies dropped)",
     "orphan_span": "a span's parent is not in the input",
     "missing_root": "a trace has no root span",
+    "unplaced_span": "a model or tool call belongs to no run (no agent above it, beside other runs)",
     "bad_run": "a transcript run could not be imported",
     "unmatched_label": "a label's run id matches no run",
+    "ambiguous_label": "a label keyed by a trace id whose trace holds several runs (key it by run id)",
     "unlabelled_run": "a run has no label in the labels file",
     "source_error": "a source (Jaeger, a folder) could not be queried",
 }
@@ -79,6 +81,16 @@ class DataQuality:
 
     def count(self, kind: str) -> int:
         return sum(i.count for i in self.issues if i.kind == kind)
+
+    def summary(self, limit: int = 3) -> str:
+        """The main problems in one line (the largest counts first), for an error message."""
+        if not self.issues:
+            return "the input holds no spans"
+        by_kind: dict[str, int] = {}
+        for i in self.issues:
+            by_kind[i.kind] = by_kind.get(i.kind, 0) + i.count
+        top = sorted(by_kind.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        return "; ".join(f"{n} x {kind} ({KINDS[kind]})" for kind, n in top)
 
     def to_dict(self) -> dict[str, Any]:
         return {"files": self.files, "lines": self.lines, "issues": [i.to_dict() for i in self.issues]}

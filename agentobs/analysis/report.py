@@ -12,7 +12,6 @@ from typing import Any, Callable, Iterable
 
 import pandas as pd
 
-from ..telemetry import semconv as sc
 from .jaeger import shown
 from .labels import apply_labels, label_by_attribute, read_labels
 from .limits import DIMENSIONS, CapRecommendation, percentiles, recommend_all, segment_percentiles
@@ -70,6 +69,7 @@ class Report:
     quality: DataQuality
     derivation: Derivation
     growth_series: dict[str, list[int]] = field(default_factory=dict)
+    spellings: dict[str, dict[str, int]] = field(default_factory=dict)   # per source: OTLP JSON spellings read
 
     def link(self, trace_id: str | None) -> str | None:
         base = self.options.jaeger_url
@@ -86,11 +86,12 @@ class Report:
                         "percentile_method": "inverted_cdf"},
             "overview": self.overview,
             "signatures": [{"name": s.name, "runs": s.runs, "share": round(s.share, 6), "failed": s.failed,
-                            "primary": s.primary, "looks_like": s.looks_like, "control": s.control, "seed": s.seed,
+                            "primary": s.primary, "looks_like": s.looks_like, "control": s.control, "reference": s.reference,
                             "examples": [e.__dict__ for e in self.examples.get(s.name, [])]} for s in self.signatures],
             "percentiles": self.percentiles,
             "segments": self.segments,
             "caps": [c.to_dict() for c in self.caps],
+            "read": {"dialects": self.derivation.dialects, "spellings": self.spellings},
             "data_quality": self.quality.to_dict(),
             "not_derived": {"columns": self.derivation.missing, "notes": self.derivation.notes},
         }
@@ -107,6 +108,7 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
     opt = options or Options()
     runs, spans, der = derive_runs(ss)
     q = ss.quality
+    _count_unplaced(spans, q)
     if opt.success_attr:
         runs = label_by_attribute(runs, spans, *opt.success_attr)
     if opt.labels:
@@ -126,6 +128,7 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
     report = Report(datetime.now(timezone.utc).isoformat(timespec="seconds"),
                     [shown(s) for s in sources] if sources else ss.sources, opt, runs, spans,
                     ss.events, _overview(runs, spans), sigs, examples, {}, {}, [], q, der)
+    report.spellings = {shown(k): v for k, v in ss.spellings.items()}
     for exs in examples.values():
         for e in exs:
             e.link = report.link(e.trace_id)
@@ -137,7 +140,7 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
         if by in runs.columns:
             seg_runs = runs
         elif by in spans.columns:
-            attr = spans[spans["parent_span_id"].isna()].groupby("run_id", observed=True)[by].last()
+            attr = spans[spans["_run_root"]].groupby("run_id", observed=True)[by].last()
             seg_runs = runs.assign(**{by: runs["run_id"].map(attr)})
         else:
             continue
@@ -145,6 +148,15 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
     report.caps = recommend_all(runs, target=opt.target, margin=opt.margin, seed=opt.seed)
     report.growth_series = _growth_series(runs, spans)
     return report
+
+
+def _count_unplaced(spans: pd.DataFrame, q: DataQuality) -> None:
+    """Model and tool calls that belong to no run (e.g. a model call beside two agents in one request)."""
+    if spans.empty or "_kind" not in spans.columns:
+        return
+    loose = spans["run_id"].isna() & spans["_kind"].isin(["chat", "tool"])
+    for source, n in spans.loc[loose, "source"].astype(str).value_counts().items():
+        q.add("unplaced_span", str(source), int(n))
 
 
 def _overview(runs: pd.DataFrame, spans: pd.DataFrame) -> dict[str, Any]:
@@ -165,11 +177,11 @@ def _overview(runs: pd.DataFrame, spans: pd.DataFrame) -> dict[str, Any]:
 def _growth_series(runs: pd.DataFrame, spans: pd.DataFrame, limit: int = 12) -> dict[str, list[int]]:
     """Input tokens per model call for context-growth runs (for the HTML plot)."""
     ids = runs.loc[runs["signatures"].map(lambda xs: "context_growth" in xs), "run_id"].head(limit).tolist()
-    if not ids or sc.USAGE_INPUT_TOKENS not in spans:
+    if not ids or "_input_tokens" not in spans:
         return {}
-    chats = spans[spans["run_id"].isin(ids) & (spans["_kind"] == "chat") & spans[sc.USAGE_INPUT_TOKENS].notna()]
+    chats = spans[spans["run_id"].isin(ids) & (spans["_kind"] == "chat") & spans["_input_tokens"].notna()]
     chats = chats.sort_values("start_ns")
-    return {str(r): [int(x) for x in g[sc.USAGE_INPUT_TOKENS]] for r, g in chats.groupby("run_id")}
+    return {str(r): [int(x) for x in g["_input_tokens"]] for r, g in chats.groupby("run_id", observed=True)}
 
 
 __all__ = ["DIMENSIONS", "Example", "Options", "Report", "analyze", "analyze_spans"]

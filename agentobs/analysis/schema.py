@@ -7,6 +7,8 @@ Empty input gives correctly typed empty frames.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 SPAN_BASE: dict[str, str] = {
@@ -18,58 +20,99 @@ EVENT_BASE: dict[str, str] = {"trace_id": "string", "span_id": "string", "name":
 LINK_BASE: dict[str, str] = {"trace_id": "string", "span_id": "string", "linked_trace_id": "string",
                              "linked_span_id": "string"}
 
-# derive_runs adds two columns to the spans frame: run_id (string) and _kind ("agent", "step", "chat",
-# "tool" or "other").
+# derive_runs adds to the spans frame: run_id (category), _kind ("agent", "step", "chat", "tool", "chain"
+# or "other") and _dialect (the dialect that classified the span).
 
-# One row per run. Documented in docs/analysis.md; keep in step with analysis.runs.
-RUN_COLUMNS: dict[str, str] = {
-    "run_id": "string",             # task id, conversation id or root trace id (first one present)
-    "trace_id": "string",           # trace of the last segment
-    "trace_ids": "object",          # every segment's trace id (a resumed run has several)
-    "task_id": "string",
-    "conversation_id": "string",
-    "service": "string",
-    "agent": "string",
-    "model": "string",
-    "source_kind": "string",        # "agentobs" | "genai" | "transcript"
-    "start": "datetime64[ns, UTC]",
-    "stop_reason": "string",        # agentobs stop reason; null when not recorded
-    "status": "string",             # stopped | suspended
-    "outcome": "string",            # completed | cannot_complete | escalated | null
-    "success": "boolean",           # the label used by the analysis
-    "label_source": "string",       # stop_reason | attribute | labels_file | transcript
-    "steps": "Int64",               # model calls
-    "model_calls": "Int64",
-    "tool_calls": "Int64",          # tool invocations, retries included when recorded
-    "input_tokens": "Int64",
-    "output_tokens": "Int64",
-    "tokens": "Int64",
-    "cost_usd": "Float64",
-    "active_s": "Float64",          # model + tool time (agentobs: the kernel's active time)
-    "wall_s": "Float64",            # first span start to last span end, over all segments
-    "max_identical_calls": "Int64",         # most times one (tool, arguments) fingerprint ran, whole run
-    "max_consecutive_identical": "Int64",   # longest run of back-to-back identical calls
-    "max_identical_since_progress": "Int64",
-    "longest_stall": "Int64",       # most consecutive steps without progress
-    "input_growth_per_step": "Float64",     # least-squares slope of input tokens over model calls
-    "max_input_tokens": "Int64",
-    "first_error": "string",        # "<span name>: <error type>" of the first failed model/tool span
-    "open_plan_steps": "Int64",
-    "unknown_outcome_writes": "Int64",
-    "retries": "Int64",
-    "tools_exhausted": "Int64",     # tool calls that failed after all retries
-    "approvals_denied": "Int64",
-    "final_refused": "Int64",       # 'completed' answers refused for open plan steps
-    "resumes": "Int64",
-    "resume_gap_s": "Float64",      # longest wait between a suspended segment and its resume
-    "write_first_after_resume": "boolean",
-    "memory_notes": "Int64",
-    "writes_ok": "Int64",           # writes that succeeded (agentobs traces; null when effects are unknown)
-    "adhoc_writes": "Int64",        # writes outside the plan
-    "spans": "Int64",
-    "signature": "string",          # primary failure signature (see analysis.signatures), null when none
-    "signatures": "object",         # every matching signature
-}
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the runs table: its name, dtype, the group it is computed with, and its meaning."""
+    name: str
+    dtype: str
+    group: str
+    meaning: str
+
+
+# One row per run. The columns table of docs/analysis.md is generated from this list
+# (``python -m agentobs.analysis.schema``) and a test keeps the two equal.
+COLUMNS: tuple[Column, ...] = (
+    Column("run_id", "string", "identity", "task id; else the trace id when the trace holds one run; else "
+           "`<trace id>:<span id>` of the run's root span"),
+    Column("trace_id", "string", "identity", "trace of the last segment"),
+    Column("trace_ids", "object", "identity", "every segment's trace id (a resumed run has several)"),
+    Column("task_id", "string", "identity", "`agentobs.task.id`"),
+    Column("conversation_id", "string", "identity", "`gen_ai.conversation.id`"),
+    Column("service", "string", "identity", "`service.name`"),
+    Column("agent", "string", "identity", "the run's main agent (its highest named agent invocation), else the "
+           "name of its root"),
+    Column("model", "string", "identity", "the run's request model, else its most frequent model call's"),
+    Column("source_kind", "string", "identity", "`agentobs` (our traces), `genai` (other instrumentations), "
+           "`transcript`"),
+    Column("dialect", "string", "identity", "the dialect(s) the run's spans were read in (`genai`, "
+           "`openinference`, `openllmetry`, `mlflow`, `langfuse`, `langsmith`, `names`; several joined by `+`)"),
+    Column("run_root", "string", "identity", "what the run is rooted at: `agent` (an agent invocation), `chain` "
+           "(a framework chain holding model calls, in a trace without agent spans), `trace` (the root of a trace "
+           "with model calls and neither)"),
+    Column("sub_agents", "Int64", "identity", "agent invocations in the run besides its main agent (sub-agents, "
+           "handoffs, agents used as tools)"),
+    Column("sub_agent_names", "object", "identity", "their names, in order"),
+    Column("start", "datetime64[ns, UTC]", "identity", "start of the first segment"),
+    Column("stop_reason", "string", "outcome", "agentobs stop reason (null when not recorded)"),
+    Column("status", "string", "outcome", "`stopped`, `suspended` or `aborted`"),
+    Column("outcome", "string", "outcome", "`completed`, `cannot_complete`, `escalated`"),
+    Column("success", "boolean", "outcome", "the label used (null: unknown, e.g. a suspended run)"),
+    Column("label_source", "string", "outcome", "`stop_reason`, `transcript`, `span_status`, `attribute`, "
+           "`labels_file`"),
+    Column("steps", "Int64", "counts", "steps (agentobs) or model calls"),
+    Column("model_calls", "Int64", "counts", "model calls, sub-agents' included"),
+    Column("tool_calls", "Int64", "counts", "tool invocations, retries included when recorded"),
+    Column("errors", "Int64", "counts", "model and tool calls that failed"),
+    Column("input_tokens", "Int64", "usage", "input tokens of the model calls (null when no call reported usage)"),
+    Column("output_tokens", "Int64", "usage", "output tokens of the model calls"),
+    Column("tokens", "Int64", "usage", "input + output tokens"),
+    Column("cache_read_tokens", "Int64", "usage", "input tokens read from a prompt cache (null when not recorded)"),
+    Column("cache_creation_tokens", "Int64", "usage", "input tokens written to a prompt cache (null when not "
+           "recorded)"),
+    Column("reasoning_tokens", "Int64", "usage", "output tokens spent reasoning (null when not recorded)"),
+    Column("cost_usd", "Float64", "usage", "dollars: recorded, or priced with genai-prices from model, provider "
+           "and tokens"),
+    Column("active_s", "Float64", "timing", "active seconds (agentobs: the kernel's; else the sum of model and tool "
+           "span durations)"),
+    Column("wall_s", "Float64", "timing", "first span start to last span end over all segments"),
+    Column("max_identical_calls", "Int64", "repeats", "most times one (tool, arguments) fingerprint ran in the run"),
+    Column("max_consecutive_identical", "Int64", "repeats", "longest run of back-to-back identical calls"),
+    Column("max_identical_since_progress", "Int64", "repeats", "most identical calls between two progress steps"),
+    Column("longest_stall", "Int64", "repeats", "most consecutive steps without progress (other traces: model calls "
+           "whose tool calls all repeated earlier ones)"),
+    Column("input_growth_per_step", "Float64", "growth", "least-squares slope of input tokens over model calls"),
+    Column("max_input_tokens", "Int64", "growth", "largest input of one model call"),
+    Column("first_error", "string", "errors", "`<span name>: <error type>` of the first failed model or tool span"),
+    Column("open_plan_steps", "Int64", "agentobs", "plan steps still pending at the end"),
+    Column("unknown_outcome_writes", "Int64", "agentobs", "writes whose outcome is unknown"),
+    Column("retries", "Int64", "agentobs", "tool retries (agentobs)"),
+    Column("tools_exhausted", "Int64", "agentobs", "tool calls that failed after every retry (agentobs)"),
+    Column("approvals_denied", "Int64", "agentobs", "denied approvals (agentobs)"),
+    Column("final_refused", "Int64", "agentobs", "`completed` answers refused for open plan steps (agentobs)"),
+    Column("resumes", "Int64", "segments", "segments after the first"),
+    Column("resume_gap_s", "Float64", "segments", "longest wait between a segment's end and the next one's start"),
+    Column("write_first_after_resume", "boolean", "segments", "a resume after more than 15 minutes ran a write "
+           "before any read"),
+    Column("memory_notes", "Int64", "agentobs", "remembered notes in the view"),
+    Column("writes_ok", "Int64", "agentobs", "writes that succeeded (agentobs)"),
+    Column("adhoc_writes", "Int64", "agentobs", "writes outside the plan (agentobs)"),
+    Column("spans", "Int64", "counts", "spans of the run"),
+    Column("signature", "string", "signatures", "the primary failure signature (null: none)"),
+    Column("signatures", "object", "signatures", "every matching signature"),
+)
+RUN_COLUMNS: dict[str, str] = {c.name: c.dtype for c in COLUMNS}
+
+
+def markdown_table() -> str:
+    """The columns table of docs/analysis.md."""
+    shown = {"object": "list", "datetime64[ns, UTC]": "datetime (UTC)"}
+    lines = ["| column | dtype | meaning |", "| --- | --- | --- |"]
+    lines += [f"| `{c.name}` | {shown.get(c.dtype, c.dtype)} | {c.meaning} |" for c in COLUMNS]
+    return "\n".join(lines)
 
 
 def typed_empty(schema: dict[str, str]) -> pd.DataFrame:
@@ -90,3 +133,7 @@ def empty_links() -> pd.DataFrame:
 
 def empty_runs() -> pd.DataFrame:
     return typed_empty(RUN_COLUMNS)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

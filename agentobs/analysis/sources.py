@@ -9,6 +9,7 @@ Files may also live in an object store or any fsspec filesystem (``s3://bucket/a
 from __future__ import annotations
 
 import glob
+import zlib
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -30,7 +31,7 @@ def expand(sources: Iterable[str]) -> list[str]:
         if remote.is_url(s):
             out.extend(remote.expand(s))
             continue
-        if any(ch in s for ch in "*?["):
+        if any(ch in s for ch in "*?[") and not Path(s).exists():    # a file may be named runs[1].jsonl
             hits = sorted(glob.glob(s, recursive=True))
             if not hits:
                 raise InputError(f"{s}: the pattern matches no file")
@@ -54,13 +55,13 @@ def sniff(path: Path | str) -> str:
     """'otlp', 'transcripts' or 'unknown', from the first bytes of the (decompressed) file."""
     try:
         raw = head(path, 8192)
-    except (OSError, EOFError):
+    except (OSError, EOFError, zlib.error):
         return "unknown"
     text = raw.lstrip()
     if text.startswith(b"["):
         return "transcripts"
     if text.startswith(b"{"):
-        if b'"resourceSpans"' in text:
+        if any(k in text for k in (b'"resourceSpans"', b'"resource_spans"')):
             return "otlp"
         if any(k in text for k in (b'"simulations"', b'"runs"', b'"messages"', b'"info"', b'"tasks"')):
             return "transcripts"

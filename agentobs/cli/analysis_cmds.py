@@ -10,13 +10,17 @@ import pandas as pd
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..analysis import html as html_report
+from ..analysis.emit import KINDS as EMIT_KINDS
+from ..analysis.emit import emit as emit_caps
 from ..analysis.jaeger import shown
 from ..analysis.report import Options, Report, analyze
 from ..analysis.sources import expand, load_sources, total_bytes
 from ..errors import InputError
 from .common import jaeger_url
-from .render import console, json_text, say, table
-from .safe_text import clean, csv_cell, http_url
+from ..analysis.view import report_view, trace_view
+from .render import console, json_text, say
+from .terminal import print_table, print_view
+from .safe_text import csv_cell, http_url
 
 LARGE_INPUT = 20 * 1024 * 1024
 
@@ -70,7 +74,10 @@ def _run(sources: tuple[str, ...], opt: Options) -> Report:
     if not sources:
         raise InputError("name at least one source: a traces file, a folder, a glob or a Jaeger URL")
     expand(sources)          # fail early, with one line, on a missing path
-    return _with_progress(sources, lambda progress: analyze(sources, opt, progress))
+    report = _with_progress(sources, lambda progress: analyze(sources, opt, progress))
+    if report.runs.empty:
+        raise InputError(f"no usable run in {', '.join(shown(s) for s in sources)}: {report.quality.summary()}")
+    return report
 
 
 def common(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -89,94 +96,11 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def print_report(r: Report) -> None:
-    ov = r.overview
-    rate = "–" if ov["success_rate"] is None else f"{100 * ov['success_rate']:.1f}%"
-    say((f"{ov['runs']} runs", "bold"), f" ({ov['spans']} spans) from {', '.join(map(clean, r.sources))}: "
-        f"{ov['successful']} successful, {ov['failed']} failed, {ov['unlabelled']} unlabelled; "
-        f"success rate {rate}")
-    console.print(table("Runs by stop reason", [("stop reason", "left"), ("runs", "right")],
-                        ov["by_stop_reason"].items()))
-    rows = []
-    for s in r.signatures:
-        ex = r.examples.get(s.name, [])
-        rows.append([s.name, s.runs, f"{100 * s.share:.1f}%", s.failed, s.primary, s.control,
-                     ", ".join(e.link or e.run_id for e in ex)])
-    console.print(table("Failure signatures", [("signature", "left"), ("runs", "right"), ("share", "right"),
-                                               ("failed", "right"), ("primary", "right"), ("control", "left"),
-                                               ("examples", "left")], rows))
-    if ov["without_signature_failed"]:
-        say(f"{ov['without_signature_failed']} failed runs match no signature (see their stop reasons).")
-    for name, exs in r.examples.items():
-        for e in exs[:1]:
-            if e.evidence:
-                say(f"  evidence for {clean(name)} in {clean(e.run_id)}: " + " | ".join(map(clean, e.evidence[:4])))
-    print_percentiles(r)
-    print_segments(r)
-    print_caps(r)
-    print_quality(r)
-
-
-def print_percentiles(r: Report) -> None:
-    rows = []
-    for m, d in r.percentiles.items():
-        for group in ("successful", "failed"):
-            g = d[group]
-            ci = g["ci95"].get("p99") if g["ci95"] else None
-            rows.append([m, group, g["n"], _f(g["p50"]), _f(g["p90"]), _f(g["p95"]), _f(g["p99"]), _f(g["max"]),
-                         f"[{_f(ci[0])}, {_f(ci[1])}]" if ci else "–"])
-    console.print(table("Percentiles (observed values, numpy inverted_cdf)",
-                        [("measure", "left"), ("runs", "left"), ("n", "right"), ("p50", "right"), ("p90", "right"),
-                         ("p95", "right"), ("p99", "right"), ("max", "right"), ("p99 95% CI", "left")], rows))
-
-
-def print_segments(r: Report) -> None:
-    for by, values in r.segments.items():
-        if len(values) < 2 and by in ("agent", "model"):
-            continue                       # one agent, one model: the overall table says it all
-        rows = []
-        for value, metrics in values.items():
-            ok, bad = metrics["steps"]["successful"], metrics["steps"]["failed"]
-            tok = metrics["tokens"]["successful"]
-            rows.append([value, ok["n"], bad["n"], _f(ok["p50"]), _f(ok["p95"]), _f(ok["max"]), _f(tok["p95"])])
-        console.print(table(f"Per {by}", [(by, "left"), ("successful", "right"), ("failed", "right"),
-                                          ("steps p50", "right"), ("steps p95", "right"), ("steps max", "right"),
-                                          ("tokens p95", "right")], rows))
+    print_view(report_view(r))
 
 
 def print_caps(r: Report) -> None:
-    rows = []
-    for c in r.caps:
-        p = c.percentiles.values
-        worst = ", ".join(f"{k} {_f(v)}" for k, v in c.worst_case.items() if v is not None)
-        rows.append([c.limit, c.successful_runs, _f(p["p50"]), _f(p["p99"]), _f(p["max"]), _f(c.base),
-                     _f(c.recommended), worst])
-    console.print(table(f"Recommended caps (smallest cap cutting off at most {100 * r.options.target:g}% of "
-                        f"successful runs, plus {100 * r.options.margin:g}%)",
-                        [("limit", "left"), ("successful", "right"), ("p50", "right"), ("p99", "right"),
-                         ("max", "right"), ("within target", "right"), ("recommended", "right"),
-                         ("worst case of a runaway under it", "left")], rows))
-    for w in dict.fromkeys(w for c in r.caps for w in c.warnings):
-        say(("warning:", "yellow"), " ", clean(w))
-
-
-def print_quality(r: Report) -> None:
-    if r.quality.issues:
-        console.print(table("Data quality", [("issue", "left"), ("count", "right"), ("source", "left"),
-                                             ("example", "left")],
-                            [[i.kind, i.count, i.source, i.examples[0] if i.examples else ""]
-                             for i in r.quality.issues]))
-    nd = r.derivation
-    if nd.missing or nd.notes:
-        say("Not derived: " + "; ".join([*(f"{clean(k)} for {v} runs" for k, v in nd.missing.items()),
-                                         *map(clean, nd.notes)]))
-
-
-def _f(v: Any) -> str:
-    if v is None or (isinstance(v, float) and pd.isna(v)):
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.6g}" if abs(v) < 1 else f"{v:,.6g}"
-    return str(v)
+    print_view(report_view(r), sections=("caps",))
 
 
 @click.command("report")
@@ -210,10 +134,18 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
 @click.command("caps")
 @common
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--emit", "emit_as", type=click.Choice(list(EMIT_KINDS)), default=None,
+              help="Print the caps as configuration to paste: an agentobs Budget, Pydantic AI UsageLimits, or "
+                   "OpenAI Agents max_turns with the agentobs guard.")
 def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float, margin: float,
-             segments: tuple[str, ...], jaeger_url: str | None, fmt: str) -> None:
+             segments: tuple[str, ...], jaeger_url: str | None, fmt: str, emit_as: str | None) -> None:
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
     r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url))
+    if emit_as:
+        e = emit_caps(r.caps, emit_as, target=target, margin=margin)
+        click.echo(json_text({"target": target, "margin": margin, **e.to_dict()}, indent=1) if fmt == "json"
+                   else e.text, nl=fmt == "json")
+        return
     if fmt == "json":
         click.echo(json_text({"target": target, "margin": margin, "percentile_method": "inverted_cdf",
                               "dimensions": {c.dimension: c.to_dict() for c in r.caps}}, indent=1))
@@ -265,40 +197,7 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
     t = spans[spans["trace_id"] == trace_id.lower()] if len(spans) else spans
     if t.empty:
         raise InputError(f"trace {trace_id} is not in {', '.join(shown(s) for s in sources)}")
-    console.print(table(f"trace {trace_id}", [("id", "right"), ("parent", "right"), ("span", "left"),
-                                              ("t0", "right"), ("t1", "right"), ("status", "left"),
-                                              ("details", "left")], trace_rows(t)))
+    print_table(trace_view(t, trace_id))
     base = _link_base(None)
     if base:
         say(f"Jaeger: {base}/trace/{trace_id}")
-
-
-def trace_rows(t: pd.DataFrame) -> list[list[Any]]:
-    from ..telemetry import semconv as sc
-    parent_of = dict(zip(t["span_id"], t["parent_span_id"]))
-
-    def depth(sid: str) -> int:
-        d, seen = 0, set()
-        while pd.notna(parent_of.get(sid)) and parent_of.get(sid) in parent_of and sid not in seen:
-            seen.add(sid)
-            sid, d = parent_of[sid], d + 1
-        return d
-    t = t.assign(_depth=[depth(s) for s in t["span_id"]])
-    t = t.sort_values(["start_ns", "_depth", "end_ns"], ascending=[True, True, False], kind="stable")
-    t = t.reset_index(drop=True)
-    idx = {sid: i for i, sid in enumerate(t["span_id"])}
-    t0 = int(t["start_ns"].min())
-    rows = []
-    for i, s in t.iterrows():
-        parent = idx.get(s["parent_span_id"]) if pd.notna(s["parent_span_id"]) else None
-        details = []
-        for key, label in ((sc.USAGE_INPUT_TOKENS, "tin"), (sc.USAGE_OUTPUT_TOKENS, "tout"),
-                           (sc.TOOL_RESULT_STATUS, "result"), (sc.STOP_REASON, "stop"), (sc.STEP_OUTCOME, "outcome")):
-            if key in t.columns and pd.notna(s[key]):
-                details.append(f"{label}={s[key]}")
-        status = {0: "unset", 1: "ok", 2: "error"}.get(int(s["status_code"]), "?")
-        if status == "error" and sc.ERROR_TYPE in t.columns and pd.notna(s[sc.ERROR_TYPE]):
-            status = f"error: {s[sc.ERROR_TYPE]}"
-        rows.append([i, "" if parent is None else parent, s["name"], f"{(s['start_ns'] - t0) / 1e9:.1f}",
-                     f"{(s['end_ns'] - t0) / 1e9:.1f}", status, " ".join(details)])
-    return rows

@@ -43,6 +43,9 @@ class Kernel:
         self.prices = prices if prices is not None else Prices()
         self.price_model = price_as or getattr(model, "name", "unknown")
         self.price_provider = None if price_as else getattr(model, "provider", None)
+        # tokens a model sends with every request besides the view (a provider adapter's system prompt and tool
+        # schemas), so that the token and dollar checks see the whole next input
+        self.overhead_tokens = int(getattr(model, "request_overhead_tokens", 0) or 0)
         self.checkpoints, self.approver, self.memory = checkpoints, approver, memory
         obs = ev.Observers(observers)
         self.observers = obs
@@ -148,7 +151,7 @@ class Kernel:
         sig = st.signature()                     # the signature after a step is the next step's "before"
         while stop is None:
             view = render(st, b)
-            tin_est = est_tokens(view)
+            tin_est = est_tokens(view) + self.overhead_tokens
             projected = None
             if b.max_usd is not None:
                 projected = self.prices.cost(self.price_model, self.price_provider, tin_est, b.reserve_tokens)

@@ -1,0 +1,193 @@
+"""What the provider adapters share: the protocol the model is told, tool schemas, reply and usage conversion,
+and the treatment of provider errors (timeouts, Retry-After).
+
+The kernel shows the model a JSON view of the task state and expects one proposal back: a plan, a tool
+call or a final answer. On a provider API all three are tool calls: the task's tools (each with an
+optional ``plan_step`` argument naming the plan step it carries out), ``agentobs_plan`` and
+``agentobs_final``. A plain text answer is taken as the final answer (or, when it is a JSON object with a
+``type``, as the proposal it spells).
+
+Errors: a timeout of the SDK becomes ``TimeoutError`` (the kernel stops with ``deadline``: the call was
+given the time left); a provider's ``Retry-After`` is waited inside the call, so the wait is charged to the
+run's active time, unless it reaches past the time left (then ``TimeoutError``); every other provider
+error goes to the kernel unchanged, which retries it under its budget (``max_attempts``, ``backoff_s``)
+and stops with ``model_error``. Tool arguments that are not a JSON object raise ``ProposalError``, retried
+the same way. The SDKs' own retries are switched off (``max_retries=0``): the kernel's policy is the only one.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any, Mapping, Sequence
+
+from ..errors import ConfigError, ProposalError
+from .. import ModelResponse, ToolSpec
+
+PLAN_TOOL, FINAL_TOOL = "agentobs_plan", "agentobs_final"
+OUTCOMES = ("completed", "cannot_complete", "escalated")
+MAX_RETRY_AFTER_S = 60.0
+
+SYSTEM_PROMPT = (
+    "You work inside a bounded agent runtime. Each turn you are shown the task state as JSON: the goal, the "
+    "plan with the status of each step, the facts learned so far, the last tool result and the budget that "
+    "remains. Answer with exactly one tool call:\n"
+    f"- {PLAN_TOOL}: propose the plan (a list of steps, each with an id, the tool it uses and the ids of the "
+    "steps it depends on) when there is none yet, or when the last result asks for a replan;\n"
+    "- one of the task's tools, with plan_step set to the id of the plan step it carries out;\n"
+    f"- {FINAL_TOOL}: finish, with outcome completed, cannot_complete or escalated and a short text for the "
+    "user. Finish as completed only when every plan step is done."
+)
+
+_ANY_OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSchema:
+    """A tool as a provider sees it: name, description and JSON schema of the arguments."""
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TokenUsage:
+    """A provider's usage block, normalized. ``input_tokens`` is the whole prompt, cached parts included."""
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int | None = None      # part of input_tokens served from the prompt cache
+    cache_creation_tokens: int | None = None  # part of input_tokens written to the prompt cache
+    reasoning_tokens: int | None = None       # part of output_tokens spent on reasoning
+
+
+@dataclass(frozen=True)
+class ProviderResponse(ModelResponse):
+    """A kernel ``ModelResponse`` with the provider's full usage block (cache and reasoning tokens)."""
+    usage: TokenUsage | None = None
+
+
+def response(reply: Any, *, latency: float, usage: TokenUsage | None, finish_reason: str | None,
+             model: str | None) -> ProviderResponse:
+    """The kernel's response (the one place that builds it). The measured latency is declared, so a simulated
+    clock advances by it too; without a usage block the kernel estimates the tokens."""
+    return ProviderResponse(reply=reply, latency_s=latency,
+                            input_tokens=usage.input_tokens if usage else None,
+                            output_tokens=usage.output_tokens if usage else None,
+                            finish_reason=finish_reason, response_model=model, usage=usage)
+
+
+def overhead_tokens(*parts: Any) -> int:
+    """Tokens a request sends besides the view (system prompt, tool schemas), at the kernel's 4 characters a
+    token: the kernel adds them to its estimate of the next input (``request_overhead_tokens``)."""
+    chars = sum(len(p) if isinstance(p, str) else len(json.dumps(p, separators=(",", ":"))) for p in parts)
+    return (chars + 3) // 4
+
+
+def tool_schemas(tools: Sequence[ToolSpec], schemas: Mapping[str, Mapping[str, Any]] | None = None
+                 ) -> list[ToolSchema]:
+    """The task's tools (with ``plan_step``) followed by the plan and final pseudo-tools."""
+    schemas = dict(schemas or {})
+    unknown = sorted(set(schemas) - {t.name for t in tools})
+    if unknown:
+        raise ConfigError(f"schemas given for tools that are not in tools=: {', '.join(unknown)}")
+    out = []
+    for t in tools:
+        if t.name in (PLAN_TOOL, FINAL_TOOL):
+            raise ConfigError(f"tool name {t.name!r} is reserved for the kernel's protocol")
+        params = json.loads(json.dumps(schemas.get(t.name, _ANY_OBJECT)))   # a deep copy we may extend
+        if params.get("type") != "object":
+            raise ConfigError(f"the schema of tool {t.name!r} must be a JSON schema of type 'object'")
+        props = params.setdefault("properties", {})
+        props.setdefault("plan_step", {"type": "string", "description": "id of the plan step this call carries out"})
+        out.append(ToolSchema(name=t.name, description=t.description or t.name, parameters=params))
+    out.append(ToolSchema(name=PLAN_TOOL, description="Propose the plan: the steps and their dependencies.",
+                          parameters={"type": "object", "required": ["steps"], "properties": {"steps": {
+                              "type": "array", "items": {"type": "object", "required": ["id", "tool"], "properties": {
+                                  "id": {"type": "string"}, "tool": {"type": "string"},
+                                  "depends_on": {"type": "array", "items": {"type": "string"}}}}}}}))
+    out.append(ToolSchema(name=FINAL_TOOL, description="Finish the task with an outcome and a text for the user.",
+                          parameters={"type": "object", "required": ["outcome", "text"], "properties": {
+                              "outcome": {"type": "string", "enum": list(OUTCOMES)}, "text": {"type": "string"}}}))
+    return out
+
+
+def arguments(raw: Any, tool: str) -> dict[str, Any]:
+    """A tool call's arguments as an object; anything else is a malformed call (``ProposalError``)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            raise ProposalError("malformed_tool_call", f"the arguments of {tool!r} are not valid JSON") from None
+    if not isinstance(raw, dict):
+        raise ProposalError("malformed_tool_call", f"the arguments of {tool!r} are not a JSON object")
+    return raw
+
+
+def tool_reply(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A provider tool call as the kernel's proposal."""
+    if name == PLAN_TOOL:
+        return {"type": "plan", "steps": args.get("steps")}
+    if name == FINAL_TOOL:
+        return {"type": "final", "outcome": args.get("outcome", "completed"), "text": args.get("text", "")}
+    args = dict(args)
+    step = args.pop("plan_step", None)
+    return {"type": "tool", "name": name, "args": args, "plan_step": step}
+
+
+def text_reply(text: str) -> dict[str, Any]:
+    """A text answer: the proposal it spells as JSON, or else the final answer."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            obj = json.loads(stripped)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and "type" in obj:
+            return obj
+    return {"type": "final", "outcome": "completed", "text": text}
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """Seconds from a provider error's ``retry-after-ms`` or ``Retry-After`` header (seconds or an HTTP date)."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            v = float(ms) / 1000
+            return v if math.isfinite(v) and v >= 0 else None
+        except ValueError:
+            pass
+    ra = headers.get("retry-after")
+    if ra is None:
+        return None
+    try:
+        v = float(ra)
+    except ValueError:
+        try:
+            v = parsedate_to_datetime(ra).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    return max(0.0, v) if math.isfinite(v) else None
+
+
+def failure(exc: BaseException, *, timeout_errors: tuple[type[BaseException], ...], timeout_s: float
+            ) -> tuple[BaseException, float]:
+    """What a failed provider call becomes: (the exception to raise, seconds to wait before raising it)."""
+    if isinstance(exc, timeout_errors):
+        return TimeoutError(f"the provider did not answer within the {timeout_s:.3g} s left"), 0.0
+    wait = retry_after_s(exc)
+    if wait is None:
+        return exc, 0.0
+    if wait >= timeout_s:
+        return TimeoutError(f"the provider asked to retry after {wait:.3g} s, past the {timeout_s:.3g} s left"), 0.0
+    return exc, min(wait, MAX_RETRY_AFTER_S)
+
+
+def check_timeout(timeout_s: float) -> float:
+    if not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s)):
+        raise ConfigError(f"timeout must be a finite number of seconds, got {timeout_s!r}")
+    return max(float(timeout_s), 0.001)

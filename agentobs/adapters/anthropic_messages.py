@@ -1,0 +1,116 @@
+"""A kernel model on the Anthropic Messages API (``pip install agentobs[anthropic]``)::
+
+    model = AnthropicMessagesModel("claude-haiku-4-5", tools=[...], schemas={...})
+    kernel = Kernel(model, toolbox, budget=Budget(max_usd=0.05), clock=RealClock())
+
+The request's view, output cap and time left become the user message, ``max_tokens`` and the request
+timeout; tool specs become ``tools`` with ``input_schema`` (one tool call per reply:
+``disable_parallel_tool_use``); the reply becomes a proposal. ``input_tokens`` given to the kernel is the
+whole prompt: the uncached part plus cache reads and cache writes, which ``ProviderResponse.usage`` keeps
+apart (with the thinking tokens when reported). ``propose`` (``anthropic.Anthropic``) and ``apropose``
+(``anthropic.AsyncAnthropic``) share every conversion.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Mapping, Sequence
+
+from .. import ModelRequest, ToolSpec
+from ..errors import ConfigError, ProposalError
+from . import _common as c
+
+try:
+    import anthropic
+except ImportError as exc:  # pragma: no cover - the extra is not installed
+    raise ImportError("the Anthropic adapter needs the anthropic SDK: pip install 'agentobs[anthropic]'") from exc
+
+
+class AnthropicMessagesModel:
+    """``Model`` for the kernel on Messages. ``name`` is the requested model (what prices are looked up by)."""
+
+    def __init__(self, model: str, *, tools: Sequence[ToolSpec] = (),
+                 schemas: Mapping[str, Mapping[str, Any]] | None = None, base_url: str | None = None,
+                 api_key: str | None = None, client: Any = None, async_client: Any = None,
+                 provider: str = "anthropic", system_prompt: str = c.SYSTEM_PROMPT):
+        if not isinstance(model, str) or not model:
+            raise ConfigError("AnthropicMessagesModel: model must be a non-empty model id")
+        self.name, self.provider, self.system_prompt = model, provider, system_prompt
+        self.tools = c.tool_schemas(tools, schemas)
+        self._wire_tools = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                            for t in self.tools]
+        self.request_overhead_tokens = c.overhead_tokens(self.system_prompt, self._wire_tools)
+        self._client_args = {"base_url": base_url, "api_key": api_key}
+        self._client = client.with_options(max_retries=0) if client is not None else None
+        self._aclient = async_client.with_options(max_retries=0) if async_client is not None else None
+
+    def propose(self, request: ModelRequest) -> c.ProviderResponse:
+        kwargs = self._kwargs(request)
+        started = time.monotonic()
+        try:
+            raw = self._sync().messages.create(**kwargs)
+        except anthropic.AnthropicError as exc:
+            err, wait = c.failure(exc, timeout_errors=(anthropic.APITimeoutError,), timeout_s=kwargs["timeout"])
+            if wait:
+                time.sleep(wait)
+            raise err from exc
+        return self._response(raw, time.monotonic() - started)
+
+    async def apropose(self, request: ModelRequest) -> c.ProviderResponse:
+        kwargs = self._kwargs(request)
+        started = time.monotonic()
+        try:
+            raw = await self._async().messages.create(**kwargs)
+        except anthropic.AnthropicError as exc:
+            err, wait = c.failure(exc, timeout_errors=(anthropic.APITimeoutError,), timeout_s=kwargs["timeout"])
+            if wait:
+                await asyncio.sleep(wait)
+            raise err from exc
+        return self._response(raw, time.monotonic() - started)
+
+    def _kwargs(self, request: ModelRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.name,
+            "system": self.system_prompt,
+            "messages": [{"role": "user", "content": request.view}],
+            "max_tokens": request.max_output_tokens,
+            "timeout": c.check_timeout(request.timeout_s),
+        }
+        if self._wire_tools:
+            kwargs["tools"] = self._wire_tools
+            kwargs["tool_choice"] = {"type": "auto", "disable_parallel_tool_use": True}
+        return kwargs
+
+    def _response(self, raw: Any, latency: float) -> c.ProviderResponse:
+        blocks = list(getattr(raw, "content", None) or [])
+        use = next((b for b in blocks if getattr(b, "type", None) == "tool_use"), None)
+        if use is not None:
+            reply = c.tool_reply(use.name, c.arguments(use.input, use.name))
+        else:
+            text = "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", None) == "text")
+            if not blocks:
+                raise ProposalError("malformed_reply", "the provider answered with no content")
+            reply = c.text_reply(text)
+        return c.response(reply, latency=latency, usage=_usage(getattr(raw, "usage", None)),
+                          finish_reason=getattr(raw, "stop_reason", None), model=getattr(raw, "model", None))
+
+    def _sync(self) -> Any:
+        if self._client is None:
+            self._client = anthropic.Anthropic(max_retries=0, **self._client_args)
+        return self._client
+
+    def _async(self) -> Any:
+        if self._aclient is None:
+            self._aclient = anthropic.AsyncAnthropic(max_retries=0, **self._client_args)
+        return self._aclient
+
+
+def _usage(u: Any) -> c.TokenUsage | None:
+    if u is None or getattr(u, "input_tokens", None) is None or getattr(u, "output_tokens", None) is None:
+        return None
+    read = getattr(u, "cache_read_input_tokens", None)
+    created = getattr(u, "cache_creation_input_tokens", None)
+    details = getattr(u, "output_tokens_details", None)
+    return c.TokenUsage(input_tokens=u.input_tokens + (read or 0) + (created or 0), output_tokens=u.output_tokens,
+                        cache_read_tokens=read, cache_creation_tokens=created,
+                        reasoning_tokens=getattr(details, "thinking_tokens", None) if details else None)

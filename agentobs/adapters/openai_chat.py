@@ -1,0 +1,133 @@
+"""A kernel model on the OpenAI Chat Completions API (``pip install agentobs[openai]``).
+
+Works with OpenAI and with any compatible server (vLLM, llama.cpp, Ollama, LiteLLM ...) through ``base_url``::
+
+    model = OpenAIChatModel("gpt-4.1-mini", tools=[ToolSpec("get_order", "read", "Read an order")],
+                            schemas={"get_order": {"type": "object", "properties": {"order_id": {"type": "string"}}}})
+    kernel = Kernel(model, toolbox, budget=Budget(max_usd=0.05), clock=RealClock())
+
+The request's view, output cap and time left become the messages, ``max_completion_tokens`` (or
+``max_tokens`` with ``token_param="max_tokens"`` for servers that only know the older name) and the
+request timeout; the reply becomes a proposal with the provider's usage (cached and reasoning tokens in
+``ProviderResponse.usage``), model id and finish reason. ``propose`` (sync, ``openai.OpenAI``) and
+``apropose`` (async, ``openai.AsyncOpenAI``) share every conversion.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Literal, Mapping, Sequence
+
+from .. import ModelRequest, ToolSpec
+from ..errors import ConfigError, ProposalError
+from . import _common as c
+
+try:
+    import openai
+except ImportError as exc:  # pragma: no cover - the extra is not installed
+    raise ImportError("the OpenAI adapter needs the openai SDK: pip install 'agentobs[openai]'") from exc
+
+TokenParam = Literal["max_completion_tokens", "max_tokens"]
+
+
+class OpenAIChatModel:
+    """``Model`` for the kernel on Chat Completions. ``name`` is the requested model (what prices are looked up
+    by); ``provider`` the genai-prices provider id (``openai`` unless the server serves another vendor's models)."""
+
+    def __init__(self, model: str, *, tools: Sequence[ToolSpec] = (),
+                 schemas: Mapping[str, Mapping[str, Any]] | None = None, base_url: str | None = None,
+                 api_key: str | None = None, client: Any = None, async_client: Any = None,
+                 provider: str = "openai", token_param: TokenParam = "max_completion_tokens",
+                 system_prompt: str = c.SYSTEM_PROMPT, extra_body: Mapping[str, Any] | None = None):
+        if not isinstance(model, str) or not model:
+            raise ConfigError("OpenAIChatModel: model must be a non-empty model id")
+        if token_param not in ("max_completion_tokens", "max_tokens"):
+            raise ConfigError(f"token_param must be 'max_completion_tokens' or 'max_tokens', got {token_param!r}")
+        self.name, self.provider, self.token_param = model, provider, token_param
+        self.system_prompt = system_prompt
+        self.extra_body = dict(extra_body or {})
+        self.tools = c.tool_schemas(tools, schemas)
+        self._wire_tools = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                              "parameters": t.parameters}} for t in self.tools]
+        self.request_overhead_tokens = c.overhead_tokens(self.system_prompt, self._wire_tools)
+        self._client_args = {"base_url": base_url, "api_key": api_key}
+        # the kernel's retry policy is the only one: the SDK's hidden retries are switched off
+        self._client = client.with_options(max_retries=0) if client is not None else None
+        self._aclient = async_client.with_options(max_retries=0) if async_client is not None else None
+
+    # -- the two entry points: only the transport differs -----------------------------------------
+
+    def propose(self, request: ModelRequest) -> c.ProviderResponse:
+        kwargs = self._kwargs(request)
+        started = time.monotonic()
+        try:
+            raw = self._sync().chat.completions.create(**kwargs)
+        except openai.OpenAIError as exc:
+            err, wait = c.failure(exc, timeout_errors=(openai.APITimeoutError,), timeout_s=kwargs["timeout"])
+            if wait:
+                time.sleep(wait)
+            raise err from exc
+        return self._response(raw, time.monotonic() - started)
+
+    async def apropose(self, request: ModelRequest) -> c.ProviderResponse:
+        kwargs = self._kwargs(request)
+        started = time.monotonic()
+        try:
+            raw = await self._async().chat.completions.create(**kwargs)
+        except openai.OpenAIError as exc:
+            err, wait = c.failure(exc, timeout_errors=(openai.APITimeoutError,), timeout_s=kwargs["timeout"])
+            if wait:
+                await asyncio.sleep(wait)
+            raise err from exc
+        return self._response(raw, time.monotonic() - started)
+
+    # -- conversion, shared ----------------------------------------------------------------------
+
+    def _kwargs(self, request: ModelRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.name,
+            "messages": [{"role": "system", "content": self.system_prompt},
+                         {"role": "user", "content": request.view}],
+            self.token_param: request.max_output_tokens,
+            "timeout": c.check_timeout(request.timeout_s),
+        }
+        if self._wire_tools:
+            kwargs["tools"] = self._wire_tools
+            kwargs["parallel_tool_calls"] = False
+        if self.extra_body:
+            kwargs["extra_body"] = self.extra_body
+        return kwargs
+
+    def _response(self, raw: Any, latency: float) -> c.ProviderResponse:
+        choice = raw.choices[0] if getattr(raw, "choices", None) else None
+        if choice is None:
+            raise ProposalError("malformed_reply", "the provider answered without a choice")
+        msg = choice.message
+        calls = getattr(msg, "tool_calls", None) or []
+        if calls:
+            fn = calls[0].function
+            reply = c.tool_reply(fn.name, c.arguments(fn.arguments, fn.name))
+        else:
+            reply = c.text_reply(msg.content or "")
+        usage = _usage(getattr(raw, "usage", None))
+        return c.response(reply, latency=latency, usage=usage, finish_reason=choice.finish_reason,
+                          model=getattr(raw, "model", None))
+
+    def _sync(self) -> Any:
+        if self._client is None:
+            self._client = openai.OpenAI(max_retries=0, **self._client_args)
+        return self._client
+
+    def _async(self) -> Any:
+        if self._aclient is None:
+            self._aclient = openai.AsyncOpenAI(max_retries=0, **self._client_args)
+        return self._aclient
+
+
+def _usage(u: Any) -> c.TokenUsage | None:
+    if u is None or getattr(u, "prompt_tokens", None) is None or getattr(u, "completion_tokens", None) is None:
+        return None
+    pd, cd = getattr(u, "prompt_tokens_details", None), getattr(u, "completion_tokens_details", None)
+    return c.TokenUsage(input_tokens=u.prompt_tokens, output_tokens=u.completion_tokens,
+                        cache_read_tokens=getattr(pd, "cached_tokens", None) if pd else None,
+                        reasoning_tokens=getattr(cd, "reasoning_tokens", None) if cd else None)

@@ -1,0 +1,140 @@
+"""Reading attribute columns of a span frame as Arrow arrays: text, numbers, values inside JSON text.
+
+The span frame's columns are Arrow-backed; reading them here stays in Arrow (no Python object per value), so
+classifying a million spans costs a few array operations per dialect.
+"""
+from __future__ import annotations
+
+import io
+import json
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+
+
+def column(df: pd.DataFrame, name: str) -> pa.Array | None:
+    """A span column as one Arrow array (text for lists: items joined by ","), or None when absent or empty."""
+    if name not in df.columns:
+        return None
+    s = df[name]
+    if not s.notna().any():
+        return None
+    arr = pa.array(s.array) if isinstance(s.dtype, (pd.ArrowDtype, pd.StringDtype)) else pa.array(s, from_pandas=True)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr
+
+
+def text(df: pd.DataFrame, names: Iterable[str]) -> pa.Array:
+    """The first of the columns present and non-null, as an Arrow string array (null when none)."""
+    parts = []
+    for name in names:
+        arr = column(df, name)
+        if arr is None:
+            continue
+        if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+            arr = pc.binary_join(pc.cast(arr, pa.list_(pa.string())), ",")
+        elif not pa.types.is_string(arr.type):
+            arr = pc.cast(arr, pa.string())
+        parts.append(arr)
+    if not parts:
+        return pa.nulls(len(df), pa.string())
+    return pc.coalesce(*parts) if len(parts) > 1 else parts[0]
+
+
+def num(df: pd.DataFrame, names: Iterable[str]) -> np.ndarray:
+    """The first of the columns present and non-null, as float64 (NaN when none)."""
+    out = np.full(len(df), np.nan)
+    for name in names:
+        arr = column(df, name)
+        if arr is None:
+            continue
+        if pa.types.is_string(arr.type):
+            v = pd.to_numeric(pd.Series(arr.to_pandas()), errors="coerce").to_numpy(dtype=float)
+        elif pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type) or pa.types.is_boolean(arr.type):
+            v = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+        else:
+            continue
+        out = np.where(np.isnan(out), v, out)
+    return out
+
+
+def lower(arr: pa.Array) -> pa.Array:
+    """Lower-cased text with surrounding quotes removed (MLflow writes '"AGENT"')."""
+    return pc.utf8_lower(pc.utf8_trim(pc.utf8_trim_whitespace(arr), '"'))
+
+
+def code_of(arr: pa.Array, mapping: dict[str, int], default: int) -> np.ndarray:
+    """Each value's code from ``mapping`` (after ``lower``), ``default`` for other values, -1 for nulls."""
+    keys = list(mapping)
+    idx = pc.index_in(lower(arr), value_set=pa.array(keys, pa.string())).to_numpy(zero_copy_only=False)
+    codes = np.array([mapping[k] for k in keys] + [default], dtype=np.int8)
+    out = codes[np.where(np.isnan(idx), len(keys), np.nan_to_num(idx)).astype(np.int64)]
+    out[arr.is_null().to_numpy(zero_copy_only=False)] = -1
+    return out
+
+
+def has(df: pd.DataFrame, *names: str) -> bool:
+    return any(n in df.columns and df[n].notna().any() for n in names)
+
+
+def json_numbers(values: pa.Array, paths: dict[str, Iterable[tuple[str, ...]]]) -> dict[str, np.ndarray]:
+    """Numbers inside JSON object texts: for each output name, the first of its key paths that holds one.
+
+    The texts are parsed together by pyarrow (one pass, no Python loop); texts pyarrow refuses are
+    parsed one by one with ``json``. Missing or non-numeric values are NaN.
+    """
+    n = len(values)
+    out = {k: np.full(n, np.nan) for k in paths}
+    rows = np.nonzero(values.is_valid().to_numpy(zero_copy_only=False))[0]
+    if len(rows) == 0:
+        return out
+    texts = pc.take(values, pa.array(rows)).to_pylist()
+    objs = _parse_all(texts)
+    for name, candidates in paths.items():
+        got = np.full(len(rows), np.nan)
+        for path in candidates:
+            got = np.where(np.isnan(got), _extract(objs, path), got)
+        out[name][rows] = got
+    return out
+
+
+def _parse_all(texts: list[str]) -> pa.Table | list[object]:
+    joined = "\n".join(t.replace("\n", " ") for t in texts).encode()
+    try:
+        table = pj.read_json(io.BytesIO(joined), read_options=pj.ReadOptions(block_size=max(len(joined) + 1, 1 << 16)))
+        if table.num_rows == len(texts):
+            return table
+    except (pa.ArrowException, ValueError):
+        pass
+    out: list[object] = []
+    for t in texts:
+        try:
+            out.append(json.loads(t))
+        except (ValueError, RecursionError):
+            out.append(None)
+    return out
+
+
+def _extract(objs: pa.Table | list[object], path: tuple[str, ...]) -> np.ndarray:
+    if isinstance(objs, pa.Table):
+        if path[0] not in objs.column_names:
+            return np.full(objs.num_rows, np.nan)
+        arr = objs.column(path[0]).combine_chunks()
+        for key in path[1:]:
+            if not pa.types.is_struct(arr.type) or arr.type.get_field_index(key) < 0:
+                return np.full(objs.num_rows, np.nan)
+            arr = pc.struct_field(arr, key)
+        if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
+            return pd.to_numeric(pd.Series(arr.to_pylist(), dtype=object), errors="coerce").to_numpy(dtype=float)
+        return pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+    vals = []
+    for o in objs:
+        for key in path:
+            o = o.get(key) if isinstance(o, dict) else None
+        vals.append(float(o) if isinstance(o, (int, float)) and not isinstance(o, bool) else np.nan)
+    return np.array(vals, dtype=float)

@@ -1,0 +1,246 @@
+"""The report as readers see it: sections of tables and lines, built once, rendered by the terminal and HTML.
+
+``report_view(report)`` turns a ``Report`` into a ``ReportView`` (sections -> tables -> rows of ``Cell``s, plus
+lines of text); the terminal renderer (``agentobs/cli/terminal.py``) and the HTML renderer (``html.py``, a
+Jinja2 template) only lay it out. The JSON report is the data itself (``Report.to_dict``, schema in
+docs/report-schema.md). Every text in a cell is plain data: renderers escape it for their medium.
+``trace_view`` does the same for one trace's span tree (``agentobs trace``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..telemetry import semconv as sc
+from .graph import span_keys
+from .report import Report
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cell:
+    text: str
+    link: str | None = None          # an http(s) URL the renderer may make a link of
+    strong: bool = False
+    parts: tuple[Cell, ...] = ()     # several linked items in one cell (HTML shows each; ``text`` joins them)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Column:
+    name: str
+    align: str = "left"              # "left" | "right"
+    terminal: bool = True            # shown on the terminal (long prose columns are HTML only)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Table:
+    title: str
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    terminal: bool = True            # shown on the terminal (the overview table repeats its summary line)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Line:
+    text: str
+    level: str = "info"              # "info" | "warning"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Section:
+    key: str                         # stable id (HTML anchors, tests)
+    title: str
+    blocks: tuple[Table | Line, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportView:
+    summary: tuple[Line, ...]
+    sections: tuple[Section, ...]
+    generated_at: str
+    sources: tuple[str, ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def num(v: Any) -> str:
+    """A figure as shown: '–' for none, 6 significant digits, thousands separated from 1 up."""
+    if v is None or (isinstance(v, float) and (np.isnan(v) or np.isinf(v))) or v is pd.NA:
+        return "–"
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        return f"{v:.6g}" if abs(v) < 1 else f"{v:,.6g}"
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    return str(v)
+
+
+def _c(v: Any, **kw: Any) -> Cell:
+    return Cell(text=v if isinstance(v, str) else num(v), **kw)
+
+
+def _table(title: str, columns: list[tuple[str, str] | Column], rows: list[list[Any]], *,
+           terminal: bool = True) -> Table:
+    cols = tuple(c if isinstance(c, Column) else Column(name=c[0], align=c[1]) for c in columns)
+    return Table(title=title, columns=cols, terminal=terminal,
+                 rows=tuple(tuple(x if isinstance(x, Cell) else _c(x) for x in r) for r in rows))
+
+
+def report_view(r: Report) -> ReportView:
+    ov = r.overview
+    rate = "–" if ov["success_rate"] is None else f"{100 * ov['success_rate']:.1f}%"
+    summary = [Line(text=f"{ov['runs']:,} runs ({ov['spans']:,} spans) from {', '.join(r.sources)}: "
+                         f"{ov['successful']:,} successful, {ov['failed']:,} failed, {ov['unlabelled']:,} unlabelled; "
+                         f"success rate {rate}")]
+    read = _read_line(r)
+    if read:
+        summary.append(read)
+    sections = [
+        Section(key="overview", title="Overview", blocks=(_table("Runs", [
+            ("runs", "right"), ("spans", "right"), ("successful", "right"), ("failed", "right"),
+            ("unlabelled", "right"), ("success rate", "right")],
+            [[ov["runs"], ov["spans"], ov["successful"], ov["failed"], ov["unlabelled"], rate]], terminal=False),
+            _table("Runs by stop reason", [("stop reason", "left"), ("runs", "right")],
+                   [[str(k), v] for k, v in ov["by_stop_reason"].items()]))),
+        _signatures(r), _percentiles(r), *_segments(r), _caps(r), _quality(r)]
+    return ReportView(summary=tuple(summary), sections=tuple(s for s in sections if s.blocks),
+                      generated_at=r.generated_at, sources=tuple(r.sources),
+                      notes=(f"Target cut-off share {100 * r.options.target:g}%, margin {100 * r.options.margin:g}%.",
+                             "Percentiles are observed values (numpy inverted_cdf) with 95% intervals from the exact "
+                             "bootstrap in the JSON report."))
+
+
+def _read_line(r: Report) -> Line | None:
+    """What was read: the span dialects recognized, and the OTLP JSON spellings other than the canonical one."""
+    parts = [f"{n:,} spans in {d}" for d, n in sorted(r.derivation.dialects.items(), key=lambda kv: -kv[1])]
+    spellings = sorted({sp for per in r.spellings.values() for sp in per if sp != "canonical"})
+    if spellings:
+        parts.append("OTLP JSON with " + "; ".join(spellings))
+    return Line(text="Read: " + ", ".join(parts)) if parts else None
+
+
+def _signatures(r: Report) -> Section:
+    rows = []
+    for s in r.signatures:
+        ex = r.examples.get(s.name, [])
+        rows.append([s.name, s.runs, f"{100 * s.share:.1f}%", s.failed, s.primary, s.looks_like, s.control,
+                     Cell(text=", ".join(e.link or e.run_id for e in ex),
+                          parts=tuple(Cell(text=e.run_id, link=e.link) for e in ex))])
+    blocks: list[Table | Line] = [_table("Failure signatures", [
+        ("signature", "left"), ("runs", "right"), ("share", "right"), ("failed", "right"), ("primary", "right"),
+        Column(name="looks like", terminal=False), ("control", "left"), ("examples", "left")], rows)]
+    if r.overview["without_signature_failed"]:
+        blocks.append(Line(text=f"{r.overview['without_signature_failed']:,} failed runs match no signature "
+                                "(see their stop reasons)."))
+    for name, exs in r.examples.items():
+        for e in exs[:1]:
+            if e.evidence:
+                blocks.append(Line(text=f"evidence for {name} in {e.run_id}: " + " | ".join(e.evidence[:4])))
+    return Section(key="signatures", title="Failure signatures", blocks=tuple(blocks))
+
+
+def _percentiles(r: Report) -> Section:
+    rows = []
+    for m, d in r.percentiles.items():
+        for group in ("successful", "failed"):
+            g = d[group]
+            ci = g["ci95"].get("p99") if g["ci95"] else None
+            rows.append([m, group, g["n"], g["p50"], g["p90"], g["p95"], g["p99"], g["max"],
+                         f"[{num(ci[0])}, {num(ci[1])}]" if ci else "–"])
+    return Section(key="percentiles", title="Percentiles", blocks=(_table(
+        "Percentiles (observed values, numpy inverted_cdf)",
+        [("measure", "left"), ("runs", "left"), ("n", "right"), ("p50", "right"), ("p90", "right"),
+         ("p95", "right"), ("p99", "right"), ("max", "right"), ("p99 95% CI", "left")], rows),))
+
+
+def _segments(r: Report) -> list[Section]:
+    out = []
+    for by, values in r.segments.items():
+        if len(values) < 2 and by in ("agent", "model"):
+            continue                       # one agent, one model: the overall table says it all
+        rows = []
+        for value, metrics in values.items():
+            ok, bad = metrics["steps"]["successful"], metrics["steps"]["failed"]
+            tok = metrics["tokens"]["successful"]
+            rows.append([value, ok["n"], bad["n"], ok["p50"], ok["p95"], ok["max"], tok["p95"]])
+        out.append(Section(key=f"segment-{by}", title=f"Per {by}", blocks=(_table(f"Per {by}", [
+            (by, "left"), ("successful", "right"), ("failed", "right"), ("steps p50", "right"),
+            ("steps p95", "right"), ("steps max", "right"), ("tokens p95", "right")], rows),)))
+    return out
+
+
+def _caps(r: Report) -> Section:
+    rows = []
+    for c in r.caps:
+        p = c.percentiles.values
+        worst = ", ".join(f"{k} {num(v)}" for k, v in c.worst_case.items() if v is not None)
+        rows.append([c.limit, c.successful_runs, p["p50"], p["p90"], p["p95"], p["p99"], p["max"], c.base,
+                     Cell(text=num(c.recommended), strong=True), worst])
+    blocks: list[Table | Line] = [_table(
+        f"Recommended caps (smallest cap cutting off at most {100 * r.options.target:g}% of successful runs, "
+        f"plus {100 * r.options.margin:g}%)",
+        [("limit", "left"), ("successful", "right"), ("p50", "right"), Column(name="p90", align="right"),
+         Column(name="p95", align="right", terminal=False), ("p99", "right"), ("max", "right"),
+         ("within target", "right"), ("recommended", "right"), ("worst case of a runaway under it", "left")], rows)]
+    blocks += [Line(text=w, level="warning") for w in dict.fromkeys(w for c in r.caps for w in c.warnings)]
+    return Section(key="caps", title="Recommended caps", blocks=tuple(blocks))
+
+
+def _quality(r: Report) -> Section:
+    blocks: list[Table | Line] = []
+    if r.quality.issues:
+        blocks.append(_table("Data quality", [("issue", "left"), ("count", "right"), ("source", "left"),
+                                              ("example", "left")],
+                             [[i.kind, i.count, i.source, "; ".join(i.examples[:1])] for i in r.quality.issues]))
+    else:
+        blocks.append(Line(text="No problems found in the input."))
+    nd = r.derivation
+    if nd.missing or nd.notes:
+        blocks.append(Line(text="Not derived: " + "; ".join([*(f"{k} for {v:,} runs" for k, v in nd.missing.items()),
+                                                             *nd.notes])))
+    return Section(key="data-quality", title="Data quality", blocks=tuple(blocks))
+
+
+# -- one trace -------------------------------------------------------------------------------------------
+
+_DETAILS = ((sc.USAGE_INPUT_TOKENS, "tin"), (sc.USAGE_OUTPUT_TOKENS, "tout"), (sc.TOOL_RESULT_STATUS, "result"),
+            (sc.STOP_REASON, "stop"), (sc.STEP_OUTCOME, "outcome"))
+
+
+def trace_view(t: pd.DataFrame, trace_id: str) -> Table:
+    """One trace's spans as a tree table (start order, parents before children), as in the seed's trace table."""
+    t = t.reset_index(drop=True)
+    keys = span_keys(t)
+    depth = _depths(keys.parent)
+    order = pd.DataFrame({"start": t["start_ns"].astype("float64"), "depth": depth,
+                          "end": t["end_ns"].astype("float64")}).sort_values(
+        ["start", "depth", "end"], ascending=[True, True, False], kind="stable").index.to_numpy()
+    position = np.empty(len(t), dtype=np.int64)
+    position[order] = np.arange(len(t))
+    t0 = float(t["start_ns"].min())
+    rows = []
+    for i in order:
+        s = t.iloc[i]
+        parent = keys.parent[i]
+        details = [f"{label}={s[key]}" for key, label in _DETAILS if key in t.columns and pd.notna(s[key])]
+        status = {0: "unset", 1: "ok", 2: "error"}.get(int(s["status_code"]), "?")
+        if status == "error" and sc.ERROR_TYPE in t.columns and pd.notna(s[sc.ERROR_TYPE]):
+            status = f"error: {s[sc.ERROR_TYPE]}"
+        rows.append([str(position[i]), "" if parent < 0 else str(position[parent]), str(s["name"]),
+                     f"{(s['start_ns'] - t0) / 1e9:.1f}", f"{(s['end_ns'] - t0) / 1e9:.1f}", status, " ".join(details)])
+    return _table(f"trace {trace_id}", [("id", "right"), ("parent", "right"), ("span", "left"), ("t0", "right"),
+                                         ("t1", "right"), ("status", "left"), ("details", "left")], rows)
+
+
+def _depths(parent: np.ndarray) -> np.ndarray:
+    """Each span's number of ancestors in the input (vectorized; a cycle stops at the input's size)."""
+    depth = np.zeros(len(parent), dtype=np.int64)
+    cur = parent.copy()
+    for _ in range(len(parent)):
+        live = cur >= 0
+        if not live.any():
+            break
+        depth[live] += 1
+        cur = np.where(live, parent[np.maximum(cur, 0)], -1)
+    return depth

@@ -1,0 +1,71 @@
+"""Langfuse Python SDK (OTel-based) exporting to a receiver on 127.0.0.1 that poses as the Langfuse host.
+
+The SDK sends OTLP/HTTP protobuf to ``{host}/api/public/otel/v1/traces``; ``host`` is the receiver, the keys
+are dummies. The agent is a plain OpenAI-client tool loop: ``@observe(as_type="agent")`` on the agent,
+``as_type="tool"`` on the tools, and Langfuse's OpenAI integration (``langfuse.openai.OpenAI``) for the model
+calls (generations). The WSGI SERVER spans go to the same receiver through the global tracer provider.
+Shapes: plain, http, two_runs.
+"""
+from __future__ import annotations
+
+import os
+
+import common
+import openai_loop
+from common import PLAIN, HttpApp, Recorder, Script, ScriptedServer, prompt
+from receiver import OtlpReceiver
+
+NAME = "langfuse"
+PACKAGES = ("langfuse", "openai", "opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-http",
+            "opentelemetry-instrumentation-wsgi")
+
+
+def main() -> None:
+    common.quiet_environment()
+    with OtlpReceiver() as rcv:
+        os.environ.update({"LANGFUSE_HOST": rcv.endpoint, "LANGFUSE_BASE_URL": rcv.endpoint,
+                           "LANGFUSE_PUBLIC_KEY": "pk-lf-dummy", "LANGFUSE_SECRET_KEY": "sk-lf-dummy",
+                           "LANGFUSE_TIMEOUT": "5", "LANGFUSE_SAMPLE_RATE": "1.0"})
+        from opentelemetry import trace
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        app_provider = TracerProvider(resource=Resource.create({"service.name": f"dialect-{NAME}"}))
+        app_provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{rcv.endpoint}/v1/traces")))
+        trace.set_tracer_provider(app_provider)
+
+        from langfuse import Langfuse, observe
+        from langfuse.openai import OpenAI
+        lf = Langfuse(public_key="pk-lf-dummy", secret_key="sk-lf-dummy", host=rcv.endpoint, flush_at=1,
+                      flush_interval=0.1, timeout=5)
+
+        def flush() -> None:
+            app_provider.force_flush()
+            lf.flush()
+        rcv.use_flush(flush)
+        script = Script({**common.standard_script(), **common.shape_script()})
+        rec = Recorder(NAME, rcv, script, packages=PACKAGES,
+                       notes=("a plain OpenAI-client loop: a failing tool's error text goes back to the model",))
+        tools = {n: observe(name=n, as_type="tool")(f) for n, f in common.make_tools(rec).items()}
+
+        with ScriptedServer(script) as srv:
+            client = OpenAI(base_url=srv.base_url, api_key=common.DUMMY_KEY, max_retries=0, timeout=30)
+
+            @observe(name="assistant", as_type="agent")
+            def assistant(key: str) -> str:
+                return openai_loop.tool_loop(client, prompt(key), tools)
+
+            for key in PLAIN:
+                with rec.run(key, "plain"):
+                    assistant(key)
+            with HttpApp(rec, assistant, app_provider) as app:
+                app.get("/run", ["http"])
+                app.get("/two", ["two-a", "two-b"])
+        flush()
+        rec.write()
+        lf.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""The kernel's provider adapters, through the official SDKs against a scripted server on 127.0.0.1 (issue 13).
+
+The server plays the seed's support policy on the wire (tool calls for plans, task tools and final answers),
+answers with usage blocks (cached and reasoning tokens), 429 with Retry-After, 500, slow answers and
+malformed tool arguments; it counts every request, so a test sees that nothing went out past a limit.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+
+import pytest
+
+pytest.importorskip("openai")
+pytest.importorskip("anthropic")
+
+from providers import Call, ProviderServer, Reply, call  # noqa: E402
+
+from agentobs import Budget, Kernel, ModelRequest, Prices, RealClock, StopReason  # noqa: E402
+from agentobs.adapters.anthropic_messages import AnthropicMessagesModel  # noqa: E402
+from agentobs.adapters.openai_chat import OpenAIChatModel  # noqa: E402
+from agentobs.domain.policies import SupportPolicy  # noqa: E402
+from agentobs.domain.scenarios import new_state  # noqa: E402
+from agentobs.domain.support import CATALOG, FACTS, SupportDesk  # noqa: E402
+from agentobs.errors import ConfigError, ProposalError  # noqa: E402
+
+ROOMY = dict(max_tokens=100_000, max_output_tokens=300)
+SCHEMAS = {"get_order": {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}
+KINDS = ["openai", "anthropic"]
+
+
+def make(kind: str, srv: ProviderServer, model: str | None = None, **kw) -> OpenAIChatModel | AnthropicMessagesModel:
+    if kind == "openai":
+        return OpenAIChatModel(model or "gpt-4.1-mini", tools=list(CATALOG.values()), schemas=SCHEMAS,
+                               base_url=srv.openai_base_url, api_key="test", **kw)
+    return AnthropicMessagesModel(model or "claude-3-5-haiku-latest", tools=list(CATALOG.values()), schemas=SCHEMAS,
+                                  base_url=srv.base_url, api_key="test", **kw)
+
+
+def policy_on_the_wire(**extra) -> callable:
+    """The seed's support policy, reading the view the kernel sent, answering as a provider would."""
+    pol = SupportPolicy()
+
+    def script(c: Call) -> Reply:
+        r = pol.next(json.loads(c.last_user_text()))
+        if r["type"] == "plan":
+            return Reply(tool_calls=[call("agentobs_plan", steps=r["steps"])], **extra)
+        if r["type"] == "final":
+            return Reply(tool_calls=[call("agentobs_final", outcome=r["outcome"], text=r["text"])], **extra)
+        return Reply(tool_calls=[call(r["name"], **r["args"], plan_step=r["plan_step"])], **extra)
+    return script
+
+
+def kernel(model, budget: Budget, desk: SupportDesk | None = None, **kw) -> tuple[Kernel, SupportDesk]:
+    desk = desk or SupportDesk()
+    return Kernel(model, desk, budget=budget, facts=FACTS, clock=RealClock(), **kw), desk
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_seed_request_runs_to_done_through_the_sdk(kind):
+    with ProviderServer(policy_on_the_wire()) as srv:
+        k, desk = kernel(make(kind, srv), Budget(max_usd=0.05, **ROOMY))
+        st = k.run(new_state())
+    assert st.stop == "done" and st.answer == "Refund issued and confirmation sent."
+    assert desk.effects == [("refund", "ord_1001", 3000), ("email", "ord_1001")]
+    assert srv.count == st.step == 5
+    assert st.tokens == srv.tokens()                       # the provider's usage, not an estimate
+    assert st.cost_usd > 0 and st.unpriced_calls == 0
+    body = srv.log[0]["body"]
+    assert body["model"] == k.model.name
+    cap = body.get("max_completion_tokens", body.get("max_tokens"))
+    assert cap == 300
+    names = [t["function"]["name"] if "function" in t else t["name"] for t in body["tools"]]
+    assert names[-2:] == ["agentobs_plan", "agentobs_final"] and "get_order" in names
+    schema = next(t.get("input_schema") or t["function"]["parameters"] for t in body["tools"]
+                  if (t.get("name") or t.get("function", {}).get("name")) == "get_order")
+    assert schema["required"] == ["order_id"] and "plan_step" in schema["properties"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_usage_keeps_cache_and_reasoning_tokens_and_the_model_id(kind):
+    script = lambda c: Reply(tool_calls=[call("get_order", order_id="ord_1001", plan_step="s1")], input_tokens=900,
+                             cached_tokens=600, cache_creation_tokens=100 if kind == "anthropic" else None,
+                             reasoning_tokens=40, output_tokens=60, model="served-model-2026-01-01")
+    with ProviderServer(script) as srv:
+        m = make(kind, srv)
+        resp = m.propose(ModelRequest("{}", 300, 10.0))
+        aresp = asyncio.run(m.apropose(ModelRequest("{}", 300, 10.0)))
+    assert replace(resp, latency_s=0) == replace(aresp, latency_s=0)   # sync and async share every conversion
+    assert resp.reply == {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001"}, "plan_step": "s1"}
+    assert (resp.input_tokens, resp.output_tokens) == (900, 60)
+    assert resp.usage.cache_read_tokens == 600
+    assert resp.response_model == "served-model-2026-01-01"
+    assert resp.finish_reason in ("tool_calls", "tool_use")
+    if kind == "openai":
+        assert resp.usage.reasoning_tokens == 40
+    else:
+        assert resp.usage.cache_creation_tokens == 100
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_429_waits_its_retry_after_inside_the_run_then_succeeds(kind):
+    wire = policy_on_the_wire()
+    script = lambda c: Reply(status=429, retry_after="0.3") if c.n == 1 else wire(c)
+    with ProviderServer(script) as srv:
+        k, desk = kernel(make(kind, srv), Budget(**ROOMY))
+        st = k.run(new_state())
+    assert st.stop == "done"
+    assert srv.count == 6                       # one refused request, then the five of the run; no SDK retry
+    assert st.elapsed >= 0.3                    # the wait is charged to the run's active time
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_5xx_is_retried_by_the_kernel_policy_only_then_model_error(kind):
+    with ProviderServer(lambda c: Reply(status=500)) as srv:
+        k, _ = kernel(make(kind, srv), Budget(max_attempts=3, backoff_s=0.01, **ROOMY))
+        st = k.run(new_state())
+    assert st.stop == StopReason.MODEL_ERROR.value
+    assert srv.count == 3                       # the kernel's three attempts; the SDK's own retries are off
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_malformed_tool_arguments_follow_the_retry_policy(kind):
+    bad = "{not json" if kind == "openai" else "not an object"
+    with ProviderServer(lambda c: Reply(tool_calls=[("get_order", bad)])) as srv:
+        m = make(kind, srv)
+        with pytest.raises(ProposalError, match="malformed_tool_call"):
+            m.propose(ModelRequest("{}", 300, 10.0))
+        k, desk = kernel(m, Budget(max_attempts=2, backoff_s=0.01, **ROOMY))
+        st = k.run(new_state())
+    assert st.stop == StopReason.MODEL_ERROR.value and desk.calls == 0
+    assert srv.count == 1 + 2
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_slow_answer_is_cut_off_at_the_time_left(kind):
+    with ProviderServer(lambda c: Reply(text="late", delay_s=5.0)) as srv:
+        k, _ = kernel(make(kind, srv), Budget(deadline_s=0.4, **ROOMY))
+        st = k.run(new_state())
+    assert st.stop == StopReason.DEADLINE.value
+    assert srv.count == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_retry_after_past_the_deadline_ends_the_run_at_the_deadline_without_waiting(kind):
+    with ProviderServer(lambda c: Reply(status=429, retry_after="120")) as srv:
+        k, _ = kernel(make(kind, srv), Budget(deadline_s=5.0, **ROOMY))
+        st = k.run(new_state())
+    assert st.stop == StopReason.DEADLINE.value
+    assert srv.count == 1 and st.elapsed < 5.0 + 1e-9
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_dollar_budget_needs_a_price_and_stops_before_the_crossing_call(kind):
+    with ProviderServer(policy_on_the_wire()) as srv:
+        with pytest.raises(ConfigError, match="no price"):
+            kernel(make(kind, srv, model="my-local-model"), Budget(max_usd=0.01, **ROOMY))
+        assert srv.count == 0
+        k, _ = kernel(make(kind, srv, model="my-local-model"), Budget(max_usd=0.005, **ROOMY),
+                      prices=Prices({"my-local-model": (2.0, 8.0)}))
+        st = k.run(new_state())
+    assert st.stop == StopReason.MAX_USD.value
+    assert st.cost_usd <= 0.005           # the system prompt and tool schemas are priced ahead too
+    assert srv.count == st.step < 5
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_plain_text_answer_is_the_final_answer_and_json_text_is_a_proposal(kind):
+    with ProviderServer(lambda c: Reply(text="All done.") if c.n == 1 else
+                        Reply(text='{"type": "plan", "steps": []}')) as srv:
+        m = make(kind, srv)
+        first = m.propose(ModelRequest("{}", 300, 10.0)).reply
+        second = m.propose(ModelRequest("{}", 300, 10.0)).reply
+    assert first == {"type": "final", "outcome": "completed", "text": "All done."}
+    assert second == {"type": "plan", "steps": []}
+
+
+def test_bad_configuration_is_one_clear_error():
+    with pytest.raises(ConfigError, match="reserved"):
+        OpenAIChatModel("m", tools=[type(CATALOG["get_order"])("agentobs_final", "read")])
+    with pytest.raises(ConfigError, match="not in tools"):
+        OpenAIChatModel("m", tools=[CATALOG["get_order"]], schemas={"nope": {"type": "object"}})
+    with pytest.raises(ConfigError, match="token_param"):
+        OpenAIChatModel("m", token_param="max_output")
+    with pytest.raises(ConfigError, match="type 'object'"):
+        AnthropicMessagesModel("m", tools=[CATALOG["get_order"]], schemas={"get_order": {"type": "string"}})
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_token_cap_holds_with_the_system_prompt_and_tool_schemas_counted_ahead(kind):
+    with ProviderServer(policy_on_the_wire()) as srv:
+        k, _ = kernel(make(kind, srv), Budget(max_tokens=3000, max_output_tokens=300))
+        st = k.run(new_state())
+    assert st.stop == StopReason.MAX_TOKENS.value
+    assert srv.tokens() == st.tokens <= 3000
+    assert 1 <= srv.count == st.step < 5

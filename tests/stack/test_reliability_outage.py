@@ -581,7 +581,7 @@ def test_jaeger_outage_the_collector_retries_and_delivers_what_was_sent_meanwhil
     during = collector_counts(private.collector_telemetry)
     assert during["sent_jaeger"] == before["sent_jaeger"] and during["failed_jaeger"] == before["failed_jaeger"], during
     t_start = time.monotonic()
-    private.up()                                          # Jaeger again, with empty memory storage
+    private.up()                                          # Jaeger again (its Badger storage kept)
     t_up = time.monotonic()
     held, seen_at, _ = wait_jaeger_traces(private.jaeger, sent.traces, timeout=90, interval=0.5)
     found = sum(len(v) for v in held.values())

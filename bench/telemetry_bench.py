@@ -133,7 +133,7 @@ def pipeline() -> Pipeline:
 
 # -- (c) the SDK alone, creating the spans our observer creates for scenario A -------------------
 
-from agentobs.telemetry import semconv as sc  # noqa: E402  (constants only)
+from agentobs.contract import semconv as sc  # noqa: E402  (constants only)
 
 AGENT, MODEL, PROVIDER = "support-agent", "support-policy", "agentobs"
 S = 1_000_000_000

@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable
 
 import pandas as pd
 
-from ..telemetry import semconv as sc
+from ..contract import semconv as sc
 from .jaeger import shown
 from .labels import apply_labels, label_by_attribute, read_labels
 from .limits import DIMENSIONS, CapRecommendation, percentiles, recommend_all, segment_percentiles

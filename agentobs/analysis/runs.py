@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..telemetry import semconv as sc
+from ..contract import semconv as sc
 from .otlp import SpanSet
 from .schema import RUN_COLUMNS, empty_runs
 
@@ -341,7 +341,7 @@ def _call_costs(spans: pd.DataFrame, g: _Groups, chat: np.ndarray) -> np.ndarray
 
 def _price(chats: pd.DataFrame) -> np.ndarray:
     """Prices model calls that carry no cost (other instrumentations) with genai-prices, by model and tokens."""
-    from ..kernel.pricing import Prices
+    from ..contract.pricing import Prices
     prices = Prices()
     model = _s(chats, sc.REQUEST_MODEL)
     tin, tout = _f(chats, sc.USAGE_INPUT_TOKENS), _f(chats, sc.USAGE_OUTPUT_TOKENS)

@@ -274,7 +274,7 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
 
 
 def trace_rows(t: pd.DataFrame) -> list[list[Any]]:
-    from ..telemetry import semconv as sc
+    from ..contract import semconv as sc
     parent_of = dict(zip(t["span_id"], t["parent_span_id"]))
 
     def depth(sid: str) -> int:

@@ -25,7 +25,7 @@ class SupportPolicy:
         self.order, self.amount, self.latency, self.name = order, amount, latency, name
 
     def propose(self, request: ModelRequest) -> ModelResponse:
-        return ModelResponse(self.next(json.loads(request.view)), self.latency)
+        return ModelResponse(reply=self.next(json.loads(request.view)), latency_s=self.latency)
 
     def next(self, v: dict[str, Any]) -> dict[str, Any]:
         f, o, last = v["facts"], self.order, v.get("last_result") or {}

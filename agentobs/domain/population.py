@@ -67,7 +67,7 @@ class PopulationDesk(SupportDesk):
         if resp.latency_s is None or resp.result.get("code") == "timeout":
             return resp
         jitter = self.rng.uniform(0.8, 1.3)
-        return ToolResponse(resp.result, round(min(resp.latency_s * jitter, call.timeout_s), 3))
+        return ToolResponse(result=resp.result, latency_s=round(min(resp.latency_s * jitter, call.timeout_s), 3))
 
     def _search(self, call: ToolInvocation) -> ToolResponse:
         q = call.args["q"]
@@ -78,7 +78,7 @@ class PopulationDesk(SupportDesk):
             text = "No matching policy."           # the same empty answer, whatever the wording
         else:
             text = f"Policy on {q}: handled by the support team within 5 business days."
-        return ToolResponse({"status": "ok", "text": text}, min(secs, call.timeout_s))
+        return ToolResponse(result={"status": "ok", "text": text}, latency_s=min(secs, call.timeout_s))
 
 
 class PopulationPolicy:
@@ -100,7 +100,7 @@ class PopulationPolicy:
     def propose(self, request: ModelRequest) -> ModelResponse:
         self.calls += 1
         latency = round(self.latency * self.rng.lognormvariate(0.0, 0.25), 3)
-        return ModelResponse(self.next(json.loads(request.view)), latency)
+        return ModelResponse(reply=self.next(json.loads(request.view)), latency_s=latency)
 
     def _tool(self, name: str, step: str | None = None, **args: Any) -> dict[str, Any]:
         reply: dict[str, Any] = {"type": "tool", "name": name, "args": args}

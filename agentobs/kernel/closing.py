@@ -6,7 +6,8 @@ from plan statuses and the audit record of successful writes.
 from __future__ import annotations
 
 from .state import DONE, FAILED, PENDING, TaskState
-from .stops import ROUTES, Category, StopReason
+from ..contract.vocabulary import Category, StopReason
+from .stops import ROUTES
 
 
 def _done_writes(state: TaskState) -> list[str]:

@@ -2,13 +2,14 @@
 
 A call that cannot be priced returns ``None`` and is counted as unpriced, never as free.
 A dollar budget with a model that cannot be priced is refused before the run starts.
+``genai-prices`` is imported on the first lookup, so the contract imports without it.
 """
 from __future__ import annotations
 
 import math
 from datetime import datetime
 from functools import lru_cache
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..errors import ConfigError
 

@@ -9,8 +9,19 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .errors import (AgentobsError, ApprovalError, CheckpointConflict, CheckpointCorrupt, CheckpointError,
-                     CheckpointLeased, CheckpointNotFound, ConfigError, InputError, ReplayError, SimulatedCrash)
+from .errors import (
+    AgentobsError,
+    ApprovalError,
+    CheckpointConflict,
+    CheckpointCorrupt,
+    CheckpointError,
+    CheckpointLeased,
+    CheckpointNotFound,
+    ConfigError,
+    InputError,
+    ReplayError,
+    SimulatedCrash,
+)
 
 if TYPE_CHECKING:
     from .contract.events import Observer
@@ -30,7 +41,7 @@ if TYPE_CHECKING:
     from .kernel.replay import Recorder, Replayer
     from .kernel.state import HeldCall, PlanStep, TaskState
     from .kernel.stops import ROUTES
-    from .kernel.tools import FactPolicy, ToolInvocation, Toolbox, ToolResponse, ToolSpec
+    from .kernel.tools import FactPolicy, Toolbox, ToolInvocation, ToolResponse, ToolSpec
 
 __version__ = "0.1.0"
 

@@ -1,22 +1,25 @@
-"""``agentobs report | caps | runs | trace``: parse, call the analysis, render."""
+"""``agentobs report | caps | runs | trace``: parse, call the analysis, render.
+
+The analysis (pandas, pyarrow) is imported when a command runs, not when its ``--help`` is shown.
+"""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import click
-import pandas as pd
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..analysis import html as html_report
-from ..analysis.jaeger import shown
-from ..analysis.report import Options, Report, analyze
-from ..analysis.sources import expand, load_sources, total_bytes
 from ..errors import InputError
 from .common import jaeger_url
 from .render import console, json_text, say, table
 from .safe_text import clean, csv_cell, http_url
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..analysis.report import Options, Report
 
 LARGE_INPUT = 20 * 1024 * 1024
 
@@ -35,6 +38,9 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None] | None], Any]) -> Any:
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from ..analysis.sources import total_bytes
     size = total_bytes(sources)
     if size < LARGE_INPUT:
         return fn(None)
@@ -46,6 +52,7 @@ def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None]
 
 def _options(labels: Path | None, success_attr: str | None, target: float, margin: float,
              segments: tuple[str, ...], jaeger: str | None) -> Options:
+    from ..analysis.report import Options
     attr = None
     if success_attr:
         if "=" not in success_attr:
@@ -67,6 +74,8 @@ def _link_base(explicit: str | None) -> str | None:
 
 
 def _run(sources: tuple[str, ...], opt: Options) -> Report:
+    from ..analysis.report import analyze
+    from ..analysis.sources import expand
     if not sources:
         raise InputError("name at least one source: a traces file, a folder, a glob or a Jaeger URL")
     expand(sources)          # fail early, with one line, on a missing path
@@ -84,7 +93,8 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
                       help="Margin added to the smallest cap within the target (0.1 = 10%).")(fn)
     fn = click.option("--segment", "segments", multiple=True, metavar="ATTR",
                       help="Also give percentiles per value of this run column or root-span attribute.")(fn)
-    fn = click.option("--jaeger-url", default=None, help="Jaeger UI base URL for links (default AGENTOBS_JAEGER_URL).")(fn)
+    fn = click.option("--jaeger-url", default=None,
+                      help="Jaeger UI base URL for links (default AGENTOBS_JAEGER_URL).")(fn)
     return click.argument("sources", nargs=-1)(fn)
 
 
@@ -172,6 +182,7 @@ def print_quality(r: Report) -> None:
 
 
 def _f(v: Any) -> str:
+    import pandas as pd
     if v is None or (isinstance(v, float) and pd.isna(v)):
         return "–"
     if isinstance(v, float):
@@ -187,6 +198,7 @@ def _f(v: Any) -> str:
 def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float,
                margin: float, segments: tuple[str, ...], jaeger_url: str | None, fmt: str, out: Path | None) -> None:
     """Failure taxonomy, percentiles and recommended caps of the runs in SOURCES."""
+    from ..analysis import html as html_report
     r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url))
     if fmt == "json":
         text = json_text(r.to_dict(), indent=1)
@@ -243,6 +255,7 @@ def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
 def csv_text(df: pd.DataFrame) -> str:
     """The CSV of ``df``: RFC 4180 line ends (CRLF, so a value holding a CR or LF is quoted, not split), and text a
     spreadsheet would run as a formula prefixed with ``'``; numbers untouched."""
+    import pandas as pd
     out = df.copy()
     types = pd.api.types
     for c in out.columns:
@@ -258,6 +271,8 @@ def csv_text(df: pd.DataFrame) -> str:
 @click.argument("sources", nargs=-1)
 def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
     """The span tree of one trace, as in the seed's trace table."""
+    from ..analysis.jaeger import shown
+    from ..analysis.sources import load_sources
     if not sources:
         raise InputError("name the traces file, folder or Jaeger URL that holds the trace")
     ss = load_sources(sources)
@@ -274,8 +289,10 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
 
 
 def trace_rows(t: pd.DataFrame) -> list[list[Any]]:
+    import pandas as pd
+
     from ..contract import semconv as sc
-    parent_of = dict(zip(t["span_id"], t["parent_span_id"]))
+    parent_of = dict(zip(t["span_id"], t["parent_span_id"], strict=True))
 
     def depth(sid: str) -> int:
         d, seen = 0, set()

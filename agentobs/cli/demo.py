@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -17,8 +18,8 @@ from ..domain.scenarios import SEED000, SEED004, Result
 from ..telemetry import Telemetry, configure
 from .analysis_cmds import print_caps, write_atomic
 from .common import DEFAULT_OUT, jaeger_link, jaeger_url
-from .safe_text import http_url
 from .render import console, json_lines, say, table
+from .safe_text import http_url
 from .simulate import print_summary, run_population, write_manifest
 
 
@@ -36,7 +37,7 @@ def run_suite(tel: Telemetry, suite: dict[str, Any]) -> list[tuple[Result, str |
     return out
 
 
-def _rows(results: list[tuple[Result, str | None]], link: bool):
+def _rows(results: list[tuple[Result, str | None]], link: bool) -> Iterator[list[Any]]:
     for r, trace_id in results:
         st = r.state
         row = [r.name, st.stop, st.step, st.tool_calls, st.tokens, f"{st.elapsed:.1f}", _fmt_effects(r.desk.effects)]

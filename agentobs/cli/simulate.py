@@ -48,10 +48,8 @@ def print_summary(records: list[Record]) -> None:
     say(f"{s['runs']} runs, {s['successful']} successful (done and completed)")
     pat = Counter(r.pattern for r in records)
     stops = Counter(r.stop for r in records)
-    console.print(table("Injected patterns", [("pattern", "left"), ("runs", "right")],
-                        sorted(pat.items(), key=lambda kv: -kv[1])))
-    console.print(table("Stop reasons", [("stop", "left"), ("runs", "right")],
-                        sorted(stops.items(), key=lambda kv: -kv[1])))
+    console.print(table("Injected patterns", [("pattern", "left"), ("runs", "right")], pat.most_common()))
+    console.print(table("Stop reasons", [("stop", "left"), ("runs", "right")], stops.most_common()))
     console.print(table("Failure signatures the simulation recorded", [("signature", "left"), ("runs", "right")],
                         [(k, v) for k, v in s["signatures"].items()]))
 

@@ -15,8 +15,17 @@ from .digest import digest, digest_arguments
 from .events import Breach, Event, Limits, Observer, RunTotals, TokenUsage
 from .pricing import Prices
 from .retry import RetryPolicy
-from .vocabulary import (CATEGORY, SUSPENDING, Category, RunStatus, StopReason, ToolStatus, is_transient,
-                         result_status, status_of)
+from .vocabulary import (
+                         CATEGORY,
+                         SUSPENDING,
+                         Category,
+                         RunStatus,
+                         StopReason,
+                         ToolStatus,
+                         is_transient,
+                         result_status,
+                         status_of,
+)
 
 __all__ = [
     "Breach", "CATEGORY", "Category", "Event", "Limits", "Observer", "Prices", "RetryPolicy", "RunStatus", "RunTotals",

@@ -7,9 +7,9 @@ A dollar budget with a model that cannot be priced is refused before the run sta
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
-from collections.abc import Mapping
 
 from ..errors import ConfigError
 
@@ -53,6 +53,6 @@ def _genai_cost(model: str, provider: str | None, tin: int, tout: int, as_of: da
                           genai_request_timestamp=as_of)
     except LookupError:
         return None
-    except Exception:  # noqa: BLE001 - genai-prices raises plain errors for unknown models/providers
+    except Exception:
         return None
     return float(calc.total_price)

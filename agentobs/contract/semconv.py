@@ -43,6 +43,8 @@ TOOL_NAME = "gen_ai.tool.name"
 TOOL_CALL_ID = "gen_ai.tool.call.id"
 TOOL_TYPE = "gen_ai.tool.type"
 TOKEN_TYPE = "gen_ai.token.type"
+TOKEN_TYPE_INPUT, TOKEN_TYPE_OUTPUT = "input", "output"      # its values
+TOOL_TYPE_FUNCTION = "function"                              # the gen_ai.tool.type of every tool we run
 ERROR_TYPE = "error.type"
 # opt-in content (JSON strings), only when capture is on
 INPUT_MESSAGES = "gen_ai.input.messages"

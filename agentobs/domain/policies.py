@@ -103,7 +103,8 @@ def random_model(seed: int) -> FunctionModel:
     def fn(view: dict[str, Any], i: int) -> Any:
         r = rng.random()
         if r < 0.08:
-            return {"type": "final", "outcome": rng.choice(["completed", "cannot_complete", "escalated"]), "text": "done"}
+            return {"type": "final", "outcome": rng.choice(["completed", "cannot_complete", "escalated"]),
+                    "text": "done"}
         if r < 0.16:
             return {"type": "plan", "steps": [{"id": f"s{j}", "tool": rng.choice(TOOLS_AND_BOGUS),
                                                "depends_on": rng.choice([[], [f"s{j - 1}"], ["zz"]])}

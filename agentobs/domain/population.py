@@ -16,8 +16,9 @@ import math
 import random
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..kernel.approval import Decision
 from ..kernel.budget import Budget

@@ -19,7 +19,7 @@ from .plan import validate_plan
 from .replay import Recorder, Replayer
 from .state import HeldCall, PlanStep, TaskState
 from .stops import ROUTES, Route
-from .tools import FactPolicy, ToolInvocation, Toolbox, ToolResponse, ToolSpec
+from .tools import FactPolicy, Toolbox, ToolInvocation, ToolResponse, ToolSpec
 from .view import est_tokens, render
 
 __all__ = [

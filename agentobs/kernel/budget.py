@@ -8,7 +8,7 @@ returns a ``Breach`` (which limit, its value, what was observed, the stop reason
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Literal
 
 from ..contract.events import Breach, Limits

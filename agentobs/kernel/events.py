@@ -11,10 +11,28 @@ import logging
 from collections.abc import Iterable
 from typing import TypeVar
 
-from ..contract.events import (ApprovalDecided, ApprovalRequested, CheckpointSaved, CheckpointSaving, Event,
-                               FinalRefused, GuardFired, ModelCalled, ModelReturned, Observer, PlanAccepted,
-                               PlanRejected, RunAborted, RunFinished, RunStarted, StepFinished, StepStarted,
-                               ToolCalled, ToolRetry, ToolReturned)
+from ..contract.events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    CheckpointSaved,
+    CheckpointSaving,
+    Event,
+    FinalRefused,
+    GuardFired,
+    ModelCalled,
+    ModelReturned,
+    Observer,
+    PlanAccepted,
+    PlanRejected,
+    RunAborted,
+    RunFinished,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    ToolCalled,
+    ToolRetry,
+    ToolReturned,
+)
 
 __all__ = [
     "ApprovalDecided", "ApprovalRequested", "CheckpointSaved", "CheckpointSaving", "Event", "EventLog", "FinalRefused",

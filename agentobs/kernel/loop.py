@@ -9,6 +9,7 @@ checkpoint store, the approver and the observer point. Every exit sets one StopR
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Callable, Iterable
@@ -17,8 +18,7 @@ from typing import Any
 from ..contract.digest import digest
 from ..contract.events import Breach, TokenUsage
 from ..contract.pricing import Prices
-from ..contract.vocabulary import (PERMANENT_CODES, Effect, ReplyType, RunStatus, StopReason, is_transient,
-                                  result_status)
+from ..contract.vocabulary import PERMANENT_CODES, Effect, ReplyType, RunStatus, StopReason, is_transient, result_status
 from ..errors import ApprovalError, CheckpointError, CheckpointNotFound, ConfigError, ProposalError, SimulatedCrash
 from . import events as ev
 from .approval import Approver, Decision
@@ -29,7 +29,7 @@ from .models import Model, ModelRequest, ModelResponse
 from .plan import to_plan_steps, validate_plan
 from .proposals import FinalProposal, PlanProposal, ToolProposal, parse
 from .state import DONE, FAILED, HeldCall, TaskState
-from .tools import NEEDS_APPROVAL, OK, UNKNOWN, FactPolicy, ToolInvocation, Toolbox, error
+from .tools import NEEDS_APPROVAL, OK, UNKNOWN, FactPolicy, Toolbox, ToolInvocation, error
 from .view import est_tokens, render
 
 log = logging.getLogger("agentobs.kernel")
@@ -47,7 +47,7 @@ class Kernel:
         self.clock = clock or SimClock()
         self.facts = facts or FactPolicy()
         self.prices = prices if prices is not None else Prices()
-        self.price_model = price_as or getattr(model, "name", "unknown")
+        self.price_model: str = price_as or str(getattr(model, "name", "unknown"))
         self.price_provider = None if price_as else getattr(model, "provider", None)
         self.checkpoints, self.approver, self.memory = checkpoints, approver, memory
         obs = ev.Observers(observers)
@@ -87,15 +87,16 @@ class Kernel:
         return self._guarded(self._resume, snapshot, decision)
 
     def _resume(self, snapshot: TaskState | Checkpoint | str, decision: Decision | None) -> TaskState:
-        if self.checkpoints is None and isinstance(snapshot, str):
-            raise ConfigError("resume(task_id) needs a checkpoint store; pass the saved TaskState instead")
-        if self.checkpoints is not None:
-            if not isinstance(snapshot, (str, Checkpoint)):
+        if isinstance(snapshot, str):
+            if self.checkpoints is None:
+                raise ConfigError("resume(task_id) needs a checkpoint store; pass the saved TaskState instead")
+            self._claim(snapshot)
+            snapshot = self.checkpoints.load(snapshot)
+        elif self.checkpoints is not None:
+            if not isinstance(snapshot, Checkpoint):
                 raise ConfigError("with a checkpoint store, resume a Checkpoint (store.load(task_id)) or a task id, "
                                   "so that two workers cannot both continue one snapshot")
-            self._claim(snapshot if isinstance(snapshot, str) else snapshot.state.task_id)
-            if isinstance(snapshot, str):
-                snapshot = self.checkpoints.load(snapshot)
+            self._claim(snapshot.state.task_id)
         state = snapshot.state if isinstance(snapshot, Checkpoint) else snapshot
         if state.status == "stopped":
             raise ApprovalError(f"task {state.task_id!r} already stopped ({state.stop}); there is nothing to resume")
@@ -126,7 +127,8 @@ class Kernel:
 
     def _recover(self, task_id: str) -> TaskState:
         if self.checkpoints is None:
-            raise ConfigError("recover() needs a checkpoint store: Kernel(..., checkpoints=SQLiteCheckpointStore(path))")
+            raise ConfigError("recover() needs a checkpoint store: "
+                              "Kernel(..., checkpoints=SQLiteCheckpointStore(path))")
         self._claim(task_id)                     # CheckpointLeased while another worker runs it
         ckpt = self.checkpoints.load(task_id)
         state = ckpt.state
@@ -453,11 +455,9 @@ class Kernel:
             self._lease = None
             if self._running and self._emit and self._state is not None:
                 self._running = False
-                try:
+                with contextlib.suppress(BaseException):    # the original exception is the one to report
                     self._emit(ev.RunAborted(task_id=self._state.task_id, error=type(exc).__name__,
                                              totals=self._state.totals(), at_ns=self.clock.wall_ns()))
-                except BaseException:  # the original exception is the one to report
-                    pass
             raise
         self._release()
         return st

@@ -11,8 +11,9 @@ import hashlib
 import json
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from typing import Any, Callable
+from typing import Any
 
 from ..contract.events import RunTotals
 from ..contract.vocabulary import RunStatus, StopReason, status_of
@@ -233,7 +234,7 @@ def _type_problem(value: Any, tp: Any, where: str) -> str | None:
             return f"{where} must be an object, not {_json_type(value)}"
         return next((p for k, v in value.items() if (p := _type_problem(v, args[1], f"{where}[{_short(k)}]"))), None)
     ok = (int, float) if tp is float else tp           # JSON does not tell 1 from 1.0
-    if isinstance(value, bool) and tp is not bool or not isinstance(value, ok):
+    if (isinstance(value, bool) and tp is not bool) or not isinstance(value, ok):
         expected = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}.get(tp, tp.__name__)
         return f"{where} must be {expected}, not {_json_type(value)}"
     return None

@@ -12,12 +12,14 @@
         task.done(stop="done", outcome="completed")
 
 Each call is translated into the kernel's own events (``agentobs.contract.events``) and handed to the same
-OTelObserver, so the two can never drift apart; the task's counters live here, no kernel state is built. Times are real (``time.time_ns``) unless a clock is given.
+OTelObserver, so the two can never drift apart; the task's counters live here, no kernel state is built.
+Times are real (``time.time_ns``) unless a clock is given.
 Give ``tools=`` (the names of your toolbox) when tool names may come from the model: a name outside
 it is recorded as ``_OTHER`` (it would otherwise name a span and a metric series).
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -156,10 +158,8 @@ class TaskScope:
         self.outcome: str | None = None
 
     def emit(self, event: ev.Event) -> None:
-        try:
+        with contextlib.suppress(Exception):     # telemetry never breaks the instrumented loop
             self.observer.notify(event)
-        except Exception:  # telemetry never breaks the instrumented loop
-            pass
 
     @contextmanager
     def step(self) -> Iterator[StepScope]:

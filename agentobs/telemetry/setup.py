@@ -135,7 +135,7 @@ class CountingExporter(SpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         try:
             result = self.inner.export(spans)
-        except Exception:  # noqa: BLE001 - an exporter must never break the application
+        except Exception:
             log.warning("exporter %s raised; %d spans lost", self.name, len(spans), exc_info=True)
             result = SpanExportResult.FAILURE
         if result is SpanExportResult.SUCCESS:
@@ -147,13 +147,13 @@ class CountingExporter(SpanExporter):
     def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
         try:
             self.inner.shutdown()
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.warning("exporter %s failed to shut down", self.name, exc_info=True)
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         try:
             return self.inner.force_flush(timeout_millis)
-        except Exception:  # noqa: BLE001
+        except Exception:
             return False
 
 
@@ -260,7 +260,7 @@ class Telemetry:
             try:
                 p.force_flush(timeout)       # the SDK ignores this timeout: bounded below by the deadline
                 p.shutdown()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.warning("span processor failed to shut down", exc_info=True)
         closers = [threading.Thread(target=close, args=(p,), name="agentobs-shutdown", daemon=True)
                    for p in self._processors]
@@ -268,7 +268,7 @@ class Telemetry:
             t.start()
         for t in closers:
             t.join(max(0.0, deadline - time.monotonic()))
-        for e, t in zip(self.exporters, closers):
+        for e, t in zip(self.exporters, closers, strict=True):
             if t.is_alive():
                 log.warning("exporter %s did not finish within %d ms; what it still holds is lost", e.name, timeout)
                 e.shutdown()
@@ -278,7 +278,7 @@ class Telemetry:
             try:
                 remaining = max(0.0, deadline - time.monotonic()) * 1000
                 self.meter_provider.shutdown(timeout_millis=remaining)  # type: ignore[attr-defined]
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.warning("meter provider failed to shut down", exc_info=True)
         report = ExportReport(ended=self._end_counter.ended)
         for e in self.exporters:
@@ -290,7 +290,7 @@ class Telemetry:
     # -- OTLP ----------------------------------------------------------------------------------
 
     def _otlp_spans(self) -> SpanExporter:
-        endpoint, proto = self.config.otlp_endpoint, self.config.otlp_protocol
+        endpoint, proto = self.config.otlp_endpoint or "", self.config.otlp_protocol
         if proto == "grpc":
             from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Grpc
             return Grpc(endpoint=_grpc_endpoint(endpoint), insecure=_insecure(endpoint))

@@ -3,7 +3,7 @@
 Every run gets one pattern (``PATTERNS`` with its share of the population). Healthy runs vary
 their path length (extra policy look-ups); the other patterns reproduce the seeds' failures:
 looping reads, stuck searches, large results, premature completion, slow models, dollar
-ceilings, lost write responses, tool outages, denied and late approvals, planted memory.
+limits, lost write responses, tool outages, denied and late approvals, planted memory.
 
 What the simulation records as ground truth (``Record.expected``) is computed from the
 kernel's own events and final state, in process, never from the exported traces: the
@@ -227,9 +227,9 @@ def _one(i: int, pattern: str, rng: random.Random, epoch: int, observers: Callab
         desk.flaky["get_order"] = rng.choice([1, 2])
     elif pattern == "tool_outage":
         desk.flaky["get_order"] = 10
-    elif pattern == "partial_completion":                      # a cap too low for this tenant: work half done
-        cap = {"max_steps": 3} if rng.random() < 0.5 else {"max_tool_calls": 2}
-        budget = Budget(**{**_fields(BUDGET), **cap})
+    elif pattern == "partial_completion":                      # a limit too low for this tenant: work half done
+        low = {"max_steps": 3} if rng.random() < 0.5 else {"max_tool_calls": 2}
+        budget = Budget(**{**_fields(BUDGET), **low})
     elif pattern == "budget_exhausted":
         budget, price_as = Budget(**{**_fields(BUDGET), "max_usd": 0.004}), "gemini-3.5-flash"
     elif pattern == "unknown_outcome":

@@ -60,7 +60,6 @@ def capture_from(value: str | Capture | None, env: Mapping[str, str] | None = No
         return Capture.NO_CONTENT
 
 
-DEFAULT_KEYS = rules.SENSITIVE_KEYS
 _FLAGS = re.ASCII          # \b, \d, \s as in Go RE2, which the collector uses for the same rules
 _SECRET_ENV = re.compile(rules.SECRET_ENV_NAME, _FLAGS)
 _VALUE_RULES = tuple((name, re.compile(rx, _FLAGS)) for name, rx in rules.VALUE_RULES)

@@ -187,7 +187,8 @@ class OTelObserver:
         chat = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model}
         self._run = _Run(task_id=e.task_id, agent=e.agent_name, elapsed0=e.elapsed_s, limits=e.limits,
                          plan_ids=e.plan_step_ids, m_in={**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_INPUT},
-                         m_out={**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_OUTPUT}, m_chat=chat, m_agent={sc.AGENT_NAME: e.agent_name})
+                         m_out={**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_OUTPUT}, m_chat=chat,
+                         m_agent={sc.AGENT_NAME: e.agent_name})
         self._root_ctx = trace.set_span_in_context(root)
         if e.resumed:
             root.add_event(sc.EV_RESUME, {sc.STEP_INDEX: e.step}, timestamp=e.at_ns)
@@ -265,8 +266,8 @@ class OTelObserver:
         name = labels.tool_name(e.name, self.redactor)
         step = labels.plan_step(e.plan_step, run.plan_ids) if e.plan_step else None
         key = labels.call_id(e.key, run.task_id, e.plan_step, step, self.redactor)
-        attrs: dict[str, Any] = {sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: name,
-                                 sc.TOOL_CALL_ID: key, sc.TOOL_TYPE: sc.TOOL_TYPE_FUNCTION, sc.TOOL_ARGS_DIGEST: e.digest,
+        attrs: dict[str, Any] = {sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: name, sc.TOOL_CALL_ID: key,
+                                 sc.TOOL_TYPE: sc.TOOL_TYPE_FUNCTION, sc.TOOL_ARGS_DIGEST: e.digest,
                                  sc.TOOL_EFFECT: e.effect}
         if step:
             attrs[sc.TOOL_PLAN_STEP] = step

@@ -32,8 +32,7 @@ def run_suite(tel: Telemetry, suite: dict[str, Any]) -> list[tuple[Result, str |
     for run in suite.values():
         obs = tel.observer()
         r = run([obs])
-        ctx = obs.trace_context()
-        out.append((r, ctx.split("-")[1] if ctx else None))
+        out.append((r, obs.trace_id()))
     return out
 
 

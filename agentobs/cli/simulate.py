@@ -11,17 +11,13 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..domain.population import PATTERNS, SIGNATURES, Record, simulate, summary
-from ..telemetry import Telemetry
+from ..telemetry import OTelObserver, Telemetry
 from .common import report_export, telemetry_options
 from .render import console, say, table
 
 
 def _trace_id(observers: list[Any]) -> str | None:
-    for o in observers:
-        ctx = getattr(o, "trace_context", lambda: None)()
-        if ctx:
-            return ctx.split("-")[1]
-    return None
+    return next((o.trace_id() for o in observers if isinstance(o, OTelObserver) and o.trace_id()), None)
 
 
 def run_population(tel: Telemetry, runs: int, seed: int, show_progress: bool = True) -> list[Record]:

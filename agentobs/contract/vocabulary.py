@@ -68,6 +68,10 @@ def status_of(stop: StopReason) -> RunStatus:
     return RunStatus.SUSPENDED if stop in SUSPENDING else RunStatus.STOPPED
 
 
+# a resume later than this after the suspension is "after a long gap": the facts the held call was decided on may
+# be stale (the stale_facts signature)
+STALE_AFTER_S = 900.0
+
 # -- model replies -----------------------------------------------------------------------------------
 
 ReplyType = Literal["plan", "tool", "final"]

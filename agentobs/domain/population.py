@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..contract.vocabulary import STALE_AFTER_S
 from ..kernel.approval import Decision
 from ..kernel.budget import Budget
 from ..kernel.clock import SimClock
@@ -33,7 +34,6 @@ from .support import FACTS, SupportDesk
 
 AGENT = "support-agent"
 PRICE_AS = "gpt-4.1-mini"
-STALE_AFTER_S = 900.0          # a resume later than this is "after a long gap"
 
 # pattern -> share of runs (sums to 1)
 PATTERNS: dict[str, float] = {

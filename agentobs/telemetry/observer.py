@@ -148,6 +148,11 @@ class OTelObserver:
         span = self._root or self._last_root
         return format_traceparent(span.get_span_context()) if span is not None else None
 
+    def trace_id(self) -> str | None:
+        """The trace id (32 hex digits) of the current (or last) task span."""
+        span = self._root or self._last_root
+        return format(span.get_span_context().trace_id, "032x") if span is not None else None
+
     # -- the current span while foreign code runs ---------------------------------------------
 
     def _attach(self, span: Span) -> None:

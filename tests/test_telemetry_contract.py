@@ -86,6 +86,16 @@ def test_a_resumed_segment_links_to_the_last_suspension_of_its_task(memory_traci
     assert all([lk.context.span_id for lk in s.links] == [first.context.span_id] for s in resumed)
 
 
+def test_a_task_id_used_again_never_links_to_the_task_that_had_it_before(memory_tracing):
+    from agentobs.domain.scenarios import crash_and_recover
+    provider, exporter = memory_tracing
+    tel = configure(tracer_provider=provider)
+    run(G, [tel.observer()], EPOCH)                                # task t1 suspends
+    crash_and_recover(SEED000_SPECS[0], "after_tool", observers=[tel.observer()], epoch_ns=EPOCH + 10**12)
+    roots = sorted(_roots(exporter), key=lambda s: s.start_time)   # a new t1 crashed, then recovered
+    assert len(roots) == 3 and all(not s.links for s in roots)
+
+
 def test_a_checkpoint_of_schema_1_with_links_still_loads(tmp_path):
     path = tmp_path / "old.db"
     store = SQLiteCheckpointStore(path)

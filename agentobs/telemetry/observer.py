@@ -187,6 +187,8 @@ class OTelObserver:
             prev: SpanContext | None = self.resumed_from or self.links.previous(e.task_id)
             if prev is not None:
                 links.append(Link(prev, {sc.LINK_KIND: sc.LINK_RESUMED_FROM}))
+        else:
+            self.links.started(e.task_id)
         self._root = root = self.tracer.start_span(f"{sc.OP_INVOKE_AGENT} {e.agent_name}", kind=_AGENT_KIND,
                                                    attributes=attrs, links=links, start_time=e.at_ns)
         chat = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model}

@@ -16,9 +16,19 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..contract.digest import digest
-from ..contract.events import Breach, TokenUsage
+from ..contract.events import Breach, Limits, TokenUsage
 from ..contract.pricing import Prices
-from ..contract.vocabulary import PERMANENT_CODES, Effect, ReplyType, RunStatus, StopReason, is_transient, result_status
+from ..contract.retry import RetryPolicy
+from ..contract.vocabulary import (
+    PERMANENT_CODES,
+    Effect,
+    ReplyType,
+    RunStatus,
+    StopReason,
+    UsageSource,
+    is_transient,
+    result_status,
+)
 from ..errors import ApprovalError, CheckpointError, CheckpointNotFound, ConfigError, ProposalError, SimulatedCrash
 from . import events as ev
 from .approval import Approver, Decision
@@ -53,8 +63,8 @@ class Kernel:
         obs = ev.Observers(observers)
         self.observers = obs
         self._emit: Callable[[ev.Event], None] | None = obs.notify if obs.observers else None
-        self._retry = self.budget.retry_policy()
-        self._limits = self.budget.limits()
+        self._retry: RetryPolicy | None = None     # built when first needed (most runs never retry)
+        self._limits: Limits | None = None
         self._version: int | None = None
         self._running = False                  # between RunStarted and RunFinished
         self._state: TaskState | None = None   # the run in progress, for RunAborted
@@ -199,7 +209,7 @@ class Kernel:
 
     def _step(self, st: TaskState, view: str, tin_est: int) -> tuple[StopReason | None, bool]:
         """One model call and what follows from it. Returns (stop, finished)."""
-        b, emit, clock, model, retry = self.budget, self._emit, self.clock, self.model, self._retry
+        b, emit, clock, model = self.budget, self._emit, self.clock, self.model
         timeout = b.remaining_time(st.elapsed)
         if emit:
             emit(ev.ModelCalled(step=st.step, model=model.name, provider=model.provider,
@@ -217,12 +227,13 @@ class Kernel:
                 resp = None
                 break
             except Exception as exc:  # a provider failure must end in a stop reason
+                retry = self._retry_policy()
                 backoff = retry.wait_s(attempts)
                 failed_for = clock.spend(started, 0.0)
                 if not retry.may_retry(attempts) or st.elapsed + failed_for + backoff >= b.deadline_s:
                     st.charge_time(failed_for)
-                    self._model_returned(st, usage=_NO_USAGE, reply_type=None, finish_reason="error", cost=None,
-                                         err=type(exc).__name__, reply=None)
+                    self._model_returned(st, tin=0, tout=0, source="estimated", reply_type=None,
+                                         finish_reason="error", cost=None, err=type(exc).__name__, reply=None)
                     return self._guard(Breach(limit="max_attempts", limit_value=retry.attempts, observed=attempts,
                                               stop=StopReason.MODEL_ERROR)), False
                 clock.sleep(backoff)
@@ -234,18 +245,21 @@ class Kernel:
             # the call would outlive the deadline: it is cut off there, and its tokens are not charged
             clock.spend(started, timeout)
             st.elapsed = b.deadline_s
-            self._model_returned(st, usage=_NO_USAGE, reply_type=None, finish_reason="length", cost=None,
-                                 err="timeout", reply=None)
+            self._model_returned(st, tin=0, tout=0, source="estimated", reply_type=None, finish_reason="length",
+                                 cost=None, err="timeout", reply=None)
             return self._guard(Breach(limit="deadline_s", limit_value=b.deadline_s, observed=b.deadline_s,
                                       stop=StopReason.DEADLINE)), False
         secs = clock.spend(started, resp.latency_s)
         reply = resp.reply
-        usage = _usage(resp, reply, tin_est)
-        tin, tout = usage.input_tokens, usage.output_tokens
-        too_long = usage.source == "estimated" and tout > b.max_output_tokens
+        source: UsageSource
+        if resp.input_tokens is not None and resp.output_tokens is not None:
+            tin, tout, source = resp.input_tokens, resp.output_tokens, "reported"
+        else:                                  # estimated from the text, 4 characters a token
+            text = reply if isinstance(reply, str) else json.dumps(reply, default=str)
+            tin, tout, source = tin_est, est_tokens(text), "estimated"
+        too_long = source == "estimated" and tout > b.max_output_tokens
         if too_long:                           # a provider would have cut the reply at the limit; so do we
             tout = b.max_output_tokens
-            usage = TokenUsage(input_tokens=tin, output_tokens=tout, source="estimated")
         cost = self.prices.cost(self.price_model, self.price_provider, tin, tout)
         st.charge_model(tin, tout, secs, cost)
         try:
@@ -255,14 +269,15 @@ class Kernel:
             prop = parse(reply)
         except ProposalError as exc:
             st.last_result = error(exc.code, detail=exc.detail)
-            self._model_returned(st, usage=usage, reply_type=None, finish_reason=resp.finish_reason or "stop",
-                                 cost=cost, err=exc.code, reply=reply, response_model=resp.response_model)
+            self._model_returned(st, tin=tin, tout=tout, source=source, reply_type=None,
+                                 finish_reason=resp.finish_reason or "stop", cost=cost, err=exc.code, reply=reply,
+                                 resp=resp)
             return None, False
         kind: ReplyType = ("tool" if isinstance(prop, ToolProposal) else "plan" if isinstance(prop, PlanProposal)
                            else "final")
-        self._model_returned(st, usage=usage, reply_type=kind,
+        self._model_returned(st, tin=tin, tout=tout, source=source, reply_type=kind,
                              finish_reason=resp.finish_reason or ("tool_calls" if kind == "tool" else "stop"),
-                             cost=cost, err=None, reply=reply, response_model=resp.response_model)
+                             cost=cost, err=None, reply=reply, resp=resp)
         if isinstance(prop, FinalProposal):
             open_steps = st.open_steps()
             if prop.outcome == "completed" and open_steps:
@@ -308,7 +323,7 @@ class Kernel:
                  key: str | None = None, approved: bool = False, held: bool = False,
                  dg: str | None = None) -> StopReason | None:
         """Runs one tool call (with retries) and folds the result into the state."""
-        b, emit, clock, retry = self.budget, self._emit, self.clock, self._retry
+        b, emit, clock = self.budget, self._emit, self.clock
         spec = self.tools.spec(name)
         effect = spec.effect if spec else "read"
         key = key or f"{st.task_id}:{plan_step or 'adhoc' + str(st.step)}"
@@ -322,7 +337,10 @@ class Kernel:
             result, secs = self._invoke(st, name, args, key, effect, approved, attempts)
             st.charge_time(secs)
             st.tool_calls += 1
-            if not is_transient(result) or not retry.may_retry(attempts):
+            if not is_transient(result):
+                break
+            retry = self._retry_policy()
+            if not retry.may_retry(attempts):
                 break
             backoff = retry.wait_s(attempts)
             breach = b.check_before_tool_call(tool_calls=st.tool_calls, elapsed=st.elapsed + backoff)
@@ -427,15 +445,28 @@ class Kernel:
 
     # -- bookkeeping -----------------------------------------------------------------------------
 
-    def _model_returned(self, st: TaskState, *, usage: TokenUsage, reply_type: ReplyType | None, finish_reason: str,
-                        cost: float | None, err: str | None, reply: Any, response_model: str | None = None) -> None:
-        st.audit.append({"step": st.step, "model": self.model.name, "input_tokens": usage.input_tokens,
-                         "output_tokens": usage.output_tokens, "reply": reply, "error": err})
+    def _model_returned(self, st: TaskState, *, tin: int, tout: int, source: UsageSource,
+                        reply_type: ReplyType | None, finish_reason: str, cost: float | None, err: str | None,
+                        reply: Any, resp: ModelResponse | None = None) -> None:
+        st.audit.append({"step": st.step, "model": self.model.name, "input_tokens": tin, "output_tokens": tout,
+                         "reply": reply, "error": err})
         if self._emit:
+            if resp is not None and source == "reported":      # the provider's parts of those counts, if any
+                usage = TokenUsage(input_tokens=tin, output_tokens=tout, source=source,
+                                   cache_read_input_tokens=resp.cache_read_input_tokens,
+                                   cache_creation_input_tokens=resp.cache_creation_input_tokens,
+                                   reasoning_output_tokens=resp.reasoning_output_tokens)
+            else:
+                usage = TokenUsage(input_tokens=tin, output_tokens=tout, source=source)
             self._emit(ev.ModelReturned(step=st.step, model=self.model.name, provider=self.model.provider,
-                                        response_model=response_model, usage=usage, reply_type=reply_type,
-                                        finish_reason=finish_reason, cost_usd=cost, error=err, reply=reply,
-                                        at_ns=self.clock.wall_ns()))
+                                        response_model=resp.response_model if resp is not None else None,
+                                        usage=usage, reply_type=reply_type, finish_reason=finish_reason,
+                                        cost_usd=cost, error=err, reply=reply, at_ns=self.clock.wall_ns()))
+
+    def _retry_policy(self) -> RetryPolicy:
+        if self._retry is None:
+            self._retry = self.budget.retry_policy()
+        return self._retry
 
     def _guard(self, breach: Breach) -> StopReason:
         if self._emit:
@@ -481,8 +512,13 @@ class Kernel:
         if self._emit:
             self._emit(ev.RunStarted(task_id=st.task_id, agent_name=st.agent_name, conversation_id=st.conversation_id,
                                      model=self.model.name, provider=self.model.provider, resumed=resumed,
-                                     step=st.step, elapsed_s=st.elapsed, limits=self._limits,
+                                     step=st.step, elapsed_s=st.elapsed, limits=self._budget_limits(),
                                      plan_step_ids=tuple(s.id for s in st.plan), at_ns=self.clock.wall_ns()))
+
+    def _budget_limits(self) -> Limits:
+        if self._limits is None:
+            self._limits = self.budget.limits()
+        return self._limits
 
     def _end(self, st: TaskState, stop: StopReason) -> TaskState:
         st.finish(stop, st.answer if stop is StopReason.DONE else None, st.outcome if stop is StopReason.DONE else None)
@@ -502,17 +538,3 @@ class Kernel:
         self._version = self.checkpoints.save(st, expected, lease=self._lease)
         if self._emit:
             self._emit(ev.CheckpointSaved(version=self._version, at_ns=self.clock.wall_ns()))
-
-
-_NO_USAGE = TokenUsage(input_tokens=0, output_tokens=0, source="estimated")   # a call that returned nothing
-
-
-def _usage(resp: ModelResponse, reply: Any, estimated_input: int) -> TokenUsage:
-    """The call's tokens: as the provider reported them, or both estimated from the text (4 characters each)."""
-    if resp.input_tokens is not None and resp.output_tokens is not None:
-        return TokenUsage(input_tokens=resp.input_tokens, output_tokens=resp.output_tokens, source="reported",
-                          cache_read_input_tokens=resp.cache_read_input_tokens,
-                          cache_creation_input_tokens=resp.cache_creation_input_tokens,
-                          reasoning_output_tokens=resp.reasoning_output_tokens)
-    text = reply if isinstance(reply, str) else json.dumps(reply, default=str)
-    return TokenUsage(input_tokens=estimated_input, output_tokens=est_tokens(text), source="estimated")

@@ -255,6 +255,7 @@ Event = (RunStarted | StepStarted | ModelCalled | ModelReturned | PlanRejected |
 
 
 class Observer(Protocol):
-    """Anything that listens to a run: it gets every event, in order, and must not raise."""
+    """Anything that listens to a run: it gets every event, in order. An exception it raises costs it that event
+    and is logged; the run goes on (``SimulatedCrash``, which stands for the process dying, excepted)."""
 
     def notify(self, event: Event) -> None: ...

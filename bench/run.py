@@ -35,6 +35,7 @@ from .common import REPO_ROOT, Check, Figure, _fmt, machine_info
 
 BENCHMARKS = [
     "bench.kernel_bench",
+    "bench.cli_startup",
     "bench.telemetry_bench",
     "bench.sdk_versions",
     "bench.analysis_bench",

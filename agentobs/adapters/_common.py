@@ -19,12 +19,13 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from ..errors import ConfigError, ProposalError
 from .. import ModelResponse, ToolSpec
+from ..errors import ConfigError, ProposalError
 
 PLAN_TOOL, FINAL_TOOL = "agentobs_plan", "agentobs_final"
 OUTCOMES = ("completed", "cannot_complete", "escalated")

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Literal, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from .. import ModelRequest, ToolSpec
 from ..errors import ConfigError, ProposalError

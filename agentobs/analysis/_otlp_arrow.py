@@ -257,7 +257,7 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
     of entry indices and one ``take`` build the column. A key whose values come in several kinds,
     or in another kind than the contract says, goes through ``_typed`` and is counted as wrong_type.
     """
-    from ..telemetry.semconv import ATTRIBUTE_TYPES
+    from ..contract.semconv import ATTRIBUTE_TYPES
 
     parent = pc.list_parent_indices(attrs).to_numpy()
     flat = pc.list_flatten(attrs)

@@ -71,8 +71,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..kernel.tools import digest as args_digest
-from ..telemetry import semconv as sc
+from ..contract import semconv as sc
+from ..contract.digest import digest as args_digest
 from . import remote
 from ._otlp_read import read_document
 from .input_limits import InputLimits

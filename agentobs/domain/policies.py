@@ -25,7 +25,7 @@ class SupportPolicy:
         self.order, self.amount, self.latency, self.name = order, amount, latency, name
 
     def propose(self, request: ModelRequest) -> ModelResponse:
-        return ModelResponse(self.next(json.loads(request.view)), self.latency)
+        return ModelResponse(reply=self.next(json.loads(request.view)), latency_s=self.latency)
 
     def next(self, v: dict[str, Any]) -> dict[str, Any]:
         f, o, last = v["facts"], self.order, v.get("last_result") or {}
@@ -103,7 +103,8 @@ def random_model(seed: int) -> FunctionModel:
     def fn(view: dict[str, Any], i: int) -> Any:
         r = rng.random()
         if r < 0.08:
-            return {"type": "final", "outcome": rng.choice(["completed", "cannot_complete", "escalated"]), "text": "done"}
+            return {"type": "final", "outcome": rng.choice(["completed", "cannot_complete", "escalated"]),
+                    "text": "done"}
         if r < 0.16:
             return {"type": "plan", "steps": [{"id": f"s{j}", "tool": rng.choice(TOOLS_AND_BOGUS),
                                                "depends_on": rng.choice([[], [f"s{j - 1}"], ["zz"]])}

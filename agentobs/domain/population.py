@@ -3,7 +3,7 @@
 Every run gets one pattern (``PATTERNS`` with its share of the population). Healthy runs vary
 their path length (extra policy look-ups); the other patterns reproduce the seeds' failures:
 looping reads, stuck searches, large results, premature completion, slow models, dollar
-ceilings, lost write responses, tool outages, denied and late approvals, planted memory.
+limits, lost write responses, tool outages, denied and late approvals, planted memory.
 
 What the simulation records as ground truth (``Record.expected``) is computed from the
 kernel's own events and final state, in process, never from the exported traces: the
@@ -16,9 +16,11 @@ import math
 import random
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
+from ..contract.vocabulary import STALE_AFTER_S
 from ..kernel.approval import Decision
 from ..kernel.budget import Budget
 from ..kernel.clock import SimClock
@@ -32,7 +34,6 @@ from .support import FACTS, SupportDesk
 
 AGENT = "support-agent"
 PRICE_AS = "gpt-4.1-mini"
-STALE_AFTER_S = 900.0          # a resume later than this is "after a long gap"
 
 # pattern -> share of runs (sums to 1)
 PATTERNS: dict[str, float] = {
@@ -67,7 +68,7 @@ class PopulationDesk(SupportDesk):
         if resp.latency_s is None or resp.result.get("code") == "timeout":
             return resp
         jitter = self.rng.uniform(0.8, 1.3)
-        return ToolResponse(resp.result, round(min(resp.latency_s * jitter, call.timeout_s), 3))
+        return ToolResponse(result=resp.result, latency_s=round(min(resp.latency_s * jitter, call.timeout_s), 3))
 
     def _search(self, call: ToolInvocation) -> ToolResponse:
         q = call.args["q"]
@@ -78,7 +79,7 @@ class PopulationDesk(SupportDesk):
             text = "No matching policy."           # the same empty answer, whatever the wording
         else:
             text = f"Policy on {q}: handled by the support team within 5 business days."
-        return ToolResponse({"status": "ok", "text": text}, min(secs, call.timeout_s))
+        return ToolResponse(result={"status": "ok", "text": text}, latency_s=min(secs, call.timeout_s))
 
 
 class PopulationPolicy:
@@ -100,7 +101,7 @@ class PopulationPolicy:
     def propose(self, request: ModelRequest) -> ModelResponse:
         self.calls += 1
         latency = round(self.latency * self.rng.lognormvariate(0.0, 0.25), 3)
-        return ModelResponse(self.next(json.loads(request.view)), latency)
+        return ModelResponse(reply=self.next(json.loads(request.view)), latency_s=latency)
 
     def _tool(self, name: str, step: str | None = None, **args: Any) -> dict[str, Any]:
         reply: dict[str, Any] = {"type": "tool", "name": name, "args": args}
@@ -226,9 +227,9 @@ def _one(i: int, pattern: str, rng: random.Random, epoch: int, observers: Callab
         desk.flaky["get_order"] = rng.choice([1, 2])
     elif pattern == "tool_outage":
         desk.flaky["get_order"] = 10
-    elif pattern == "partial_completion":                      # a cap too low for this tenant: work half done
-        cap = {"max_steps": 3} if rng.random() < 0.5 else {"max_tool_calls": 2}
-        budget = Budget(**{**_fields(BUDGET), **cap})
+    elif pattern == "partial_completion":                      # a limit too low for this tenant: work half done
+        low = {"max_steps": 3} if rng.random() < 0.5 else {"max_tool_calls": 2}
+        budget = Budget(**{**_fields(BUDGET), **low})
     elif pattern == "budget_exhausted":
         budget, price_as = Budget(**{**_fields(BUDGET), "max_usd": 0.004}), "gemini-3.5-flash"
     elif pattern == "unknown_outcome":

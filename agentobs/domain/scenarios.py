@@ -7,8 +7,9 @@ checkpoint with a fresh kernel, as a restarted worker would.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..errors import SimulatedCrash
 from ..kernel.approval import Approver, Decision

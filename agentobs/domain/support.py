@@ -56,17 +56,18 @@ class SupportDesk:
         secs = self.latency[name]
         stored = self.done.get(call.key, {}).get(name)
         if stored is not None:                         # same key: replay the stored result
-            return ToolResponse({**stored, "replayed": True}, REPLAY_LATENCY)
+            return ToolResponse(result={**stored, "replayed": True}, latency_s=REPLAY_LATENCY)
         if self.flaky.get(name, 0) > 0:
             self.flaky[name] -= 1
-            return ToolResponse(error("unavailable", transient=True, detail="503 backend timeout"), secs)
+            return ToolResponse(result=error("unavailable", transient=True, detail="503 backend timeout"),
+                                latency_s=secs)
         res = self._run(call)
         if res["status"] == "ok" and CATALOG[name].effect == "write":
             self.done.setdefault(call.key, {})[name] = dict(res)      # results are flat
         if secs > call.timeout_s:
             lost = {"status": "unknown", "code": "timeout"} if CATALOG[name].effect == "write" else error("timeout")
-            return ToolResponse(lost, call.timeout_s)
-        return ToolResponse(res, secs)
+            return ToolResponse(result=lost, latency_s=call.timeout_s)
+        return ToolResponse(result=res, latency_s=secs)
 
     # -- the world -----------------------------------------------------------------------------
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .. import Budget, Prices, StopReason
 from ..errors import BudgetExceeded, ConfigError

@@ -59,7 +59,7 @@ def mark(span: Any, acct: Accountant, stop: StopReason, *, error_type: str | Non
                                              sc.GUARD_OBSERVED: float(acct.observed or 0.0)})
             span.set_attribute(sc.ERROR_TYPE, error_type or stop.value)
             span.set_status(Status(StatusCode.ERROR, stop.value))
-    except Exception:  # noqa: BLE001 - telemetry never breaks a run
+    except Exception:
         log.debug("could not mark the agent span", exc_info=True)
 
 
@@ -72,5 +72,5 @@ def mark_aborted(span: Any, acct: Accountant, exc: BaseException) -> None:
                              sc.TOKENS: acct.tokens, sc.COST_USD: float(acct.cost_usd),
                              sc.ELAPSED_S: float(acct.elapsed), sc.ERROR_TYPE: type(exc).__name__})
         span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.debug("could not mark the agent span", exc_info=True)

@@ -12,8 +12,6 @@ import time
 class SimClock:
     """Simulated time, so that runs are deterministic and fast."""
 
-    simulated = True
-
     def __init__(self, epoch_ns: int | None = None):
         self.t = 0.0
         self.epoch_ns = time.time_ns() if epoch_ns is None else epoch_ns
@@ -35,8 +33,6 @@ class SimClock:
 
 
 class RealClock:
-    simulated = False
-
     def __init__(self) -> None:
         self._t0 = time.monotonic()
 

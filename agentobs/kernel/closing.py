@@ -5,8 +5,9 @@ from plan statuses and the audit record of successful writes.
 """
 from __future__ import annotations
 
+from ..contract.vocabulary import Category, StopReason
 from .state import DONE, FAILED, PENDING, TaskState
-from .stops import ROUTES, Category, StopReason
+from .stops import ROUTES
 
 
 def _done_writes(state: TaskState) -> list[str]:
@@ -22,7 +23,7 @@ def _plan_summary(state: TaskState) -> str:
     if not state.plan:
         writes = _done_writes(state)
         return f"Completed actions: {', '.join(writes)}." if writes else "No action was completed."
-    groups = {DONE: [], FAILED: [], PENDING: []}
+    groups: dict[str, list[str]] = {DONE: [], FAILED: [], PENDING: []}
     for s in state.plan:
         groups.setdefault(s.status, []).append(f"{s.tool} ({s.id})")
     parts = []

@@ -9,24 +9,40 @@ checkpoint store, the approver and the observer point. Every exit sets one StopR
 """
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import Any, Iterable
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from ..contract.digest import digest
+from ..contract.events import Breach, Limits, TokenUsage
+from ..contract.pricing import Prices
+from ..contract.retry import RetryPolicy
+from ..contract.vocabulary import (
+    PERMANENT_CODES,
+    Effect,
+    ReplyType,
+    RunStatus,
+    StopReason,
+    UsageSource,
+    is_transient,
+    result_status,
+)
 from ..errors import ApprovalError, CheckpointError, CheckpointNotFound, ConfigError, ProposalError, SimulatedCrash
 from . import events as ev
 from .approval import Approver, Decision
 from .budget import Budget
 from .checkpoint import Checkpoint, CheckpointStore, Lease
 from .clock import SimClock
-from .models import Model, ModelRequest
+from .models import Model, ModelRequest, ModelResponse
 from .plan import to_plan_steps, validate_plan
-from .pricing import Prices
 from .proposals import FinalProposal, PlanProposal, ToolProposal, parse
 from .state import DONE, FAILED, HeldCall, TaskState
-from .stops import StopReason
-from .tools import (NEEDS_APPROVAL, OK, PERMANENT_CODES, UNKNOWN, FactPolicy, ToolInvocation, Toolbox, digest, error,
-                    is_transient, observation_digest, result_status)
+from .tools import NEEDS_APPROVAL, OK, UNKNOWN, FactPolicy, Toolbox, ToolInvocation, error
 from .view import est_tokens, render
+
+log = logging.getLogger("agentobs.kernel")
 
 
 class Kernel:
@@ -41,7 +57,7 @@ class Kernel:
         self.clock = clock or SimClock()
         self.facts = facts or FactPolicy()
         self.prices = prices if prices is not None else Prices()
-        self.price_model = price_as or getattr(model, "name", "unknown")
+        self.price_model: str = price_as or str(getattr(model, "name", "unknown"))
         self.price_provider = None if price_as else getattr(model, "provider", None)
         # tokens a model sends with every request besides the view (a provider adapter's system prompt and tool
         # schemas), so that the token and dollar checks see the whole next input
@@ -49,7 +65,9 @@ class Kernel:
         self.checkpoints, self.approver, self.memory = checkpoints, approver, memory
         obs = ev.Observers(observers)
         self.observers = obs
-        self._emit = obs.notify if obs.observers else None
+        self._emit: Callable[[ev.Event], None] | None = obs.notify if obs.observers else None
+        self._retry: RetryPolicy | None = None     # built when first needed (most runs never retry)
+        self._limits: Limits | None = None
         self._version: int | None = None
         self._running = False                  # between RunStarted and RunFinished
         self._state: TaskState | None = None   # the run in progress, for RunAborted
@@ -82,15 +100,16 @@ class Kernel:
         return self._guarded(self._resume, snapshot, decision)
 
     def _resume(self, snapshot: TaskState | Checkpoint | str, decision: Decision | None) -> TaskState:
-        if self.checkpoints is None and isinstance(snapshot, str):
-            raise ConfigError("resume(task_id) needs a checkpoint store; pass the saved TaskState instead")
-        if self.checkpoints is not None:
-            if not isinstance(snapshot, (str, Checkpoint)):
+        if isinstance(snapshot, str):
+            if self.checkpoints is None:
+                raise ConfigError("resume(task_id) needs a checkpoint store; pass the saved TaskState instead")
+            self._claim(snapshot)
+            snapshot = self.checkpoints.load(snapshot)
+        elif self.checkpoints is not None:
+            if not isinstance(snapshot, Checkpoint):
                 raise ConfigError("with a checkpoint store, resume a Checkpoint (store.load(task_id)) or a task id, "
                                   "so that two workers cannot both continue one snapshot")
-            self._claim(snapshot if isinstance(snapshot, str) else snapshot.state.task_id)
-            if isinstance(snapshot, str):
-                snapshot = self.checkpoints.load(snapshot)
+            self._claim(snapshot.state.task_id)
         state = snapshot.state if isinstance(snapshot, Checkpoint) else snapshot
         if state.status == "stopped":
             raise ApprovalError(f"task {state.task_id!r} already stopped ({state.stop}); there is nothing to resume")
@@ -121,7 +140,8 @@ class Kernel:
 
     def _recover(self, task_id: str) -> TaskState:
         if self.checkpoints is None:
-            raise ConfigError("recover() needs a checkpoint store: Kernel(..., checkpoints=SQLiteCheckpointStore(path))")
+            raise ConfigError("recover() needs a checkpoint store: "
+                              "Kernel(..., checkpoints=SQLiteCheckpointStore(path))")
         self._claim(task_id)                     # CheckpointLeased while another worker runs it
         ckpt = self.checkpoints.load(task_id)
         state = ckpt.state
@@ -155,21 +175,22 @@ class Kernel:
             projected = None
             if b.max_usd is not None:
                 projected = self.prices.cost(self.price_model, self.price_provider, tin_est, b.reserve_tokens)
-            guard = b.check_before_model_call(step=st.step, tool_calls=st.tool_calls, elapsed=st.elapsed,
-                                              tokens=st.tokens, next_input_tokens=tin_est, cost_usd=st.cost_usd,
-                                              projected_usd=projected)
-            if guard is not None:
-                stop = self._guard(*guard)
+            breach = b.check_before_model_call(step=st.step, tool_calls=st.tool_calls, elapsed=st.elapsed,
+                                               tokens=st.tokens, next_input_tokens=tin_est, cost_usd=st.cost_usd,
+                                               projected_usd=projected)
+            if breach is not None:
+                stop = self._guard(breach)
                 break
             st.step += 1
             before = sig
             seen_obs = len(st.observations)
             if emit:
-                emit(ev.StepStarted(st.step, clock.wall_ns()))
+                emit(ev.StepStarted(index=st.step, at_ns=clock.wall_ns()))
             stop, finished = self._step(st, view, tin_est)
             if finished:
                 if emit:
-                    emit(ev.StepFinished(st.step, True, st.stalls, StopReason.DONE.value, clock.wall_ns()))
+                    emit(ev.StepFinished(index=st.step, progress=True, stalls=st.stalls,
+                                         outcome=StopReason.DONE.value, at_ns=clock.wall_ns()))
                 return self._end(st, StopReason.DONE)
             sig = st.signature()
             progressed = sig != before
@@ -178,10 +199,13 @@ class Kernel:
             if progressed and b.repeat_window == "since_progress":
                 st.seen.clear()
             st.note_stall(progressed)
-            if stop is None and st.stalls >= b.max_stalls:
-                stop = self._guard(StopReason.NO_PROGRESS, b.max_stalls, st.stalls)
+            if stop is None:
+                stalled = b.check_stalls(st.stalls)
+                if stalled is not None:
+                    stop = self._guard(stalled)
             if emit:
-                emit(ev.StepFinished(st.step, progressed, st.stalls, stop.value if stop else "ok", clock.wall_ns()))
+                emit(ev.StepFinished(index=st.step, progress=progressed, stalls=st.stalls,
+                                     outcome=stop.value if stop else "ok", at_ns=clock.wall_ns()))
             if stop is None and self.checkpoints is not None:
                 self._save(st, self._version)
         return self._end(st, stop)
@@ -191,46 +215,53 @@ class Kernel:
         b, emit, clock, model = self.budget, self._emit, self.clock, self.model
         timeout = b.remaining_time(st.elapsed)
         if emit:
-            emit(ev.ModelCalled(st.step, model.name, model.provider, b.max_output_tokens, timeout, view,
-                                clock.wall_ns()))
+            emit(ev.ModelCalled(step=st.step, model=model.name, provider=model.provider,
+                                max_output_tokens=b.max_output_tokens, timeout_s=timeout, view=view,
+                                at_ns=clock.wall_ns()))
         started = clock.now()
         attempts = 0
+        resp: ModelResponse | None
         while True:
             attempts += 1
             try:
-                resp = model.propose(ModelRequest(view, b.max_output_tokens, timeout))
+                resp = model.propose(ModelRequest(view=view, max_output_tokens=b.max_output_tokens, timeout_s=timeout))
                 break
             except TimeoutError:
                 resp = None
                 break
-            except Exception as exc:  # noqa: BLE001 - a provider failure must end in a stop reason
-                backoff = round(b.backoff_s * 2 ** (attempts - 1), 3)
+            except Exception as exc:  # a provider failure must end in a stop reason
+                retry = self._retry_policy()
+                backoff = retry.wait_s(attempts)
                 failed_for = clock.spend(started, 0.0)
-                if attempts >= b.max_attempts or st.elapsed + failed_for + backoff >= b.deadline_s:
+                if not retry.may_retry(attempts) or st.elapsed + failed_for + backoff >= b.deadline_s:
                     st.charge_time(failed_for)
-                    self._model_returned(st, 0, 0, "estimated", None, "error", None, type(exc).__name__, None)
-                    return self._guard(StopReason.MODEL_ERROR, b.max_attempts, attempts), False
+                    self._model_returned(st, tin=0, tout=0, source="estimated", reply_type=None,
+                                         finish_reason="error", cost=None, err=type(exc).__name__, reply=None)
+                    return self._guard(Breach(limit="max_attempts", limit_value=retry.attempts, observed=attempts,
+                                              stop=StopReason.MODEL_ERROR)), False
                 clock.sleep(backoff)
                 st.charge_time(failed_for + backoff)
                 timeout = b.remaining_time(st.elapsed)
                 started = clock.now()
         took = None if resp is None else resp.latency_s if resp.latency_s is not None else clock.now() - started
-        if took is None or took > timeout:
+        if resp is None or took is None or took > timeout:
             # the call would outlive the deadline: it is cut off there, and its tokens are not charged
             clock.spend(started, timeout)
             st.elapsed = b.deadline_s
-            self._model_returned(st, 0, 0, "estimated", None, "length", None, "timeout", None)
-            return self._guard(StopReason.DEADLINE, b.deadline_s, b.deadline_s), False
-        declared = resp.latency_s
-        secs = clock.spend(started, declared)
+            self._model_returned(st, tin=0, tout=0, source="estimated", reply_type=None, finish_reason="length",
+                                 cost=None, err="timeout", reply=None)
+            return self._guard(Breach(limit="deadline_s", limit_value=b.deadline_s, observed=b.deadline_s,
+                                      stop=StopReason.DEADLINE)), False
+        secs = clock.spend(started, resp.latency_s)
         reply = resp.reply
+        source: UsageSource
         if resp.input_tokens is not None and resp.output_tokens is not None:
             tin, tout, source = resp.input_tokens, resp.output_tokens, "reported"
-        else:
+        else:                                  # estimated from the text, 4 characters a token
             text = reply if isinstance(reply, str) else json.dumps(reply, default=str)
             tin, tout, source = tin_est, est_tokens(text), "estimated"
         too_long = source == "estimated" and tout > b.max_output_tokens
-        if too_long:                           # a provider would have cut the reply at the cap; so do we
+        if too_long:                           # a provider would have cut the reply at the limit; so do we
             tout = b.max_output_tokens
         cost = self.prices.cost(self.price_model, self.price_provider, tin, tout)
         st.charge_model(tin, tout, secs, cost)
@@ -241,19 +272,21 @@ class Kernel:
             prop = parse(reply)
         except ProposalError as exc:
             st.last_result = error(exc.code, detail=exc.detail)
-            self._model_returned(st, tin, tout, source, None, resp.finish_reason or "stop", cost, exc.code, reply,
-                                 resp.response_model)
+            self._model_returned(st, tin=tin, tout=tout, source=source, reply_type=None,
+                                 finish_reason=resp.finish_reason or "stop", cost=cost, err=exc.code, reply=reply,
+                                 resp=resp)
             return None, False
-        kind = "tool" if isinstance(prop, ToolProposal) else "plan" if isinstance(prop, PlanProposal) else "final"
-        self._model_returned(st, tin, tout, source, kind, resp.finish_reason or ("tool_calls" if kind == "tool"
-                                                                                 else "stop"), cost, None, reply,
-                             resp.response_model)
+        kind: ReplyType = ("tool" if isinstance(prop, ToolProposal) else "plan" if isinstance(prop, PlanProposal)
+                           else "final")
+        self._model_returned(st, tin=tin, tout=tout, source=source, reply_type=kind,
+                             finish_reason=resp.finish_reason or ("tool_calls" if kind == "tool" else "stop"),
+                             cost=cost, err=None, reply=reply, resp=resp)
         if isinstance(prop, FinalProposal):
             open_steps = st.open_steps()
             if prop.outcome == "completed" and open_steps:
                 st.last_result = error("plan_incomplete", detail=open_steps)
                 if self._emit:
-                    self._emit(ev.FinalRefused(st.step, open_steps, self.clock.wall_ns()))
+                    self._emit(ev.FinalRefused(step=st.step, open_steps=tuple(open_steps), at_ns=self.clock.wall_ns()))
                 return None, False
             st.answer, st.outcome = prop.text, prop.outcome
             return None, True
@@ -262,8 +295,9 @@ class Kernel:
             return None, False
         fp = digest(prop.name, prop.args)
         st.seen[fp] = st.seen.get(fp, 0) + 1
-        if st.seen[fp] > b.max_repeat:
-            return self._guard(StopReason.REPEATED_CALL, b.max_repeat, st.seen[fp]), False
+        repeated = b.check_repeat(st.seen[fp])
+        if repeated is not None:
+            return self._guard(repeated), False
         if self.tools.spec(prop.name) is None:
             st.last_result = error("unknown_tool")
             return None, False
@@ -281,11 +315,12 @@ class Kernel:
         if problems:
             st.last_result = error("invalid_plan", detail=problems)
             if self._emit:
-                self._emit(ev.PlanRejected(st.step, problems, self.clock.wall_ns()))
+                self._emit(ev.PlanRejected(step=st.step, problems=tuple(problems), at_ns=self.clock.wall_ns()))
             return
         st.set_plan(to_plan_steps(prop.steps))
         if self._emit:
-            self._emit(ev.PlanAccepted(st.step, st.plan_version, len(st.plan), self.clock.wall_ns()))
+            self._emit(ev.PlanAccepted(step=st.step, version=st.plan_version, steps=len(st.plan),
+                                       plan_step_ids=tuple(s.id for s in st.plan), at_ns=self.clock.wall_ns()))
 
     def _execute(self, st: TaskState, name: str, args: dict[str, Any], plan_step: str | None, *,
                  key: str | None = None, approved: bool = False, held: bool = False,
@@ -297,22 +332,27 @@ class Kernel:
         key = key or f"{st.task_id}:{plan_step or 'adhoc' + str(st.step)}"
         dg = dg or digest(name, args)
         if emit:
-            emit(ev.ToolCalled(st.step, name, args, key, effect, plan_step, dg, held, clock.wall_ns()))
+            emit(ev.ToolCalled(step=st.step, name=name, args=args, key=key, effect=effect, plan_step=plan_step,
+                               digest=dg, held=held, at_ns=clock.wall_ns()))
         attempts = 0
         while True:
             attempts += 1
             result, secs = self._invoke(st, name, args, key, effect, approved, attempts)
             st.charge_time(secs)
             st.tool_calls += 1
-            if not is_transient(result) or attempts >= b.max_attempts:
+            if not is_transient(result):
                 break
-            backoff = round(b.backoff_s * 2 ** (attempts - 1), 3)
-            guard = b.check_before_tool_call(tool_calls=st.tool_calls, elapsed=st.elapsed + backoff)
-            if guard is not None:
+            retry = self._retry_policy()
+            if not retry.may_retry(attempts):
+                break
+            backoff = retry.wait_s(attempts)
+            breach = b.check_before_tool_call(tool_calls=st.tool_calls, elapsed=st.elapsed + backoff)
+            if breach is not None:
                 self._returned(st, name, key, effect, result, attempts)
-                return self._guard(*guard)
+                return self._guard(breach)
             if emit:
-                emit(ev.ToolRetry(st.step, name, attempts, result_status(result), backoff, clock.wall_ns()))
+                emit(ev.ToolRetry(step=st.step, name=name, attempt=attempts, code=result_status(result),
+                                  backoff_s=backoff, at_ns=clock.wall_ns()))
             clock.sleep(backoff)
             st.charge_time(backoff)
         if is_transient(result):
@@ -327,7 +367,8 @@ class Kernel:
                 step.status = DONE
             st.facts.update(self.facts.extract(args, result))
         elif status == NEEDS_APPROVAL:
-            return self._needs_approval(st, HeldCall(name, args, key, plan_step, dg), held)
+            return self._needs_approval(st, HeldCall(name=name, args=args, key=key, plan_step=plan_step, digest=dg),
+                                        held)
         elif status == UNKNOWN:
             st.unknown_writes.append(key)
             return StopReason.UNKNOWN_OUTCOME
@@ -335,44 +376,48 @@ class Kernel:
             step.status = FAILED
         return None
 
-    def _invoke(self, st: TaskState, name: str, args: dict[str, Any], key: str, effect: str, approved: bool,
+    def _invoke(self, st: TaskState, name: str, args: dict[str, Any], key: str, effect: Effect, approved: bool,
                 attempt: int) -> tuple[dict[str, Any], float]:
         clock = self.clock
-        if effect == "write" and self._lease is not None:
+        if effect == "write" and self._lease is not None and self.checkpoints is not None:
             self._lease = self.checkpoints.renew(self._lease)   # CheckpointLeased: another worker took over
         timeout = self.budget.remaining_time(st.elapsed)
         started = clock.now()
+        declared: float | None
         try:
-            resp = self.tools.invoke(ToolInvocation(name, args, st.user_id, key, timeout, approved, attempt))
+            resp = self.tools.invoke(ToolInvocation(name=name, args=args, user_id=st.user_id, key=key,
+                                                    timeout_s=timeout, approved=approved, attempt=attempt))
             result, declared = resp.result, resp.latency_s
         except TimeoutError:
             result = {"status": UNKNOWN, "code": "timeout"} if effect == "write" else error("timeout")
             declared = timeout
         except (ConnectionError, OSError) as exc:
             result, declared = error("tool_exception", detail=type(exc).__name__, transient=True), None
-        except Exception as exc:  # noqa: BLE001 - a failing tool is a result the model sees
+        except Exception as exc:  # a failing tool is a result the model sees
             result, declared = error("tool_exception", detail=type(exc).__name__), None
         if not isinstance(result, dict) or not isinstance(result.get("status"), str):
             result = error("malformed_result", detail="a tool result must be an object with a 'status'")
         return result, clock.spend(started, declared)
 
-    def _returned(self, st: TaskState, name: str, key: str, effect: str, result: dict[str, Any],
+    def _returned(self, st: TaskState, name: str, key: str, effect: Effect, result: dict[str, Any],
                   attempts: int) -> str:
         status = result_status(result)
         st.last_result = result
-        ofp = observation_digest(name, result)
+        ofp = digest(name, result)               # the observation's fingerprint: progress by new information
         if ofp not in st.observations:
             st.observations.append(ofp)
         st.audit.append({"step": st.step, "tool": name, "key": key, "effect": effect, "status": status,
                          "attempts": attempts, "result": result})
         if self._emit:
-            self._emit(ev.ToolReturned(st.step, name, key, effect, result, status, result.get("replayed") is True,
-                                       attempts, self.clock.wall_ns()))
+            self._emit(ev.ToolReturned(step=st.step, name=name, key=key, effect=effect, result=result,
+                                       status=status, replayed=result.get("replayed") is True, attempts=attempts,
+                                       at_ns=self.clock.wall_ns()))
         return status
 
     def _needs_approval(self, st: TaskState, call: HeldCall, held: bool) -> StopReason | None:
         if self._emit:
-            self._emit(ev.ApprovalRequested(call.name, call.digest, call.key, self.clock.wall_ns()))
+            self._emit(ev.ApprovalRequested(name=call.name, digest=call.digest, key=call.key,
+                                            at_ns=self.clock.wall_ns()))
         decision = None if (self.approver is None or held) else self.approver(call)
         if decision is None:
             st.pending = call
@@ -381,17 +426,18 @@ class Kernel:
             raise ApprovalError(f"the approver decided on other arguments than the held {call.name} call")
         self._decided(st, call, decision)
         if decision.approved:
-            guard = self.budget.check_before_tool_call(tool_calls=st.tool_calls, elapsed=st.elapsed)
-            if guard is not None:
+            breach = self.budget.check_before_tool_call(tool_calls=st.tool_calls, elapsed=st.elapsed)
+            if breach is not None:
                 st.pending = call
-                return self._guard(*guard)
+                return self._guard(breach)
             return self._execute(st, call.name, call.args, call.plan_step, key=call.key, approved=True, held=True,
                                  dg=call.digest)
         return None
 
     def _decided(self, st: TaskState, call: HeldCall, decision: Decision) -> None:
         if self._emit:
-            self._emit(ev.ApprovalDecided(call.name, decision.approved, decision.by, call.digest, self.clock.wall_ns()))
+            self._emit(ev.ApprovalDecided(name=call.name, approved=decision.approved, by=decision.by,
+                                          digest=call.digest, at_ns=self.clock.wall_ns()))
         st.audit.append({"step": st.step, "approval": call.name, "key": call.key, "approved": decision.approved,
                          "by": decision.by})
         if not decision.approved:
@@ -402,18 +448,33 @@ class Kernel:
 
     # -- bookkeeping -----------------------------------------------------------------------------
 
-    def _model_returned(self, st: TaskState, tin: int, tout: int, source: str, kind: str | None, finish: str,
-                        cost: float | None, err: str | None, reply: Any, response_model: str | None = None) -> None:
+    def _model_returned(self, st: TaskState, *, tin: int, tout: int, source: UsageSource,
+                        reply_type: ReplyType | None, finish_reason: str, cost: float | None, err: str | None,
+                        reply: Any, resp: ModelResponse | None = None) -> None:
         st.audit.append({"step": st.step, "model": self.model.name, "input_tokens": tin, "output_tokens": tout,
                          "reply": reply, "error": err})
         if self._emit:
-            self._emit(ev.ModelReturned(st.step, self.model.name, self.model.provider, response_model, tin, tout,
-                                        source, kind, finish, cost, err, reply, self.clock.wall_ns()))
+            if resp is not None and source == "reported":      # the provider's parts of those counts, if any
+                usage = TokenUsage(input_tokens=tin, output_tokens=tout, source=source,
+                                   cache_read_input_tokens=resp.cache_read_input_tokens,
+                                   cache_creation_input_tokens=resp.cache_creation_input_tokens,
+                                   reasoning_output_tokens=resp.reasoning_output_tokens)
+            else:
+                usage = TokenUsage(input_tokens=tin, output_tokens=tout, source=source)
+            self._emit(ev.ModelReturned(step=st.step, model=self.model.name, provider=self.model.provider,
+                                        response_model=resp.response_model if resp is not None else None,
+                                        usage=usage, reply_type=reply_type, finish_reason=finish_reason,
+                                        cost_usd=cost, error=err, reply=reply, at_ns=self.clock.wall_ns()))
 
-    def _guard(self, stop: StopReason, limit: float, observed: float) -> StopReason:
+    def _retry_policy(self) -> RetryPolicy:
+        if self._retry is None:
+            self._retry = self.budget.retry_policy()
+        return self._retry
+
+    def _guard(self, breach: Breach) -> StopReason:
         if self._emit:
-            self._emit(ev.GuardFired(stop.value, limit, observed, self.clock.wall_ns()))
-        return stop
+            self._emit(ev.GuardFired(breach=breach, at_ns=self.clock.wall_ns()))
+        return breach.stop
 
     def _guarded(self, body: Any, *args: Any) -> TaskState:
         """Runs an entry point; an exception escaping a begun run is told to the observers (RunAborted), so
@@ -426,12 +487,11 @@ class Kernel:
             if not isinstance(exc, SimulatedCrash):
                 self._release()
             self._lease = None
-            if self._running and self._emit:
+            if self._running and self._emit and self._state is not None:
                 self._running = False
-                try:
-                    self._emit(ev.RunAborted(self._state, type(exc).__name__, self.clock.wall_ns()))
-                except BaseException:  # noqa: BLE001 - the original exception is the one to report
-                    pass
+                with contextlib.suppress(BaseException):    # the original exception is the one to report
+                    self._emit(ev.RunAborted(task_id=self._state.task_id, error=type(exc).__name__,
+                                             totals=self._state.totals(), at_ns=self.clock.wall_ns()))
             raise
         self._release()
         return st
@@ -442,49 +502,42 @@ class Kernel:
 
     def _release(self) -> None:
         lease, self._lease = self._lease, None
-        if lease is not None:
+        if lease is not None and self.checkpoints is not None:
             try:
                 self.checkpoints.release(lease)
             except CheckpointError as exc:       # the lease then expires after its TTL
-                ev.log.warning("could not release the lease on task %r: %s", lease.task_id, exc)
+                log.warning("could not release the lease on task %r: %s", lease.task_id, exc)
 
     def _begin(self, st: TaskState, resumed: bool) -> None:
         self._running, self._state = True, st
         st.begin()
         self._version = None
         if self._emit:
-            self._emit(ev.RunStarted(st, self.budget, self.model.name, self.model.provider, resumed,
-                                     self.clock.wall_ns()))
+            self._emit(ev.RunStarted(task_id=st.task_id, agent_name=st.agent_name, conversation_id=st.conversation_id,
+                                     model=self.model.name, provider=self.model.provider, resumed=resumed,
+                                     step=st.step, elapsed_s=st.elapsed, limits=self._budget_limits(),
+                                     plan_step_ids=tuple(s.id for s in st.plan), at_ns=self.clock.wall_ns()))
+
+    def _budget_limits(self) -> Limits:
+        if self._limits is None:
+            self._limits = self.budget.limits()
+        return self._limits
 
     def _end(self, st: TaskState, stop: StopReason) -> TaskState:
         st.finish(stop, st.answer if stop is StopReason.DONE else None, st.outcome if stop is StopReason.DONE else None)
-        if st.status == "suspended":
-            ctx = _trace_context(self.observers)
-            if ctx:
-                st.links.append(ctx)
         if self.checkpoints is not None:
             self._save(st, self._version)
         self._running = False
         if self._emit:
-            self._emit(ev.RunFinished(st, self.clock.wall_ns()))
+            self._emit(ev.RunFinished(task_id=st.task_id, stop=stop, status=RunStatus(st.status), outcome=st.outcome,
+                                      totals=st.totals(), at_ns=self.clock.wall_ns()))
         return st
 
     def _save(self, st: TaskState, expected: int | None) -> None:
+        if self.checkpoints is None:
+            return
         if self._emit:
-            self._emit(ev.CheckpointSaving((expected or 0) + 1, self.clock.wall_ns()))
+            self._emit(ev.CheckpointSaving(version=(expected or 0) + 1, at_ns=self.clock.wall_ns()))
         self._version = self.checkpoints.save(st, expected, lease=self._lease)
         if self._emit:
-            self._emit(ev.CheckpointSaved(self._version, self.clock.wall_ns()))
-
-
-def _trace_context(observers: ev.Observers) -> str | None:
-    for o in observers.observers:
-        fn = getattr(o, "trace_context", None)
-        if fn is not None:
-            try:
-                ctx = fn()
-            except Exception:  # noqa: BLE001
-                ctx = None
-            if ctx:
-                return ctx
-    return None
+            self._emit(ev.CheckpointSaved(version=self._version, at_ns=self.clock.wall_ns()))

@@ -1,32 +1,40 @@
 """The model interface and deterministic stand-ins that ship with the library.
 
-A model receives the rendered view (a JSON string), the output cap and the time left,
-and returns a reply: a dict proposing a plan, a tool call or a final answer. The kernel
-treats the reply as a proposal; anything malformed becomes an error result the model sees.
-A model that times out raises ``TimeoutError`` (or declares a latency above the timeout).
+A model receives the rendered view (a JSON string), the output limit and the time left,
+and returns a ``ModelResponse``: a reply (a dict proposing a plan, a tool call or a final
+answer) and what the provider reported about the call. The kernel treats the reply as a
+proposal; anything malformed becomes an error result the model sees. A model that times out
+raises ``TimeoutError`` (or declares a latency above the timeout).
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ModelRequest:
-    view: str
-    max_output_tokens: int
-    timeout_s: float
+    view: str                    # the rendered state (JSON)
+    max_output_tokens: int       # the limit on the reply, to send to the provider as max_tokens
+    timeout_s: float             # the active time left
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ModelResponse:
-    reply: Any                              # normally a dict; anything else is a malformed reply
-    latency_s: float | None = None          # declared latency (stand-ins); None = measure with the clock
-    input_tokens: int | None = None         # provider-reported usage; None = estimate from the text
+    """What ``Model.propose`` returns. Token counts are the provider's; when input or output is None the kernel
+    estimates both from the text. The cache and reasoning counts are parts of the input and output counts
+    (never added again); the kernel's token budget counts input + output."""
+    reply: Any                                      # normally a dict; anything else is a malformed reply
+    latency_s: float | None = None                  # declared latency (stand-ins); None = measure with the clock
+    input_tokens: int | None = None
     output_tokens: int | None = None
-    finish_reason: str | None = None
-    response_model: str | None = None
+    cache_read_input_tokens: int | None = None      # input tokens served from the provider's cache
+    cache_creation_input_tokens: int | None = None  # input tokens written to the provider's cache
+    reasoning_output_tokens: int | None = None      # output tokens spent on reasoning
+    finish_reason: str | None = None                # as the provider reported it
+    response_model: str | None = None               # the model that answered, when the provider says
 
 
 class Model(Protocol):
@@ -46,7 +54,7 @@ class FunctionModel:
 
     def propose(self, request: ModelRequest) -> ModelResponse:
         self.calls += 1
-        return ModelResponse(self.fn(json.loads(request.view), self.calls), self.latency)
+        return ModelResponse(reply=self.fn(json.loads(request.view), self.calls), latency_s=self.latency)
 
 
 class ScriptedModel:
@@ -62,4 +70,4 @@ class ScriptedModel:
     def propose(self, request: ModelRequest) -> ModelResponse:
         reply = self.replies[min(self.calls, len(self.replies) - 1)]
         self.calls += 1
-        return ModelResponse(reply, self.latency)
+        return ModelResponse(reply=reply, latency_s=self.latency)

@@ -14,25 +14,35 @@ model client or the tool make themselves (HTTP, database instrumentations) nest 
 ``execute_tool``. An exception escaping the run (RunAborted) ends every open span with ERROR status.
 No text the model wrote is recorded unless content capture is on (then redacted): plan step ids, plan problems,
 codes and names from outside code get the stand-ins of ``agentobs.telemetry.labels`` in every mode.
-Uses only the OpenTelemetry API: the SDK is configured by ``agentobs.telemetry.setup``.
+The observer reads nothing but the events (values and snapshots); what it keeps between events is its own
+per-run state (``_Run``). Uses only the OpenTelemetry API: the SDK is configured by ``agentobs.telemetry.setup``.
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.metrics import Meter, NoOpMeter
-from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags, Tracer
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, Tracer
 
-from ..kernel import events as ev
-from ..kernel.stops import SUSPENDING, StopReason
+from ..contract import events as ev
+from ..contract import semconv as sc
+from ..contract.vocabulary import RunStatus, StopReason, ToolStatus
 from . import labels
-from . import semconv as sc
 from .content import Capture, Redactor
+from .links import ResumeLinks, format_traceparent, parse_traceparent
 
-_OK_RESULTS = frozenset({"ok", "needs_approval"})
+_OK_RESULTS = frozenset({ToolStatus.OK.value, ToolStatus.NEEDS_APPROVAL.value})
+_KIND = {"INTERNAL": SpanKind.INTERNAL, "CLIENT": SpanKind.CLIENT}
+_AGENT_KIND, _STEP_KIND = _KIND[sc.KIND_INVOKE_AGENT], _KIND[sc.KIND_STEP]
+_CHAT_KIND, _TOOL_KIND = _KIND[sc.KIND_CHAT], _KIND[sc.KIND_EXECUTE_TOOL]
+_OPTIONAL_USAGE = ((sc.USAGE_CACHE_READ_INPUT_TOKENS, "cache_read_input_tokens"),
+                   (sc.USAGE_CACHE_CREATION_INPUT_TOKENS, "cache_creation_input_tokens"),
+                   (sc.USAGE_REASONING_OUTPUT_TOKENS, "reasoning_output_tokens"))
 
 
 # (attribute on Instruments, metric name, unit, description, advisory buckets) of every histogram we record
@@ -54,6 +64,16 @@ _HISTOGRAMS = (
 class Instruments:
     """The metric instruments of the contract, created once per meter."""
 
+    token_usage: Any
+    op_duration: Any
+    agent_duration: Any
+    inference_calls: Any
+    tool_calls: Any
+    tool_duration: Any
+    run_tokens: Any
+    run_cost: Any
+    utilisation: Any
+
     def __init__(self, meter: Meter):
         for attr, name, unit, description, buckets in _HISTOGRAMS:
             setattr(self, attr, meter.create_histogram(name, unit, description,
@@ -61,37 +81,59 @@ class Instruments:
         self.runs = meter.create_counter(sc.M_RUNS, "{run}", "Agent runs by stop reason")
 
 
-def traceparent(ctx: SpanContext) -> str:
-    return f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}"
-
-
-def parse_traceparent(value: str) -> SpanContext | None:
-    parts = value.split("-")
-    if len(parts) != 4 or len(parts[1]) != 32 or len(parts[2]) != 16:
-        return None
-    try:
-        return SpanContext(int(parts[1], 16), int(parts[2], 16), is_remote=True, trace_flags=TraceFlags(int(parts[3], 16)))
-    except ValueError:
-        return None
+@dataclass(kw_only=True, slots=True)
+class _Run:
+    """What the observer keeps about the run segment in progress, between its events."""
+    task_id: str
+    agent: str
+    elapsed0: float                                  # active time before this segment
+    limits: ev.Limits | None
+    plan_ids: tuple[str, ...]                        # the plan in force (for the step labels)
+    m_in: dict[str, Any]                             # metric attribute sets, built once per run
+    m_out: dict[str, Any]
+    m_chat: dict[str, Any]
+    m_agent: dict[str, Any]
+    m_tools: dict[tuple[str, str | None], dict[str, Any]] = field(default_factory=dict)
+    tin: int = 0                                     # segment totals
+    tout: int = 0
+    chats: int = 0
+    tools: int = 0
+    reply_type: str | None = None                    # of the step in progress
+    chat_view: str | None = None                     # the open chat's view, when content goes to events
+    chat_start: int = 0
+    tool_start: int = 0
+    tool_name: str = ""
+    tool_args: str = ""
 
 
 class OTelObserver:
-    """Turns kernel events into spans, span events and metrics. One instance per concurrent run."""
+    """Turns kernel events into spans, span events and metrics. One instance per concurrent run.
+
+    ``call_metrics=False`` records only the per-run metrics and leaves the per-call ones (token usage, model
+    and tool call durations) to the collector's span metrics (``Telemetry``'s ``call_metrics="collector"``).
+    ``links`` is shared by the observers of one ``Telemetry``: a resumed run links to the segment it continues;
+    ``resumed_from`` (a traceparent) names that segment explicitly, for a resume in another process.
+    """
 
     def __init__(self, tracer: Tracer, meter: Meter | None = None, *, capture: Capture = Capture.NO_CONTENT,
-                 redactor: Redactor | None = None, instruments: Instruments | None = None):
+                 redactor: Redactor | None = None, instruments: Instruments | None = None,
+                 links: ResumeLinks | None = None, resumed_from: str | None = None, call_metrics: bool = True):
         self.tracer = tracer
         self.inst = instruments or Instruments(meter or NoOpMeter("agentobs"))
         self.capture = capture
         self.redactor = redactor or Redactor()
-        self._root: Any = None
+        self.links = links if links is not None else ResumeLinks()
+        self.resumed_from = parse_traceparent(resumed_from) if resumed_from else None
+        self.call_metrics = call_metrics
+        self._root: Span | None = None
         self._root_ctx: Any = None
         self._step_ctx: Any = None
-        self._step: Any = None
-        self._chat: Any = None
-        self._tool: Any = None
+        self._step: Span | None = None
+        self._chat: Span | None = None
+        self._tool: Span | None = None
         self._token: Any = None            # the attached context of the open chat or tool span
-        self._run: dict[str, Any] = {}
+        self._run: _Run | None = None
+        self._last_root: Span | None = None
 
     # -- the Observer interface ----------------------------------------------------------------
 
@@ -101,13 +143,19 @@ class OTelObserver:
             handler(self, e)
 
     def trace_context(self) -> str | None:
-        """W3C traceparent of the current (or last) task span, for linking a resumed segment."""
-        span = self._root or self._run.get("last_root")
-        return traceparent(span.get_span_context()) if span is not None else None
+        """W3C traceparent of the current (or last) task span: where a resume in another process links to
+        (``Telemetry.observer(resumed_from=...)``), or a trace id to show."""
+        span = self._root or self._last_root
+        return format_traceparent(span.get_span_context()) if span is not None else None
+
+    def trace_id(self) -> str | None:
+        """The trace id (32 hex digits) of the current (or last) task span."""
+        span = self._root or self._last_root
+        return format(span.get_span_context().trace_id, "032x") if span is not None else None
 
     # -- the current span while foreign code runs ---------------------------------------------
 
-    def _attach(self, span: Any) -> None:
+    def _attach(self, span: Span) -> None:
         self._token = otel_context.attach(trace.set_span_in_context(span))
 
     def _detach(self) -> None:
@@ -116,65 +164,77 @@ class OTelObserver:
             self._token = None
             otel_context.detach(token)
 
+    def _innermost(self) -> Span | None:
+        return self._step or self._root
+
     # -- handlers ------------------------------------------------------------------------------
 
     def _run_started(self, e: ev.RunStarted) -> None:
-        st, b = e.state, e.budget
         attrs: dict[str, Any] = {
-            sc.OPERATION_NAME: sc.OP_INVOKE_AGENT, sc.AGENT_NAME: st.agent_name, sc.REQUEST_MODEL: e.model,
-            sc.PROVIDER_NAME: e.provider, sc.TASK_ID: st.task_id, sc.RESUMED: e.resumed,
+            sc.OPERATION_NAME: sc.OP_INVOKE_AGENT, sc.AGENT_NAME: e.agent_name, sc.REQUEST_MODEL: e.model,
+            sc.PROVIDER_NAME: e.provider, sc.TASK_ID: e.task_id, sc.RESUMED: e.resumed,
         }
-        if st.conversation_id:
-            attrs[sc.CONVERSATION_ID] = st.conversation_id
-        for k in sc.BUDGET_LIMITS if b is not None else ():
-            v = getattr(b, k)
-            if v is not None:
-                key = sc.BUDGET_PREFIX + k
-                attrs[key] = float(v) if sc.ATTRIBUTE_TYPES[key] == "double" else int(v)
+        if e.conversation_id:
+            attrs[sc.CONVERSATION_ID] = e.conversation_id
+        if e.limits is not None:
+            for k in sc.BUDGET_LIMITS:
+                v = getattr(e.limits, k)
+                if v is not None:
+                    key = sc.BUDGET_PREFIX + k
+                    attrs[key] = float(v) if sc.ATTRIBUTE_TYPES[key] == "double" else int(v)
         links = []
-        if e.resumed and st.links:
-            prev = parse_traceparent(st.links[-1])
-            if prev is not None:
-                links.append(Link(prev, {"agentobs.link": "resumed_from"}))
-        self._root = self.tracer.start_span(f"{sc.OP_INVOKE_AGENT} {st.agent_name}", kind=SpanKind.INTERNAL,
-                                            attributes=attrs, links=links, start_time=e.at_ns)
-        chat = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model}
-        self._run = {"agent": st.agent_name, "model": e.model, "provider": e.provider, "start_ns": e.at_ns,
-                     "state": st,
-                     "tin": 0, "tout": 0, "chats": 0, "tools": 0, "budget": b, "elapsed0": st.elapsed,
-                     # metric attribute sets, built once per run (low cardinality by construction)
-                     "m_in": {**chat, sc.TOKEN_TYPE: "input"}, "m_out": {**chat, sc.TOKEN_TYPE: "output"},
-                     "m_chat": chat, "m_agent": {sc.AGENT_NAME: st.agent_name}, "m_tools": {}}
-        self._root_ctx = trace.set_span_in_context(self._root)
         if e.resumed:
-            self._root.add_event(sc.EV_RESUME, {sc.STEP_INDEX: st.step}, timestamp=e.at_ns)
+            prev: SpanContext | None = self.resumed_from or self.links.previous(e.task_id)
+            if prev is not None:
+                links.append(Link(prev, {sc.LINK_KIND: sc.LINK_RESUMED_FROM}))
+        else:
+            self.links.started(e.task_id)
+        self._root = root = self.tracer.start_span(f"{sc.OP_INVOKE_AGENT} {e.agent_name}", kind=_AGENT_KIND,
+                                                   attributes=attrs, links=links, start_time=e.at_ns)
+        chat = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model}
+        self._run = _Run(task_id=e.task_id, agent=e.agent_name, elapsed0=e.elapsed_s, limits=e.limits,
+                         plan_ids=e.plan_step_ids, m_in={**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_INPUT},
+                         m_out={**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_OUTPUT}, m_chat=chat,
+                         m_agent={sc.AGENT_NAME: e.agent_name})
+        self._root_ctx = trace.set_span_in_context(root)
+        if e.resumed:
+            root.add_event(sc.EV_RESUME, {sc.STEP_INDEX: e.step}, timestamp=e.at_ns)
 
     def _step_started(self, e: ev.StepStarted) -> None:
-        self._step = self.tracer.start_span(sc.STEP_SPAN, context=self._root_ctx, kind=SpanKind.INTERNAL,
+        self._step = self.tracer.start_span(sc.STEP_SPAN, context=self._root_ctx, kind=_STEP_KIND,
                                             attributes={sc.STEP_INDEX: e.index}, start_time=e.at_ns)
         self._step_ctx = trace.set_span_in_context(self._step)
-        self._run["reply_type"] = None
+        if self._run is not None:
+            self._run.reply_type = None
 
     def _model_called(self, e: ev.ModelCalled) -> None:
+        run = self._run
+        if run is None:
+            return
         ctx = self._step_ctx if self._step is not None else self._root_ctx
-        attrs = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model,
-                 sc.REQUEST_MAX_TOKENS: e.max_output_tokens}
+        attrs: dict[str, Any] = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider,
+                                 sc.REQUEST_MODEL: e.model, sc.REQUEST_MAX_TOKENS: e.max_output_tokens}
         if self.capture.on_span:
             attrs[sc.INPUT_MESSAGES] = self._input_messages(e.view)
-        self._chat = self.tracer.start_span(f"{sc.OP_CHAT} {e.model}", context=ctx, kind=SpanKind.CLIENT,
-                                            attributes=attrs, start_time=e.at_ns)
-        self._attach(self._chat)
-        self._run["chat_view"] = e.view if self.capture.on_event else None
-        self._run["chat_start"] = e.at_ns
+        self._chat = chat = self.tracer.start_span(f"{sc.OP_CHAT} {e.model}", context=ctx, kind=_CHAT_KIND,
+                                                   attributes=attrs, start_time=e.at_ns)
+        self._attach(chat)
+        run.chat_view = e.view if self.capture.on_event else None
+        run.chat_start = e.at_ns
 
     def _model_returned(self, e: ev.ModelReturned) -> None:
         self._detach()
-        span = self._chat
-        if span is None:
+        span, run = self._chat, self._run
+        if span is None or run is None:
             return
-        attrs: dict[str, Any] = {sc.USAGE_INPUT_TOKENS: e.input_tokens, sc.USAGE_OUTPUT_TOKENS: e.output_tokens,
-                                 sc.RESPONSE_FINISH_REASONS: (e.finish_reason,), sc.USAGE_SOURCE: e.usage_source,
+        u = e.usage
+        attrs: dict[str, Any] = {sc.USAGE_INPUT_TOKENS: u.input_tokens, sc.USAGE_OUTPUT_TOKENS: u.output_tokens,
+                                 sc.RESPONSE_FINISH_REASONS: (e.finish_reason,), sc.USAGE_SOURCE: u.source,
                                  sc.RESPONSE_MODEL: e.response_model or e.model}
+        for key, name in _OPTIONAL_USAGE:
+            count = getattr(u, name)
+            if count is not None:
+                attrs[key] = count
         if e.cost_usd is not None:
             attrs[sc.CALL_COST_USD] = e.cost_usd
         error = labels.identifier(e.error, self.redactor) if e.error else None
@@ -187,32 +247,34 @@ class OTelObserver:
                 attrs[sc.OUTPUT_MESSAGES] = out
             if self.capture.on_event:
                 details = {sc.OUTPUT_MESSAGES: out}
-                if self._run.get("chat_view") is not None:
-                    details[sc.INPUT_MESSAGES] = self._input_messages(self._run["chat_view"])
+                if run.chat_view is not None:
+                    details[sc.INPUT_MESSAGES] = self._input_messages(run.chat_view)
                 span.add_event(sc.EVENT_INFERENCE_DETAILS, details, timestamp=e.at_ns)
         span.set_attributes(attrs)
         if error:
             span.set_status(Status(StatusCode.ERROR, error))
         span.end(end_time=e.at_ns)
         self._chat = None
-        run = self._run
-        run["tin"] += e.input_tokens
-        run["tout"] += e.output_tokens
-        run["chats"] += 1
-        run["reply_type"] = e.reply_type
-        self.inst.token_usage.record(e.input_tokens, run["m_in"])
-        self.inst.token_usage.record(e.output_tokens, run["m_out"])
-        self.inst.op_duration.record((e.at_ns - run["chat_start"]) / 1e9,
-                                     {**run["m_chat"], sc.ERROR_TYPE: error} if error else run["m_chat"])
+        run.tin += u.input_tokens
+        run.tout += u.output_tokens
+        run.chats += 1
+        run.reply_type = e.reply_type
+        if self.call_metrics:
+            self.inst.token_usage.record(u.input_tokens, run.m_in)
+            self.inst.token_usage.record(u.output_tokens, run.m_out)
+            self.inst.op_duration.record((e.at_ns - run.chat_start) / 1e9,
+                                         {**run.m_chat, sc.ERROR_TYPE: error} if error else run.m_chat)
 
     def _tool_called(self, e: ev.ToolCalled) -> None:
+        run = self._run
+        if run is None:
+            return
         parent = self._step or self._root       # a held call executed on resume has no step
         name = labels.tool_name(e.name, self.redactor)
-        state = self._run.get("state")
-        step = labels.plan_step(e.plan_step, getattr(state, "plan", ())) if e.plan_step else None
-        key = labels.call_id(e.key, getattr(state, "task_id", ""), e.plan_step, step, self.redactor)
-        attrs: dict[str, Any] = {sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: name,
-                                 sc.TOOL_CALL_ID: key, sc.TOOL_TYPE: "function", sc.TOOL_ARGS_DIGEST: e.digest,
+        step = labels.plan_step(e.plan_step, run.plan_ids) if e.plan_step else None
+        key = labels.call_id(e.key, run.task_id, e.plan_step, step, self.redactor)
+        attrs: dict[str, Any] = {sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: name, sc.TOOL_CALL_ID: key,
+                                 sc.TOOL_TYPE: sc.TOOL_TYPE_FUNCTION, sc.TOOL_ARGS_DIGEST: e.digest,
                                  sc.TOOL_EFFECT: e.effect}
         if step:
             attrs[sc.TOOL_PLAN_STEP] = step
@@ -222,13 +284,13 @@ class OTelObserver:
             args = self.redactor.json(e.args)
             if self.capture.on_span:
                 attrs[sc.TOOL_CALL_ARGUMENTS] = args
-            self._run["tool_args"] = args
+            run.tool_args = args
         ctx = self._step_ctx if parent is self._step else self._root_ctx
-        self._tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {name}", context=ctx, kind=SpanKind.INTERNAL,
-                                            attributes=attrs, start_time=e.at_ns)
-        self._attach(self._tool)
-        self._run["tool_start"] = e.at_ns
-        self._run["tool_name"] = name
+        self._tool = tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {name}", context=ctx, kind=_TOOL_KIND,
+                                                   attributes=attrs, start_time=e.at_ns)
+        self._attach(tool)
+        run.tool_start = e.at_ns
+        run.tool_name = name
 
     def _tool_retry(self, e: ev.ToolRetry) -> None:
         if self._tool is not None:
@@ -238,8 +300,8 @@ class OTelObserver:
 
     def _tool_returned(self, e: ev.ToolReturned) -> None:
         self._detach()
-        span = self._tool
-        if span is None:
+        span, run = self._tool, self._run
+        if span is None or run is None:
             return
         status = labels.identifier(e.status, self.redactor)
         attrs: dict[str, Any] = {sc.TOOL_RESULT_STATUS: status, sc.TOOL_REPLAYED: e.replayed,
@@ -252,54 +314,67 @@ class OTelObserver:
             if self.capture.on_span:
                 attrs[sc.TOOL_CALL_RESULT] = result
             if self.capture.on_event:
-                span.add_event(sc.EVENT_INFERENCE_DETAILS, {sc.TOOL_CALL_ARGUMENTS: self._run.get("tool_args", ""),
+                span.add_event(sc.EVENT_INFERENCE_DETAILS, {sc.TOOL_CALL_ARGUMENTS: run.tool_args,
                                                             sc.TOOL_CALL_RESULT: result}, timestamp=e.at_ns)
         span.set_attributes(attrs)
         if failed:
             span.set_status(Status(StatusCode.ERROR, status))
         span.end(end_time=e.at_ns)
         self._tool = None
-        self._run["tools"] += e.attempts
-        cache = self._run["m_tools"]
-        name = self._run.get("tool_name") or labels.tool_name(e.name, self.redactor)
-        metric = cache.get((name, status if failed else None))
+        run.tools += e.attempts
+        if not self.call_metrics:
+            return
+        name = run.tool_name or labels.tool_name(e.name, self.redactor)
+        cached = (name, status if failed else None)
+        metric = run.m_tools.get(cached)
         if metric is None:
-            metric = {sc.TOOL_NAME: name, sc.AGENT_NAME: self._run["agent"]}
+            metric = {sc.TOOL_NAME: name, sc.AGENT_NAME: run.agent}
             if failed:
                 metric[sc.ERROR_TYPE] = status
-            cache[(name, status if failed else None)] = metric
-        self.inst.tool_duration.record((e.at_ns - self._run["tool_start"]) / 1e9, metric)
+            run.m_tools[cached] = metric
+        self.inst.tool_duration.record((e.at_ns - run.tool_start) / 1e9, metric)
 
     def _plan_rejected(self, e: ev.PlanRejected) -> None:
-        codes = labels.problem_codes(e.problems)      # closed codes: the problems' text quotes the model
-        (self._step or self._root).add_event(sc.EV_PLAN_REJECTED, {sc.PLAN_PROBLEMS: codes}, timestamp=e.at_ns)
+        target = self._innermost()
+        if target is not None:
+            codes = labels.problem_codes(e.problems)      # closed codes: the problems' text quotes the model
+            target.add_event(sc.EV_PLAN_REJECTED, {sc.PLAN_PROBLEMS: codes}, timestamp=e.at_ns)
 
     def _plan_accepted(self, e: ev.PlanAccepted) -> None:
-        (self._step or self._root).add_event(sc.EV_PLAN_ACCEPTED, {sc.PLAN_VERSION: e.version,
-                                                                   sc.PLAN_STEPS: e.steps}, timestamp=e.at_ns)
+        if self._run is not None:
+            self._run.plan_ids = e.plan_step_ids
+        target = self._innermost()
+        if target is not None:
+            target.add_event(sc.EV_PLAN_ACCEPTED, {sc.PLAN_VERSION: e.version, sc.PLAN_STEPS: e.steps},
+                             timestamp=e.at_ns)
 
     def _final_refused(self, e: ev.FinalRefused) -> None:
-        (self._step or self._root).add_event(sc.EV_FINAL_REFUSED, {sc.PLAN_OPEN_STEPS: len(e.open_steps)},
-                                             timestamp=e.at_ns)
+        target = self._innermost()
+        if target is not None:
+            target.add_event(sc.EV_FINAL_REFUSED, {sc.PLAN_OPEN_STEPS: len(e.open_steps)}, timestamp=e.at_ns)
 
     def _guard(self, e: ev.GuardFired) -> None:
-        (self._step or self._root).add_event(sc.EV_GUARD, {sc.GUARD_LIMIT: e.limit,
-                                                           sc.GUARD_LIMIT_VALUE: float(e.limit_value),
-                                                           sc.GUARD_OBSERVED: float(e.observed)}, timestamp=e.at_ns)
+        target, b = self._innermost(), e.breach
+        if target is not None:
+            target.add_event(sc.EV_GUARD, {sc.GUARD_LIMIT: b.stop.value, sc.GUARD_LIMIT_VALUE: float(b.limit_value),
+                                           sc.GUARD_OBSERVED: float(b.observed)}, timestamp=e.at_ns)
 
     def _approval_requested(self, e: ev.ApprovalRequested) -> None:
-        (self._tool or self._step or self._root).add_event(
-            sc.EV_APPROVAL_REQUESTED, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor),
-                                       sc.TOOL_ARGS_DIGEST: e.digest}, timestamp=e.at_ns)
+        target = self._tool or self._innermost()
+        if target is not None:
+            target.add_event(sc.EV_APPROVAL_REQUESTED, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor),
+                                                        sc.TOOL_ARGS_DIGEST: e.digest}, timestamp=e.at_ns)
 
     def _approval_decided(self, e: ev.ApprovalDecided) -> None:
-        name = sc.EV_APPROVAL_GRANTED if e.approved else sc.EV_APPROVAL_DENIED
-        (self._tool or self._step or self._root).add_event(
-            name, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor), sc.TOOL_ARGS_DIGEST: e.digest,
-                   sc.APPROVAL_BY: self.redactor.text(e.by)}, timestamp=e.at_ns)
+        target = self._tool or self._innermost()
+        if target is not None:
+            name = sc.EV_APPROVAL_GRANTED if e.approved else sc.EV_APPROVAL_DENIED
+            target.add_event(name, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor),
+                                    sc.TOOL_ARGS_DIGEST: e.digest, sc.APPROVAL_BY: self.redactor.text(e.by)},
+                             timestamp=e.at_ns)
 
     def _checkpoint(self, e: ev.CheckpointSaved) -> None:
-        target = self._step or self._root
+        target = self._innermost()
         if target is not None:
             target.add_event(sc.EV_CHECKPOINT, {sc.CHECKPOINT_VERSION: e.version}, timestamp=e.at_ns)
 
@@ -307,59 +382,60 @@ class OTelObserver:
         span = self._step
         if span is None:
             return
-        attrs = {sc.STEP_PROGRESS: e.progress, sc.STEP_STALLS: e.stalls, sc.STEP_OUTCOME: e.outcome}
-        if self._run.get("reply_type"):
-            attrs[sc.STEP_REPLY_TYPE] = self._run["reply_type"]
+        attrs: dict[str, Any] = {sc.STEP_PROGRESS: e.progress, sc.STEP_STALLS: e.stalls, sc.STEP_OUTCOME: e.outcome}
+        if self._run is not None and self._run.reply_type:
+            attrs[sc.STEP_REPLY_TYPE] = self._run.reply_type
         span.set_attributes(attrs)
         span.end(end_time=e.at_ns)
         self._step = None
 
     def _run_finished(self, e: ev.RunFinished) -> None:
         self._detach()
-        span, st, run = self._root, e.state, self._run
-        if span is None:
+        span, run, t = self._root, self._run, e.totals
+        if span is None or run is None:
             return
         for dangling in (self._chat, self._tool, self._step):     # a guard can end a run mid-step
             if dangling is not None:
                 dangling.end(end_time=e.at_ns)
         self._chat = self._tool = self._step = None
-        stop = StopReason(st.stop)
+        stop = e.stop.value
         attrs: dict[str, Any] = {
-            sc.STOP_REASON: st.stop, sc.STATUS: st.status, sc.STEPS: st.step, sc.TOOL_CALLS: st.tool_calls,
-            sc.TOKENS: st.tokens, sc.COST_USD: float(st.cost_usd), sc.ELAPSED_S: float(st.elapsed),
-            sc.USAGE_INPUT_TOKENS: run["tin"], sc.USAGE_OUTPUT_TOKENS: run["tout"],
-            sc.PLAN_STEPS: len(st.plan), sc.PLAN_OPEN_STEPS: len(st.open_steps()), sc.PLAN_VERSION: st.plan_version,
-            sc.UNKNOWN_WRITES: len(st.unknown_writes), sc.MAX_STALLS: st.max_stalls_seen,
-            sc.UNPRICED_CALLS: st.unpriced_calls, sc.MEMORY_NOTES: len(st.memory),
+            sc.STOP_REASON: stop, sc.STATUS: e.status.value, sc.STEPS: t.steps, sc.TOOL_CALLS: t.tool_calls,
+            sc.TOKENS: t.tokens, sc.COST_USD: float(t.cost_usd), sc.ELAPSED_S: float(t.elapsed_s),
+            sc.USAGE_INPUT_TOKENS: run.tin, sc.USAGE_OUTPUT_TOKENS: run.tout,
+            sc.PLAN_STEPS: t.plan_steps, sc.PLAN_OPEN_STEPS: t.open_plan_steps, sc.PLAN_VERSION: t.plan_version,
+            sc.UNKNOWN_WRITES: t.unknown_writes, sc.MAX_STALLS: t.max_stalls,
+            sc.UNPRICED_CALLS: t.unpriced_calls, sc.MEMORY_NOTES: t.memory_notes,
         }
-        if st.outcome:
-            attrs[sc.OUTCOME] = st.outcome
+        if e.outcome:
+            attrs[sc.OUTCOME] = e.outcome
         span.set_attributes(attrs)
-        failed = stop is not StopReason.DONE and stop not in SUSPENDING
+        failed = e.stop is not StopReason.DONE and e.status is not RunStatus.SUSPENDED
         if failed:
-            span.set_attribute(sc.ERROR_TYPE, st.stop)
-            span.set_status(Status(StatusCode.ERROR, st.stop))
+            span.set_attribute(sc.ERROR_TYPE, stop)
+            span.set_status(Status(StatusCode.ERROR, stop))
         span.end(end_time=e.at_ns)
-        run["last_root"] = span
-        self._root = None
-        agent = run["m_agent"]
-        dur_attrs = {**agent, sc.ERROR_TYPE: st.stop} if failed else agent
-        self.inst.agent_duration.record(max(0.0, st.elapsed - run["elapsed0"]), dur_attrs)
-        self.inst.inference_calls.record(run["chats"], agent)
-        self.inst.tool_calls.record(run["tools"], agent)
-        by_stop = {**agent, sc.STOP_REASON: st.stop}
+        if e.status is RunStatus.SUSPENDED:
+            self.links.suspended(e.task_id, span.get_span_context())
+        self._last_root, self._root = span, None
+        agent = run.m_agent
+        self.inst.agent_duration.record(max(0.0, t.elapsed_s - run.elapsed0),
+                                        {**agent, sc.ERROR_TYPE: stop} if failed else agent)
+        self.inst.inference_calls.record(run.chats, agent)
+        self.inst.tool_calls.record(run.tools, agent)
+        by_stop = {**agent, sc.STOP_REASON: stop}
         self.inst.runs.add(1, by_stop)
-        self.inst.run_tokens.record(st.tokens, by_stop)
-        self.inst.run_cost.record(float(st.cost_usd), by_stop)
-        b = run["budget"]
+        self.inst.run_tokens.record(t.tokens, by_stop)
+        self.inst.run_cost.record(float(t.cost_usd), by_stop)
+        b = run.limits
         if b is None:
             return
-        for limit, used, cap in (("max_steps", st.step, b.max_steps), ("max_tool_calls", st.tool_calls,
-                                                                         b.max_tool_calls),
-                                 ("max_tokens", st.tokens, b.max_tokens), ("deadline_s", st.elapsed, b.deadline_s),
-                                 ("max_usd", st.cost_usd, b.max_usd)):
-            if cap:
-                self.inst.utilisation.record(min(used / cap, 1.0), {**agent, sc.BUDGET_LIMIT_ATTR: limit})
+        for limit, used, allowed in (("max_steps", t.steps, b.max_steps), ("max_tool_calls", t.tool_calls,
+                                                                          b.max_tool_calls),
+                                     ("max_tokens", t.tokens, b.max_tokens), ("deadline_s", t.elapsed_s, b.deadline_s),
+                                     ("max_usd", t.cost_usd, b.max_usd)):
+            if allowed:
+                self.inst.utilisation.record(min(used / allowed, 1.0), {**agent, sc.BUDGET_LIMIT_ATTR: limit})
 
     def _run_aborted(self, e: ev.RunAborted) -> None:
         """An exception escaped the run: every open span ends with ERROR and the exception's type; the run is
@@ -372,16 +448,16 @@ class OTelObserver:
                 span.set_attribute(sc.ERROR_TYPE, error)
                 span.set_status(status)
                 if span is self._root:
-                    span.set_attribute(sc.STATUS, "aborted")
+                    span.set_attribute(sc.STATUS, RunStatus.ABORTED.value)
                 span.end(end_time=e.at_ns)
         run, root = self._run, self._root
         self._chat = self._tool = self._step = self._root = None
-        if root is None:
+        if root is None or run is None:
             return
-        run["last_root"] = root
+        self._last_root = root
         # counted like a finished run, with the exception's type where a stop reason would be
-        attrs = {**run["m_agent"], sc.ERROR_TYPE: error}
-        self.inst.agent_duration.record(max(0.0, e.state.elapsed - run["elapsed0"]), attrs)
+        attrs = {**run.m_agent, sc.ERROR_TYPE: error}
+        self.inst.agent_duration.record(max(0.0, e.totals.elapsed_s - run.elapsed0), attrs)
         self.inst.runs.add(1, attrs)
 
     # -- content -------------------------------------------------------------------------------
@@ -398,7 +474,7 @@ class OTelObserver:
         return json.dumps([{"role": "assistant", "parts": [part], "finish_reason": finish}])
 
 
-_HANDLERS = {
+_HANDLERS: dict[type, Callable[[OTelObserver, Any], None]] = {
     ev.RunStarted: OTelObserver._run_started, ev.StepStarted: OTelObserver._step_started,
     ev.ModelCalled: OTelObserver._model_called, ev.ModelReturned: OTelObserver._model_returned,
     ev.ToolCalled: OTelObserver._tool_called, ev.ToolRetry: OTelObserver._tool_retry,

@@ -134,7 +134,7 @@ class Writes:
             def notify(self, e: Any) -> None:
                 t = type(e)
                 if t is RunStarted:
-                    task[0] = e.state.task_id
+                    task[0] = e.task_id
                 elif t is ToolCalled:
                     args[e.key] = json.dumps(e.args, sort_keys=True, default=str)
                 elif t is ToolReturned and e.effect == "write" and e.status == "ok":

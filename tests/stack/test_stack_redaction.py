@@ -16,7 +16,7 @@ from agentobs import FunctionModel
 from agentobs.domain.scenarios import go
 from agentobs.kernel.clock import SimClock
 from agentobs.telemetry import configure
-from agentobs.telemetry import semconv as sc
+from agentobs.contract import semconv as sc
 from agentobs.telemetry.content import Capture, Redactor
 from agentobs.telemetry.observer import OTelObserver
 from stackutil import (arrays_as_json_text, from_memory, from_otlp, get, get_json, legacy_search, legacy_tags, prom_query, unique_service,

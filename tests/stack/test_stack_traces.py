@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from agentobs.analysis.otlp import load_file
 from agentobs.domain.scenarios import SEED000, SEED004
 from agentobs.telemetry import configure
-from agentobs.telemetry import semconv as sc
+from agentobs.contract import semconv as sc
 from stackutil import (ROOT, Span, arrays_as_json_text, by_labels, by_trace, from_memory, from_otlp, legacy_matches, legacy_search,
                        legacy_tags, prom_query, shape, unique_service, v3_search, v3_trace, wait_for,
                        without_jaeger_warnings)

@@ -82,8 +82,8 @@ def open_stream(path: str | os.PathLike[str], limits: InputLimits) -> BinaryIO:
         return f
     f.seek(0)
     size = _size(f)
-    return io.BufferedReader(_Capped(gzip.GzipFile(fileobj=f), limits.max_decompressed(size), p, size, limits),
-                             buffer_size=1 << 20)
+    capped = _Capped(gzip.GzipFile(fileobj=f), limits.max_decompressed(size), p, size, limits)  # type: ignore[arg-type]
+    return io.BufferedReader(capped, buffer_size=1 << 20)  # type: ignore[type-var]
 
 
 def chunks(path: str | os.PathLike[str], limits: InputLimits,

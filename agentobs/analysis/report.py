@@ -23,6 +23,7 @@ from .sources import load_sources
 
 REPORT_SCHEMA_VERSION = 1
 METRICS = ["steps", "tool_calls", "tokens", "cost_usd", "active_s"]
+GROWTH_SERIES_RUNS = 12              # context-growth runs plotted in the HTML report
 
 
 @dataclass
@@ -98,8 +99,18 @@ class Report:
 
 
 def analyze(sources: Iterable[str], options: Options | None = None,
-            progress: Callable[[int], None] | None = None) -> Report:
+            progress: Callable[[int], None] | None = None, *, engine: str = "local",
+            scheduler: str | None = None) -> Report:
+    """The report on SOURCES. ``engine="local"`` (the default) loads every span in this process;
+    ``engine="dask"`` spreads the work over a Dask cluster (``scheduler``, else ``DASK_SCHEDULER_ADDRESS``, else a
+    local cluster sized to the machine) and gives the same report (``agentobs.analysis.dask``)."""
     sources = list(sources)
+    if engine == "dask":
+        from .dask import analyze_dask
+        return analyze_dask(sources, options, scheduler=scheduler, progress=progress)
+    if engine != "local":
+        from ..errors import ConfigError
+        raise ConfigError(f"engine {engine!r}: use 'local' or 'dask'")
     ss = load_sources(sources, progress)
     return analyze_spans(ss, options, sources)
 
@@ -111,6 +122,40 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
     _count_unplaced(spans, q)
     if opt.success_attr:
         runs = label_by_attribute(runs, spans, *opt.success_attr)
+    return summarize_runs(runs, SpanLookup(spans, ss.events), q, der, opt,
+                          sources=[shown(s) for s in sources] if sources else ss.sources, spellings=ss.spellings,
+                          n_spans=len(spans))
+
+
+@dataclass
+class SpanLookup:
+    """What the summary reads from spans besides the runs table: the spans and span events of the runs it shows (as
+    examples, in the growth plot), in input order, and attributes of the runs' root spans (``--segment``).
+
+    The local engine gives every span; the Dask engine the spans of the runs that can be shown, and the root-span
+    attributes it was asked for, computed where the spans are (``attributes``)."""
+    spans: pd.DataFrame
+    events: pd.DataFrame
+    attributes: dict[str, pd.Series] | None = None    # precomputed: name -> run_id -> value
+    columns: Iterable[str] | None = None               # every span column of the input (default: spans.columns)
+
+    def root_attribute(self, name: str) -> pd.Series | None:
+        """run_id -> the last non-null value of ``name`` on the run's root spans; None when no span has it."""
+        if self.attributes is not None and name in self.attributes:
+            return self.attributes[name]
+        if name not in (self.spans.columns if self.columns is None else set(self.columns)):
+            return None
+        return root_attribute(self.spans, name)
+
+
+def root_attribute(spans: pd.DataFrame, name: str) -> pd.Series:
+    return spans[spans["_run_root"]].groupby("run_id", observed=True)[name].last()
+
+
+def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: Derivation, opt: Options, *,
+                   sources: list[str], spellings: dict[str, dict[str, int]], n_spans: int) -> Report:
+    """The report from the runs table (one row per run, sorted by run id): labels, signatures and their examples,
+    percentiles, segments, caps. Shared by both engines."""
     if opt.labels:
         labels, problems = read_labels(opt.labels)
         for p in problems:
@@ -118,17 +163,17 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
         runs = apply_labels(runs, labels, opt.labels, q)
     runs = classify(runs)
     sigs = summarize(runs, opt.examples)
+    spans, events = lookup.spans, lookup.events
     wanted = sorted({r for s in sigs for r in s.examples})
     ex_spans = spans[spans["run_id"].isin(wanted)] if wanted else spans.iloc[:0]
-    ex_events = ss.events.merge(ex_spans[["trace_id", "span_id"]], on=["trace_id", "span_id"]) \
-        if len(ss.events) and len(ex_spans) else ss.events.iloc[:0]
+    ex_events = events.merge(ex_spans[["trace_id", "span_id"]], on=["trace_id", "span_id"]) \
+        if len(events) and len(ex_spans) else events.iloc[:0]
     trace_of = runs.set_index("run_id")["trace_id"]
     examples = {s.name: [Example(r, str(trace_of[r]), None, evidence(ex_spans, ex_events, r, s.name))
                          for r in s.examples] for s in sigs}
-    report = Report(datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                    [shown(s) for s in sources] if sources else ss.sources, opt, runs, spans,
-                    ss.events, _overview(runs, spans), sigs, examples, {}, {}, [], q, der)
-    report.spellings = {shown(k): v for k, v in ss.spellings.items()}
+    report = Report(datetime.now(timezone.utc).isoformat(timespec="seconds"), sources, opt, runs, spans,
+                    events, _overview(runs, n_spans), sigs, examples, {}, {}, [], q, der)
+    report.spellings = {shown(k): v for k, v in spellings.items()}
     for exs in examples.values():
         for e in exs:
             e.link = report.link(e.trace_id)
@@ -139,11 +184,11 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
     for by in opt.segments:               # a runs column, or else an attribute of the runs' root spans
         if by in runs.columns:
             seg_runs = runs
-        elif by in spans.columns:
-            attr = spans[spans["_run_root"]].groupby("run_id", observed=True)[by].last()
-            seg_runs = runs.assign(**{by: runs["run_id"].map(attr)})
         else:
-            continue
+            attr = lookup.root_attribute(by)
+            if attr is None:
+                continue
+            seg_runs = runs.assign(**{by: runs["run_id"].map(attr)})
         report.segments[by] = segment_percentiles(seg_runs, by, METRICS, seed=opt.seed)
     report.caps = recommend_all(runs, target=opt.target, margin=opt.margin, seed=opt.seed)
     report.growth_series = _growth_series(runs, spans)
@@ -159,11 +204,11 @@ def _count_unplaced(spans: pd.DataFrame, q: DataQuality) -> None:
         q.add("unplaced_span", str(source), int(n))
 
 
-def _overview(runs: pd.DataFrame, spans: pd.DataFrame) -> dict[str, Any]:
+def _overview(runs: pd.DataFrame, n_spans: int) -> dict[str, Any]:
     ok = int((runs["success"] == True).sum())  # noqa: E712
     bad = int((runs["success"] == False).sum())  # noqa: E712
     return {
-        "runs": int(len(runs)), "spans": int(len(spans)), "successful": ok, "failed": bad,
+        "runs": int(len(runs)), "spans": int(n_spans), "successful": ok, "failed": bad,
         "unlabelled": int(runs["success"].isna().sum()),
         "success_rate": round(ok / (ok + bad), 6) if ok + bad else None,
         "by_stop_reason": {str(k): int(v) for k, v in runs["stop_reason"].fillna("(not recorded)").value_counts()
@@ -174,7 +219,7 @@ def _overview(runs: pd.DataFrame, spans: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def _growth_series(runs: pd.DataFrame, spans: pd.DataFrame, limit: int = 12) -> dict[str, list[int]]:
+def _growth_series(runs: pd.DataFrame, spans: pd.DataFrame, limit: int = GROWTH_SERIES_RUNS) -> dict[str, list[int]]:
     """Input tokens per model call for context-growth runs (for the HTML plot)."""
     ids = runs.loc[runs["signatures"].map(lambda xs: "context_growth" in xs), "run_id"].head(limit).tolist()
     if not ids or "_input_tokens" not in spans:
@@ -184,4 +229,4 @@ def _growth_series(runs: pd.DataFrame, spans: pd.DataFrame, limit: int = 12) -> 
     return {str(r): [int(x) for x in g["_input_tokens"]] for r, g in chats.groupby("run_id", observed=True)}
 
 
-__all__ = ["DIMENSIONS", "Example", "Options", "Report", "analyze", "analyze_spans"]
+__all__ = ["DIMENSIONS", "Example", "Options", "Report", "SpanLookup", "analyze", "analyze_spans", "summarize_runs"]

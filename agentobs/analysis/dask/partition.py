@@ -1,0 +1,183 @@
+"""One partition, on a worker: complete task groups in, runs and everything the report needs from spans out.
+
+The pieces arrive in input order and take the column types of the whole input (``Schema``: what
+``SpanSet.concat`` gives when the local engine concatenates every input), so ``check`` and ``derive_runs`` see
+the rows and values the local engine sees for these traces. Out come the runs rows, the derivation, the data
+quality counted here (by kind and source, merged on the client in the local engine's order), the root-span
+attributes asked for by ``--segment``, and the spans and events of the runs the report may show: the first runs
+by run id of each signature and the first context-growth runs, a superset of those the report will pick.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..labels import apply_labels, label_by_attribute
+from ..otlp import _COUNTS, check
+from ..quality import DataQuality
+from ..report import GROWTH_SERIES_RUNS, _count_unplaced, root_attribute
+from ..runs import Derivation, derive_runs
+from ..schema import empty_events, empty_links, empty_spans
+from ..signatures import CATALOG, classify
+from ..spanset import SpanSet, _concat, _widen
+from .pieces import ORD, Piece, unpack
+from .scan import Summary
+
+EMPTY = {"spans": empty_spans, "events": empty_events, "links": empty_links}
+
+
+@dataclass
+class FrameSchema:
+    template: pd.DataFrame                       # zero rows: the columns, in order, and their types
+    widen: dict[str, list[Any]]                  # columns whose type differs between inputs: the types seen
+
+
+@dataclass
+class Schema:
+    frames: dict[str, FrameSchema]
+
+    @staticmethod
+    def of(summaries: list[Summary]) -> Schema:
+        out = {}
+        for name, empty in EMPTY.items():
+            firsts = [s.templates[name] for s in summaries if s.templates.get(name) is not None]
+            kinds: dict[str, list[Any]] = {}
+            for t in firsts:
+                for c in t.columns:
+                    kinds.setdefault(c, []).append(t[c].dtype)
+            widen = {c: d for c, d in kinds.items() if len({str(x) for x in d}) > 1}
+            out[name] = FrameSchema(_concat(firsts, empty).iloc[:0], widen)
+        return Schema(out)
+
+
+@dataclass
+class Request:
+    """What every partition is asked for, besides its spans."""
+    success_attr: tuple[str, str] | None
+    labels: dict[str, bool] | None
+    labels_source: str | None
+    segments: tuple[str, ...]
+    examples: int
+
+
+@dataclass
+class PartResult:
+    runs: pd.DataFrame
+    derivation: Derivation
+    n_spans: int
+    issues: list[tuple[str, str, int]]                       # check's notes: kind, source, count
+    negatives: list[tuple[str, str, int]]                    # bad_value of check, per column: column, source, count
+    negative_examples: dict[str, tuple[int, str]]            # column -> (order of the first such span, example)
+    unplaced: list[tuple[str, int]]                          # source, count
+    attributes: dict[str, pd.Series] = field(default_factory=dict)
+    spans: pd.DataFrame = field(default_factory=pd.DataFrame)   # the spans of the runs that may be shown, with _ord
+    events: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def conform(frames: list[pd.DataFrame], fs: FrameSchema) -> pd.DataFrame:
+    """The rows of ``frames`` (input order) with the whole input's columns and types, and ``_ord`` last."""
+    fixed = []
+    for df in frames:
+        if df is None or df.empty:
+            continue
+        df = df.copy(deep=False)
+        for c, dtypes in fs.widen.items():
+            if c in df.columns:
+                df[c] = _widen(df[c], dtypes)
+        fixed.append(df)
+    if not fixed:
+        return fs.template.assign(**{ORD: pd.Series(dtype=np.int64)})
+    out = pd.concat(fixed, ignore_index=True, sort=False) if len(fixed) > 1 else fixed[0].reset_index(drop=True)
+    cols = {}
+    for c in fs.template.columns:
+        want = fs.template[c].dtype
+        if c not in out.columns:
+            cols[c] = pd.Series(index=out.index, dtype=want)
+        elif out[c].dtype != want:
+            cols[c] = out[c].astype(want)
+        else:
+            cols[c] = out[c]
+    cols[ORD] = out[ORD]
+    return pd.DataFrame(cols, index=out.index)
+
+
+def run(blobs: list[bytes | None], schema: Schema, req: Request) -> PartResult:
+    pieces = [unpack(b) for b in blobs if b is not None]
+    frames = {name: conform([getattr(p, name) for p in pieces], schema.frames[name]) for name in EMPTY}
+    ss = SpanSet(spans=frames["spans"], events=frames["events"], links=frames["links"].drop(columns=ORD),
+                 quality=DataQuality())
+    negative = _negative_counts(ss.spans)
+    check(ss)
+    order = ss.spans[ORD].to_numpy()
+    negatives, examples = _negatives(negative, order)
+    ev_order = ss.events[ORD].to_numpy() if ORD in ss.events.columns else np.zeros(0, dtype=np.int64)
+    ss.spans = ss.spans.drop(columns=ORD)
+    ss.events = ss.events.drop(columns=ORD, errors="ignore")
+    issues = [(i.kind, i.source, i.count) for i in ss.quality.issues if i.kind != "bad_value"]
+    runs, spans, der = derive_runs(ss)
+    loose = DataQuality()
+    _count_unplaced(spans, loose)
+    if req.success_attr:
+        runs = label_by_attribute(runs, spans, *req.success_attr)
+    out = PartResult(runs, der, len(spans), issues, negatives, examples,
+                     [(i.source, i.count) for i in loose.issues])
+    for by in req.segments:
+        if by not in runs.columns and by in spans.columns:
+            attr = root_attribute(spans, by)
+            out.attributes[by] = pd.Series(attr.to_numpy(), index=pd.Index(attr.index.astype(str), name="run_id"))
+    shown = _may_be_shown(runs, req)
+    keep = spans["run_id"].isin(shown).to_numpy() if len(spans) else np.zeros(0, dtype=bool)
+    out.spans = spans[keep].assign(**{ORD: order[keep]})
+    events = ss.events.assign(**{ORD: ev_order})
+    out.events = events.merge(out.spans[["trace_id", "span_id"]].drop_duplicates(), on=["trace_id", "span_id"]) \
+        if len(events) and len(out.spans) else events.iloc[:0]
+    return out
+
+
+def _may_be_shown(runs: pd.DataFrame, req: Request) -> list[str]:
+    """Run ids the report may show: per signature the first ``examples`` by run id, and the first context-growth
+    runs (labels and signatures are per run, so they are the same here as on the whole runs table)."""
+    if runs.empty:
+        return []
+    lab = apply_labels(runs, req.labels, req.labels_source or "", DataQuality()) if req.labels else runs
+    lab = classify(lab).sort_values("run_id", kind="stable")
+    ids: set[str] = set()
+    for s in CATALOG:
+        hit = lab["signatures"].map(lambda xs, n=s.name: n in xs)
+        ids.update(lab.loc[hit, "run_id"].head(req.examples).astype(str))
+        if s.name == "context_growth":
+            ids.update(lab.loc[hit, "run_id"].head(GROWTH_SERIES_RUNS).astype(str))
+    return sorted(ids)
+
+
+def _negative_counts(spans: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The values check() will drop as negative counts (the same test as ``otlp.check``), per column: the order,
+    source and value of each span that has one."""
+    out = {}
+    for col in spans.columns:
+        if "." not in col or not _COUNTS.search(col) or not pd.api.types.is_numeric_dtype(spans[col].dtype):
+            continue
+        neg = (spans[col] < 0).fillna(False).to_numpy(dtype=bool)
+        if neg.any():
+            out[col] = pd.DataFrame({"ord": spans[ORD].to_numpy()[neg], "source": spans["source"].astype(str)
+                                     .to_numpy()[neg], "value": spans[col][neg].reset_index(drop=True)})
+    return out
+
+
+def _negatives(negative: dict[str, pd.DataFrame], kept: np.ndarray
+               ) -> tuple[list[tuple[str, str, int]], dict[str, tuple[int, str]]]:
+    """check()'s bad_value notes per column and source, among the spans it kept (orders ``kept``), and each
+    column's example: its first such value."""
+    counts: list[tuple[str, str, int]] = []
+    examples: dict[str, tuple[int, str]] = {}
+    for col, neg in negative.items():
+        neg = neg[np.isin(neg["ord"].to_numpy(), kept)]
+        if neg.empty:
+            continue
+        for s_, n in neg["source"].value_counts().items():
+            counts.append((col, str(s_), int(n)))
+        examples[col] = (int(neg["ord"].iloc[0]), f"{col}: {neg['value'].iloc[0]} is negative")
+    return counts, examples

@@ -1,0 +1,92 @@
+"""The scan, on a worker: one input loaded as the local engine loads it, split into hash buckets, summarized.
+
+The summary is what the client needs to place every trace: the task ids on each trace's spans and the traces its
+span links point to (to join the segments of one task), the hashes of the trace ids present, the column types (to
+give every partition the types of the whole input), the input's data quality, spellings and size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ...telemetry import semconv as sc
+from ..otlp import load_file
+from ..quality import DataQuality
+from ..spanset import SpanSet
+from .pieces import ORD, Piece, pack, split, with_order
+
+
+@dataclass
+class Summary:
+    index: int
+    sources: list[str]
+    quality: DataQuality
+    spellings: dict[str, dict[str, int]]
+    templates: dict[str, pd.DataFrame | None]    # first row of spans/events/links (types), None when empty
+    tasks: pd.DataFrame                          # trace_id, task_id: the task ids on each trace's spans
+    links: pd.DataFrame                          # trace_id, linked_trace_id
+    trace_hashes: np.ndarray                     # sorted uint64 hashes of the trace ids present
+    spans: int = 0
+
+
+@dataclass
+class Scanned:
+    summary: Summary
+    buckets: list[bytes | None] = field(default_factory=list)
+
+
+def load_one(source: str) -> SpanSet:
+    """One expanded source, loaded as ``sources.load_sources`` loads each: a Jaeger query, a transcripts file, or
+    OTLP JSON (a local path or a URL an fsspec filesystem reads)."""
+    from ..jaeger import fetch, is_jaeger_url, parse_url
+    from ..sources import sniff
+    if is_jaeger_url(source):
+        return fetch(parse_url(source), None)
+    p = source if "://" in source else Path(source)
+    if sniff(p) == "transcripts":             # type: ignore[arg-type]
+        from ..transcripts import load_transcripts
+        return load_transcripts(p)
+    return load_file(p)
+
+
+def scan(source: str, index: int, n_buckets: int) -> Scanned:
+    ss = load_one(source)
+    spans = with_order(ss.spans, index)
+    piece = Piece(spans, with_order(ss.events, index), with_order(ss.links, index))
+    summary = Summary(index=index, sources=list(ss.sources), quality=ss.quality, spellings=ss.spellings,
+                      templates={name: (df.drop(columns=ORD).iloc[:1] if len(df) else None)
+                                 for name, df in piece.frames().items()},
+                      tasks=_tasks(spans), links=_links(ss.links), trace_hashes=_hashes(spans), spans=len(spans))
+    return Scanned(summary, [pack(p) if p is not None else None for p in split(piece, n_buckets)])
+
+
+def summary_of(s: Scanned) -> Summary:
+    return s.summary
+
+
+def _tasks(spans: pd.DataFrame) -> pd.DataFrame:
+    if spans.empty or sc.TASK_ID not in spans.columns:
+        return pd.DataFrame({"trace_id": pd.Series(dtype=object), "task_id": pd.Series(dtype=object)})
+    t = spans.loc[spans[sc.TASK_ID].notna(), ["trace_id", sc.TASK_ID]]
+    task = t[sc.TASK_ID]
+    if pd.api.types.is_numeric_dtype(task.dtype):   # 1 and 1.0 name one task once the input's types are unified
+        task = task.astype("Float64")
+    t = pd.DataFrame({"trace_id": t["trace_id"].astype(str).to_numpy(), "task_id": task.astype(str).to_numpy()})
+    return t.drop_duplicates().reset_index(drop=True)
+
+
+def _links(links: pd.DataFrame) -> pd.DataFrame:
+    if links.empty:
+        return pd.DataFrame({"trace_id": pd.Series(dtype=object), "linked_trace_id": pd.Series(dtype=object)})
+    t = links[["trace_id", "linked_trace_id"]].dropna().astype(str)
+    return t[t["trace_id"] != t["linked_trace_id"]].drop_duplicates().reset_index(drop=True)
+
+
+def _hashes(spans: pd.DataFrame) -> np.ndarray:
+    if spans.empty:
+        return np.zeros(0, dtype=np.uint64)
+    ids = spans["trace_id"].dropna().astype(str).unique()
+    return np.unique(pd.util.hash_array(np.asarray(ids, dtype=object)))

@@ -39,11 +39,12 @@ def write_atomic(path: Path, text: str) -> None:
             tmp.unlink()
 
 
-def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None] | None], Any]) -> Any:
+def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None] | None], Any],
+                   passes: int = 1) -> Any:
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     from ..analysis.sources import total_bytes
-    size = total_bytes(sources)
+    size = total_bytes(sources) * passes
     if size < LARGE_INPUT:
         return fn(None)
     with Progress(TextColumn("loading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console,
@@ -75,14 +76,18 @@ def _link_base(explicit: str | None) -> str | None:
     return base
 
 
-def _run(sources: tuple[str, ...], opt: Options) -> Report:
+def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", scheduler: str | None = None) -> Report:
     from ..analysis.jaeger import shown
     from ..analysis.report import analyze
     from ..analysis.sources import expand
     if not sources:
         raise InputError("name at least one source: a traces file, a folder, a glob or a Jaeger URL")
+    if scheduler and engine != "dask":
+        raise InputError("--scheduler names a Dask scheduler: add --engine dask")
     expand(sources)          # fail early, with one line, on a missing path
-    report = _with_progress(sources, lambda progress: analyze(sources, opt, progress))
+    report = _with_progress(sources, lambda progress: analyze(sources, opt, progress, engine=engine,
+                                                              scheduler=scheduler),
+                            passes=2 if engine == "dask" else 1)     # dask: the scan, then the partitions
     if report.runs.empty:
         raise InputError(f"no usable run in {', '.join(shown(s) for s in sources)}: {report.quality.summary()}")
     return report
@@ -101,6 +106,12 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
                       help="Also give percentiles per value of this run column or root-span attribute.")(fn)
     fn = click.option("--jaeger-url", default=None,
                       help="Jaeger UI base URL for links (default AGENTOBS_JAEGER_URL).")(fn)
+    fn = click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+                      help="local: pandas in this process; dask: a Dask cluster (the same report), needs "
+                           "agentobs[dask].")(fn)
+    fn = click.option("--scheduler", default=None, metavar="ADDRESS",
+                      help="With --engine dask: an existing scheduler (default DASK_SCHEDULER_ADDRESS, else a local "
+                           "cluster sized to this machine).")(fn)
     return click.argument("sources", nargs=-1)(fn)
 
 
@@ -122,9 +133,10 @@ def print_caps(r: Report) -> None:
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the report here (html defaults to agentobs-out/report.html).")
 def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float,
-               margin: float, segments: tuple[str, ...], jaeger_url: str | None, fmt: str, out: Path | None) -> None:
+               margin: float, segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None,
+               fmt: str, out: Path | None) -> None:
     """Failure taxonomy, percentiles and recommended caps of the runs in SOURCES."""
-    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url))
+    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler)
     if fmt == "json":
         text = json_text(r.to_dict(), indent=1)
         if out:
@@ -152,9 +164,10 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
               help="Print the caps as configuration to paste: an agentobs Budget, Pydantic AI UsageLimits, or "
                    "OpenAI Agents max_turns with the agentobs guard.")
 def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float, margin: float,
-             segments: tuple[str, ...], jaeger_url: str | None, fmt: str, emit_as: str | None) -> None:
+             segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None, fmt: str,
+             emit_as: str | None) -> None:
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
-    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url))
+    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler)
     if emit_as:
         from ..analysis.emit import emit as emit_caps
         e = emit_caps(r.caps, emit_as, target=target, margin=margin)
@@ -177,9 +190,9 @@ def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
 @common
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="CSV file to write.")
 def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float, margin: float,
-             segments: tuple[str, ...], jaeger_url: str | None, out: Path) -> None:
+             segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None, out: Path) -> None:
     """The runs table (one row per run, documented columns) as CSV."""
-    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url))
+    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler)
     df = r.runs.copy()
     for c in ("trace_ids", "signatures"):
         df[c] = df[c].map(lambda xs: ";".join(xs))

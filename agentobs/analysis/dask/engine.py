@@ -16,6 +16,8 @@ import math
 import uuid
 from typing import Any, Callable, Iterable
 
+from ...errors import AgentobsError, ConfigError, InputError
+from ..input_limits import human
 from ..jaeger import is_jaeger_url, shown
 from ..labels import read_labels
 from ..report import Options, Report, summarize_runs
@@ -24,7 +26,7 @@ from . import merge
 from .partition import PartResult, Request, Schema, run as run_partition
 from .placement import apply_moves, buckets, place
 from .scan import Scanned, Summary, scan, summary_of
-from .settings import GZIP_EXPANSION, DaskSettings
+from .settings import GZIP_EXPANSION, MEMORY_ENV, PARTITION_ENV, DaskSettings
 from .cluster import client_for
 
 Advance = Callable[[int], None]
@@ -45,7 +47,12 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
     sizes = [_input_bytes(u) for u in units]
     with client_for(st) as client:
         n = partitions or max(_threads(client), math.ceil(sum(sizes) / st.partition_bytes), 1)
-        parts, summaries, schema = _compute(client, units, sizes, n, opt, labels, progress or _quiet)
+        try:
+            parts, summaries, schema = _compute(client, units, sizes, n, opt, labels, progress or _quiet)
+        except AgentobsError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the cluster's failures, said in one line
+            raise _cluster_error(exc, st) from None
     sources_shown = [shown(s) for s in sources] if sources else [s for x in summaries for s in x.sources]
     spellings: dict[str, dict[str, int]] = {}
     for s in summaries:
@@ -101,6 +108,19 @@ def _derive(blobs: list[bytes | None], schema: Schema, labels: dict[str, bool], 
 
 def _quiet(_: int) -> None:
     return None
+
+
+def _cluster_error(exc: Exception, st: DaskSettings) -> Exception:
+    from distributed import KilledWorker
+    from distributed.comm import CommClosedError
+    what = " ".join(str(exc).split())[:200] or type(exc).__name__
+    if isinstance(exc, KilledWorker):
+        return ConfigError(f"a Dask worker died while running a task ({what}), most likely out of memory: give the "
+                           f"workers more memory ({MEMORY_ENV}, now {human(st.memory_per_worker)} for a local cluster) "
+                           f"or make partitions smaller ({PARTITION_ENV}, now {human(st.partition_bytes)})")
+    if isinstance(exc, (CommClosedError, OSError, TimeoutError)):
+        return InputError(f"lost the Dask cluster ({what}): check the scheduler and its workers")
+    return exc
 
 
 def _threads(client: Any) -> int:

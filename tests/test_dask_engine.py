@@ -1,0 +1,368 @@
+"""The Dask engine (issue 14, points 1, 3 and 4): the same report as the local engine, on a real cluster.
+
+A ``distributed.LocalCluster`` of two worker processes on 127.0.0.1 serves most tests; one test starts a scheduler
+and a worker as separate processes (``dask scheduler``, ``dask worker``) and drives the CLI against them with
+``--scheduler``, another through Dask's own ``DASK_SCHEDULER_ADDRESS``. Equality is field for field on the JSON
+report (``generated_at`` aside), and on the runs CSV. Object-store sources are tested by the object-store tests of
+the sources (issue 14, point 2); every source the engine reads goes through the same ``load_file``.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+distributed = pytest.importorskip("distributed")
+
+from agentobs.analysis.dask import analyze_dask  # noqa: E402
+from agentobs.analysis.dask import cluster as dask_cluster  # noqa: E402
+from agentobs.analysis.dask.pieces import bucket_of  # noqa: E402
+from agentobs.analysis.dask.settings import DaskSettings  # noqa: E402
+from agentobs.analysis.report import Options, analyze  # noqa: E402
+from agentobs.cli.main import cli  # noqa: E402
+from agentobs.domain.population import simulate  # noqa: E402
+from agentobs.domain.scenarios import SEED000, SEED000_SPECS, SEED004, crash_and_recover  # noqa: E402
+from agentobs.telemetry import configure  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "dialects" / "fixtures"
+# 6 random splits by default (each runs three analyses), 25 with `make test-full`
+EXAMPLES = max(6, int(os.environ.get("AGENTOBS_PROPERTY_EXAMPLES", "2000")) // 400)
+
+
+# -- data ------------------------------------------------------------------------------------------------------
+
+def _write(path: Path, emit) -> Path:
+    tel = configure(traces_out=path)
+    emit(tel)
+    tel.shutdown()
+    return path
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("dask-data")
+    _write(d / "scenarios.jsonl", lambda tel: [fn([tel.observer()]) for fn in (*SEED000.values(), *SEED004.values())])
+    _write(d / "population.jsonl", lambda tel: simulate(160, seed=11, observers=lambda: [tel.observer()],
+                                                        start_ns=1_780_000_000 * 10**9))
+    _write(d / "archive.jsonl", lambda tel: simulate(60, seed=3, observers=lambda: [tel.observer()],
+                                                     start_ns=1_780_000_000 * 10**9))
+    _write(d / "crash.jsonl", lambda tel: crash_and_recover(SEED000_SPECS[0], "after_tool", observers=[tel.observer()]))
+    return d
+
+
+def _spans_of(line: str) -> list[dict]:
+    return [s for rs in json.loads(line)["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+
+
+def _explode(line: str) -> list[str]:
+    """One OTLP JSON line per span (resource and scope kept), so the spans of one trace can go to other files."""
+    out = []
+    for rs in json.loads(line)["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for s in ss["spans"]:
+                out.append(json.dumps({"resourceSpans": [dict(rs, scopeSpans=[dict(ss, spans=[s])])]}))
+    return out
+
+
+def _lines(path: Path) -> list[str]:
+    return [x for x in path.read_text().splitlines() if x.strip()]
+
+
+# -- comparing -------------------------------------------------------------------------------------------------
+
+def _json(report) -> dict:
+    d = report.to_dict()
+    d.pop("generated_at")
+    return json.loads(json.dumps(d, default=str))
+
+
+def _first_difference(a, b, path="report"):
+    if type(a) is not type(b):
+        return f"{path}: {a!r:.200} != {b!r:.200}"
+    if isinstance(a, dict):
+        if list(a) != list(b):
+            return f"{path}: keys {list(a)} != {list(b)}"
+        return next((d for k in a if (d := _first_difference(a[k], b[k], f"{path}.{k}"))), None)
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}: {len(a)} items != {len(b)}: {a!r:.300} != {b!r:.300}"
+        return next((d for i, (x, y) in enumerate(zip(a, b)) if (d := _first_difference(x, y, f"{path}[{i}]"))),
+                    None)
+    return None if a == b else f"{path}: {a!r:.200} != {b!r:.200}"
+
+
+def assert_same(local, dask) -> None:
+    a, b = _json(local), _json(dask)
+    assert a == b, _first_difference(a, b)
+    assert local.runs.astype(str).equals(dask.runs.astype(str))
+    assert local.growth_series == dask.growth_series
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two worker processes on 127.0.0.1, as the engine would start them, shared by the tests of this module."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=":0", memory_limit="2GiB") as c:
+        yield DaskSettings(scheduler=c.scheduler_address, workers=2)
+
+
+def both(sources, cluster, options=None, partitions=None):
+    sources = [str(s) for s in sources]
+    local = analyze(sources, options)
+    return local, analyze_dask(sources, options, settings=cluster, partitions=partitions)
+
+
+# -- the same report ---------------------------------------------------------------------------------------------
+
+def test_seed_scenarios(data, cluster):
+    local, dask = both([data / "scenarios.jsonl"], cluster, partitions=3)
+    assert_same(local, dask)
+    assert len(dask.runs) >= len(SEED000) + len(SEED004)
+    assert {s["name"] for s in _json(dask)["signatures"] if s["runs"]} >= {"repeated_call", "context_growth"}
+
+
+def test_seed_scenarios_with_a_success_attribute_and_a_root_span_segment(data, cluster):
+    opt = Options(success_attr=("agentobs.stop_reason", "done"), segments=("agent", "model", "service_name"))
+    local, dask = both([data / "scenarios.jsonl"], cluster, opt, partitions=4)
+    assert_same(local, dask)
+    assert "service_name" in dask.segments and set(dask.runs["label_source"]) == {"attribute"}
+
+
+def test_simulated_population_with_a_labels_file(data, cluster, tmp_path):
+    base = analyze([str(data / "population.jsonl")])
+    labels = tmp_path / "labels.csv"
+    picked = base.runs["run_id"].iloc[::3].tolist()
+    labels.write_text("run_id,success\n" + "".join(f"{r},{i % 2 == 0}\n" for i, r in enumerate(picked))
+                      + "no-such-run,true\n")
+    for opt in (None, Options(labels=str(labels), target=0.05)):
+        local, dask = both([data / "population.jsonl"], cluster, opt)
+        assert_same(local, dask)
+    assert dask.quality.count("unmatched_label") == 1 and dask.quality.count("unlabelled_run") > 0
+    assert (dask.runs["resumes"] > 0).any(), "the population has resumed runs (segments joined by span links)"
+
+
+def test_real_instrumentation_dialect_fixtures(cluster):
+    files = sorted(FIXTURES.glob("*.jsonl"))
+    assert len(files) >= 5
+    local, dask = both(files, cluster, partitions=5)
+    assert_same(local, dask)
+    assert len(dask.derivation.dialects) >= 4
+
+
+def test_a_crash_and_its_recovery_in_two_files(data, cluster, tmp_path):
+    lines = [x for line in _lines(data / "crash.jsonl") for x in _explode(line)]
+    traces = sorted({_spans_of(x)[0]["traceId"] for x in lines})
+    assert len(traces) == 2
+    # partitions for which the two traces hash to different buckets: only the task id brings them together
+    n = next(k for k in range(2, 50) if len(set(bucket_of(traces, k))) == 2)
+    for i, t in enumerate(traces):
+        (tmp_path / f"segment-{i}.jsonl").write_text("".join(x + "\n" for x in lines if t in x))
+    files = sorted(tmp_path.glob("segment-*.jsonl"))
+    local, dask = both(files, cluster, partitions=n)
+    assert_same(local, dask)
+    aborted = dask.runs[dask.runs["status"] == "aborted"]
+    assert len(aborted) == 1 and aborted["success"].isna().all(), "the recovered crash is not counted as a failure"
+
+
+def test_a_resumed_task_cut_across_files_with_duplicates(data, cluster, tmp_path):
+    lines = [x for line in _lines(data / "population.jsonl") for x in _explode(line)]
+    by_trace: dict[str, list[str]] = {}
+    for x in lines:
+        by_trace.setdefault(_spans_of(x)[0]["traceId"], []).append(x)
+    links = [(t, k["traceId"]) for t, xs in by_trace.items() for x in xs for s in _spans_of(x)
+             for k in s.get("links", [])]
+    assert links, "the population holds resumed segments"
+    linked = {t for pair in links for t in pair}
+    rng = random.Random(5)
+    files = [tmp_path / f"part-{i}.jsonl" for i in range(4)]
+    out = {f: [] for f in files}
+    for i, x in enumerate(lines):
+        out[files[i % 4] if _spans_of(x)[0]["traceId"] in linked else rng.choice(files)].append(x)
+    out[files[0]] += lines[:25]                     # duplicated lines: the later copies are dropped and counted
+    for f, xs in out.items():
+        f.write_text("".join(x + "\n" for x in xs))
+    local, dask = both(files, cluster, partitions=6)
+    assert_same(local, dask)
+    assert dask.quality.count("duplicate_span") == 25
+
+
+def test_data_quality_notes_of_all_partitions_are_merged(cluster, tmp_path):
+    from test_bad_input import bad_folder
+    folder = bad_folder.__wrapped__(tmp_path)
+    # negative counts in two files: check() drops them, per column, in every partition
+    good = _lines(folder / "good.jsonl")
+    for name, shift in (("neg-a.jsonl", "a1"), ("neg-b.jsonl", "b2")):
+        spans = _spans_of(good[0])
+        obj = json.loads(good[0])
+        obj["resourceSpans"] = obj["resourceSpans"][:1]
+        new = copy.deepcopy(spans)
+        for s in new:
+            s["traceId"] = shift * 16
+            for a in s.get("attributes", []):
+                if a["key"] in ("gen_ai.usage.input_tokens", "agentobs.steps"):
+                    a["value"] = {"intValue": "-7"}
+        obj["resourceSpans"][0]["scopeSpans"] = [dict(obj["resourceSpans"][0]["scopeSpans"][0], spans=new)]
+        (folder / name).write_text(json.dumps(obj) + "\n")
+    for parts in (2, 5):
+        local, dask = both([folder], cluster, partitions=parts)
+        assert_same(local, dask)
+    kinds = {i.kind for i in dask.quality.issues}
+    assert {"duplicate_span", "orphan_span", "missing_root", "negative_duration", "bad_value", "invalid_json",
+            "empty_file", "unknown_format"} <= kinds
+    assert dask.quality.count("bad_value") == local.quality.count("bad_value") > 0
+
+
+# -- random splits of an archive -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def archive(data) -> list[str]:
+    lines = _lines(data / "archive.jsonl") + _lines(data / "crash.jsonl")
+    assert any(k for x in lines for s in _spans_of(x) for k in s.get("links", [])), "resumed segments"
+    return lines
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n_files=st.integers(1, 5), partitions=st.integers(1, 7),
+       duplicated=st.integers(0, 6))
+def test_random_splits_of_an_archive_give_the_local_report_on_the_concatenation(
+        archive, cluster, tmp_path_factory, seed, n_files, partitions, duplicated):
+    rng = random.Random(seed)
+    lines = list(archive)
+    # one trace deliberately cut across files: a line exploded into one line per span
+    cut = rng.randrange(len(lines))
+    lines[cut:cut + 1] = _explode(lines[cut])
+    d = tmp_path_factory.mktemp("split")
+    files = [d / f"archive-{i:02d}.jsonl" for i in range(n_files)]
+    out: dict[Path, list[str]] = {f: [] for f in files}
+    for x in lines:
+        out[rng.choice(files)].append(x)
+    for x in rng.sample(lines, duplicated):          # the same line in a second file
+        out[rng.choice(files)].append(x)
+    files = [f for f in files if out[f]]
+    for f in files:
+        f.write_text("".join(x + "\n" for x in out[f]))
+    whole = d / "concatenation.jsonl"
+    whole.write_text("".join(f.read_text() for f in files))
+    local, dask = both(files, cluster, partitions=partitions)
+    assert_same(local, dask)
+    one = _json(analyze([str(whole)]))
+    got = _json(dask)
+    for key in ("overview", "signatures", "percentiles", "segments", "caps", "not_derived"):
+        assert got[key] == one[key], _first_difference(got[key], one[key], key)
+    counts = lambda q: sorted((i["kind"], i["count"]) for i in q["issues"])  # noqa: E731
+    per_kind = lambda q: {k: sum(n for k2, n in counts(q) if k2 == k) for k, _ in counts(q)}  # noqa: E731
+    assert per_kind(got["data_quality"]) == per_kind(one["data_quality"])
+    assert got["data_quality"]["lines"] == one["data_quality"]["lines"]
+
+
+# -- the CLI, an existing cluster, a local one -------------------------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def external_cluster(tmp_path_factory):
+    """A scheduler and a worker started as separate processes with Dask's own command line."""
+    d = tmp_path_factory.mktemp("dask-cluster")
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    dask_cmd = [sys.executable, "-m", "dask"]
+    procs = [subprocess.Popen([*dask_cmd, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                              cwd=d, stdout=subprocess.DEVNULL, stderr=open(d / "scheduler.log", "w"))]
+    try:
+        procs.append(subprocess.Popen([*dask_cmd, "worker", address, "--host", "127.0.0.1", "--nworkers", "1",
+                                       "--nthreads", "1", "--memory-limit", "2GiB", "--no-dashboard"],
+                                      cwd=d, stdout=subprocess.DEVNULL, stderr=open(d / "worker.log", "w")))
+        deadline = time.monotonic() + 60
+        with distributed.Client(address, timeout=60) as c:
+            while not c.scheduler_info()["workers"]:
+                assert time.monotonic() < deadline, (d / "worker.log").read_text()[-2000:]
+                time.sleep(0.2)
+        yield address
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def _cli(*args: str) -> str:
+    res = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def test_cli_against_a_scheduler_and_worker_started_apart(data, external_cluster, tmp_path):
+    src = str(data / "population.jsonl")
+    local = json.loads(_cli("report", src, "--format", "json"))
+    dask = json.loads(_cli("report", src, "--format", "json", "--engine", "dask", "--scheduler", external_cluster))
+    local.pop("generated_at"), dask.pop("generated_at")
+    assert local == dask, _first_difference(local, dask)
+    caps = [json.loads(_cli("caps", src, "--format", "json", *extra))
+            for extra in ((), ("--engine", "dask", "--scheduler", external_cluster))]
+    assert caps[0] == caps[1]
+    _cli("runs", src, "--out", str(tmp_path / "local.csv"))
+    _cli("runs", src, "--out", str(tmp_path / "dask.csv"), "--engine", "dask", "--scheduler", external_cluster)
+    assert (tmp_path / "local.csv").read_bytes() == (tmp_path / "dask.csv").read_bytes()
+
+
+def test_dask_scheduler_address_from_dasks_own_variable(data, external_cluster):
+    src = str(data / "scenarios.jsonl")
+    env = {**os.environ, "DASK_SCHEDULER_ADDRESS": external_cluster}
+    run = lambda *a: subprocess.run([str(Path(sys.executable).parent / "agentobs"), *a], env=env, cwd=ROOT,  # noqa
+                                    capture_output=True, text=True, timeout=300)
+    got = run("report", src, "--format", "json", "--engine", "dask")
+    assert got.returncode == 0, got.stderr
+    want = run("report", src, "--format", "json")
+    a, b = json.loads(want.stdout), json.loads(got.stdout)
+    a.pop("generated_at"), b.pop("generated_at")
+    assert a == b, _first_difference(a, b)
+
+
+def test_without_a_scheduler_a_local_cluster_is_started(data, monkeypatch):
+    import dask.config
+    monkeypatch.setenv("AGENTOBS_DASK_WORKERS", "2")
+    monkeypatch.setenv("AGENTOBS_DASK_MEMORY", "1G")
+    seen = []
+    with dask.config.set({"scheduler-address": None}):
+        st_ = DaskSettings.resolve()
+        assert st_.scheduler is None and st_.workers == 2 and st_.memory_per_worker == 1 << 30
+        src = [str(data / "scenarios.jsonl")]
+        dask = analyze(src, engine="dask", progress=seen.append)
+    assert_same(analyze(src), dask)
+    assert sum(seen) == 2 * (data / "scenarios.jsonl").stat().st_size, "progress: the scan, then the partitions"
+
+
+def test_errors_are_one_line(data, monkeypatch):
+    src = str(data / "scenarios.jsonl")
+    res = CliRunner().invoke(cli, ["report", src, "--scheduler", "tcp://127.0.0.1:1"])
+    assert res.exit_code == 2 and "add --engine dask" in res.output
+    monkeypatch.setattr(dask_cluster, "CONNECT_TIMEOUT_S", 2)
+    res = CliRunner().invoke(cli, ["report", src, "--engine", "dask", "--scheduler", f"tcp://127.0.0.1:{_free_port()}"])
+    assert res.exit_code == 2 and "cannot reach the Dask scheduler" in res.output, res.output
+    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_importing_the_analysis_does_not_import_dask():
+    code = ("import sys, agentobs.analysis, agentobs.analysis.report, agentobs.cli.main; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"

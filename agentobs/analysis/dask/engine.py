@@ -3,8 +3,10 @@
     1. scan      one task per input: load it (``load_file``), bucket its rows by trace-id hash, compress them;
                  return a summary (task ids and span links per trace, column types, data quality).
     2. place     on the client: traces joined by a task id or a link form a group; a group goes to one partition.
-    3. move      for the inputs holding traces of a group split over buckets: move those rows (on their worker).
-    4. derive    one task per partition: bucket k of every input, in input order; check, derive_runs, labels.
+    3. move      for the inputs holding traces of a group split over buckets: copy those rows out, by partition
+                 (on the worker holding the input); the buckets stay as they are.
+    4. derive    one task per partition: bucket k of every input without the rows that moved away, with the rows
+                 that moved in, in input order; check, derive_runs, labels.
     5. merge     on the client: runs rows, data quality, derivation; ``report.summarize_runs`` as locally.
 
 Exact by construction: every check and every runs column of the local engine depends only on the spans of one
@@ -24,8 +26,8 @@ from ..report import Options, Report, summarize_runs
 from ..sources import expand, total_bytes
 from . import merge
 from .partition import PartResult, Request, Schema, run as run_partition
-from .placement import apply_moves, buckets, place
-from .scan import Scanned, Summary, scan, summary_of
+from .placement import bucket, extract_moves, moved_in, place
+from .scan import Summary, scan, summary_of
 from .settings import GZIP_EXPANSION, MEMORY_ENV, PARTITION_ENV, DaskSettings
 from .cluster import client_for
 
@@ -77,18 +79,26 @@ def _compute(client: Any, units: list[str], sizes: list[int], n: int, opt: Optio
     done: list[Summary] = [s for s in summaries if s is not None]
     schema = Schema.of(done)
     plan = place(done, n)
-    held: list[Any] = []
+    extracted: dict[int, tuple[Any, set[int]]] = {}
     for i, (f, s) in enumerate(zip(scans, done)):
         moves = plan.for_unit(s)
-        held.append(client.submit(apply_moves, f, moves, key=f"agentobs-move-{tag}-{i}") if len(moves) else f)
+        if len(moves):
+            extracted[i] = (client.submit(extract_moves, f, moves, key=f"agentobs-move-{tag}-{i}"),
+                            set(moves["target"].tolist()))
     req = Request(success_attr=opt.success_attr, labels=None, labels_source=opt.labels, segments=tuple(opt.segments),
                   examples=opt.examples)
     shared = client.scatter([schema, labels or {}], broadcast=True, hash=False)
     derive = []
     for k in range(n):
-        blobs = [client.submit(buckets, h, k, key=f"agentobs-bucket-{tag}-{i}-{k}") for i, h in enumerate(held)]
-        derive.append(client.submit(_derive, blobs, shared[0], shared[1], req, key=f"agentobs-part-{tag}-{k}"))
-    del scans, heads, held
+        inputs = []
+        for i, f in enumerate(scans):
+            own = client.submit(bucket, f, k, key=f"agentobs-bucket-{tag}-{i}-{k}")
+            ext, targets = extracted.get(i, (None, set()))
+            inputs.append((own, client.submit(moved_in, ext, k, key=f"agentobs-in-{tag}-{i}-{k}")
+                           if k in targets else None))
+        away = set(plan.moves.loc[plan.moves["home"] == k, "trace_id"])
+        derive.append(client.submit(_derive, inputs, away, shared[0], shared[1], req, key=f"agentobs-part-{tag}-{k}"))
+    del scans, heads, extracted
     parts: list[PartResult | None] = [None] * n
     index = {f.key: k for k, f in enumerate(derive)}
     total, told = sum(sizes), 0
@@ -101,9 +111,10 @@ def _compute(client: Any, units: list[str], sizes: list[int], n: int, opt: Optio
     return [p for p in parts if p is not None], done, schema
 
 
-def _derive(blobs: list[bytes | None], schema: Schema, labels: dict[str, bool], req: Request) -> PartResult:
+def _derive(inputs: list[tuple[bytes | None, bytes | None]], away: set[str], schema: Schema,
+            labels: dict[str, bool], req: Request) -> PartResult:
     req.labels = labels or None
-    return run_partition(blobs, schema, req)
+    return run_partition(inputs, away, schema, req)
 
 
 def _quiet(_: int) -> None:

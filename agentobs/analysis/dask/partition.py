@@ -104,8 +104,30 @@ def conform(frames: list[pd.DataFrame], fs: FrameSchema) -> pd.DataFrame:
     return pd.DataFrame(cols, index=out.index)
 
 
-def run(blobs: list[bytes | None], schema: Schema, req: Request) -> PartResult:
-    pieces = [unpack(b) for b in blobs if b is not None]
+def gather(inputs: list[tuple[bytes | None, bytes | None]], moved_away: set[str]) -> list[Piece]:
+    """Per input, in input order: its bucket without the traces that moved to another partition, with the rows
+    that moved here, in input order."""
+    out = []
+    for own, incoming in inputs:
+        pieces = []
+        if own is not None:
+            p = unpack(own)
+            if moved_away:
+                p = Piece(**{n: df[~df["trace_id"].astype(object).isin(moved_away).to_numpy()]
+                             for n, df in p.frames().items()})
+            pieces.append(p)
+        if incoming is not None:
+            pieces.append(unpack(incoming))
+        if len(pieces) == 2:
+            pieces = [Piece(**{n: pd.concat([getattr(p, n) for p in pieces]).sort_values(ORD, kind="stable")
+                               for n in EMPTY})]
+        out += pieces
+    return out
+
+
+def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: set[str], schema: Schema,
+        req: Request) -> PartResult:
+    pieces = gather(inputs, moved_away)
     frames = {name: conform([getattr(p, name) for p in pieces], schema.frames[name]) for name in EMPTY}
     ss = SpanSet(spans=frames["spans"], events=frames["events"], links=frames["links"].drop(columns=ORD),
                  quality=DataQuality())

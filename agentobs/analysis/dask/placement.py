@@ -84,34 +84,30 @@ def _no_moves() -> pd.DataFrame:
                          "target": pd.Series(dtype=np.int64)})
 
 
-def apply_moves(scanned: Scanned, moves: pd.DataFrame) -> list[bytes | None]:
-    """The input's buckets after its moved traces went to their group's partition (on the worker holding them).
-    Rows keep their input order (``_ord``) in every bucket."""
-    blobs = list(scanned.buckets)
-    incoming: dict[int, list[Piece]] = {}
+def extract_moves(scanned: Scanned, moves: pd.DataFrame) -> dict[int, bytes]:
+    """The rows of the input's moved traces, by the partition they go to (on the worker holding the input).
+    Their home buckets are left as they are: the partition of each drops the rows that moved away."""
+    out: dict[int, list[Piece]] = {}
     for home, grp in moves.groupby("home"):
-        if blobs[int(home)] is None:
+        blob = scanned.buckets[int(home)]
+        if blob is None:
             continue
-        piece = unpack(blobs[int(home)])
+        piece = unpack(blob)
         target_of = pd.Series(grp["target"].to_numpy(), index=grp["trace_id"].to_numpy(dtype=object))
-        stay, away = {}, {}
+        away = {}
         for name, df in piece.frames().items():
-            target = df["trace_id"].astype(str).map(target_of)
+            target = df["trace_id"].astype(object).map(target_of)
             moving = target.notna().to_numpy()
-            stay[name] = df[~moving]
             away[name] = (df[moving], target[moving].astype(np.int64).to_numpy())
         for t in np.unique(np.concatenate([a[1] for a in away.values()])):
-            incoming.setdefault(int(t), []).append(Piece(**{n: df[tg == t] for n, (df, tg) in away.items()}))
-        blobs[int(home)] = pack(Piece(**stay)) if any(len(df) for df in stay.values()) else None
-    for target, pieces in incoming.items():
-        if blobs[target] is not None:
-            pieces = [unpack(blobs[target]), *pieces]
-        merged = {name: pd.concat([getattr(p, name) for p in pieces]).sort_values(ORD, kind="stable")
-                  for name in FRAMES}
-        blobs[target] = pack(Piece(**merged))
-    return blobs
+            out.setdefault(int(t), []).append(Piece(**{n: df[tg == t] for n, (df, tg) in away.items()}))
+    return {t: pack(Piece(**{name: pd.concat([getattr(p, name) for p in pieces]).sort_values(ORD, kind="stable")
+                             for name in FRAMES})) for t, pieces in out.items()}
 
 
-def buckets(source: Scanned | list[bytes | None], k: int) -> bytes | None:
-    """Bucket ``k`` of a scanned input, or of its buckets after the moves."""
-    return (source.buckets if isinstance(source, Scanned) else source)[k]
+def bucket(scanned: Scanned, k: int) -> bytes | None:
+    return scanned.buckets[k]
+
+
+def moved_in(extracted: dict[int, bytes], k: int) -> bytes | None:
+    return extracted.get(k)

@@ -5,6 +5,7 @@
     .venv/bin/python -m bench.run --only kernel       # one module (repeatable); writes nothing unless --out
     .venv/bin/python -m bench.run --profile           # add cProfile sections for every module
     .venv/bin/python -m bench.run --strict            # exit 1 when a target is missed
+    .venv/bin/python -m bench.run --only dask         # an optional module (OPTIONAL): only when named
 
 A benchmark module is listed in ``BENCHMARKS`` and exposes:
 
@@ -16,7 +17,8 @@ A benchmark module is listed in ``BENCHMARKS`` and exposes:
     summary(figures) -> str                     # optional: markdown, derived from the figures
 
 To add one (analysis load on 1M spans, export throughput through a real collector...), write
-the module and append its import path to ``BENCHMARKS``.
+the module and append its import path to ``BENCHMARKS`` (or to ``OPTIONAL`` for one that runs only when named
+with ``--only``: it takes long).
 """
 from __future__ import annotations
 
@@ -42,6 +44,10 @@ BENCHMARKS = [
     "bench.export_bench",
     "bench.outage_bench",
     "bench.guard_bench",
+]
+# run only when named with --only (long runs: the Dask engine on 10M spans)
+OPTIONAL = [
+    "bench.dask_bench",
 ]
 
 
@@ -147,11 +153,11 @@ def main(argv: list[str] | None = None) -> int:
 
     names = BENCHMARKS
     if args.only:
-        names = [m for m in BENCHMARKS if m.rsplit(".", 1)[-1] in args.only or m in args.only
+        names = [m for m in BENCHMARKS + OPTIONAL if m.rsplit(".", 1)[-1] in args.only or m in args.only
                  or importlib.import_module(m).NAME in args.only]
         if not names:
             ap.error(f"--only {args.only}: no such benchmark; have "
-                     f"{[importlib.import_module(m).NAME for m in BENCHMARKS]}")
+                     f"{[importlib.import_module(m).NAME for m in BENCHMARKS + OPTIONAL]}")
     started = dt.datetime.now(dt.timezone.utc)
     info = machine_info()
     command = " ".join([".venv/bin/python -m bench.run", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])

@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 from .analysis_bench import FULL_RUNS, QUICK_RUNS, dataset
@@ -81,23 +82,19 @@ def archive(src: Path, copies: int, files_per_copy: int, name: str) -> list[Path
     for c in range(copies):
         trace = b"\\g<1>" + b"%04x" % c + b'"'
         task = b'"sim-c%02d-\\g<1>' % c
-        part, written, out = 0, 0, open(d / f"archive-{c:02d}-{part}.jsonl", "wb")
-        with open(src, "rb") as f:
-            while True:
-                block = f.readlines(64 << 20)
-                if not block:
-                    break
+        parts = [d / f"archive-{c:02d}-{k}.jsonl" for k in range(files_per_copy)]
+        with open(src, "rb") as f, ExitStack() as stack:
+            outs = [stack.enter_context(open(p, "wb")) for p in parts]
+            k, written = 0, 0
+            while block := f.readlines(64 << 20):
                 data = b"".join(block)
                 if c:
                     data = _TASK.sub(task, _TRACE.sub(trace, data))
                 for line in data.splitlines(keepends=True):
-                    if written >= per_file and part < files_per_copy - 1:
-                        out.close()
-                        part, written = part + 1, 0
-                        out = open(d / f"archive-{c:02d}-{part}.jsonl", "wb")
-                    out.write(line)
+                    if written >= per_file and k < files_per_copy - 1:
+                        k, written = k + 1, 0
+                    outs[k].write(line)
                     written += len(line)
-        out.close()
     done.write_text(json.dumps({"copies": copies, "files_per_copy": files_per_copy}))
     return sorted(d.glob("*.jsonl"))
 

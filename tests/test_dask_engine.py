@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 distributed = pytest.importorskip("distributed")
 
@@ -97,8 +98,8 @@ def _first_difference(a, b, path="report"):
     if isinstance(a, list):
         if len(a) != len(b):
             return f"{path}: {len(a)} items != {len(b)}: {a!r:.300} != {b!r:.300}"
-        return next((d for i, (x, y) in enumerate(zip(a, b)) if (d := _first_difference(x, y, f"{path}[{i}]"))),
-                    None)
+        pairs = enumerate(zip(a, b, strict=True))
+        return next((d for i, (x, y) in pairs if (d := _first_difference(x, y, f"{path}[{i}]"))), None)
     return None if a == b else f"{path}: {a!r:.200} != {b!r:.200}"
 
 
@@ -282,16 +283,17 @@ def external_cluster(tmp_path_factory):
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     dask_cmd = [sys.executable, "-m", "dask"]
+    logs = [d / "scheduler.log", d / "worker.log"]
     procs = [subprocess.Popen([*dask_cmd, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-                              cwd=d, stdout=subprocess.DEVNULL, stderr=open(d / "scheduler.log", "w"))]
+                              cwd=d, stdout=subprocess.DEVNULL, stderr=logs[0].open("w"))]
     try:
         procs.append(subprocess.Popen([*dask_cmd, "worker", address, "--host", "127.0.0.1", "--nworkers", "1",
                                        "--nthreads", "1", "--memory-limit", "2GiB", "--no-dashboard"],
-                                      cwd=d, stdout=subprocess.DEVNULL, stderr=open(d / "worker.log", "w")))
+                                      cwd=d, stdout=subprocess.DEVNULL, stderr=logs[1].open("w")))
         deadline = time.monotonic() + 60
         with distributed.Client(address, timeout=60) as c:
             while not c.scheduler_info()["workers"]:
-                assert time.monotonic() < deadline, (d / "worker.log").read_text()[-2000:]
+                assert time.monotonic() < deadline, logs[1].read_text()[-2000:]
                 time.sleep(0.2)
         yield address
     finally:

@@ -52,7 +52,7 @@ def quality(summaries: list[Summary], parts: list[PartResult], schema: Schema) -
                         if c == col:
                             counts[src] += n
                 if counts:
-                    first = min((p.negative_examples[col] for p in parts if col in p.negative_examples))
+                    first = min(p.negative_examples[col] for p in parts if col in p.negative_examples)
                     add_ranked(kind, counts, first[1])
             continue
         counts = Counter[str]()

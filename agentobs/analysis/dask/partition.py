@@ -43,7 +43,7 @@ class Schema:
     def of(summaries: list[Summary]) -> Schema:
         out = {}
         for name, empty in EMPTY.items():
-            firsts = [s.templates[name] for s in summaries if s.templates.get(name) is not None]
+            firsts = [t for s in summaries if (t := s.templates.get(name)) is not None]
             kinds: dict[str, list[Any]] = {}
             for t in firsts:
                 for c in t.columns:

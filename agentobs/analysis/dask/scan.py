@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...telemetry import semconv as sc
+from ...contract import semconv as sc
 from ..otlp import load_file
 from ..quality import DataQuality
 from ..spanset import SpanSet
@@ -46,7 +46,7 @@ def load_one(source: str) -> SpanSet:
     if is_jaeger_url(source):
         return fetch(parse_url(source), None)
     p = source if "://" in source else Path(source)
-    if sniff(p) == "transcripts":             # type: ignore[arg-type]
+    if sniff(p) == "transcripts":
         from ..transcripts import load_transcripts
         return load_transcripts(p)
     return load_file(p)

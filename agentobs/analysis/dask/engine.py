@@ -80,8 +80,8 @@ def _compute(client: Any, units: list[str], sizes: list[int], n: int, opt: Optio
     schema = Schema.of(done)
     plan = place(done, n)
     extracted: dict[int, tuple[Any, set[int]]] = {}
-    for i, (f, s) in enumerate(zip(scans, done)):
-        moves = plan.for_unit(s)
+    for i, f in enumerate(scans):
+        moves = plan.for_unit(i)
         if len(moves):
             extracted[i] = (client.submit(extract_moves, f, moves, key=f"agentobs-move-{tag}-{i}"),
                             set(moves["target"].tolist()))
@@ -96,7 +96,7 @@ def _compute(client: Any, units: list[str], sizes: list[int], n: int, opt: Optio
             ext, targets = extracted.get(i, (None, set()))
             inputs.append((own, client.submit(moved_in, ext, k, key=f"agentobs-in-{tag}-{i}-{k}")
                            if k in targets else None))
-        away = set(plan.moves.loc[plan.moves["home"] == k, "trace_id"])
+        away = plan.away(k)
         derive.append(client.submit(_derive, inputs, away, shared[0], shared[1], req, key=f"agentobs-part-{tag}-{k}"))
     del scans, heads, extracted
     parts: list[PartResult | None] = [None] * n
@@ -111,7 +111,7 @@ def _compute(client: Any, units: list[str], sizes: list[int], n: int, opt: Optio
     return [p for p in parts if p is not None], done, schema
 
 
-def _derive(inputs: list[tuple[bytes | None, bytes | None]], away: set[str], schema: Schema,
+def _derive(inputs: list[tuple[bytes | None, bytes | None]], away: dict[int, set[str]], schema: Schema,
             labels: dict[str, bool], req: Request) -> PartResult:
     req.labels = labels or None
     return run_partition(inputs, away, schema, req)

@@ -104,16 +104,17 @@ def conform(frames: list[pd.DataFrame], fs: FrameSchema) -> pd.DataFrame:
     return pd.DataFrame(cols, index=out.index)
 
 
-def gather(inputs: list[tuple[bytes | None, bytes | None]], moved_away: set[str]) -> list[Piece]:
+def gather(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, set[str]]) -> list[Piece]:
     """Per input, in input order: its bucket without the traces that moved to another partition, with the rows
     that moved here, in input order."""
     out = []
-    for own, incoming in inputs:
+    for i, (own, incoming) in enumerate(inputs):
         pieces = []
         if own is not None:
             p = unpack(own)
-            if moved_away:
-                p = Piece(**{n: df[~df["trace_id"].astype(object).isin(moved_away).to_numpy()]
+            away = moved_away.get(i)
+            if away:
+                p = Piece(**{n: df[~df["trace_id"].astype(object).isin(away).to_numpy()]
                              for n, df in p.frames().items()})
             pieces.append(p)
         if incoming is not None:
@@ -125,7 +126,7 @@ def gather(inputs: list[tuple[bytes | None, bytes | None]], moved_away: set[str]
     return out
 
 
-def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: set[str], schema: Schema,
+def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, set[str]], schema: Schema,
         req: Request) -> PartResult:
     pieces = gather(inputs, moved_away)
     frames = {name: conform([getattr(p, name) for p in pieces], schema.frames[name]) for name in EMPTY}

@@ -2,8 +2,8 @@
 
 A piece is the spans, span events and links of some traces of one input, each row with ``_ord``, its position in
 the input (input index << 40 | row): concatenating pieces and sorting by ``_ord`` gives the rows in the order the
-local engine reads them. Pieces are pickled and compressed (zstd through pyarrow), so the cluster holds about a
-fifth of what the same spans take as DataFrames while they wait for the shuffle.
+local engine reads them. Pieces are pickled and compressed (LZ4 through pyarrow), so the cluster holds several times
+less than the same spans take as DataFrames while they wait for their partition.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pyarrow as pa
 
 ORD = "_ord"
 ROW_BITS = 40
-CODEC = "zstd"
+CODEC = "lz4"
 FRAMES = ("spans", "events", "links")
 
 
@@ -51,20 +51,33 @@ def bucket_of(trace_ids: pd.Series | np.ndarray, n: int) -> np.ndarray:
     return (pd.util.hash_array(ids, categorize=True) % np.uint64(n)).astype(np.int64)
 
 
+TASK_KEY = "task:"          # trace ids are hex: a task's key never equals one
+
+
+def home_key(trace_ids: np.ndarray, task_ids: np.ndarray) -> np.ndarray:
+    """What a trace is bucketed by: its (smallest) task id where it has one, else its trace id."""
+    tasks = np.asarray(task_ids, dtype=object)
+    has = ~pd.isna(tasks)
+    out = np.asarray(trace_ids, dtype=object).copy()
+    out[has] = [TASK_KEY + str(t) for t in tasks[has]]
+    return out
+
+
 def with_order(df: pd.DataFrame, index: int) -> pd.DataFrame:
     out = df.reset_index(drop=True)
     out[ORD] = (np.int64(index) << ROW_BITS) + np.arange(len(out), dtype=np.int64)
     return out
 
 
-def split(piece: Piece, n: int) -> list[Piece | None]:
-    """The piece's rows in ``n`` buckets by the hash of their trace id (row order kept)."""
+def split(piece: Piece, n: int, bucket: pd.Series) -> list[Piece | None]:
+    """The piece's rows in ``n`` buckets (row order kept): ``bucket`` maps each trace id to its bucket."""
     parts: dict[str, list[pd.DataFrame | None]] = {}
     for name, df in piece.frames().items():
         if df.empty:
             parts[name] = [None] * n
             continue
-        b = bucket_of(df["trace_id"], n)
+        codes, uniq = pd.factorize(df["trace_id"].astype(object))
+        b = bucket.reindex(uniq).to_numpy(dtype=np.int64)[codes]
         order = np.argsort(b, kind="stable")
         bounds = np.searchsorted(b[order], np.arange(n + 1))
         parts[name] = [df.iloc[order[bounds[k]:bounds[k + 1]]] if bounds[k + 1] > bounds[k] else None

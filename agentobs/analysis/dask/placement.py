@@ -1,11 +1,13 @@
-"""Where each trace goes, decided on the client: the traces of one task together.
+"""Where each trace goes: the traces of one task in one partition.
 
 Everything about a run lives in its trace, except the segments of one task: a suspended run and its resume, a
 crash and its recovery, in other traces, joined by a span link from the resumed root to the suspended one and by
-``agentobs.task.id``. The traces joined by links or by a shared task id form a group (union-find over the scan
-summaries); a group goes to the partition of the hash of its smallest trace id, every other trace to the
-partition of its own hash (the bucket the scan already put it in). Only traces of groups whose members hash to
-different buckets move: few, whatever the input's size.
+``agentobs.task.id``. The scan already buckets a trace by its task id when the input shows one on the trace's
+spans (``pieces.home_key``), else by its trace id, so the segments of a task meet without moving. On the client,
+the traces joined by a shared task id or a link form a group (connected components over the scan summaries); the
+group's partition is the bucket of its smallest task id (of its smallest trace id when it has none). A trace's
+rows move only from the inputs where the scan put them elsewhere: spans of a trace cut across files that do not
+carry the task id, groups joined by a link alone. Few, whatever the input's size.
 """
 from __future__ import annotations
 
@@ -14,50 +16,65 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .pieces import FRAMES, ORD, Piece, bucket_of, pack, unpack
+from .pieces import FRAMES, ORD, TASK_KEY, Piece, bucket_of, home_key, pack, unpack
 from .scan import Scanned, Summary
 
 
 @dataclass
 class Placement:
     partitions: int
-    moves: pd.DataFrame          # trace_id, home (its hash bucket), target (its group's partition); target != home
+    moves: pd.DataFrame          # unit, trace_id, home (the bucket the scan used), target (its group's); target != home
 
-    def for_unit(self, s: Summary) -> pd.DataFrame:
-        """The moves of traces that have rows in this input (by the hashes of its trace ids)."""
-        if self.moves.empty or len(s.trace_hashes) == 0:
-            return self.moves.iloc[:0]
-        h = pd.util.hash_array(self.moves["trace_id"].to_numpy(dtype=object))
-        return self.moves[np.isin(h, s.trace_hashes)]
+    def for_unit(self, index: int) -> pd.DataFrame:
+        return self.moves[self.moves["unit"] == index]
+
+    def away(self, bucket: int) -> dict[int, set[str]]:
+        """Per input: the traces whose rows in this bucket belong to another partition."""
+        m = self.moves[self.moves["home"] == bucket]
+        return {int(u): set(g["trace_id"]) for u, g in m.groupby("unit")}
 
 
 def place(summaries: list[Summary], partitions: int) -> Placement:
-    groups = trace_groups(pd.concat([s.tasks for s in summaries], ignore_index=True),
-                          pd.concat([s.links for s in summaries], ignore_index=True))
-    if groups.empty:
+    tasks = pd.concat([s.tasks.assign(unit=s.index) for s in summaries], ignore_index=True)
+    links = pd.concat([s.links for s in summaries], ignore_index=True)
+    target = group_targets(tasks, links)            # trace -> the key its group goes by
+    if target.empty:
         return Placement(partitions, _no_moves())
-    home = bucket_of(groups.index.to_numpy(dtype=object), partitions)
-    target = bucket_of(groups.to_numpy(dtype=object), partitions)
-    moved = home != target
-    moves = pd.DataFrame({"trace_id": groups.index.to_numpy(dtype=object)[moved], "home": home[moved],
-                          "target": target[moved]})
+    # where the scan put each member trace in each input holding it: by its smallest task id there, else by itself
+    members = pd.DataFrame({"trace_id": target.index.to_numpy(dtype=object),
+                            "hash": pd.util.hash_array(target.index.to_numpy(dtype=object))})
+    present = pd.concat([pd.DataFrame({"unit": s.index, "hash": s.trace_hashes}) for s in summaries],
+                        ignore_index=True).merge(members, on="hash")[["unit", "trace_id"]]
+    local = tasks.groupby(["unit", "trace_id"], as_index=False)["task_id"].min()
+    where = present.merge(local, on=["unit", "trace_id"], how="left")
+    home = bucket_of(home_key(where["trace_id"].to_numpy(dtype=object), where["task_id"].to_numpy(dtype=object)),
+                     partitions)
+    goal = bucket_of(target.reindex(where["trace_id"]).to_numpy(dtype=object), partitions)
+    moved = home != goal
+    moves = pd.DataFrame({"unit": where["unit"].to_numpy(dtype=np.int64)[moved],
+                          "trace_id": where["trace_id"].to_numpy(dtype=object)[moved],
+                          "home": home[moved], "target": goal[moved]})
     return Placement(partitions, moves)
 
 
-def trace_groups(tasks: pd.DataFrame, links: pd.DataFrame) -> pd.Series:
-    """trace id -> group id (the smallest trace id of its group), for the traces of groups of two or more."""
-    tasks = tasks.drop_duplicates()
-    shared = tasks[tasks.groupby("task_id")["trace_id"].transform("nunique") > 1]
-    first = shared.groupby("task_id")["trace_id"].transform("first")
-    a = np.concatenate([shared["trace_id"].to_numpy(dtype=object), links["trace_id"].to_numpy(dtype=object)])
-    b = np.concatenate([first.to_numpy(dtype=object), links["linked_trace_id"].to_numpy(dtype=object)])
+def group_targets(tasks: pd.DataFrame, links: pd.DataFrame) -> pd.Series:
+    """trace id -> the key of its group (traces joined by a shared task id or a link), for every trace that has a
+    task id or a link: ``home_key`` of the group's smallest task id, or of its smallest trace id."""
+    tasks = tasks[["trace_id", "task_id"]].drop_duplicates()
+    a = np.concatenate([tasks["trace_id"].to_numpy(dtype=object), links["trace_id"].to_numpy(dtype=object)])
+    b = np.concatenate([home_key(tasks["trace_id"].to_numpy(dtype=object), tasks["task_id"].to_numpy(dtype=object)),
+                        links["linked_trace_id"].to_numpy(dtype=object)])
     if len(a) == 0:
         return pd.Series(dtype=object)
-    codes, names = pd.factorize(np.concatenate([a, b]))
+    codes, names = pd.factorize(np.concatenate([a, b]))      # nodes: trace ids and task keys (disjoint spellings)
     label = components(codes[:len(a)], codes[len(a):], len(names))
-    names = pd.Series(np.asarray(names, dtype=object))
-    group = names.groupby(label).transform("min")
-    return pd.Series(group.to_numpy(dtype=object), index=pd.Index(names.to_numpy(dtype=object), name="trace_id"))
+    nodes = pd.DataFrame({"name": np.asarray(names, dtype=object), "group": label})
+    is_task = nodes["name"].astype(str).str.startswith(TASK_KEY).to_numpy(dtype=bool)
+    by_task = nodes[is_task].groupby("group")["name"].min()
+    by_trace = nodes[~is_task].groupby("group")["name"].min()
+    key = by_task.reindex(nodes["group"]).fillna(by_trace.reindex(nodes["group"]))
+    traces = ~is_task
+    return pd.Series(key.to_numpy(dtype=object)[traces], index=pd.Index(nodes["name"][traces], name="trace_id"))
 
 
 def components(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
@@ -80,8 +97,8 @@ def components(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
 
 
 def _no_moves() -> pd.DataFrame:
-    return pd.DataFrame({"trace_id": pd.Series(dtype=object), "home": pd.Series(dtype=np.int64),
-                         "target": pd.Series(dtype=np.int64)})
+    return pd.DataFrame({"unit": pd.Series(dtype=np.int64), "trace_id": pd.Series(dtype=object),
+                         "home": pd.Series(dtype=np.int64), "target": pd.Series(dtype=np.int64)})
 
 
 def extract_moves(scanned: Scanned, moves: pd.DataFrame) -> dict[int, bytes]:

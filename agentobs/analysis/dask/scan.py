@@ -16,7 +16,7 @@ from ...contract import semconv as sc
 from ..otlp import load_file
 from ..quality import DataQuality
 from ..spanset import SpanSet
-from .pieces import ORD, Piece, pack, split, with_order
+from .pieces import ORD, Piece, bucket_of, home_key, pack, split, with_order
 
 
 @dataclass
@@ -56,11 +56,20 @@ def scan(source: str, index: int, n_buckets: int) -> Scanned:
     ss = load_one(source)
     spans = with_order(ss.spans, index)
     piece = Piece(spans, with_order(ss.events, index), with_order(ss.links, index))
+    tasks = _tasks(spans)
     summary = Summary(index=index, sources=list(ss.sources), quality=ss.quality, spellings=ss.spellings,
                       templates={name: (df.drop(columns=ORD).iloc[:1] if len(df) else None)
                                  for name, df in piece.frames().items()},
-                      tasks=_tasks(spans), links=_links(ss.links), trace_hashes=_hashes(spans), spans=len(spans))
-    return Scanned(summary, [pack(p) if p is not None else None for p in split(piece, n_buckets)])
+                      tasks=tasks, links=_links(ss.links), trace_hashes=_hashes(spans), spans=len(spans))
+    return Scanned(summary, [pack(p) if p is not None else None
+                             for p in split(piece, n_buckets, _buckets(spans, tasks, n_buckets))])
+
+
+def _buckets(spans: pd.DataFrame, tasks: pd.DataFrame, n: int) -> pd.Series:
+    """Each trace id's bucket: by its smallest task id in this input, else by itself (``pieces.home_key``)."""
+    traces = pd.unique(spans["trace_id"].astype(object).to_numpy()) if len(spans) else np.array([], dtype=object)
+    task = tasks.groupby("trace_id")["task_id"].min().reindex(traces).to_numpy(dtype=object)
+    return pd.Series(bucket_of(home_key(traces, task), n), index=traces)
 
 
 def summary_of(s: Scanned) -> Summary:

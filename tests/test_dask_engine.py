@@ -224,6 +224,16 @@ def test_data_quality_notes_of_all_partitions_are_merged(cluster, tmp_path):
     assert dask.quality.count("bad_value") == local.quality.count("bad_value") > 0
 
 
+TAU2 = ROOT.parent / "shared" / "data" / "tau2"
+
+
+@pytest.mark.skipif(not TAU2.is_dir(), reason="tau2 transcripts not present")
+def test_transcripts_beside_otlp_files(data, cluster):
+    local, dask = both([TAU2, data / "crash.jsonl"], cluster, partitions=3)
+    assert_same(local, dask)
+    assert set(dask.runs["source_kind"]) == {"transcript", "agentobs"}
+
+
 # -- random splits of an archive -------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -361,6 +371,16 @@ def test_errors_are_one_line(data, monkeypatch):
     res = CliRunner().invoke(cli, ["report", src, "--engine", "dask", "--scheduler", f"tcp://127.0.0.1:{_free_port()}"])
     assert res.exit_code == 2 and "cannot reach the Dask scheduler" in res.output, res.output
     assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_without_dask_installed_the_engine_says_what_to_install(data):
+    code = ("import sys; sys.modules['dask'] = sys.modules['distributed'] = None; "
+            "from agentobs.cli.main import main; sys.argv = ['agentobs', 'report', sys.argv[1], '--engine', 'dask']; "
+            "main()")
+    out = subprocess.run([sys.executable, "-c", code, str(data / "crash.jsonl")], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert out.returncode == 2 and "pip install 'agentobs[dask]'" in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
 
 
 def test_importing_the_analysis_does_not_import_dask():

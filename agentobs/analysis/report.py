@@ -59,8 +59,8 @@ class Report:
     sources: list[str]
     options: Options
     runs: pd.DataFrame
-    spans: pd.DataFrame
-    events: pd.DataFrame
+    spans: pd.DataFrame              # every span; with the Dask engine, the spans of the runs the report shows
+    events: pd.DataFrame             # their span events
     overview: dict[str, Any]
     signatures: list[SignatureRow]
     examples: dict[str, list[Example]]

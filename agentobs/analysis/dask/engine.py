@@ -29,7 +29,7 @@ from .partition import PartResult, Request, Schema, run as run_partition
 from .placement import bucket, extract_moves, moved_in, place
 from .scan import Summary, scan, summary_of
 from .settings import GZIP_EXPANSION, MEMORY_ENV, PARTITION_ENV, DaskSettings
-from .cluster import client_for
+from .cluster import client_for, require
 
 Advance = Callable[[int], None]
 
@@ -41,6 +41,7 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
 
     ``progress(n)`` is called as work completes, with input bytes: each input's size once scanned, then the same
     total again in equal shares as partitions finish (twice the input's size in all)."""
+    require()
     opt = options or Options()
     sources = list(sources)
     units = expand(sources)

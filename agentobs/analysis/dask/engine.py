@@ -1,10 +1,11 @@
 """The Dask engine's steps, from the client: scan, place, move, derive per partition, merge, summarize.
 
-    1. scan      one task per input: load it (``load_file``), bucket its rows by trace-id hash, compress them;
-                 return a summary (task ids and span links per trace, column types, data quality).
+    1. scan      one task per input: load it (``load_file``), bucket its rows by a hash of each trace's task id
+                 (of its trace id when it has none), compress them and keep them on the worker; return a summary
+                 (task ids and span links per trace, column types, data quality).
     2. place     on the client: traces joined by a task id or a link form a group; a group goes to one partition.
-    3. move      for the inputs holding traces of a group split over buckets: copy those rows out, by partition
-                 (on the worker holding the input); the buckets stay as they are.
+    3. move      for the inputs holding rows the scan put in another bucket than their group's: copy those rows
+                 out, by partition (on the worker holding the input); the buckets stay as they are.
     4. derive    one task per partition: bucket k of every input without the rows that moved away, with the rows
                  that moved in, in input order; check, derive_runs, labels.
     5. merge     on the client: runs rows, data quality, derivation; ``report.summarize_runs`` as locally.

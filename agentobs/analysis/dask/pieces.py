@@ -1,4 +1,4 @@
-"""Pieces of a SpanSet as the cluster holds them: compressed, and bucketed by a hash of the trace id.
+"""Pieces of a SpanSet as the cluster holds them: compressed, in buckets by a hash of the task or trace id.
 
 A piece is the spans, span events and links of some traces of one input, each row with ``_ord``, its position in
 the input (input index << 40 | row): concatenating pieces and sorting by ``_ord`` gives the rows in the order the

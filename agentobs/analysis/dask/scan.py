@@ -1,4 +1,4 @@
-"""The scan, on a worker: one input loaded as the local engine loads it, split into hash buckets, summarized.
+"""The scan, on a worker: one input loaded as the local engine loads it, split into buckets, summarized.
 
 The summary is what the client needs to place every trace: the task ids on each trace's spans and the traces its
 span links point to (to join the segments of one task), the hashes of the trace ids present, the column types (to

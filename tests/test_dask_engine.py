@@ -9,6 +9,7 @@ the sources (issue 14, point 2); every source the engine reads goes through the 
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import os
 import random
@@ -193,6 +194,10 @@ def test_a_resumed_task_cut_across_files_with_duplicates(data, cluster, tmp_path
     out[files[0]] += lines[:25]                     # duplicated lines: the later copies are dropped and counted
     for f, xs in out.items():
         f.write_text("".join(x + "\n" for x in xs))
+    gz = files[3].with_suffix(".jsonl.gz")             # one of them gzipped, as the collector may rotate them
+    gz.write_bytes(gzip.compress(files[3].read_bytes()))
+    files[3].unlink()
+    files[3] = gz
     local, dask = both(files, cluster, partitions=6)
     assert_same(local, dask)
     assert dask.quality.count("duplicate_span") == 25

@@ -48,9 +48,10 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
     units = expand(sources)
     labels = read_labels(opt.labels)[0] if opt.labels else None       # a bad labels file fails before any work
     st = settings or DaskSettings.resolve(scheduler=scheduler)
-    sizes = [_input_bytes(u) for u in units]
+    sizes = [0 if is_jaeger_url(u) else total_bytes([u]) for u in units]
+    expanded = sum(size * GZIP_EXPANSION if u.endswith(".gz") else size for u, size in zip(units, sizes, strict=True))
     with client_for(st) as client:
-        n = partitions or max(_threads(client), math.ceil(sum(sizes) / st.partition_bytes), 1)
+        n = partitions or max(_threads(client), math.ceil(expanded / st.partition_bytes), 1)
         try:
             parts, summaries, schema = _compute(client, units, sizes, n, opt, labels, progress or _quiet)
         except AgentobsError:
@@ -141,13 +142,6 @@ def _threads(client: Any) -> int:
         return max(sum(client.nthreads().values()), 1)
     except Exception:  # noqa: BLE001 - sizing only
         return 1
-
-
-def _input_bytes(source: str) -> int:
-    if is_jaeger_url(source):
-        return 0
-    size = total_bytes([source])
-    return size * GZIP_EXPANSION if source.endswith(".gz") else size
 
 
 __all__ = ["analyze_dask"]

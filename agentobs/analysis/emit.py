@@ -95,7 +95,7 @@ def _settings(caps: Sequence[CapRecommendation], fields: Sequence[tuple[str, str
         cap = by_dim.get(dim)
         at_cap = kernel and name in _AT_CAP
         value = _value(name, cap, at_cap) if cap is not None else None
-        if value is None:
+        if cap is None or value is None:
             missing.append(dim)
             continue
         share = cutoff_share(cap, float(value) - 1 if at_cap else float(value))

@@ -276,6 +276,17 @@ def test_a_gzip_bomb_is_refused_with_the_limit_to_raise(tmp_path):
         load_file(bomb, limits=limits)
 
 
+def test_a_bomb_whose_trailer_hides_its_size_is_refused_while_reading(tmp_path):
+    """Two gzip members: the trailer read first declares only the small last one; the running count refuses."""
+    bomb = tmp_path / "members.jsonl.gz"
+    big = gzip.compress(b'{"resourceSpans": []}\n' + b" " * (64 << 20), compresslevel=9)
+    small = gzip.compress(b'{"resourceSpans": []}\n')
+    bomb.write_bytes(big + small)
+    limits = InputLimits(gzip_allowance_bytes=1 << 20, max_gzip_ratio=50)
+    with pytest.raises(InputError, match="decompression bomb"):
+        load_file(bomb, limits=limits)
+
+
 def test_the_cli_refuses_a_gzip_bomb_in_bounded_memory(tmp_path):
     bomb = tmp_path / "bomb.jsonl.gz"
     with gzip.open(bomb, "wb", compresslevel=9) as f:

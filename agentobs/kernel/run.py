@@ -66,6 +66,7 @@ class Run:
     """One run (a segment of a task): its state, clock, checkpoint version and lease, and the loop."""
 
     __slots__ = (
+        "__weakref__",
         "active",
         "calls",
         "clock",

@@ -94,7 +94,8 @@ def go(model: Any, budget: Budget | None = None, desk: SupportDesk | None = None
 
 
 def crash_and_recover(spec: Spec, boundary: str, nth: int = 1, tool: str | None = None,
-                      observers: Iterable[Observer] = (), epoch_ns: int | None = None) -> Result:
+                      observers: Iterable[Observer] = (), epoch_ns: int | None = None, *,
+                      task_id: str = "t1") -> Result:
     """Crash at the nth ``boundary`` event, then recover from the last checkpoint with a fresh kernel."""
     desk = spec.desk()
     lease_clock = SimClock(epoch_ns)
@@ -103,13 +104,13 @@ def crash_and_recover(spec: Spec, boundary: str, nth: int = 1, tool: str | None 
     segments = []
     try:
         st = kernel_for(spec, desk, observers=[*observers, crash], clock=SimClock(epoch_ns),
-                        checkpoints=store).run(new_state())
+                        checkpoints=store).run(new_state(task_id))
     except SimulatedCrash:
         lease_clock.sleep(store.lease_ttl + 1)       # the dead worker's lease runs out before the restart
-        if store.exists("t1"):
-            segments.append(store.load("t1").state)
+        if store.exists(task_id):
+            segments.append(store.load(task_id).state)
         st = kernel_for(spec, desk, observers=observers, clock=SimClock(epoch_ns),
-                        checkpoints=store).run_or_recover(new_state())
+                        checkpoints=store).run_or_recover(new_state(task_id))
     if not crash.fired:
         raise ValueError(f"{spec.name}: the run never reached {boundary} #{nth}")
     return Result(spec.name, st, desk, segments)
@@ -154,10 +155,11 @@ APPROVED = Spec("approval_granted", lambda: policies.SupportPolicy("ord_1004", 8
 
 
 def _runner(spec: Spec) -> Callable[..., Result]:
+    """``runner(observers=(), epoch_ns=None, task_id="t1")``: the scenario, on a kernel and a desk of its own."""
     if spec.name == "crash_resume":
-        return lambda observers=(), epoch_ns=None: crash_and_recover(spec, "after_tool", tool="issue_refund",
-                                                                     observers=observers, epoch_ns=epoch_ns)
-    return lambda observers=(), epoch_ns=None: run(spec, observers, epoch_ns)
+        return lambda observers=(), epoch_ns=None, task_id="t1": crash_and_recover(
+            spec, "after_tool", tool="issue_refund", observers=observers, epoch_ns=epoch_ns, task_id=task_id)
+    return lambda observers=(), epoch_ns=None, task_id="t1": run(spec, observers, epoch_ns, task_id=task_id)
 
 
 SEED000: dict[str, Callable[..., Result]] = {s.name: _runner(s) for s in SEED000_SPECS}

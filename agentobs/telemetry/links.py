@@ -1,7 +1,7 @@
 """Linking a resumed run to the segment it continues, and the W3C traceparent text of a span context.
 
 A resumed run (after an approval, or a recovery) is a new trace whose ``invoke_agent`` span links to the
-suspended segment's. Which segment that was is telemetry's own state, not the task's: ``ResumeLinks`` keeps
+suspended (or cancelled) segment's. Which segment that was is telemetry's own state, not the task's: ``ResumeLinks`` keeps
 the last suspended segment of each task id, shared by every observer of one ``Telemetry`` (a resume in the
 same process finds it), bounded so that a long-lived process does not grow. A new task started under an id
 (not a resume) clears it, so a task id used again never links to the task that had it before. A resume in

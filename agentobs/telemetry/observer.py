@@ -491,8 +491,8 @@ class OTelObserver:
             span.set_attribute(sc.ERROR_TYPE, stop)
             span.set_status(Status(StatusCode.ERROR, stop))
         span.end(end_time=e.at_ns)
-        if e.status is RunStatus.SUSPENDED:
-            self.links.suspended(e.task_id, span.get_span_context())
+        if e.status is RunStatus.SUSPENDED or e.status is RunStatus.ABORTED:      # suspended or cancelled:
+            self.links.suspended(e.task_id, span.get_span_context())               # the next segment links here
         self._pop(run)
         agent = run.m_agent
         self.inst.agent_duration.record(max(0.0, t.elapsed_s - run.elapsed0),

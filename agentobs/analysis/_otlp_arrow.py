@@ -216,8 +216,8 @@ def _text(arr: pa.Array, q: DataQuality | None, source: str, what: str) -> pa.Ar
         pass
     raw = arr.cast(pa.binary()) if pa.types.is_string(arr.type) else arr.cast(pa.large_binary())
     values = raw.to_pylist()
-    fixed = [None if v is None else v.decode("utf-8", "replace") for v in values]
-    n_bad = sum(1 for v, s in zip(values, fixed) if v is not None and s.encode("utf-8") != v)
+    fixed: list[str | None] = [None if v is None else v.decode("utf-8", "replace") for v in values]
+    n_bad = sum(1 for v, s in zip(values, fixed) if v is not None and s is not None and s.encode("utf-8") != v)
     _bad(q, source, n_bad, f"{what}: invalid UTF-8 (replaced)")
     return pa.array(fixed, type=pa.string())
 
@@ -421,7 +421,7 @@ def _string_lists(arr: pa.Array, q: DataQuality, source: str) -> pa.Array:
 
 def _kvlist_text(arr: pa.Array) -> pa.Array:
     """A kvlistValue as a JSON object text (its scalar values; nested lists are not kept)."""
-    out = []
+    out: list[str | None] = []
     for entries in arr.to_pylist():
         if entries is None:
             out.append(None)

@@ -13,7 +13,6 @@ import gzip
 import io
 import os
 import zlib
-from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
 from ..errors import InputError
@@ -33,11 +32,6 @@ def _open(path: str | os.PathLike[str]) -> BinaryIO:
 def _size(f: BinaryIO) -> int:
     size = getattr(f, "size", None)         # an fsspec file knows its size; a local one is asked
     return int(size) if isinstance(size, int) else os.fstat(f.fileno()).st_size
-
-
-def is_gzip(path: str | os.PathLike[str]) -> bool:
-    with _open(path) as f:
-        return f.read(2) == GZIP_MAGIC
 
 
 def head(path: str | os.PathLike[str], n: int = 65536) -> bytes:
@@ -82,8 +76,8 @@ def open_stream(path: str | os.PathLike[str], limits: InputLimits) -> BinaryIO:
         return f
     f.seek(0)
     size = _size(f)
-    return io.BufferedReader(_Capped(gzip.GzipFile(fileobj=f), limits.max_decompressed(size), p, size, limits),
-                             buffer_size=1 << 20)
+    capped = _Capped(gzip.GzipFile(fileobj=f), limits.max_decompressed(size), p, size, limits)  # type: ignore[arg-type]
+    return io.BufferedReader(capped, buffer_size=1 << 20)  # type: ignore[type-var]
 
 
 def chunks(path: str | os.PathLike[str], limits: InputLimits,
@@ -172,10 +166,3 @@ def read_document(path: str | os.PathLike[str], limits: InputLimits) -> bytes:
         raise InputError(f"{p}: larger than {human(limits.max_document_bytes)}, the limit for a document read "
                          f"whole; set {DOCUMENT_ENV} to raise it")
     return data
-
-
-def file_size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0

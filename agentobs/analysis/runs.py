@@ -138,8 +138,8 @@ def _identity(c: _Ctx) -> dict[str, object]:
     main = c.ident.main_agent
     root_rows = seg.drop_duplicates("run", keep="last")["row"].to_numpy()
     names = c.spans["name"].astype(object).to_numpy()
-    agent = np.where(main >= 0, f["agent"][np.maximum(main, 0)], None)
-    agent = np.where(pd.isna(agent) & (main >= 0), names[np.maximum(main, 0)], agent)
+    agent = np.asarray(np.where(main >= 0, f["agent"][np.maximum(main, 0)], None))
+    agent = np.asarray(np.where(pd.isna(agent) & (main >= 0), names[np.maximum(main, 0)], agent))
     root_agent = f["agent"][root_rows]
     agent = np.where(pd.isna(agent), root_agent, agent)
     chain_rooted = c.ident.root_kind == "chain"

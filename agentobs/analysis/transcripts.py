@@ -220,10 +220,14 @@ class _Run:
     problems: list[str] = field(default_factory=list)
 
 
+def _obj(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
 def _tau2_runs(doc: dict[str, Any], source: str) -> list[_Run | None]:
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
-    agent_info = info.get("agent_info") if isinstance(info.get("agent_info"), dict) else {}
-    env_info = info.get("environment_info") if isinstance(info.get("environment_info"), dict) else {}
+    info = _obj(doc.get("info"))
+    agent_info = _obj(info.get("agent_info"))
+    env_info = _obj(info.get("environment_info"))
     domain = _str(env_info.get("domain_name"))
     model = _str(agent_info.get("llm")) or _model_from_file_name(source, domain)
     agent = _str(agent_info.get("implementation")) or "tau2_agent"

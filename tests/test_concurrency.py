@@ -698,3 +698,77 @@ def test_the_example_web_server_serves_concurrent_requests_with_one_kernel_and_o
         root = next(s for s in mine if s.name.startswith("invoke_agent"))
         request = next(s for s in mine if s.name == "POST /refunds")
         assert root.parent.span_id == request.context.span_id and root.attributes[sc.TASK_ID] == a["task_id"]
+
+
+# -- the provider adapters under the async kernel --------------------------------------------------------------
+
+
+def _adapter(kind, srv):
+    pytest.importorskip("openai")
+    pytest.importorskip("anthropic")
+    from agentobs.adapters.anthropic_messages import AnthropicMessagesModel
+    from agentobs.adapters.openai_chat import OpenAIChatModel
+    from agentobs.domain.support import CATALOG
+    if kind == "openai":
+        model = OpenAIChatModel("gpt-4.1-mini", tools=list(CATALOG.values()), base_url=srv.openai_base_url,
+                                api_key="test")
+    else:
+        model = AnthropicMessagesModel("claude-3-5-haiku-latest", tools=list(CATALOG.values()), base_url=srv.base_url,
+                                       api_key="test")
+
+    def no_sync_call(request):
+        raise AssertionError("the async kernel must await apropose, not call propose")
+    model.propose = no_sync_call                    # what the async kernel must not use
+    return model
+
+
+def _policy_on_the_wire():
+    from providers import Reply, call
+    pol = policies.SupportPolicy()
+
+    def script(c):
+        r = pol.next(json.loads(c.last_user_text()))
+        if r["type"] == "plan":
+            return Reply(tool_calls=[call("agentobs_plan", steps=r["steps"])])
+        if r["type"] == "final":
+            return Reply(tool_calls=[call("agentobs_final", outcome=r["outcome"], text=r["text"])])
+        return Reply(tool_calls=[call(r["name"], **r["args"], plan_step=r["plan_step"])])
+    return script
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_the_async_kernel_awaits_the_provider_adapters_for_concurrent_runs(memory_tracing, kind):
+    """Eight runs at once through one kernel whose model is a provider adapter (the official async SDK client,
+    against a scripted server on 127.0.0.1), one observer: each run ends as alone, with its own trace."""
+    from providers import ProviderServer
+    provider, exporter = memory_tracing
+    tel = configure(tracer_provider=provider)
+    ids = [f"p-{i}" for i in range(8)]
+    with ProviderServer(_policy_on_the_wire()) as srv:
+        desks = SupportDesks()
+        kernel = Kernel(_adapter(kind, srv), desks, budget=Budget(max_usd=0.05, max_tokens=100_000),
+                        clock=RealClock(), facts=FACTS, observers=[tel.observer()])
+
+        async def main():
+            return await asyncio.gather(*(kernel.arun(new_state(t)) for t in ids))
+        states = asyncio.run(main())
+    assert [s.stop for s in states] == ["done"] * 8 and srv.count == 8 * 5
+    assert sum(s.tokens for s in states) == srv.tokens()               # every run charged its own calls
+    for t in ids:
+        assert desks.desk(t).effects == [("refund", "ord_1001", 3000), ("email", "ord_1001")]
+    traces = by_task(exporter.get_finished_spans())
+    for t, s in zip(ids, states, strict=True):
+        mine = traces[t]
+        assert len(mine) == 14 and whole(mine) and len({x.context.trace_id for x in mine}) == 1
+        root = next(x for x in mine if x.name.startswith("invoke_agent"))
+        assert root.attributes[sc.TOKENS] == s.tokens and root.attributes[sc.STOP_REASON] == "done"
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_slow_provider_is_cut_off_by_the_async_kernel_at_the_time_left(kind):
+    from providers import ProviderServer, Reply
+    with ProviderServer(lambda c: Reply(text="late", delay_s=5.0)) as srv:
+        kernel = Kernel(_adapter(kind, srv), SupportDesk(), budget=Budget(deadline_s=0.4, max_tokens=100_000),
+                        clock=RealClock(), facts=FACTS)
+        state = asyncio.run(kernel.arun(new_state()))
+    assert state.stop == "deadline" and srv.count == 1 and state.tokens == 0

@@ -4,7 +4,8 @@ The loop (``agentobs.kernel.run``) is written once, as coroutines, and awaits ev
 process through one of these two objects:
 
 ``SyncCalls``   calls the model, the tools, the clock and the checkpoint store directly; nothing it does ever
-                suspends, so ``Kernel.run`` drives the loop to its end with a single ``send`` and no event loop.
+                suspends, so ``Kernel.run`` drives the loop to its end with a single ``send`` and no event loop. (The
+                loop calls its model and tools in place, without a coroutine: the sync kernel's hot path.)
 ``AsyncCalls``  awaits ``apropose``/``ainvoke`` (or an ``async def`` ``propose``/``invoke``), with the time left
                 as a real timeout when the clock is real; runs a sync model or tool in a worker thread
                 (``asyncio.to_thread``, which carries the run's context: its OpenTelemetry span and the current
@@ -15,7 +16,6 @@ Observers and the memory store are always called in place: they must be quick.
 """
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
@@ -75,6 +75,7 @@ def _in_place_or_thread(obj: Any, fn: Callable[..., T]) -> Callable[..., Awaitab
         return in_place
 
     async def in_thread(*args: Any) -> T:
+        import asyncio
         return await asyncio.to_thread(fn, *args)
     return in_thread
 
@@ -98,14 +99,8 @@ class SyncCalls:
         if invoke is None:
             raise ConfigError("the toolbox is async (async def ainvoke/invoke): run it with await kernel.arun(...), "
                               "aresume or arecover")
-        self._propose: Callable[[ModelRequest], ModelResponse] = propose
-        self._invoke: Callable[[ToolInvocation], ToolResponse] = invoke
-
-    async def model(self, request: ModelRequest, timeout: float | None) -> ModelResponse:
-        return self._propose(request)
-
-    async def tool(self, call: ToolInvocation, timeout: float | None) -> ToolResponse:
-        return self._invoke(call)
+        self.propose: Callable[[ModelRequest], ModelResponse] = propose
+        self.invoke: Callable[[ToolInvocation], ToolResponse] = invoke
 
     async def sleep(self, clock: Any, seconds: float) -> None:
         clock.sleep(seconds)
@@ -123,22 +118,25 @@ class SyncCalls:
 
 
 class AsyncCalls:
-    """The world, awaited (``Kernel.arun``, ``aresume``, ``arecover``)."""
+    """The world, awaited (``Kernel.arun``, ``aresume``, ``arecover``). Imports asyncio (the sync kernel never
+    loads it)."""
 
     def __init__(self, model: Any, tools: Any):
+        import asyncio
+        self._aio = asyncio
         self._propose = _async(model, "apropose", "propose") or _in_place_or_thread(model, model.propose)
         self._invoke = _async(tools, "ainvoke", "invoke") or _in_place_or_thread(tools, tools.invoke)
 
     async def model(self, request: ModelRequest, timeout: float | None) -> ModelResponse:
         if timeout is None:
             return await self._propose(request)
-        async with asyncio.timeout(timeout):
+        async with self._aio.timeout(timeout):
             return await self._propose(request)
 
     async def tool(self, call: ToolInvocation, timeout: float | None) -> ToolResponse:
         if timeout is None:
             return await self._invoke(call)
-        async with asyncio.timeout(timeout):
+        async with self._aio.timeout(timeout):
             return await self._invoke(call)
 
     async def sleep(self, clock: Any, seconds: float) -> None:
@@ -146,10 +144,10 @@ class AsyncCalls:
         if asleep is not None:
             await asleep(seconds)
         else:
-            await asyncio.to_thread(clock.sleep, seconds)
+            await self._aio.to_thread(clock.sleep, seconds)
 
     async def store(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
-        return await asyncio.to_thread(fn, *args, **kw)
+        return await self._aio.to_thread(fn, *args, **kw)
 
     async def approve(self, approver: Callable[[HeldCall], Any], call: HeldCall) -> Decision | None:
         decision = approver(call)

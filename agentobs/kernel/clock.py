@@ -13,7 +13,6 @@ awaits. Under a real clock it does (the time left before the deadline).
 """
 from __future__ import annotations
 
-import asyncio
 import time
 
 from .runs import OneRunAtATime
@@ -79,4 +78,5 @@ class RealClock:
         time.sleep(seconds)
 
     async def asleep(self, seconds: float) -> None:
+        import asyncio
         await asyncio.sleep(seconds)

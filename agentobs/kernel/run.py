@@ -17,10 +17,10 @@ expire, so that no other worker takes the task over while that write may still b
 """
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
+import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,7 @@ from ..errors import (
 from . import events as ev
 from . import runs
 from .approval import Decision
+from .calls import AsyncCalls, SyncCalls
 from .checkpoint import Checkpoint, Lease
 from .models import ModelRequest, ModelResponse
 from .plan import to_plan_steps, validate_plan
@@ -56,10 +57,15 @@ from .tools import NEEDS_APPROVAL, OK, UNKNOWN, ToolInvocation, error
 from .view import est_tokens, render
 
 if TYPE_CHECKING:
-    from .calls import AsyncCalls, SyncCalls
     from .loop import Kernel
 
 log = logging.getLogger("agentobs.kernel")
+
+
+def _is_cancellation(exc: BaseException) -> bool:
+    """An asyncio cancellation (asyncio is imported only by what uses it: without it, nothing was cancelled)."""
+    aio = sys.modules.get("asyncio")
+    return aio is not None and isinstance(exc, aio.CancelledError)
 
 
 class Run:
@@ -107,11 +113,11 @@ class Run:
             st = await body(*args)
             await self._release()
             return st
-        except asyncio.CancelledError:
-            self._cancelled()
-            raise
         except BaseException as exc:
-            self._aborted(exc)
+            if _is_cancellation(exc):
+                self._cancelled()
+            else:
+                self._aborted(exc)
             raise
         finally:
             self.active = False
@@ -243,9 +249,12 @@ class Run:
         while True:
             attempts += 1
             try:
-                resp = await self.calls.model(
-                    ModelRequest(view=view, max_output_tokens=b.max_output_tokens, timeout_s=timeout),
-                    None if self.simulated else timeout)
+                req = ModelRequest(view=view, max_output_tokens=b.max_output_tokens, timeout_s=timeout)
+                calls = self.calls
+                if isinstance(calls, SyncCalls):
+                    resp = calls.propose(req)
+                else:                          # awaited, with the time left as a real timeout under a real clock
+                    resp = await calls.model(req, None if self.simulated else timeout)
                 break
             except TimeoutError:
                 resp = None
@@ -411,9 +420,13 @@ class Run:
         declared: float | None
         self.writing = effect == "write"
         try:
-            resp = await self.calls.tool(ToolInvocation(name=name, args=args, user_id=st.user_id, key=key,
-                                                        timeout_s=timeout, approved=approved, attempt=attempt),
-                                         None if self.simulated else timeout)
+            call = ToolInvocation(name=name, args=args, user_id=st.user_id, key=key, timeout_s=timeout,
+                                  approved=approved, attempt=attempt)
+            calls = self.calls
+            if isinstance(calls, SyncCalls):
+                resp = calls.invoke(call)
+            else:
+                resp = await calls.tool(call, None if self.simulated else timeout)
             result, declared = resp.result, resp.latency_s
         except TimeoutError:
             result = {"status": UNKNOWN, "code": "timeout"} if effect == "write" else error("timeout")

@@ -15,6 +15,7 @@ one run after another, they behave as they always did.
 from __future__ import annotations
 
 import threading
+import weakref
 from contextvars import ContextVar, Token
 from typing import Protocol
 
@@ -53,17 +54,21 @@ class OneRunAtATime:
     def __init__(self, what: str, hint: str):
         self.what = what                   # "SimClock", "ScriptedModel 'scripted-model'"...
         self.hint = hint                   # what to do instead
-        self._owner: RunHandle | None = None
+        # the owning run, held weakly: a run holds its clock and model, which must not hold it back (no cycle)
+        self._owner: weakref.ref[RunHandle] | None = None
 
     def claim(self) -> None:
         """Called at every use that changes the object: the current run owns it, or it raises."""
         run = _CURRENT.get()
-        if run is None or self._owner is run:
+        if run is None:
+            return
+        ref = self._owner
+        if ref is not None and ref() is run:
             return
         with _LOCK:
-            owner = self._owner
+            owner = self._owner() if self._owner is not None else None
             if owner is not None and owner is not run and owner.active:
                 raise ConcurrentUseError(
                     f"{self.what} is used by the run of task {run.task_id!r} while the run of task {owner.task_id!r} "
                     f"is still using it: it serves one run at a time; {self.hint}")
-            self._owner = run
+            self._owner = weakref.ref(run)

@@ -111,7 +111,8 @@ class Run:
         token = runs.enter(self)
         try:
             st = await body(*args)
-            await self._release()
+            if self.lease is not None:
+                await self._release()
             return st
         except BaseException as exc:
             if _is_cancellation(exc):
@@ -125,7 +126,9 @@ class Run:
 
     async def start(self, state: TaskState) -> TaskState:
         k = self.k
-        await self._claim(state.task_id)
+        self.task_id = state.task_id
+        if k.checkpoints is not None:
+            await self._claim(state.task_id)
         if k.memory is not None and not state.memory:
             state.memory = list(k.memory.read(state.user_id, state.goal, now=self.clock.wall_ns() / 1e9))
         self._begin(state, resumed=False)

@@ -42,6 +42,7 @@ BENCHMARKS = [
     "bench.export_bench",
     "bench.outage_bench",
     "bench.guard_bench",
+    "bench.concurrency_bench",
 ]
 
 

@@ -17,6 +17,7 @@ from .errors import (
     CheckpointError,
     CheckpointLeased,
     CheckpointNotFound,
+    ConcurrentUseError,
     ConfigError,
     InputError,
     ReplayError,
@@ -47,11 +48,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AgentobsError", "ApprovalError", "Budget", "Checkpoint", "CheckpointConflict", "CheckpointCorrupt",
-    "CheckpointError", "CheckpointLeased", "CheckpointNotFound", "ConfigError", "CrashAt", "Decision", "EventLog",
-    "FactPolicy", "FunctionModel", "HeldCall", "InputError", "Kernel", "MemoryStore", "Model", "ModelRequest",
-    "ModelResponse", "Observer", "PlanStep", "Prices", "ROUTES", "RealClock", "Recorder", "ReplayError", "Replayer",
-    "SQLiteCheckpointStore", "ScriptedModel", "SimClock", "SimulatedCrash", "StopReason", "TaskState",
-    "ToolInvocation", "ToolResponse", "ToolSpec", "Toolbox", "closing_message", "validate_plan",
+    "CheckpointError", "CheckpointLeased", "CheckpointNotFound", "ConcurrentUseError", "ConfigError", "CrashAt",
+    "Decision", "EventLog", "FactPolicy", "FunctionModel", "HeldCall", "InputError", "Kernel", "MemoryStore", "Model",
+    "ModelRequest", "ModelResponse", "Observer", "PlanStep", "Prices", "ROUTES", "RealClock", "Recorder",
+    "ReplayError", "Replayer", "SQLiteCheckpointStore", "ScriptedModel", "SimClock", "SimulatedCrash", "StopReason",
+    "TaskState", "ToolInvocation", "ToolResponse", "ToolSpec", "Toolbox", "closing_message", "validate_plan",
 ]
 
 # where each lazily imported public name lives

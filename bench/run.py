@@ -44,6 +44,7 @@ BENCHMARKS = [
     "bench.export_bench",
     "bench.outage_bench",
     "bench.guard_bench",
+    "bench.concurrency_bench",
 ]
 # run only when named with --only (long runs: the Dask engine on 10M spans)
 OPTIONAL = [

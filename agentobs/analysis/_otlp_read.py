@@ -59,12 +59,30 @@ class _Capped(io.RawIOBase):
         data = self._raw.read(len(b))
         self.total += len(data)
         if self.total > self._limit:
-            raise InputError(
-                f"{self._path}: decompresses to more than {human(self._limit)} ({self._limits.max_gzip_ratio:g} "
-                f"times its {human(self._size)} on disk): refused as a likely decompression bomb; if the file is "
-                f"genuine, set {RATIO_ENV} to a larger ratio")
+            raise self.refused()
         b[:len(data)] = data
         return len(data)
+
+    def refused(self) -> InputError:
+        return InputError(
+            f"{self._path}: decompresses to more than {human(self._limit)} ({self._limits.max_gzip_ratio:g} "
+            f"times its {human(self._size)} on disk): refused as a likely decompression bomb; if the file is "
+            f"genuine, set {RATIO_ENV} to a larger ratio")
+
+
+def _declared_size(f: BinaryIO, size: int) -> int | None:
+    """The uncompressed size a gzip file's trailer declares (ISIZE: the size modulo 4 GiB of its last member), or
+    None when it cannot be read. A bomb is refused on it before anything is decompressed; the running count
+    in ``_Capped`` still holds for files it cannot describe (several members, more than 4 GiB)."""
+    if size < 18:
+        return None
+    try:
+        f.seek(size - 4)
+        declared = int.from_bytes(f.read(4), "little")
+        f.seek(0)
+    except (OSError, ValueError):
+        return None
+    return declared
 
 
 def open_stream(path: str | os.PathLike[str], limits: InputLimits) -> BinaryIO:
@@ -77,6 +95,10 @@ def open_stream(path: str | os.PathLike[str], limits: InputLimits) -> BinaryIO:
     f.seek(0)
     size = _size(f)
     capped = _Capped(gzip.GzipFile(fileobj=f), limits.max_decompressed(size), p, size, limits)  # type: ignore[arg-type]
+    declared = _declared_size(f, size)
+    if declared is not None and declared > limits.max_decompressed(size):
+        f.close()
+        raise capped.refused()
     return io.BufferedReader(capped, buffer_size=1 << 20)  # type: ignore[type-var]
 
 

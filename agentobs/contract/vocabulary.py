@@ -23,6 +23,7 @@ class StopReason(StrEnum):
     NEEDS_APPROVAL = "needs_approval"
     UNKNOWN_OUTCOME = "unknown_outcome"
     MODEL_ERROR = "model_error"
+    CANCELLED = "cancelled"           # the caller cancelled the run (an asyncio task); it continues by recovery
 
 
 class Category(StrEnum):
@@ -33,6 +34,7 @@ class Category(StrEnum):
     SUSPENDED = "suspended"
     UNSAFE = "unsafe"
     ERROR = "error"
+    INTERRUPTED = "interrupted"
 
 
 CATEGORY: Mapping[StopReason, Category] = {
@@ -47,13 +49,15 @@ CATEGORY: Mapping[StopReason, Category] = {
     StopReason.NEEDS_APPROVAL: Category.SUSPENDED,
     StopReason.UNKNOWN_OUTCOME: Category.UNSAFE,
     StopReason.MODEL_ERROR: Category.ERROR,
+    StopReason.CANCELLED: Category.INTERRUPTED,
 }
 assert set(CATEGORY) == set(StopReason), "every stop reason needs a category"
 
 
 class RunStatus(StrEnum):
-    """Where a task stands (``agentobs.status``). ``ABORTED`` is telemetry's word for a run an exception
-    escaped: the task itself is still where its last checkpoint left it."""
+    """Where a task stands (``agentobs.status``). ``ABORTED``: an exception escaped the run (telemetry's word;
+    no stop reason), or its caller cancelled it (stop reason ``cancelled``): the task itself is still where its
+    last checkpoint left it, and ``recover`` continues it."""
     RUNNING = "running"
     SUSPENDED = "suspended"
     STOPPED = "stopped"
@@ -64,8 +68,14 @@ class RunStatus(StrEnum):
 SUSPENDING: frozenset[StopReason] = frozenset(s for s, c in CATEGORY.items() if c is Category.SUSPENDED)
 
 
+# stop reasons that interrupt the task: the run ended, the task did not (it continues from its last checkpoint)
+INTERRUPTING: frozenset[StopReason] = frozenset(s for s, c in CATEGORY.items() if c is Category.INTERRUPTED)
+
+
 def status_of(stop: StopReason) -> RunStatus:
-    return RunStatus.SUSPENDED if stop in SUSPENDING else RunStatus.STOPPED
+    if stop in SUSPENDING:
+        return RunStatus.SUSPENDED
+    return RunStatus.ABORTED if stop in INTERRUPTING else RunStatus.STOPPED
 
 
 # a resume later than this after the suspension is "after a long gap": the facts the held call was decided on may

@@ -15,10 +15,12 @@ class SupportPolicy:
     """Handles 'refund the damaged item and confirm by email' from the state it is shown.
 
     When a refund is denied, or a tool stays down after retries, it hands the case to a
-    person (``escalate_to_human``) and ends with outcome ``escalated``.
+    person (``escalate_to_human``) and ends with outcome ``escalated``. It keeps nothing between calls, so one
+    instance serves any number of concurrent runs; it never blocks (the async kernel calls it in the event loop).
     """
 
     provider = "agentobs"
+    blocking = False
 
     def __init__(self, order: str = "ord_1001", amount: int = 3000, latency: float = 1.5,
                  name: str = "support-policy"):

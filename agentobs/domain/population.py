@@ -17,6 +17,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +87,7 @@ class PopulationPolicy:
     """A stochastic stand-in model that follows one pattern, reading only the rendered view."""
 
     provider = "agentobs"
+    blocking = False
 
     def __init__(self, rng: random.Random, pattern: str, order: str, amount: int, extra_lookups: int,
                  latency: float, name: str = "support-policy-sim"):
@@ -195,19 +197,34 @@ def _geometric(rng: random.Random, p: float, cap: int) -> int:
 
 def simulate(runs: int, seed: int = 7, *, observers: Callable[[], Iterable[Observer]] = lambda: (),
              start_ns: int | None = None, progress: Callable[[int], None] | None = None,
-             trace_id_of: Callable[[list[Observer]], str | None] | None = None) -> list[Record]:
-    """Runs ``runs`` tasks; ``observers()`` gives fresh observers per task segment (e.g. telemetry)."""
+             trace_id_of: Callable[[list[Observer]], str | None] | None = None, workers: int = 1) -> list[Record]:
+    """Runs ``runs`` tasks; ``observers()`` gives the observers of each task segment (fresh ones, or the same
+    shared ones every time: one observer serves concurrent runs). ``workers`` > 1 runs that many tasks at once,
+    in threads; every task draws from a random generator of its own, so the records are the same either way."""
     rng = random.Random(seed)
     patterns = choose_patterns(runs, rng)
     base = start_ns if start_ns is not None else time.time_ns() - 6 * 3600 * 10**9
     spacing = int(3600 * 10**9 / max(runs, 1))
-    records = []
-    for i, pattern in enumerate(patterns):
-        records.append(_one(i, pattern, random.Random(rng.getrandbits(64)), base + i * spacing, observers,
-                            trace_id_of))
-        if progress:
-            progress(1)
-    return records
+    seeds = [rng.getrandbits(64) for _ in patterns]
+
+    def one(i: int) -> Record:
+        return _one(i, patterns[i], random.Random(seeds[i]), base + i * spacing, observers, trace_id_of)
+
+    if workers <= 1:
+        records = []
+        for i in range(len(patterns)):
+            records.append(one(i))
+            if progress:
+                progress(1)
+        return records
+    with ThreadPoolExecutor(workers, thread_name_prefix="agentobs-simulate") as pool:
+        futures = [pool.submit(one, i) for i in range(len(patterns))]
+        out = []
+        for f in futures:
+            out.append(f.result())
+            if progress:
+                progress(1)
+        return out
 
 
 def _one(i: int, pattern: str, rng: random.Random, epoch: int, observers: Callable[[], Iterable[Observer]],

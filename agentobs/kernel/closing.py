@@ -60,4 +60,7 @@ def closing_message(state: TaskState) -> str:
                     f"backend before anything is retried; please do not resubmit. {_plan_summary(state)}")
         case Category.ERROR:
             return f"The assistant could not be reached, so I stopped. {_plan_summary(state)}"
+        case Category.INTERRUPTED:
+            return (f"Your request was interrupted before it finished. {_plan_summary(state)} "
+                    "It will be picked up from where it stopped; please do not resubmit.")
     raise AssertionError(f"unhandled stop category {route.category}")  # pragma: no cover

@@ -5,6 +5,11 @@ and returns a ``ModelResponse``: a reply (a dict proposing a plan, a tool call o
 answer) and what the provider reported about the call. The kernel treats the reply as a
 proposal; anything malformed becomes an error result the model sees. A model that times out
 raises ``TimeoutError`` (or declares a latency above the timeout).
+
+An async model (``AsyncModel``) has ``async def apropose`` (or an ``async def propose``); the async kernel
+awaits it, with the time left as a real timeout under a real clock. The async kernel runs a sync ``propose`` in a
+worker thread, unless the model says it never blocks (``blocking = False``, as the stand-ins here do).
+The stand-ins that keep a script or a call count serve one run at a time (``ConcurrentUseError`` otherwise).
 """
 from __future__ import annotations
 
@@ -12,6 +17,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from .runs import OneRunAtATime
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -44,21 +51,38 @@ class Model(Protocol):
     def propose(self, request: ModelRequest) -> ModelResponse: ...
 
 
+class AsyncModel(Protocol):
+    """A model the async kernel awaits (``Kernel.arun``); the sync kernel cannot use one."""
+    name: str
+    provider: str
+
+    async def apropose(self, request: ModelRequest) -> ModelResponse: ...
+
+
+_ONE_RUN = "give each concurrent run its own instance (a Kernel per run), or a model that reads only the view"
+
+
 class FunctionModel:
-    """A model defined by a function of (view as dict, call number) -> reply."""
+    """A model defined by a function of (view as dict, call number) -> reply. One run at a time."""
+
+    blocking = False              # the async kernel calls it in the event loop: make ``fn`` quick
 
     def __init__(self, fn: Callable[[dict[str, Any], int], Any], *, latency: float = 1.5,
                  name: str = "function-model", provider: str = "agentobs"):
         self.fn, self.latency, self.name, self.provider = fn, latency, name, provider
         self.calls = 0
+        self._one = OneRunAtATime(f"FunctionModel {name!r} (its call number)", _ONE_RUN)
 
     def propose(self, request: ModelRequest) -> ModelResponse:
+        self._one.claim()
         self.calls += 1
         return ModelResponse(reply=self.fn(json.loads(request.view), self.calls), latency_s=self.latency)
 
 
 class ScriptedModel:
-    """Returns the given replies in order, then repeats the last one."""
+    """Returns the given replies in order, then repeats the last one. One run at a time."""
+
+    blocking = False
 
     def __init__(self, replies: Sequence[Any], *, latency: float = 1.5, name: str = "scripted-model",
                  provider: str = "agentobs"):
@@ -66,8 +90,10 @@ class ScriptedModel:
             raise ValueError("ScriptedModel needs at least one reply")
         self.replies, self.latency, self.name, self.provider = list(replies), latency, name, provider
         self.calls = 0
+        self._one = OneRunAtATime(f"ScriptedModel {name!r} (its script)", _ONE_RUN)
 
     def propose(self, request: ModelRequest) -> ModelResponse:
+        self._one.claim()
         reply = self.replies[min(self.calls, len(self.replies) - 1)]
         self.calls += 1
         return ModelResponse(reply=reply, latency_s=self.latency)

@@ -70,7 +70,7 @@ class TaskState:
     observations: list[str] = field(default_factory=list)      # fingerprints of distinct tool observations
     stalls: int = 0
     max_stalls_seen: int = 0
-    status: str = "running"           # running | suspended | stopped
+    status: str = "running"           # running | suspended | stopped | aborted (cancelled; never checkpointed)
     stop: str | None = None
     outcome: str | None = None
     answer: str | None = None
@@ -172,7 +172,8 @@ class TaskState:
 # -- shape check of the JSON form: every field present when required, of its declared type ---------
 
 _CLOSED = {(PlanStep, "status"): (PENDING, DONE, FAILED),
-           (TaskState, "status"): (RunStatus.RUNNING.value, RunStatus.SUSPENDED.value, RunStatus.STOPPED.value),
+           (TaskState, "status"): (RunStatus.RUNNING.value, RunStatus.SUSPENDED.value, RunStatus.STOPPED.value,
+                                   RunStatus.ABORTED.value),
            (TaskState, "stop"): (None, *(r.value for r in StopReason))}
 
 

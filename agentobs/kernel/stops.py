@@ -16,7 +16,7 @@ from ..contract.vocabulary import CATEGORY, Category, RunStatus, StopReason, sta
 class Route:
     category: Category
     meaning: str
-    status: RunStatus            # stopped or suspended
+    status: RunStatus            # stopped, suspended, or aborted (cancelled: recover continues it)
     next_action: str
 
 
@@ -38,6 +38,9 @@ _MEANING: dict[StopReason, tuple[str, str]] = {
                                  "Reconcile with the backend before any retry; never retry under a new key"),
     StopReason.MODEL_ERROR: ("The model could not be reached after retries",
                              "Check the provider; resume from the last checkpoint when it is back"),
+    StopReason.CANCELLED: ("The caller cancelled the run before it ended",
+                           "Recover the task from its last checkpoint (kernel.recover or arecover) to continue it; "
+                           "a write in flight is repeated under its key, never a new one"),
 }
 
 ROUTES: Mapping[StopReason, Route] = {

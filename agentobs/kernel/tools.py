@@ -5,6 +5,10 @@ Results are dicts with a ``status`` (``agentobs.contract.vocabulary.ToolStatus``
 (``not_found``, ``invalid_state``, ``unknown_tool``, ``invalid_arguments``, ``timeout``,
 ``unavailable``...). An error with ``"transient": true`` is retried with backoff (the budget's
 ``RetryPolicy``). ``result_status`` folds a result into one word of that vocabulary.
+
+An async toolbox (``AsyncToolbox``) has ``async def ainvoke`` (or an ``async def invoke``); the async kernel
+awaits it, and runs a sync ``invoke`` in a worker thread unless the toolbox says it never blocks
+(``blocking = False``). ``spec`` is always a plain, quick call.
 """
 from __future__ import annotations
 
@@ -46,6 +50,14 @@ class Toolbox(Protocol):
     def spec(self, name: str) -> ToolSpec | None: ...
 
     def invoke(self, call: ToolInvocation) -> ToolResponse: ...
+
+
+class AsyncToolbox(Protocol):
+    """A toolbox the async kernel awaits (``Kernel.arun``)."""
+
+    def spec(self, name: str) -> ToolSpec | None: ...
+
+    async def ainvoke(self, call: ToolInvocation) -> ToolResponse: ...
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """Linking a resumed run to the segment it continues, and the W3C traceparent text of a span context.
 
 A resumed run (after an approval, or a recovery) is a new trace whose ``invoke_agent`` span links to the
-suspended segment's. Which segment that was is telemetry's own state, not the task's: ``ResumeLinks`` keeps
-the last suspended segment of each task id, shared by every observer of one ``Telemetry`` (a resume in the
-same process finds it), bounded so that a long-lived process does not grow. A new task started under an id
-(not a resume) clears it, so a task id used again never links to the task that had it before. A resume in
-another process passes the traceparent explicitly (``Telemetry.observer(resumed_from=...)``), which it got from
+suspended (or cancelled) segment's. Which segment that was is telemetry's own state, not the task's:
+``ResumeLinks`` keeps the last suspended segment of each task id, shared by every observer of one ``Telemetry``
+(a resume in the same process finds it), bounded so that a long-lived process does not grow. A new task started
+under an id (not a resume) clears it, so a task id used again never links to the task that had it before. A resume
+in another process passes the traceparent explicitly (``Telemetry.observer(resumed_from=...)``), which it got from
 ``OTelObserver.trace_context()`` when the run suspended.
 
 The traceparent text is written and read by the OpenTelemetry SDK's W3C propagator, here and nowhere else.

@@ -16,11 +16,22 @@ No text the model wrote is recorded unless content capture is on (then redacted)
 codes and names from outside code get the stand-ins of ``agentobs.telemetry.labels`` in every mode.
 The observer reads nothing but the events (values and snapshots); what it keeps between events is its own
 per-run state (``_Run``). Uses only the OpenTelemetry API: the SDK is configured by ``agentobs.telemetry.setup``.
+
+One observer serves every run, concurrent or not. A run's events arrive in the run's own context (its thread,
+its asyncio task), so the run in progress is found in a context variable, never in the observer's fields:
+``RunStarted`` makes the run current in that context (on top of any run already current there, e.g. an agent
+run by a tool of another run) and ``RunFinished``/``RunAborted`` remove it. The ``invoke_agent`` span's parent
+is whatever span is current where the run starts (a request span), and the spans attached while a model or a
+tool runs are attached and detached in that same context.
 """
 from __future__ import annotations
 
 import json
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +94,9 @@ class Instruments:
 
 @dataclass(kw_only=True, slots=True)
 class _Run:
-    """What the observer keeps about the run segment in progress, between its events."""
+    """What the observer keeps about one run segment in progress, between its events: its open spans and totals."""
+    root: Span
+    root_ctx: Any
     task_id: str
     agent: str
     elapsed0: float                                  # active time before this segment
@@ -104,15 +117,39 @@ class _Run:
     tool_start: int = 0
     tool_name: str = ""
     tool_args: str = ""
+    step: Span | None = None
+    step_ctx: Any = None
+    chat: Span | None = None
+    tool: Span | None = None
+    token: Any = None                                # the attached context of the open chat or tool span
+
+
+@dataclass(frozen=True, slots=True)
+class _Frame:
+    """A run in progress in this context, for one observer; ``parent``: the runs current before it."""
+    observer: OTelObserver
+    run: _Run
+    parent: _Frame | None
+
+
+# the runs in progress in this context (thread, asyncio task), innermost first
+_FRAMES: ContextVar[_Frame | None] = ContextVar("agentobs_observer_runs", default=None)
+# the last runs ended in this context: (observer, its root span context), the most recent first, a few at most
+_LAST: ContextVar[tuple[tuple[weakref.ref[OTelObserver], SpanContext], ...]] = ContextVar(
+    "agentobs_observer_last_runs", default=())
+_LAST_KEPT = 4
+_BY_TASK_KEPT = 10_000
 
 
 class OTelObserver:
-    """Turns kernel events into spans, span events and metrics. One instance per concurrent run.
+    """Turns kernel events into spans, span events and metrics. One instance serves any number of runs, one after
+    another or at once (threads, asyncio tasks): what it keeps of a run is the run's (see the module's docstring).
 
     ``call_metrics=False`` records only the per-run metrics and leaves the per-call ones (token usage, model
     and tool call durations) to the collector's span metrics (``Telemetry``'s ``call_metrics="collector"``).
     ``links`` is shared by the observers of one ``Telemetry``: a resumed run links to the segment it continues;
-    ``resumed_from`` (a traceparent) names that segment explicitly, for a resume in another process.
+    ``resumed_from`` (a traceparent) names that segment explicitly, for a resume in another process: every
+    resumed run of this observer links to it, so give that resume an observer of its own.
     """
 
     def __init__(self, tracer: Tracer, meter: Meter | None = None, *, capture: Capture = Capture.NO_CONTENT,
@@ -125,47 +162,102 @@ class OTelObserver:
         self.links = links if links is not None else ResumeLinks()
         self.resumed_from = parse_traceparent(resumed_from) if resumed_from else None
         self.call_metrics = call_metrics
-        self._root: Span | None = None
-        self._root_ctx: Any = None
-        self._step_ctx: Any = None
-        self._step: Span | None = None
-        self._chat: Span | None = None
-        self._tool: Span | None = None
-        self._token: Any = None            # the attached context of the open chat or tool span
-        self._run: _Run | None = None
-        self._last_root: Span | None = None
+        self._last: SpanContext | None = None          # the last run this observer ended, anywhere
+        self._by_task: OrderedDict[str, SpanContext] = OrderedDict()    # the last segment of each task
+        self._lock = threading.Lock()
 
     # -- the Observer interface ----------------------------------------------------------------
 
     def notify(self, e: ev.Event) -> None:
         handler = _HANDLERS.get(type(e))
-        if handler is not None:
-            handler(self, e)
+        if handler is None:
+            return
+        if handler is _START:
+            self._run_started(e)  # type: ignore[arg-type]
+            return
+        frame = _FRAMES.get()
+        while frame is not None and frame.observer is not self:
+            frame = frame.parent
+        if frame is not None:
+            handler(self, frame.run, e)
 
-    def trace_context(self) -> str | None:
-        """W3C traceparent of the current (or last) task span: where a resume in another process links to
-        (``Telemetry.observer(resumed_from=...)``), or a trace id to show."""
-        span = self._root or self._last_root
-        return format_traceparent(span.get_span_context()) if span is not None else None
+    def trace_context(self, task_id: str | None = None) -> str | None:
+        """W3C traceparent of a task span: where a resume in another process links to
+        (``Telemetry.observer(resumed_from=...)``), or a trace id to show. Without ``task_id``: the run in
+        progress in this thread or task, else the last one that ended in it, else the last one this observer
+        ended anywhere (which, with concurrent runs, may be another's: pass ``task_id``). With ``task_id``: the
+        last segment of that task this observer ended."""
+        ctx = self._span_context(task_id)
+        return format_traceparent(ctx) if ctx is not None else None
 
-    def trace_id(self) -> str | None:
-        """The trace id (32 hex digits) of the current (or last) task span."""
-        span = self._root or self._last_root
-        return format(span.get_span_context().trace_id, "032x") if span is not None else None
+    def trace_id(self, task_id: str | None = None) -> str | None:
+        """The trace id (32 hex digits) of the task span ``trace_context`` names."""
+        ctx = self._span_context(task_id)
+        return format(ctx.trace_id, "032x") if ctx is not None else None
+
+    def _span_context(self, task_id: str | None) -> SpanContext | None:
+        if task_id is not None:
+            with self._lock:
+                return self._by_task.get(task_id)
+        run = self._current()
+        if run is not None:
+            return run.root.get_span_context()
+        for ref, ctx in _LAST.get():
+            if ref() is self:
+                return ctx
+        return self._last
+
+    # -- the runs in progress in this context ---------------------------------------------------
+
+    def _current(self) -> _Run | None:
+        frame = _FRAMES.get()
+        while frame is not None and frame.observer is not self:
+            frame = frame.parent
+        return frame.run if frame is not None else None
+
+    def _push(self, run: _Run) -> None:
+        _FRAMES.set(_Frame(self, run, _FRAMES.get()))
+
+    def _pop(self, run: _Run) -> None:
+        """Removes ``run`` from this context's runs (the others stay, whatever their order) and keeps its span
+        context as the last run of this observer here."""
+        kept: list[_Frame] = []
+        frame = _FRAMES.get()
+        while frame is not None and frame.run is not run:
+            kept.append(frame)
+            frame = frame.parent
+        if frame is None:
+            return
+        rest = frame.parent
+        for f in reversed(kept):
+            rest = _Frame(f.observer, f.run, rest)
+        _FRAMES.set(rest)
+        ctx = run.root.get_span_context()
+        last = _LAST.get()
+        _LAST.set(((weakref.ref(self), ctx), *(x for x in last if x[0]() is not self))[:_LAST_KEPT])
+        self._last = ctx
+        with self._lock:
+            self._by_task[run.task_id] = ctx
+            self._by_task.move_to_end(run.task_id)
+            if len(self._by_task) > _BY_TASK_KEPT:
+                self._by_task.popitem(last=False)
 
     # -- the current span while foreign code runs ---------------------------------------------
 
-    def _attach(self, span: Span) -> None:
-        self._token = otel_context.attach(trace.set_span_in_context(span))
+    @staticmethod
+    def _attach(run: _Run, span: Span) -> None:
+        run.token = otel_context.attach(trace.set_span_in_context(span))
 
-    def _detach(self) -> None:
-        token = self._token
+    @staticmethod
+    def _detach(run: _Run) -> None:
+        token = run.token
         if token is not None:
-            self._token = None
+            run.token = None
             otel_context.detach(token)
 
-    def _innermost(self) -> Span | None:
-        return self._step or self._root
+    @staticmethod
+    def _innermost(run: _Run) -> Span:
+        return run.step or run.root
 
     # -- handlers ------------------------------------------------------------------------------
 
@@ -189,43 +281,40 @@ class OTelObserver:
                 links.append(Link(prev, {sc.LINK_KIND: sc.LINK_RESUMED_FROM}))
         else:
             self.links.started(e.task_id)
-        self._root = root = self.tracer.start_span(f"{sc.OP_INVOKE_AGENT} {e.agent_name}", kind=_AGENT_KIND,
-                                                   attributes=attrs, links=links, start_time=e.at_ns)
+        # no context given: the parent is the span current where the run starts (a request span), if any
+        root = self.tracer.start_span(f"{sc.OP_INVOKE_AGENT} {e.agent_name}", kind=_AGENT_KIND,
+                                      attributes=attrs, links=links, start_time=e.at_ns)
         chat = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model}
-        self._run = _Run(task_id=e.task_id, agent=e.agent_name, elapsed0=e.elapsed_s, limits=e.limits,
-                         plan_ids=e.plan_step_ids, m_in={**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_INPUT},
-                         m_out={**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_OUTPUT}, m_chat=chat,
-                         m_agent={sc.AGENT_NAME: e.agent_name})
-        self._root_ctx = trace.set_span_in_context(root)
+        self._push(_Run(root=root, root_ctx=trace.set_span_in_context(root), task_id=e.task_id, agent=e.agent_name,
+                        elapsed0=e.elapsed_s, limits=e.limits, plan_ids=e.plan_step_ids,
+                        m_in={**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_INPUT},
+                        m_out={**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_OUTPUT}, m_chat=chat,
+                        m_agent={sc.AGENT_NAME: e.agent_name}))
         if e.resumed:
             root.add_event(sc.EV_RESUME, {sc.STEP_INDEX: e.step}, timestamp=e.at_ns)
 
-    def _step_started(self, e: ev.StepStarted) -> None:
-        self._step = self.tracer.start_span(sc.STEP_SPAN, context=self._root_ctx, kind=_STEP_KIND,
-                                            attributes={sc.STEP_INDEX: e.index}, start_time=e.at_ns)
-        self._step_ctx = trace.set_span_in_context(self._step)
-        if self._run is not None:
-            self._run.reply_type = None
+    def _step_started(self, run: _Run, e: ev.StepStarted) -> None:
+        run.step = step = self.tracer.start_span(sc.STEP_SPAN, context=run.root_ctx, kind=_STEP_KIND,
+                                                 attributes={sc.STEP_INDEX: e.index}, start_time=e.at_ns)
+        run.step_ctx = trace.set_span_in_context(step)
+        run.reply_type = None
 
-    def _model_called(self, e: ev.ModelCalled) -> None:
-        run = self._run
-        if run is None:
-            return
-        ctx = self._step_ctx if self._step is not None else self._root_ctx
+    def _model_called(self, run: _Run, e: ev.ModelCalled) -> None:
+        ctx = run.step_ctx if run.step is not None else run.root_ctx
         attrs: dict[str, Any] = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider,
                                  sc.REQUEST_MODEL: e.model, sc.REQUEST_MAX_TOKENS: e.max_output_tokens}
         if self.capture.on_span:
             attrs[sc.INPUT_MESSAGES] = self._input_messages(e.view)
-        self._chat = chat = self.tracer.start_span(f"{sc.OP_CHAT} {e.model}", context=ctx, kind=_CHAT_KIND,
-                                                   attributes=attrs, start_time=e.at_ns)
-        self._attach(chat)
+        run.chat = chat = self.tracer.start_span(f"{sc.OP_CHAT} {e.model}", context=ctx, kind=_CHAT_KIND,
+                                                 attributes=attrs, start_time=e.at_ns)
+        self._attach(run, chat)
         run.chat_view = e.view if self.capture.on_event else None
         run.chat_start = e.at_ns
 
-    def _model_returned(self, e: ev.ModelReturned) -> None:
-        self._detach()
-        span, run = self._chat, self._run
-        if span is None or run is None:
+    def _model_returned(self, run: _Run, e: ev.ModelReturned) -> None:
+        self._detach(run)
+        span = run.chat
+        if span is None:
             return
         u = e.usage
         attrs: dict[str, Any] = {sc.USAGE_INPUT_TOKENS: u.input_tokens, sc.USAGE_OUTPUT_TOKENS: u.output_tokens,
@@ -254,7 +343,7 @@ class OTelObserver:
         if error:
             span.set_status(Status(StatusCode.ERROR, error))
         span.end(end_time=e.at_ns)
-        self._chat = None
+        run.chat = None
         run.tin += u.input_tokens
         run.tout += u.output_tokens
         run.chats += 1
@@ -265,11 +354,7 @@ class OTelObserver:
             self.inst.op_duration.record((e.at_ns - run.chat_start) / 1e9,
                                          {**run.m_chat, sc.ERROR_TYPE: error} if error else run.m_chat)
 
-    def _tool_called(self, e: ev.ToolCalled) -> None:
-        run = self._run
-        if run is None:
-            return
-        parent = self._step or self._root       # a held call executed on resume has no step
+    def _tool_called(self, run: _Run, e: ev.ToolCalled) -> None:
         name = labels.tool_name(e.name, self.redactor)
         step = labels.plan_step(e.plan_step, run.plan_ids) if e.plan_step else None
         key = labels.call_id(e.key, run.task_id, e.plan_step, step, self.redactor)
@@ -285,23 +370,23 @@ class OTelObserver:
             if self.capture.on_span:
                 attrs[sc.TOOL_CALL_ARGUMENTS] = args
             run.tool_args = args
-        ctx = self._step_ctx if parent is self._step else self._root_ctx
-        self._tool = tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {name}", context=ctx, kind=_TOOL_KIND,
-                                                   attributes=attrs, start_time=e.at_ns)
-        self._attach(tool)
+        ctx = run.step_ctx if run.step is not None else run.root_ctx    # a held call executed on resume: no step
+        run.tool = tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {name}", context=ctx, kind=_TOOL_KIND,
+                                                 attributes=attrs, start_time=e.at_ns)
+        self._attach(run, tool)
         run.tool_start = e.at_ns
         run.tool_name = name
 
-    def _tool_retry(self, e: ev.ToolRetry) -> None:
-        if self._tool is not None:
-            self._tool.add_event(sc.EV_RETRY, {sc.RETRY_ATTEMPT: e.attempt,
+    def _tool_retry(self, run: _Run, e: ev.ToolRetry) -> None:
+        if run.tool is not None:
+            run.tool.add_event(sc.EV_RETRY, {sc.RETRY_ATTEMPT: e.attempt,
                                                sc.ERROR_TYPE: labels.identifier(e.code, self.redactor),
                                                sc.RETRY_BACKOFF_S: e.backoff_s}, timestamp=e.at_ns)
 
-    def _tool_returned(self, e: ev.ToolReturned) -> None:
-        self._detach()
-        span, run = self._tool, self._run
-        if span is None or run is None:
+    def _tool_returned(self, run: _Run, e: ev.ToolReturned) -> None:
+        self._detach(run)
+        span = run.tool
+        if span is None:
             return
         status = labels.identifier(e.status, self.redactor)
         attrs: dict[str, Any] = {sc.TOOL_RESULT_STATUS: status, sc.TOOL_REPLAYED: e.replayed,
@@ -320,7 +405,7 @@ class OTelObserver:
         if failed:
             span.set_status(Status(StatusCode.ERROR, status))
         span.end(end_time=e.at_ns)
-        self._tool = None
+        run.tool = None
         run.tools += e.attempts
         if not self.call_metrics:
             return
@@ -334,71 +419,63 @@ class OTelObserver:
             run.m_tools[cached] = metric
         self.inst.tool_duration.record((e.at_ns - run.tool_start) / 1e9, metric)
 
-    def _plan_rejected(self, e: ev.PlanRejected) -> None:
-        target = self._innermost()
-        if target is not None:
-            codes = labels.problem_codes(e.problems)      # closed codes: the problems' text quotes the model
-            target.add_event(sc.EV_PLAN_REJECTED, {sc.PLAN_PROBLEMS: codes}, timestamp=e.at_ns)
+    def _plan_rejected(self, run: _Run, e: ev.PlanRejected) -> None:
+        codes = labels.problem_codes(e.problems)      # closed codes: the problems' text quotes the model
+        self._innermost(run).add_event(sc.EV_PLAN_REJECTED, {sc.PLAN_PROBLEMS: codes}, timestamp=e.at_ns)
 
-    def _plan_accepted(self, e: ev.PlanAccepted) -> None:
-        if self._run is not None:
-            self._run.plan_ids = e.plan_step_ids
-        target = self._innermost()
-        if target is not None:
-            target.add_event(sc.EV_PLAN_ACCEPTED, {sc.PLAN_VERSION: e.version, sc.PLAN_STEPS: e.steps},
-                             timestamp=e.at_ns)
+    def _plan_accepted(self, run: _Run, e: ev.PlanAccepted) -> None:
+        run.plan_ids = e.plan_step_ids
+        self._innermost(run).add_event(sc.EV_PLAN_ACCEPTED, {sc.PLAN_VERSION: e.version, sc.PLAN_STEPS: e.steps},
+                                       timestamp=e.at_ns)
 
-    def _final_refused(self, e: ev.FinalRefused) -> None:
-        target = self._innermost()
-        if target is not None:
-            target.add_event(sc.EV_FINAL_REFUSED, {sc.PLAN_OPEN_STEPS: len(e.open_steps)}, timestamp=e.at_ns)
+    def _final_refused(self, run: _Run, e: ev.FinalRefused) -> None:
+        self._innermost(run).add_event(sc.EV_FINAL_REFUSED, {sc.PLAN_OPEN_STEPS: len(e.open_steps)},
+                                       timestamp=e.at_ns)
 
-    def _guard(self, e: ev.GuardFired) -> None:
-        target, b = self._innermost(), e.breach
-        if target is not None:
-            target.add_event(sc.EV_GUARD, {sc.GUARD_LIMIT: b.stop.value, sc.GUARD_LIMIT_VALUE: float(b.limit_value),
-                                           sc.GUARD_OBSERVED: float(b.observed)}, timestamp=e.at_ns)
+    def _guard(self, run: _Run, e: ev.GuardFired) -> None:
+        b = e.breach
+        self._innermost(run).add_event(sc.EV_GUARD, {sc.GUARD_LIMIT: b.stop.value,
+                                                     sc.GUARD_LIMIT_VALUE: float(b.limit_value),
+                                                     sc.GUARD_OBSERVED: float(b.observed)}, timestamp=e.at_ns)
 
-    def _approval_requested(self, e: ev.ApprovalRequested) -> None:
-        target = self._tool or self._innermost()
-        if target is not None:
-            target.add_event(sc.EV_APPROVAL_REQUESTED, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor),
-                                                        sc.TOOL_ARGS_DIGEST: e.digest}, timestamp=e.at_ns)
+    def _approval_requested(self, run: _Run, e: ev.ApprovalRequested) -> None:
+        target = run.tool or self._innermost(run)
+        target.add_event(sc.EV_APPROVAL_REQUESTED, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor),
+                                                    sc.TOOL_ARGS_DIGEST: e.digest}, timestamp=e.at_ns)
 
-    def _approval_decided(self, e: ev.ApprovalDecided) -> None:
-        target = self._tool or self._innermost()
-        if target is not None:
-            name = sc.EV_APPROVAL_GRANTED if e.approved else sc.EV_APPROVAL_DENIED
-            target.add_event(name, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor),
-                                    sc.TOOL_ARGS_DIGEST: e.digest, sc.APPROVAL_BY: self.redactor.text(e.by)},
-                             timestamp=e.at_ns)
+    def _approval_decided(self, run: _Run, e: ev.ApprovalDecided) -> None:
+        target = run.tool or self._innermost(run)
+        name = sc.EV_APPROVAL_GRANTED if e.approved else sc.EV_APPROVAL_DENIED
+        target.add_event(name, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor),
+                                sc.TOOL_ARGS_DIGEST: e.digest, sc.APPROVAL_BY: self.redactor.text(e.by)},
+                         timestamp=e.at_ns)
 
-    def _checkpoint(self, e: ev.CheckpointSaved) -> None:
-        target = self._innermost()
-        if target is not None:
-            target.add_event(sc.EV_CHECKPOINT, {sc.CHECKPOINT_VERSION: e.version}, timestamp=e.at_ns)
+    def _checkpoint(self, run: _Run, e: ev.CheckpointSaved) -> None:
+        self._innermost(run).add_event(sc.EV_CHECKPOINT, {sc.CHECKPOINT_VERSION: e.version}, timestamp=e.at_ns)
 
-    def _step_finished(self, e: ev.StepFinished) -> None:
-        span = self._step
+    def _step_finished(self, run: _Run, e: ev.StepFinished) -> None:
+        span = run.step
         if span is None:
             return
         attrs: dict[str, Any] = {sc.STEP_PROGRESS: e.progress, sc.STEP_STALLS: e.stalls, sc.STEP_OUTCOME: e.outcome}
-        if self._run is not None and self._run.reply_type:
-            attrs[sc.STEP_REPLY_TYPE] = self._run.reply_type
+        if run.reply_type:
+            attrs[sc.STEP_REPLY_TYPE] = run.reply_type
         span.set_attributes(attrs)
         span.end(end_time=e.at_ns)
-        self._step = None
+        run.step = None
 
-    def _run_finished(self, e: ev.RunFinished) -> None:
-        self._detach()
-        span, run, t = self._root, self._run, e.totals
-        if span is None or run is None:
-            return
-        for dangling in (self._chat, self._tool, self._step):     # a guard can end a run mid-step
-            if dangling is not None:
-                dangling.end(end_time=e.at_ns)
-        self._chat = self._tool = self._step = None
+    def _run_finished(self, run: _Run, e: ev.RunFinished) -> None:
+        self._detach(run)
+        span, t = run.root, e.totals
         stop = e.stop.value
+        failed = e.stop is not StopReason.DONE and e.status is not RunStatus.SUSPENDED
+        for dangling in (run.chat, run.tool, run.step):     # cut off mid-step (a cancellation)
+            if dangling is not None:
+                if failed:
+                    dangling.set_attribute(sc.ERROR_TYPE, stop)
+                    dangling.set_status(Status(StatusCode.ERROR, stop))
+                dangling.end(end_time=e.at_ns)
+        run.chat = run.tool = run.step = None
         attrs: dict[str, Any] = {
             sc.STOP_REASON: stop, sc.STATUS: e.status.value, sc.STEPS: t.steps, sc.TOOL_CALLS: t.tool_calls,
             sc.TOKENS: t.tokens, sc.COST_USD: float(t.cost_usd), sc.ELAPSED_S: float(t.elapsed_s),
@@ -410,14 +487,13 @@ class OTelObserver:
         if e.outcome:
             attrs[sc.OUTCOME] = e.outcome
         span.set_attributes(attrs)
-        failed = e.stop is not StopReason.DONE and e.status is not RunStatus.SUSPENDED
         if failed:
             span.set_attribute(sc.ERROR_TYPE, stop)
             span.set_status(Status(StatusCode.ERROR, stop))
         span.end(end_time=e.at_ns)
-        if e.status is RunStatus.SUSPENDED:
-            self.links.suspended(e.task_id, span.get_span_context())
-        self._last_root, self._root = span, None
+        if e.status is RunStatus.SUSPENDED or e.status is RunStatus.ABORTED:      # suspended or cancelled:
+            self.links.suspended(e.task_id, span.get_span_context())               # the next segment links here
+        self._pop(run)
         agent = run.m_agent
         self.inst.agent_duration.record(max(0.0, t.elapsed_s - run.elapsed0),
                                         {**agent, sc.ERROR_TYPE: stop} if failed else agent)
@@ -437,24 +513,21 @@ class OTelObserver:
             if allowed:
                 self.inst.utilisation.record(min(used / allowed, 1.0), {**agent, sc.BUDGET_LIMIT_ATTR: limit})
 
-    def _run_aborted(self, e: ev.RunAborted) -> None:
+    def _run_aborted(self, run: _Run, e: ev.RunAborted) -> None:
         """An exception escaped the run: every open span ends with ERROR and the exception's type; the run is
         counted in ``agentobs.runs`` and ``gen_ai.invoke_agent.duration`` with that type as ``error.type``."""
-        self._detach()
+        self._detach(run)
         error = labels.identifier(e.error, self.redactor)
         status = Status(StatusCode.ERROR, f"run aborted: {error}")
-        for span in (self._chat, self._tool, self._step, self._root):
+        for span in (run.chat, run.tool, run.step, run.root):
             if span is not None:
                 span.set_attribute(sc.ERROR_TYPE, error)
                 span.set_status(status)
-                if span is self._root:
+                if span is run.root:
                     span.set_attribute(sc.STATUS, RunStatus.ABORTED.value)
                 span.end(end_time=e.at_ns)
-        run, root = self._run, self._root
-        self._chat = self._tool = self._step = self._root = None
-        if root is None or run is None:
-            return
-        self._last_root = root
+        run.chat = run.tool = run.step = None
+        self._pop(run)
         # counted like a finished run, with the exception's type where a stop reason would be
         attrs = {**run.m_agent, sc.ERROR_TYPE: error}
         self.inst.agent_duration.record(max(0.0, e.totals.elapsed_s - run.elapsed0), attrs)
@@ -474,7 +547,7 @@ class OTelObserver:
         return json.dumps([{"role": "assistant", "parts": [part], "finish_reason": finish}])
 
 
-_HANDLERS: dict[type, Callable[[OTelObserver, Any], None]] = {
+_HANDLERS: dict[type, Callable[..., None]] = {
     ev.RunStarted: OTelObserver._run_started, ev.StepStarted: OTelObserver._step_started,
     ev.ModelCalled: OTelObserver._model_called, ev.ModelReturned: OTelObserver._model_returned,
     ev.ToolCalled: OTelObserver._tool_called, ev.ToolRetry: OTelObserver._tool_retry,
@@ -485,3 +558,4 @@ _HANDLERS: dict[type, Callable[[OTelObserver, Any], None]] = {
     ev.CheckpointSaved: OTelObserver._checkpoint, ev.StepFinished: OTelObserver._step_finished,
     ev.RunFinished: OTelObserver._run_finished, ev.RunAborted: OTelObserver._run_aborted,
 }
+_START = _HANDLERS[ev.RunStarted]

@@ -186,7 +186,8 @@ class ExportReport:
 
 
 class Telemetry:
-    """Providers, exporters and instruments for one process; make one observer per concurrent run."""
+    """Providers, exporters and instruments for one process. One observer (``observer()``) serves every run of
+    the process, one after another or at once, in threads or asyncio tasks."""
 
     def __init__(self, config: TelemetryConfig, *, tracer_provider: Any = None, meter_provider: Any = None,
                  extra_exporters: Sequence[tuple[str, SpanExporter]] = ()):
@@ -238,9 +239,10 @@ class Telemetry:
         return Resource.create({"service.name": self.config.service_name}, schema_url=sc.SCHEMA_URL)
 
     def observer(self, *, resumed_from: str | None = None) -> OTelObserver:
-        """An observer for one run at a time. ``resumed_from``: the traceparent of the suspended segment a resume
-        continues, when that segment ran in another process (``OTelObserver.trace_context()`` then); within
-        one process a resumed run finds it by its task id."""
+        """An observer. One serves any number of runs, concurrent or not (make it once, give it to the kernel).
+        ``resumed_from``: the traceparent of the suspended segment a resume continues, when that segment ran in
+        another process (``OTelObserver.trace_context()`` then): every resumed run of that observer links to it,
+        so make one for that resume; within one process a resumed run finds its segment by its task id."""
         return OTelObserver(self.tracer, capture=self.capture, redactor=self.redactor, instruments=self.instruments,
                             links=self.links, resumed_from=resumed_from,
                             call_metrics=self.config.call_metrics is CallMetrics.SDK)

@@ -115,7 +115,7 @@ def assert_same(local, dask) -> None:
 def cluster():
     """Two worker processes on 127.0.0.1, as the engine would start them, shared by the tests of this module."""
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=":0", memory_limit="2GiB") as c:
+                                  dashboard_address=None, memory_limit="2GiB") as c:
         yield DaskSettings(scheduler=c.scheduler_address, workers=2)
 
 

@@ -3,7 +3,8 @@
     python -m bench.analysis_child WHAT RESULT_JSON FILE [--warm FILE]
 
 WHAT is ``report`` (the CLI, ``agentobs report FILE --out <tmp>/report.json``, its tables to the process's
-stdout), ``loop`` (the straightforward json loop into pandas), ``load`` (``load_file``), ``import`` (the
+stdout), ``runs`` (the CLI, ``agentobs runs FILE --out <tmp>/runs.csv``), ``analyze`` (``agentobs.analysis.analyze``,
+timed after its imports), ``profile`` (cProfile of ``timed_report``), ``loop`` (the straightforward json loop into pandas), ``load`` (``load_file``), ``import`` (the
 analysis imported, nothing read) or ``phases`` (``analysis_phases.timed_report``; ``--warm FILE`` runs one
 report on FILE first, untimed, so that one-time costs are not billed to the measured one). The child writes
 RESULT_JSON: ``hwm_mb`` (VmHWM at the end) and what WHAT measured. ``run_child`` is the parent's side: it
@@ -54,6 +55,15 @@ def _child(what: str, path: str, warm: str | None) -> dict[str, Any]:
             timed_report(warm)
             t0 = time.perf_counter()
         out.update(timed_report(path))
+    elif what == "runs":                 # the CLI: agentobs runs FILE --out runs.csv
+        from agentobs.cli.main import cli
+        with tempfile.TemporaryDirectory() as d:
+            cli.main(["runs", path, "--out", os.path.join(d, "runs.csv")], prog_name="agentobs",
+                     standalone_mode=False)
+    elif what == "analyze":              # the Python API
+        from agentobs.analysis import analyze
+        t0 = time.perf_counter()
+        out["runs"] = int(len(analyze([path]).runs))
     elif what == "profile":
         out["markdown"] = _profile(path)
     else:

@@ -12,6 +12,7 @@ interrupted generation is never taken for a finished one.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from .common import cache_dir
@@ -30,14 +31,15 @@ def population(runs: int) -> tuple[Path, int]:
     if not (path.exists() and meta.exists()):
         from agentobs.domain.population import simulate
         from agentobs.telemetry import configure
-        tmp = path.with_suffix(".partial")
-        tmp.unlink(missing_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.partial")      # another process may be writing the same file
         tel = configure(traces_out=tmp)
         simulate(runs, seed=SEED, observers=lambda: [tel.observer()], start_ns=1_780_000_000 * 10**9)
         report = tel.shutdown()
         spans = next(iter(report.exporters.values()))["exported"]
-        tmp.rename(path)
-        meta.write_text(json.dumps({"runs": runs, "spans": spans}))
+        meta_tmp = meta.with_suffix(f".{os.getpid()}.partial")
+        meta_tmp.write_text(json.dumps({"runs": runs, "spans": spans}))
+        os.replace(tmp, path)
+        os.replace(meta_tmp, meta)
     return path, json.loads(meta.read_text())["spans"]
 
 
@@ -49,7 +51,9 @@ def realistic(spans: int, dialects: str = "genai") -> tuple[Path, int]:
     if not (path.exists() and meta.exists()):
         totals = generate(path, spans, seed=SEED, dialects=dialects,
                           manifest=path.with_name(path.stem + "-manifest.json"))
-        meta.write_text(json.dumps({"spans": totals["spans"], "runs": totals["runs"], "dialects": dialects}))
+        meta_tmp = meta.with_suffix(f".{os.getpid()}.partial")
+        meta_tmp.write_text(json.dumps({"spans": totals["spans"], "runs": totals["runs"], "dialects": dialects}))
+        os.replace(meta_tmp, meta)
     return path, json.loads(meta.read_text())["spans"]
 
 
@@ -59,13 +63,15 @@ def prefix(path: Path, spans_wanted: int) -> tuple[Path, int]:
     meta = out.with_suffix(".json")
     if not (out.exists() and meta.exists()):
         n = 0
-        tmp = out.with_suffix(".partial")
+        tmp = out.with_suffix(f".{os.getpid()}.partial")
         with open(path, "rb") as src, open(tmp, "wb") as dst:
             for line in src:
                 dst.write(line)
                 n += line.count(b'"spanId"') - line.count(b'"links":[{"traceId"')
                 if n >= spans_wanted:
                     break
-        tmp.rename(out)
-        meta.write_text(json.dumps({"spans": n}))
+        meta_tmp = meta.with_suffix(f".{os.getpid()}.partial")
+        meta_tmp.write_text(json.dumps({"spans": n}))
+        os.replace(tmp, out)
+        os.replace(meta_tmp, meta)
     return out, json.loads(meta.read_text())["spans"]

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..common import cache_dir
 
 PINS: dict[str, list[str]] = {
-    "mlflow": ["mlflow==3.18.0"],
+    "mlflow": ["mlflow==3.17.2"],
     "phoenix": ["arize-phoenix==20.26.1", "arize-phoenix-client==3.5.0"],
 }
 # what to read back and show, per peer

@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
@@ -159,60 +160,90 @@ def _ours(path: Path) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _stored(size: int) -> Path:
+    return Path(envs.env_dir("mlflow")).parent / f"results-{size}.json"
+
+
 def run(quick: bool = False) -> list[Figure]:
+    """Measures the sizes asked for; the figures of other sizes measured earlier (full mode) are added from the
+    record each run leaves under the peers' folder, with a note saying when they were measured."""
     NOTES.clear()
     figs: list[Figure] = []
-    for size in _sizes(quick):
-        path, n = realistic(size, "genai")
-        reqs = requests_for(path)
-        label = f"{n:,} spans"
-        ours = _ours(path)
-        cli = [r["wall_s"] for r in ours["cli"]]
-        api = [r["inner_s"] for r in ours["api"]]
-        runs = ours["api"][0]["runs"]
-        figs += [summarize(f"{label}: agentobs runs FILE --out runs.csv (fresh process)", cli, "s", group=NAME,
-                           notes=f"{runs:,} runs; wall time from outside, start-up included"),
-                 summarize(f"{label}: agentobs.analysis.analyze([FILE]) (imports excluded)", api, "s", group=NAME),
-                 summarize(f"{label}: agentobs: spans per second, file to runs table (CLI)", [n / x for x in cli],
-                           "spans/s", group=NAME)]
-        for peer in PEERS:
-            name = SHOWN[peer]
-            try:
-                with tempfile.TemporaryDirectory(prefix=f"agentobs-bench-{peer}-") as d:
-                    res = RUNNERS[peer](reqs, Path(d))
-            except (envs.PeerUnavailable, RuntimeError, OSError, subprocess.SubprocessError) as exc:
-                NOTES.append(f"{label}, {name}: not measured: {' '.join(str(exc).split())[:600]}")
+    sizes = _sizes(quick)
+    for size in sizes:
+        size_figs = _measure(size)
+        notes = [x for x in NOTES if x.startswith(f"{size_figs[0].name.split(': ', 1)[0]},")] if size_figs else []
+        if not quick and size_figs:
+            _stored(size).write_text(json.dumps({"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                                 "load": os.getloadavg()[0], "notes": notes,
+                                                 "figures": [asdict(f) for f in size_figs]}))
+        figs += size_figs
+    if not quick:
+        for other in SIZES:
+            if other in sizes or not _stored(other).exists():
                 continue
-            sent: Sent = res["sent"]
-            q = res["queries"]
-            read = q[0]["spans"]
-            query = [x["query_s"] for x in q]
-            agg = [x["query_s"] + x["aggregate_s"] for x in q]
-            answers = ", ".join(f"{k}: {v}" for k, v in sorted(sent.answers.items()))
-            figs += [
-                summarize(f"{label}: {name}: server start-up", [res["startup_s"]], "s", group=NAME),
-                summarize(f"{label}: {name}: ingest rate (first request to last span stored)",
-                          [res["stored"] / res["ingest_s"] if res["ingest_s"] else 0.0], "spans/s", group=NAME,
-                          notes=f"{sent.spans_sent:,} spans sent in {sent.requests} requests, {sent.spans_accepted:,} "
-                                f"accepted, {res['stored']:,} stored; answers {answers}; {sent.retries} retries, "
-                                f"{sent.dropped_requests} requests dropped"),
-                summarize(f"{label}: {name}: sender's rate (all requests answered)",
-                          [sent.spans_sent / sent.seconds if sent.seconds else 0.0], "spans/s", group=NAME),
-                summarize(f"{label}: {name}: spans lost (sent - read back)", [sent.spans_sent - read], "spans",
-                          group=NAME, notes=f"{read:,} spans in the DataFrame; {q[0]['runs']:,} traces aggregated"),
-                summarize(f"{label}: {name}: query to a DataFrame", query, "s", group=NAME,
-                          notes=f"the process, imports included: {q[0]['wall_s']:.1f} s"),
-                summarize(f"{label}: {name}: query + per-run aggregation in pandas", agg, "s", group=NAME),
-                ratio(f"{label}: {name} query + aggregation / agentobs analyze()", agg, api[:len(agg)], group=NAME),
-                ratio(f"{label}: {name} ingest + query + aggregation / agentobs runs (CLI)",
-                      [res["ingest_s"] + a for a in agg], cli[:len(agg)], group=NAME,
-                      notes="from a file of traces to a per-run table"),
-            ]
+            rec = json.loads(_stored(other).read_text())
+            old = [Figure(**f) for f in rec["figures"]]
+            figs += old
+            NOTES.extend(rec["notes"])
+            if old:
+                NOTES.append(f"{old[0].name.split(': ', 1)[0]}: measured in an earlier run, {rec['measured']} "
+                             f"(load average {rec['load']:.1f})")
     for peer in PEERS:
         try:
             NOTES.append(f"{SHOWN[peer]} environment: " + ", ".join(f"{k} {v}" for k, v in envs.versions(peer).items()))
         except (OSError, subprocess.SubprocessError, ValueError) as exc:
             NOTES.append(f"{SHOWN[peer]} environment: not available ({exc})")
+    return figs
+
+
+def _measure(size: int) -> list[Figure]:
+    figs: list[Figure] = []
+    path, n = realistic(size, "genai")
+    reqs = requests_for(path)
+    label = f"{n:,} spans"
+    ours = _ours(path)
+    cli = [r["wall_s"] for r in ours["cli"]]
+    api = [r["inner_s"] for r in ours["api"]]
+    runs = ours["api"][0]["runs"]
+    figs += [summarize(f"{label}: agentobs runs FILE --out runs.csv (fresh process)", cli, "s", group=NAME,
+                       notes=f"{runs:,} runs; wall time from outside, start-up included"),
+             summarize(f"{label}: agentobs.analysis.analyze([FILE]) (imports excluded)", api, "s", group=NAME),
+             summarize(f"{label}: agentobs: spans per second, file to runs table (CLI)", [n / x for x in cli],
+                       "spans/s", group=NAME)]
+    for peer in PEERS:
+        name = SHOWN[peer]
+        try:
+            with tempfile.TemporaryDirectory(prefix=f"agentobs-bench-{peer}-") as d:
+                res = RUNNERS[peer](reqs, Path(d))
+        except (envs.PeerUnavailable, RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            NOTES.append(f"{label}, {name}: not measured: {' '.join(str(exc).split())[:600]}")
+            continue
+        sent: Sent = res["sent"]
+        q = res["queries"]
+        read = q[0]["spans"]
+        query = [x["query_s"] for x in q]
+        agg = [x["query_s"] + x["aggregate_s"] for x in q]
+        answers = ", ".join(f"{k}: {v}" for k, v in sorted(sent.answers.items()))
+        figs += [
+            summarize(f"{label}: {name}: server start-up", [res["startup_s"]], "s", group=NAME),
+            summarize(f"{label}: {name}: ingest rate (first request to last span stored)",
+                      [res["stored"] / res["ingest_s"] if res["ingest_s"] else 0.0], "spans/s", group=NAME,
+                      notes=f"{sent.spans_sent:,} spans sent in {sent.requests} requests, {sent.spans_accepted:,} "
+                            f"accepted, {res['stored']:,} stored; answers {answers}; {sent.retries} retries, "
+                            f"{sent.dropped_requests} requests dropped"),
+            summarize(f"{label}: {name}: sender's rate (all requests answered)",
+                      [sent.spans_sent / sent.seconds if sent.seconds else 0.0], "spans/s", group=NAME),
+            summarize(f"{label}: {name}: spans lost (sent - read back)", [sent.spans_sent - read], "spans",
+                      group=NAME, notes=f"{read:,} spans in the DataFrame; {q[0]['runs']:,} traces aggregated"),
+            summarize(f"{label}: {name}: query to a DataFrame", query, "s", group=NAME,
+                      notes=f"the process, imports included: {q[0]['wall_s']:.1f} s"),
+            summarize(f"{label}: {name}: query + per-run aggregation in pandas", agg, "s", group=NAME),
+            ratio(f"{label}: {name} query + aggregation / agentobs analyze()", agg, api[:len(agg)], group=NAME),
+            ratio(f"{label}: {name} ingest + query + aggregation / agentobs runs (CLI)",
+                  [res["ingest_s"] + a for a in agg], cli[:len(agg)], group=NAME,
+                  notes="from a file of traces to a per-run table"),
+        ]
     return figs
 
 

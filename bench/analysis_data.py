@@ -31,12 +31,12 @@ def population(runs: int) -> tuple[Path, int]:
     if not (path.exists() and meta.exists()):
         from agentobs.domain.population import simulate
         from agentobs.telemetry import configure
-        tmp = path.with_suffix(f".{os.getpid()}.partial")      # another process may be writing the same file
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.partial")      # another process may be writing the same file
         tel = configure(traces_out=tmp)
         simulate(runs, seed=SEED, observers=lambda: [tel.observer()], start_ns=1_780_000_000 * 10**9)
         report = tel.shutdown()
         spans = next(iter(report.exporters.values()))["exported"]
-        meta_tmp = meta.with_suffix(f".{os.getpid()}.partial")
+        meta_tmp = meta.with_name(f"{meta.name}.{os.getpid()}.partial")
         meta_tmp.write_text(json.dumps({"runs": runs, "spans": spans}))
         os.replace(tmp, path)
         os.replace(meta_tmp, meta)
@@ -51,7 +51,7 @@ def realistic(spans: int, dialects: str = "genai") -> tuple[Path, int]:
     if not (path.exists() and meta.exists()):
         totals = generate(path, spans, seed=SEED, dialects=dialects,
                           manifest=path.with_name(path.stem + "-manifest.json"))
-        meta_tmp = meta.with_suffix(f".{os.getpid()}.partial")
+        meta_tmp = meta.with_name(f"{meta.name}.{os.getpid()}.partial")
         meta_tmp.write_text(json.dumps({"spans": totals["spans"], "runs": totals["runs"], "dialects": dialects}))
         os.replace(meta_tmp, meta)
     return path, json.loads(meta.read_text())["spans"]
@@ -63,14 +63,14 @@ def prefix(path: Path, spans_wanted: int) -> tuple[Path, int]:
     meta = out.with_suffix(".json")
     if not (out.exists() and meta.exists()):
         n = 0
-        tmp = out.with_suffix(f".{os.getpid()}.partial")
+        tmp = out.with_name(f"{out.name}.{os.getpid()}.partial")
         with open(path, "rb") as src, open(tmp, "wb") as dst:
             for line in src:
                 dst.write(line)
                 n += line.count(b'"spanId"') - line.count(b'"links":[{"traceId"')
                 if n >= spans_wanted:
                     break
-        meta_tmp = meta.with_suffix(f".{os.getpid()}.partial")
+        meta_tmp = meta.with_name(f"{meta.name}.{os.getpid()}.partial")
         meta_tmp.write_text(json.dumps({"spans": n}))
         os.replace(tmp, out)
         os.replace(meta_tmp, meta)

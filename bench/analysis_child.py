@@ -63,7 +63,8 @@ def _child(what: str, path: str, warm: str | None) -> dict[str, Any]:
     elif what == "analyze":              # the Python API
         from agentobs.analysis import analyze
         t0 = time.perf_counter()
-        out["runs"] = int(len(analyze([path]).runs))
+        r = analyze([path])
+        out["runs"], out["spans"] = int(len(r.runs)), int(len(r.spans))
     elif what == "profile":
         out["markdown"] = _profile(path)
     else:

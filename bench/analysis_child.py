@@ -3,10 +3,11 @@
     python -m bench.analysis_child WHAT RESULT_JSON FILE [--warm FILE]
 
 WHAT is ``report`` (the CLI, ``agentobs report FILE --out <tmp>/report.json``, its tables to the process's
-stdout), ``runs`` (the CLI, ``agentobs runs FILE --out <tmp>/runs.csv``), ``analyze`` (``agentobs.analysis.analyze``,
-timed after its imports), ``profile`` (cProfile of ``timed_report``), ``loop`` (the straightforward json loop into pandas), ``load`` (``load_file``), ``import`` (the
-analysis imported, nothing read) or ``phases`` (``analysis_phases.timed_report``; ``--warm FILE`` runs one
-report on FILE first, untimed, so that one-time costs are not billed to the measured one). The child writes
+stdout), ``runs`` (the CLI, ``agentobs runs FILE --out <tmp>/runs.csv``), ``analyze``
+(``agentobs.analysis.analyze``, timed after its imports), ``profile`` (cProfile of ``timed_report``), ``loop`` (the
+straightforward json loop into pandas), ``load`` (``load_file``), ``import`` (the analysis imported, nothing read)
+or ``phases`` (``analysis_phases.timed_report``; ``--warm FILE`` runs one report on FILE first, untimed, so that
+one-time costs are not billed to the measured one). The child writes
 RESULT_JSON: ``hwm_mb`` (VmHWM at the end) and what WHAT measured. ``run_child`` is the parent's side: it
 also times the whole process from the outside (``wall_s``: start-up, imports, the work, exit).
 

@@ -148,8 +148,9 @@ def _section(o: Outcome, provenance: str = "") -> list[str]:
           "| --- | ---: | --- | ---: | ---: | ---: | --- |"]
     for f in o.figures:
         notes = f.notes.replace("|", "\\|")
+        calls = f" × {f.iterations}" if f.iterations else ""
         L.append(f"| {f.name} | {_fmt(f.median)} | {f.unit} | {_fmt(f.q1)}–{_fmt(f.q3)} | "
-                 f"{_fmt(f.min)}–{_fmt(f.max)} | {f.repeats}{f' × {f.iterations}' if f.iterations else ''} | {notes} |")
+                 f"{_fmt(f.min)}–{_fmt(f.max)} | {f.repeats}{calls} | {notes} |")
     summary = getattr(o.module, "summary", None)
     text = summary(o.figures) if summary is not None else ""
     if text:

@@ -62,7 +62,8 @@ def ensure(peer: str, log: Path | None = None) -> Path:
 
 def versions(peer: str) -> dict[str, str]:
     code = ("import json,sys\nfrom importlib import metadata\nout={}\nfor p in sys.argv[1:]:\n"
-            "    try: out[p]=metadata.version(p)\n    except metadata.PackageNotFoundError: pass\nprint(json.dumps(out))")
+            "    try: out[p]=metadata.version(p)\n"
+            "    except metadata.PackageNotFoundError: pass\nprint(json.dumps(out))")
     r = subprocess.run([str(python(peer)), "-c", code, *SHOWN[peer]], capture_output=True, text=True, check=True,
                        env={**os.environ, "PYTHONNOUSERSITE": "1"})
     return json.loads(r.stdout)

@@ -10,6 +10,8 @@
     │   ├── CheckpointLeased        another worker holds the task's lease, or took it over from this one
     │   └── CheckpointNotFound      no checkpoint for that task id
     ├── ReplayError                 a recorded run is unreadable or ran out of replies
+    ├── ConcurrentUseError          an object that serves one run at a time (a SimClock, a ScriptedModel, a
+    │                               Recorder...) was used by a second run while the first was running
     ├── InputError                  user input (a file, a source, an argument) is unusable
     └── BudgetExceeded              a guard stopped a framework's run (Pydantic AI, OpenAI Agents) before a
                                     call: carries the stop reason, the limit and the observed value
@@ -68,6 +70,15 @@ class CheckpointNotFound(CheckpointError):
 
 class ReplayError(AgentobsError):
     """A recorded run cannot be read, or the replay asked for more replies than were recorded."""
+
+
+class ConcurrentUseError(AgentobsError):
+    """An object that serves one run at a time was used by a second run while the first was still running.
+
+    A ``Kernel`` and an observer serve any number of concurrent runs; a ``SimClock`` (one simulated time), a
+    ``ScriptedModel`` or ``FunctionModel`` (one script, one call count), a ``Recorder`` or ``Replayer`` (one
+    sequence of replies) and a ``CrashAt`` cannot: the second run that uses one raises this at that use, before
+    it changes anything the first run relies on. The message names both tasks and says what to share instead."""
 
 
 class InputError(AgentobsError):

@@ -40,6 +40,7 @@ from .common import REPO_ROOT, Check, Figure, _fmt, machine_info
 
 BENCHMARKS = [
     "bench.kernel_bench",
+    "bench.cli_startup",
     "bench.telemetry_bench",
     "bench.sdk_versions",
     "bench.analysis_bench",
@@ -47,6 +48,7 @@ BENCHMARKS = [
     "bench.outage_bench",
     "bench.guard_bench",
     "bench.spellings_bench",
+    "bench.concurrency_bench",
 ]
 # run only when named with --only (their own virtual environments, servers, long runs); never in CI
 OPTIONAL = [

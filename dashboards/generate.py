@@ -28,7 +28,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "json"
 
-# The metrics of the telemetry contract (agentobs/telemetry/semconv.py) as Prometheus names them after the
+# The metrics of the telemetry contract (agentobs/contract/semconv.py) as Prometheus names them after the
 # collector's prometheus exporter (UnderscoreEscapingWithSuffixes: "s" -> _seconds, "{...}" units dropped,
 # counters get _total; histograms add _bucket, _sum, _count). Observed on the real stack; the stack tests check
 # every one of them exists for a test service.

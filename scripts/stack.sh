@@ -11,8 +11,9 @@
 #   scripts/stack.sh status   one line per service; exit 0 only if all three are healthy
 #   scripts/stack.sh env      print the exports (also without a running stack)
 #   scripts/stack.sh restart  down, then up (a running service does not re-read a changed config by itself)
-#   scripts/stack.sh clean    down, then delete the run folder (archive, Prometheus data, logs)
+#   scripts/stack.sh clean    down, then delete the run folder (archive, Jaeger's Badger data, Prometheus data, logs)
 #   scripts/stack.sh ports    "port SETTING" for every port the three services listen on (running or not)
+#   scripts/stack.sh bin NAME the path of a service's binary (collector, jaeger, prometheus), built or not
 #   scripts/stack.sh prometheus-config
 #                             print prometheus/prometheus.yml (a template) filled from the settings below; with
 #                             AGENTOBS_PROMETHEUS_TARGET_HOST=collector AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL=5s it
@@ -22,7 +23,7 @@
 #
 # Settings (environment, defaults in brackets):
 #   AGENTOBS_STACK_CACHE   built binaries                    [$HOME/.cache/agentobs/stack]
-#   AGENTOBS_STACK_RUN     pids, logs, archive, Prometheus   [<repo>/.stack-run]
+#   AGENTOBS_STACK_RUN     pids, logs, archive, Jaeger and Prometheus data [<repo>/.stack-run]
 #   AGENTOBS_STACK_HOST    bind address                      [127.0.0.1]
 #   AGENTOBS_STACK_TIMEOUT seconds to wait for health        [90]
 #   ports: AGENTOBS_COLLECTOR_OTLP_GRPC_PORT [14317], AGENTOBS_COLLECTOR_OTLP_HTTP_PORT [14318],
@@ -37,6 +38,9 @@
 #   AGENTOBS_JAEGER_UI_CONFIG [<repo>/jaeger/ui-config.json]: the Jaeger UI settings (Monitor tab on)
 #   AGENTOBS_REDACTION_SUMMARY [debug], AGENTOBS_COLLECTOR_MEMORY_LIMIT_MIB [512], AGENTOBS_COLLECTOR_LOG_LEVEL [info]
 #   AGENTOBS_COLLECTOR_ARCHIVE [<run>/archive/traces.jsonl]: kept (appended) across restarts; `clean` removes it
+#   AGENTOBS_JAEGER_BADGER_DIR [<run>/jaeger-badger]: Jaeger's trace storage (Badger), kept across down/up and
+#     restart; `clean` removes it (when it is inside the run folder)
+#   AGENTOBS_JAEGER_SPAN_TTL [72h]: how long Jaeger keeps a span (Badger's TTL; a Go duration such as 168h)
 #   AGENTOBS_PROMETHEUS_KEEP_DATA: set to keep Prometheus' TSDB when it starts (default: a fresh TSDB each start)
 #   AGENTOBS_STACK_KEEP_ON_FAILURE: set to leave services running when `up` fails
 set -euo pipefail
@@ -84,6 +88,8 @@ export AGENTOBS_JAEGER_OTLP_GRPC_ENDPOINT="$CLIENT_HOST:$AGENTOBS_JAEGER_OTLP_GR
 export AGENTOBS_PROMETHEUS_URL="http://$CLIENT_HOST:$AGENTOBS_PROMETHEUS_PORT"
 export AGENTOBS_COLLECTOR_ARCHIVE="${AGENTOBS_COLLECTOR_ARCHIVE:-$RUN/archive/traces.jsonl}"
 export AGENTOBS_JAEGER_UI_CONFIG="${AGENTOBS_JAEGER_UI_CONFIG:-$REPO/jaeger/ui-config.json}"
+export AGENTOBS_JAEGER_BADGER_DIR="${AGENTOBS_JAEGER_BADGER_DIR:-$RUN/jaeger-badger}"
+export AGENTOBS_JAEGER_SPAN_TTL="${AGENTOBS_JAEGER_SPAN_TTL:-72h}"
 PROMETHEUS_TARGET_HOST="${AGENTOBS_PROMETHEUS_TARGET_HOST:-$CLIENT_HOST}"
 
 MANIFEST="$REPO/collector/builder-config.yaml"
@@ -370,7 +376,7 @@ start_service() {
   else
     check_ports_free "$name"
     # a fresh Prometheus starts with an empty TSDB: series of an earlier run would otherwise answer instant
-    # queries for up to 5 minutes (Jaeger's memory storage is empty at each start too; the archive is kept)
+    # queries for up to 5 minutes (Jaeger's Badger folder and the archive are kept)
     if [[ "$name" == prometheus && -z "${AGENTOBS_PROMETHEUS_KEEP_DATA:-}" ]]; then
       rm -rf -- "$RUN/prometheus/data"; mkdir -p "$RUN/prometheus/data"
     fi
@@ -441,6 +447,11 @@ private_archive() {
   chmod 600 "$AGENTOBS_COLLECTOR_ARCHIVE"
 }
 
+# Jaeger's Badger folder holds the traces too: private like the archive (Badger creates keys/ and values/ 0700)
+private_badger_dir() {
+  [[ -d "$AGENTOBS_JAEGER_BADGER_DIR" ]] || (umask 077 && mkdir -p "$AGENTOBS_JAEGER_BADGER_DIR")
+}
+
 cmd_up() {
   command -v curl >/dev/null 2>&1 || die "curl is needed for the health checks"
   command -v ss >/dev/null 2>&1 || die "ss (iproute2) is needed for the port checks"
@@ -448,6 +459,7 @@ cmd_up() {
   ensure_prometheus
   lock_run
   private_archive
+  private_badger_dir
   trap cleanup_on_failure EXIT
   local changed=0 pid name
   # fail fast, before anything starts, when a port of a service that is not running yet is taken
@@ -528,6 +540,7 @@ export AGENTOBS_COLLECTOR_HEALTH_URL='http://$CLIENT_HOST:$AGENTOBS_COLLECTOR_HE
 export AGENTOBS_COLLECTOR_TELEMETRY_URL='http://$CLIENT_HOST:$AGENTOBS_COLLECTOR_TELEMETRY_PORT/metrics'
 export AGENTOBS_COLLECTOR_PROMETHEUS_URL='http://$CLIENT_HOST:$AGENTOBS_COLLECTOR_PROMETHEUS_PORT/metrics'
 export AGENTOBS_COLLECTOR_ARCHIVE='$AGENTOBS_COLLECTOR_ARCHIVE'
+export AGENTOBS_JAEGER_BADGER_DIR='$AGENTOBS_JAEGER_BADGER_DIR'
 export JAEGER_URL='http://$CLIENT_HOST:$AGENTOBS_JAEGER_QUERY_HTTP_PORT'
 export JAEGER_GRPC='$CLIENT_HOST:$AGENTOBS_JAEGER_QUERY_GRPC_PORT'
 export JAEGER_HEALTH_URL='http://$CLIENT_HOST:$AGENTOBS_JAEGER_HEALTH_PORT/status'
@@ -544,7 +557,7 @@ cmd_clean() {
 }
 
 usage() {
-  sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,/^# Progress goes to stderr/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -557,6 +570,11 @@ case "${1:-}" in
   restart) cmd_down && cmd_up ;;
   clean) cmd_clean ;;
   ports) cmd_ports ;;
+  bin)
+    case "${2:-}" in
+      collector|jaeger|prometheus) svc_bin "$2"; echo ;;
+      *) die "bin: name a service: collector, jaeger or prometheus" ;;
+    esac ;;
   prometheus-config) cmd_prometheus_config ;;
   *) usage ;;
 esac

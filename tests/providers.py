@@ -243,7 +243,8 @@ def desk_tools(desk: Any) -> list[Callable[..., dict]]:
     from agentobs import ToolInvocation
 
     def invoke(name: str, **args: Any) -> dict:
-        return desk.invoke(ToolInvocation(name, args, "cu_ana", f"t1:{name}", 30.0)).result
+        return desk.invoke(ToolInvocation(name=name, args=args, user_id="cu_ana", key=f"t1:{name}",
+                                          timeout_s=30.0)).result
 
     def get_order(order_id: str) -> dict:
         """Read an order: status, total and refunded cents."""

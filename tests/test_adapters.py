@@ -20,14 +20,18 @@ from providers import Call, ProviderServer, Reply, call  # noqa: E402
 from agentobs import Budget, Kernel, ModelRequest, Prices, RealClock, StopReason  # noqa: E402
 from agentobs.adapters.anthropic_messages import AnthropicMessagesModel  # noqa: E402
 from agentobs.adapters.openai_chat import OpenAIChatModel  # noqa: E402
+from agentobs.contract import TokenUsage  # noqa: E402
+from agentobs.contract.events import ModelReturned  # noqa: E402
 from agentobs.domain.policies import SupportPolicy  # noqa: E402
 from agentobs.domain.scenarios import new_state  # noqa: E402
 from agentobs.domain.support import CATALOG, FACTS, SupportDesk  # noqa: E402
 from agentobs.errors import ConfigError, ProposalError  # noqa: E402
+from agentobs.testing import EventLog  # noqa: E402
 
 ROOMY = dict(max_tokens=100_000, max_output_tokens=300)
 SCHEMAS = {"get_order": {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}
 KINDS = ["openai", "anthropic"]
+REQUEST = ModelRequest(view="{}", max_output_tokens=300, timeout_s=10.0)
 
 
 def make(kind: str, srv: ProviderServer, model: str | None = None, **kw) -> OpenAIChatModel | AnthropicMessagesModel:
@@ -85,18 +89,24 @@ def test_usage_keeps_cache_and_reasoning_tokens_and_the_model_id(kind):
                              reasoning_tokens=40, output_tokens=60, model="served-model-2026-01-01")
     with ProviderServer(script) as srv:
         m = make(kind, srv)
-        resp = m.propose(ModelRequest("{}", 300, 10.0))
-        aresp = asyncio.run(m.apropose(ModelRequest("{}", 300, 10.0)))
+        resp = m.propose(REQUEST)
+        aresp = asyncio.run(m.apropose(REQUEST))
+        log = EventLog()
+        k, _ = kernel(m, Budget(max_steps=1, **ROOMY), observers=[log])
+        k.run(new_state())
     assert replace(resp, latency_s=0) == replace(aresp, latency_s=0)   # sync and async share every conversion
     assert resp.reply == {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001"}, "plan_step": "s1"}
-    assert (resp.input_tokens, resp.output_tokens) == (900, 60)
-    assert resp.usage.cache_read_tokens == 600
+    assert (resp.input_tokens, resp.output_tokens) == (900, 60)        # the whole prompt, cached parts included
+    parts = (resp.cache_read_input_tokens, resp.cache_creation_input_tokens, resp.reasoning_output_tokens)
+    assert parts == ((600, None, 40) if kind == "openai" else (600, 100, None))
     assert resp.response_model == "served-model-2026-01-01"
     assert resp.finish_reason in ("tool_calls", "tool_use")
-    if kind == "openai":
-        assert resp.usage.reasoning_tokens == 40
-    else:
-        assert resp.usage.cache_creation_tokens == 100
+    # the kernel charges input and output and passes the provider's parts on with its event (and so to telemetry)
+    (returned,) = log.of(ModelReturned)
+    assert returned.usage == TokenUsage(input_tokens=900, output_tokens=60, source="reported",
+                                        cache_read_input_tokens=parts[0], cache_creation_input_tokens=parts[1],
+                                        reasoning_output_tokens=parts[2])
+    assert returned.response_model == "served-model-2026-01-01"
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -126,7 +136,7 @@ def test_malformed_tool_arguments_follow_the_retry_policy(kind):
     with ProviderServer(lambda c: Reply(tool_calls=[("get_order", bad)])) as srv:
         m = make(kind, srv)
         with pytest.raises(ProposalError, match="malformed_tool_call"):
-            m.propose(ModelRequest("{}", 300, 10.0))
+            m.propose(REQUEST)
         k, desk = kernel(m, Budget(max_attempts=2, backoff_s=0.01, **ROOMY))
         st = k.run(new_state())
     assert st.stop == StopReason.MODEL_ERROR.value and desk.calls == 0
@@ -170,8 +180,8 @@ def test_a_plain_text_answer_is_the_final_answer_and_json_text_is_a_proposal(kin
     with ProviderServer(lambda c: Reply(text="All done.") if c.n == 1 else
                         Reply(text='{"type": "plan", "steps": []}')) as srv:
         m = make(kind, srv)
-        first = m.propose(ModelRequest("{}", 300, 10.0)).reply
-        second = m.propose(ModelRequest("{}", 300, 10.0)).reply
+        first = m.propose(REQUEST).reply
+        second = m.propose(REQUEST).reply
     assert first == {"type": "final", "outcome": "completed", "text": "All done."}
     assert second == {"type": "plan", "steps": []}
 
@@ -192,6 +202,7 @@ def test_token_cap_holds_with_the_system_prompt_and_tool_schemas_counted_ahead(k
     with ProviderServer(policy_on_the_wire()) as srv:
         k, _ = kernel(make(kind, srv), Budget(max_tokens=3000, max_output_tokens=300))
         st = k.run(new_state())
+    assert k.overhead_tokens == k.model.request_overhead_tokens > 0     # the adapter declares what the kernel adds
     assert st.stop == StopReason.MAX_TOKENS.value
-    assert srv.tokens() == st.tokens <= 3000
+    assert srv.tokens() == st.tokens <= 3000                           # without the overhead the last call crosses
     assert 1 <= srv.count == st.step < 5

@@ -230,13 +230,27 @@ def test_dashboard_providers_point_at_the_dashboard_json(compose):
 
 # -- docker-compose.yml ----------------------------------------------------------------------------------------
 
+CORE_SERVICES = {"archive-init", "collector", "jaeger-init", "jaeger", "prometheus", "grafana"}
+PROFILES = {"opensearch": {"opensearch"}, "scale": {"dask-scheduler", "dask-worker-1", "dask-worker-2"}}
+DASK_SERVICES = PROFILES["scale"]
+
+
+def compose_default(text: str) -> str:
+    """A compose value with each ``${VAR:-default}`` replaced by its default (what runs when VAR is unset)."""
+    return re.sub(r"\$\{[A-Z0-9_]+:-([^}]*)\}", r"\1", text)
+
+
 def test_compose_images_are_pinned_to_the_versions_the_tests_run(compose):
     images = {name: s["image"] for name, s in compose["services"].items()}
-    assert set(images) == {"archive-init", "collector", "jaeger", "prometheus", "grafana"}
-    assert images["archive-init"] == images["prometheus"]                   # no other image to pull
+    assert set(images) == CORE_SERVICES | set().union(*PROFILES.values())
+    assert images["archive-init"] == images["jaeger-init"] == images["prometheus"]     # no other image to pull
     for name, image in images.items():
         repo, _, tag = image.partition(":")
-        assert tag and tag != "latest" and re.fullmatch(r"v?\d+\.\d+\.\d+", tag), (name, image)
+        # the official dask image has one tag per Python minor version: <dask release>-py3.NN
+        pattern = r"\d{4}\.\d+\.\d+-py3\.\d+" if name in DASK_SERVICES else r"v?\d+\.\d+\.\d+"
+        assert tag and tag != "latest" and "@" not in repo and re.fullmatch(pattern, tag), (name, image)
+    assert len({images[n] for n in DASK_SERVICES}) == 1 and images["dask-scheduler"].startswith("ghcr.io/dask/dask:")
+    assert images["opensearch"].startswith("opensearchproject/opensearch:")
     assert images["collector"] == f"otel/opentelemetry-collector-contrib:{stack_setting('OTELCOL_VERSION')}"
     assert images["jaeger"] == f"jaegertracing/jaeger:{stack_setting('JAEGER_VERSION')}"
     assert images["prometheus"] == "prom/prometheus:v2.42.0"            # Debian bookworm's 2.42, which tests run
@@ -289,6 +303,7 @@ def test_every_mounted_config_file_exists_and_is_the_one_the_tests_run(compose):
                 assert src in compose.get("volumes", {}), (name, vol)       # a named volume
     assert ROOT / "collector" / "config.yaml" in mounts["collector"]
     assert ROOT / "jaeger" / "config.yaml" in mounts["jaeger"]
+    assert ROOT / "jaeger" / "config-opensearch.yaml" in mounts["jaeger"]
     assert ROOT / "jaeger" / "ui-config.json" in mounts["jaeger"]
     assert ROOT / "prometheus" / "prometheus.compose.yml" in mounts["prometheus"]
     # the commands read the mounted files
@@ -296,7 +311,11 @@ def test_every_mounted_config_file_exists_and_is_the_one_the_tests_run(compose):
     cfg = collector["command"][0].split("=", 1)[1]
     assert container_to_host(compose, "collector", cfg) == ROOT / "collector" / "config.yaml"
     jaeger = compose["services"]["jaeger"]
-    assert container_to_host(compose, "jaeger", jaeger["command"][0].split("=", 1)[1]) == ROOT / "jaeger" / "config.yaml"
+    jaeger_cfg = jaeger["command"][0].split("=", 1)[1]
+    assert container_to_host(compose, "jaeger", compose_default(jaeger_cfg)) == ROOT / "jaeger" / "config.yaml"
+    # AGENTOBS_JAEGER_CONFIG picks another file of the same mounted folder
+    assert container_to_host(compose, "jaeger", jaeger_cfg.replace(
+        "${AGENTOBS_JAEGER_CONFIG:-config.yaml}", "config-opensearch.yaml")) == ROOT / "jaeger" / "config-opensearch.yaml"
     assert container_to_host(compose, "jaeger", jaeger["environment"]["AGENTOBS_JAEGER_UI_CONFIG"]) == \
         ROOT / "jaeger" / "ui-config.json"
     prom_cfg = next(a.split("=", 1)[1] for a in compose["services"]["prometheus"]["command"]
@@ -381,3 +400,81 @@ def test_error_type_is_bounded_before_the_span_metrics(compose):
     assert "IsMatch" in group["conditions"][0] and "Len(" in group["conditions"][0]
     assert "error.type" in str(config["connectors"]["span_metrics"]["dimensions"])
 
+
+
+# -- issue 14: Jaeger on disk, the optional profiles ---------------------------------------------------------------
+
+def _uid(service: dict[str, Any]) -> int:
+    return int(str(service["user"]).partition(":")[0])
+
+
+def test_the_optional_services_start_only_with_their_profile(compose):
+    services = compose["services"]
+    for name in CORE_SERVICES:
+        assert "profiles" not in services[name], name              # `docker compose up` starts exactly these
+    for profile, names in PROFILES.items():
+        for name in names:
+            assert services[name]["profiles"] == [profile], name
+    # a core service may wait for a profile's service only as an optional dependency
+    for name in CORE_SERVICES:
+        deps = services[name].get("depends_on", {})
+        for dep, cond in (deps.items() if isinstance(deps, dict) else ((d, {}) for d in deps)):
+            if dep not in CORE_SERVICES:
+                assert cond.get("required") is False, (name, dep)
+
+
+def test_services_run_as_non_root_users(compose):
+    services = compose["services"]
+    # the init one-shots chown volumes as root; grafana and prometheus keep their images' own non-root users
+    for name in ("collector", "jaeger", "opensearch", *DASK_SERVICES):
+        assert _uid(services[name]) != 0, name
+    for name in ("archive-init", "jaeger-init"):
+        assert str(services[name]["user"]) == "0:0" and services[name]["restart"] == "no"
+
+
+def test_jaeger_keeps_its_badger_folder_on_a_named_volume_prepared_for_its_user(compose):
+    jaeger, init = compose["services"]["jaeger"], compose["services"]["jaeger-init"]
+    env = jaeger["environment"]
+    folder = env["AGENTOBS_JAEGER_BADGER_DIR"]
+    mounts = [v.split(":") for v in jaeger["volumes"]]
+    volume = next(src for src, dst, *_ in mounts if folder.startswith(dst.rstrip("/") + "/"))
+    assert volume in compose["volumes"]                                  # a named volume, kept across restarts
+    assert any(v.startswith(f"{volume}:") for v in init["volumes"])
+    script = " ".join(init["command"])
+    uid = _uid(jaeger)
+    assert f"chown -R {uid}:{uid} {folder}" in script and f"chmod 700 {folder}" in script
+    assert jaeger["depends_on"]["jaeger-init"] == {"condition": "service_completed_successfully"}
+    # the retention: one default, the same in compose, the config and stack.sh
+    ttl_default = re.search(r"\$\{env:AGENTOBS_JAEGER_SPAN_TTL:-([^}]+)\}", (ROOT / "jaeger" / "config.yaml").read_text())
+    assert ttl_default and compose_default(env["AGENTOBS_JAEGER_SPAN_TTL"]) == ttl_default.group(1)
+    assert f'AGENTOBS_JAEGER_SPAN_TTL="${{AGENTOBS_JAEGER_SPAN_TTL:-{ttl_default.group(1)}}}"' in STACK_SH.read_text()
+
+
+def test_the_opensearch_profile_points_jaeger_at_its_unpublished_node(compose):
+    services = compose["services"]
+    node = services["opensearch"]
+    assert "ports" not in node                                  # reached on the compose network only
+    assert any(v.split(":")[0] in compose["volumes"] for v in node["volumes"])
+    url = services["jaeger"]["environment"]["AGENTOBS_OPENSEARCH_URL"]
+    assert url == "http://opensearch:9200"
+    cfg = load_yaml(ROOT / "jaeger" / "config-opensearch.yaml")
+    (backend,) = cfg["extensions"]["jaeger_storage"]["backends"].values()
+    assert backend["opensearch"]["server_urls"] == ["${env:AGENTOBS_OPENSEARCH_URL:-http://127.0.0.1:9200}"]
+    assert services["jaeger"]["depends_on"]["opensearch"] == {"condition": "service_healthy", "required": False}
+    assert "healthcheck" in node
+
+
+def test_the_scale_profile_workers_read_the_archive_read_only(compose):
+    services = compose["services"]
+    archive = services["collector"]["environment"]["AGENTOBS_COLLECTOR_ARCHIVE"]
+    folder = str(PurePosixPath(archive).parent)
+    scheduler = services["dask-scheduler"]
+    port = scheduler["command"][scheduler["command"].index("--port") + 1]
+    assert f"127.0.0.1:{port}:{port}" in scheduler["ports"]
+    for name in DASK_SERVICES - {"dask-scheduler"}:
+        worker = services[name]
+        assert "archive:" + folder + ":ro" in worker["volumes"], name
+        assert not [v for v in worker["volumes"] if not v.endswith(":ro")], name     # every mount read-only
+        assert _uid(worker) == _uid(services["collector"])       # the archive folder is 0700, the collector's
+        assert f"dask worker tcp://dask-scheduler:{port}" in " ".join(worker["command"]), name
+        assert "ports" not in worker and "--memory-limit" in " ".join(worker["command"])

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import agentobs
 from agentobs.analysis.schema import RUN_COLUMNS, markdown_table
-from agentobs.telemetry import semconv as sc
+from agentobs.contract import semconv as sc
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

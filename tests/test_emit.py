@@ -26,15 +26,16 @@ from providers import Call, ProviderServer, Reply, call, desk_tools  # noqa: E40
 
 from agentobs import Budget, FunctionModel, Kernel, StopReason  # noqa: E402
 from agentobs.analysis.emit import emit  # noqa: E402
+from agentobs.contract import CATEGORY, Category  # noqa: E402
 from agentobs.cli.main import cli  # noqa: E402
 from agentobs.domain.scenarios import new_state  # noqa: E402
 from agentobs.domain.support import SupportDesk  # noqa: E402
 from agentobs.errors import BudgetExceeded, InputError  # noqa: E402
 from agentobs.guards.pydantic_ai import BudgetGuard  # noqa: E402
-from agentobs.kernel.stops import BUDGET_STOPS  # noqa: E402
 from agentobs.telemetry.otlp_json import OtlpJsonFileExporter  # noqa: E402
 
 set_tracing_disabled(True)
+BUDGET_STOPS = {stop for stop, category in CATEGORY.items() if category is Category.BUDGET}
 PROMPT = "Refund 3,000 cents on ord_1001 and confirm by e-mail."
 
 

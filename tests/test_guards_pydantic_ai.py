@@ -79,7 +79,9 @@ def test_a_run_under_every_limit_completes_unchanged():
 def test_each_count_limit_stops_before_the_crossing_request(script, budget, stop, served):
     out = run(script, budget)
     assert isinstance(out.stop, BudgetStop) and isinstance(out.stop, UsageLimitExceeded)
-    assert out.stop.stop is stop
+    assert out.stop.stop is stop and out.stop.breach.stop is stop
+    assert out.stop.breach.limit == {StopReason.MAX_STEPS: "max_steps", StopReason.MAX_TOOL_CALLS: "max_tool_calls",
+                                     StopReason.REPEATED_CALL: "max_repeat", StopReason.NO_PROGRESS: "max_stalls"}[stop]
     assert out.served == served
 
 
@@ -166,7 +168,17 @@ def test_the_agent_span_carries_the_stop_reason_and_the_analysis_reads_it(memory
     assert stopped.attributes["agentobs.stop_reason"] == "repeated_call"
     assert stopped.attributes["error.type"] == "repeated_call"
     assert stopped.status.status_code.name == "ERROR"
-    assert [e.name for e in stopped.events].count("agentobs.guard.fired") == 1
+    (fired,) = [e for e in stopped.events if e.name == "agentobs.guard.fired"]
+    assert dict(fired.attributes) == {"agentobs.guard.limit": "repeated_call", "agentobs.guard.limit_value": 2.0,
+                                      "agentobs.guard.observed": 3.0}
+    for span in (stopped, done):                # the budget in force, typed as the contract says; no dollar limit
+        budget = {k: v for k, v in span.attributes.items() if k.startswith("agentobs.budget.")}
+        assert budget == {"agentobs.budget.max_steps": 8, "agentobs.budget.max_tool_calls": 6,
+                          "agentobs.budget.max_tokens": 100_000, "agentobs.budget.max_output_tokens": 300,
+                          "agentobs.budget.deadline_s": 30.0, "agentobs.budget.max_repeat": 2,
+                          "agentobs.budget.max_stalls": 3, "agentobs.budget.max_plan_steps": 6}
+        assert {type(v) for k, v in budget.items()} == {int, float}
+        assert isinstance(budget["agentobs.budget.deadline_s"], float)
     assert done.attributes["agentobs.stop_reason"] == "done" and done.status.status_code.name != "ERROR"
     assert done.attributes["agentobs.steps"] == 4 and done.attributes["agentobs.tool_calls"] == 3
     runs = analyze([str(path)]).runs.sort_values("start")

@@ -276,6 +276,17 @@ def test_a_gzip_bomb_is_refused_with_the_limit_to_raise(tmp_path):
         load_file(bomb, limits=limits)
 
 
+def test_a_bomb_whose_trailer_hides_its_size_is_refused_while_reading(tmp_path):
+    """Two gzip members: the trailer read first declares only the small last one; the running count refuses."""
+    bomb = tmp_path / "members.jsonl.gz"
+    big = gzip.compress(b'{"resourceSpans": []}\n' + b" " * (64 << 20), compresslevel=9)
+    small = gzip.compress(b'{"resourceSpans": []}\n')
+    bomb.write_bytes(big + small)
+    limits = InputLimits(gzip_allowance_bytes=1 << 20, max_gzip_ratio=50)
+    with pytest.raises(InputError, match="decompression bomb"):
+        load_file(bomb, limits=limits)
+
+
 def test_the_cli_refuses_a_gzip_bomb_in_bounded_memory(tmp_path):
     bomb = tmp_path / "bomb.jsonl.gz"
     with gzip.open(bomb, "wb", compresslevel=9) as f:
@@ -283,9 +294,11 @@ def test_the_cli_refuses_a_gzip_bomb_in_bounded_memory(tmp_path):
         line = b"[" * (1 << 20) + b"\n"
         for _ in range(400):                   # 400 MiB of lines of brackets in about 400 KiB
             f.write(line)
-    code = ("import resource, sys\nfrom agentobs.cli.main import main\n"
+    code = ("import sys\nfrom agentobs.cli.main import main\n"
             "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
-            "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\nsys.exit(code)\n")
+            "hwm = [x for x in open('/proc/self/status') if x.startswith('VmHWM:')][0].split()[1]\n"
+            "print('PEAK', hwm, file=sys.stderr)\nsys.exit(code)\n")
+    # VmHWM, not ru_maxrss: ru_maxrss carries the forking pytest process's peak across exec
     done = subprocess.run([sys.executable, "-c", code, "report", str(bomb)], capture_output=True, text=True,
                           env={**os.environ, "AGENTOBS_MAX_GZIP_RATIO": "100"}, timeout=600)
     assert done.returncode == 2, done.stderr

@@ -11,6 +11,7 @@ from agentobs.domain import policies
 from agentobs.domain.scenarios import FACTS, SEED000, go, new_state
 from agentobs.domain.support import SupportDesk
 from agentobs.kernel import events as ev
+from agentobs.kernel.state import SCHEMA_VERSION
 from agentobs.kernel.stops import ROUTES
 
 
@@ -159,7 +160,7 @@ def test_unknown_outcome_is_never_retried_under_a_new_key():
 def test_state_json_round_trip_and_schema_version():
     st = SEED000["G refund needs approval"]().state
     data = st.to_dict()
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == SCHEMA_VERSION
     again = TaskState.from_json(st.to_json())
     assert again.to_json() == st.to_json() and again.pending == st.pending
     with pytest.raises(CheckpointCorrupt, match="schema_version"):

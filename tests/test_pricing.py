@@ -19,7 +19,7 @@ from agentobs.analysis.runs import derive_runs
 from agentobs.analysis.sources import load_sources
 from agentobs.cli.main import cli
 from agentobs.domain import population
-from agentobs.kernel.pricing import Prices
+from agentobs.contract.pricing import Prices
 
 ROOT = Path(__file__).resolve().parents[1]
 TAU2 = ROOT.parent / "shared" / "data" / "tau2"

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from agentobs.telemetry import redaction_rules as rules
-from agentobs.telemetry import semconv as sc
+from agentobs.contract import semconv as sc
 from agentobs.telemetry.content import REDACTED, Redactor
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -87,17 +87,17 @@ def test_state_view_versus_transcript_tokens():
        observers=[log])
     models = log.of(ev.ModelReturned)
     results = {e.step: est_tokens(json.dumps(e.result)) for e in log.of(ev.ToolReturned)}
-    s0 = models[0].input_tokens
+    s0 = models[0].usage.input_tokens
     transcript, cum_t, cum_s, rows = s0, 0, 0, []
     for i, m in enumerate(models, 1):
-        cum_s += m.input_tokens
+        cum_s += m.usage.input_tokens
         cum_t += transcript
-        rows.append((i, m.input_tokens, transcript, cum_s, cum_t))
-        transcript += m.output_tokens + results.get(m.step, 0)
+        rows.append((i, m.usage.input_tokens, transcript, cum_s, cum_t))
+        transcript += m.usage.output_tokens + results.get(m.step, 0)
     assert rows == [(1, 41, 41, 41, 41), (2, 1149, 1175, 1190, 1216), (3, 1149, 2309, 2339, 3525),
                     (4, 1149, 3443, 3488, 6968), (5, 1149, 4577, 4637, 11545), (6, 1149, 5711, 5786, 17256),
                     (7, 1149, 6845, 6935, 24101), (8, 1149, 7979, 8084, 32080)]
-    n, d = len(models), results[models[0].step] + models[0].output_tokens
+    n, d = len(models), results[models[0].step] + models[0].usage.output_tokens
     assert (n, s0, d, n * s0 + d * n * (n - 1) // 2) == (8, 41, 1134, 32080)
 
 

@@ -4,7 +4,7 @@ from agentobs.domain import policies
 from agentobs.domain.scenarios import SEED004, go
 from agentobs.domain.support import SupportDesk
 from agentobs.kernel import events as ev
-from agentobs.kernel.pricing import Prices
+from agentobs import Prices
 from agentobs.kernel.view import est_tokens
 
 
@@ -34,8 +34,8 @@ def test_looping_lookup_is_refused_before_it_runs():
     st = r.state
     assert (st.stop, st.step, st.tool_calls, r.desk.calls) == ("repeated_call", 3, 2, 2)
     assert len(log.of(ev.ModelReturned)) == 3 and len(log.of(ev.ToolCalled)) == 2
-    guard = log.of(ev.GuardFired)[-1]
-    assert (guard.limit, guard.limit_value, guard.observed) == ("repeated_call", 2, 3)
+    breach = log.of(ev.GuardFired)[-1].breach
+    assert (breach.stop, breach.limit, breach.limit_value, breach.observed) == ("repeated_call", "max_repeat", 2, 3)
 
 
 def test_dollar_ceiling_with_output_reserve_stops_before_the_crossing_call():
@@ -44,8 +44,8 @@ def test_dollar_ceiling_with_output_reserve_stops_before_the_crossing_call():
     st = r.state
     assert st.stop == "max_usd" and st.cost_usd <= 0.004
     assert r.desk.effects == [("refund", "ord_1001", 3000)]          # refund done, e-mail never sent
-    guard = log.of(ev.GuardFired)[-1]
-    assert guard.limit == "max_usd" and guard.observed > guard.limit_value == 0.004
+    guard = log.of(ev.GuardFired)[-1].breach
+    assert guard.stop == guard.limit == "max_usd" and guard.observed > guard.limit_value == 0.004
     # the projection: spent so far + next input + a 300-token output reserve at $1.50 / $9.00 per Mtok
     prices = Prices()
     next_in = est_tokens(__import__("agentobs").kernel.render(st, Budget(max_usd=0.004)))

@@ -10,7 +10,7 @@ from agentobs import Decision, SimClock, TaskState
 from agentobs.domain import policies
 from agentobs.domain.scenarios import SEED000, SEED000_SPECS, SEED004, go, kernel_for
 from agentobs.telemetry import configure
-from agentobs.telemetry import semconv as sc
+from agentobs.contract import semconv as sc
 from spantree import check_snapshot, ordered
 
 EPOCH = 1_767_225_600_000_000_000   # 2026-01-01T00:00:00Z

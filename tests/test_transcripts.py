@@ -12,7 +12,7 @@ from agentobs.analysis.otlp import SpanSet, check
 from agentobs.analysis.schema import SPAN_BASE
 from agentobs.analysis.transcripts import (ATTRIBUTE_TYPES, SYNTHETIC_EPOCH_NS, detect_format, load_transcripts,
                                            transcripts_to_spans)
-from agentobs.telemetry import semconv as sc
+from agentobs.contract import semconv as sc
 
 TAU2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau2"
 FILES = sorted(TAU2.glob("*.json"))

@@ -9,26 +9,34 @@ optional ``plan_step`` argument naming the plan step it carries out), ``agentobs
 
 Errors: a timeout of the SDK becomes ``TimeoutError`` (the kernel stops with ``deadline``: the call was
 given the time left); a provider's ``Retry-After`` is waited inside the call, so the wait is charged to the
-run's active time, unless it reaches past the time left (then ``TimeoutError``); every other provider
-error goes to the kernel unchanged, which retries it under its budget (``max_attempts``, ``backoff_s``)
-and stops with ``model_error``. Tool arguments that are not a JSON object raise ``ProposalError``, retried
-the same way. The SDKs' own retries are switched off (``max_retries=0``): the kernel's policy is the only one.
+run's active time, unless it reaches past the time left (then ``TimeoutError``), and the error then goes
+to the kernel like any other (its backoff follows the wait); every other provider error goes to the kernel
+unchanged, which retries it under the run's one ``RetryPolicy``
+(``Budget.retry_policy()``: ``max_attempts`` tries, ``backoff_s`` doubling) and stops with ``model_error``.
+Tool arguments that are not a JSON object raise ``ProposalError``, retried the same way. The adapters have
+no backoff of their own and the SDKs' retries are switched off (``max_retries=0``): the kernel's policy is the
+only one.
+
+Usage: a provider's usage block becomes the contract's ``TokenUsage`` and then the kernel's ``ModelResponse``
+(input and output charged; the cache and reasoning parts passed on to ``ModelReturned.usage``).
 """
 from __future__ import annotations
 
 import json
 import math
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, Mapping, Sequence
+from typing import Any
 
+from ..contract.events import TokenUsage
+from ..contract.vocabulary import OUTCOMES
 from ..errors import ConfigError, ProposalError
-from .. import ModelResponse, ToolSpec
+from ..kernel import ModelResponse, ToolSpec
 
 PLAN_TOOL, FINAL_TOOL = "agentobs_plan", "agentobs_final"
-OUTCOMES = ("completed", "cannot_complete", "escalated")
-MAX_RETRY_AFTER_S = 60.0
+MAX_RETRY_AFTER_S = 60.0          # the longest Retry-After wait honoured inside one call
 
 SYSTEM_PROMPT = (
     "You work inside a bounded agent runtime. Each turn you are shown the task state as JSON: the goal, the "
@@ -44,7 +52,7 @@ SYSTEM_PROMPT = (
 _ANY_OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ToolSchema:
     """A tool as a provider sees it: name, description and JSON schema of the arguments."""
     name: str
@@ -52,30 +60,36 @@ class ToolSchema:
     parameters: dict[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True)
-class TokenUsage:
-    """A provider's usage block, normalized. ``input_tokens`` is the whole prompt, cached parts included."""
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int | None = None      # part of input_tokens served from the prompt cache
-    cache_creation_tokens: int | None = None  # part of input_tokens written to the prompt cache
-    reasoning_tokens: int | None = None       # part of output_tokens spent on reasoning
+def reported_usage(input_tokens: Any, output_tokens: Any, *, cache_read: Any = None, cache_creation: Any = None,
+                   reasoning: Any = None) -> TokenUsage | None:
+    """A provider's usage block as the contract's ``TokenUsage`` (``input_tokens`` the whole prompt, cached parts
+    included), or None when the provider reported no input or output count (the kernel then estimates both).
+    A count that is not a non-negative integer is taken as not reported."""
+    tin, tout = count(input_tokens), count(output_tokens)
+    if tin is None or tout is None:
+        return None
+    return TokenUsage(input_tokens=tin, output_tokens=tout, source="reported",
+                      cache_read_input_tokens=count(cache_read), cache_creation_input_tokens=count(cache_creation),
+                      reasoning_output_tokens=count(reasoning))
 
 
-@dataclass(frozen=True)
-class ProviderResponse(ModelResponse):
-    """A kernel ``ModelResponse`` with the provider's full usage block (cache and reasoning tokens)."""
-    usage: TokenUsage | None = None
+def count(x: Any) -> int | None:
+    """A token count as reported, or None when it is missing or not a non-negative integer."""
+    return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else None
 
 
 def response(reply: Any, *, latency: float, usage: TokenUsage | None, finish_reason: str | None,
-             model: str | None) -> ProviderResponse:
-    """The kernel's response (the one place that builds it). The measured latency is declared, so a simulated
-    clock advances by it too; without a usage block the kernel estimates the tokens."""
-    return ProviderResponse(reply=reply, latency_s=latency,
-                            input_tokens=usage.input_tokens if usage else None,
-                            output_tokens=usage.output_tokens if usage else None,
-                            finish_reason=finish_reason, response_model=model, usage=usage)
+             model: str | None) -> ModelResponse:
+    """The kernel's response (the one place that builds it), with the provider's usage: the kernel charges input
+    and output and passes the cache and reasoning parts on (``ModelReturned.usage``). The measured latency is
+    declared, so a simulated clock advances by it too; without a usage block the kernel estimates the tokens."""
+    if usage is None:
+        return ModelResponse(reply=reply, latency_s=latency, finish_reason=finish_reason, response_model=model)
+    return ModelResponse(reply=reply, latency_s=latency, input_tokens=usage.input_tokens,
+                         output_tokens=usage.output_tokens, cache_read_input_tokens=usage.cache_read_input_tokens,
+                         cache_creation_input_tokens=usage.cache_creation_input_tokens,
+                         reasoning_output_tokens=usage.reasoning_output_tokens, finish_reason=finish_reason,
+                         response_model=model)
 
 
 def overhead_tokens(*parts: Any) -> int:

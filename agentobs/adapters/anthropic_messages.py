@@ -6,18 +6,20 @@
 The request's view, output cap and time left become the user message, ``max_tokens`` and the request
 timeout; tool specs become ``tools`` with ``input_schema`` (one tool call per reply:
 ``disable_parallel_tool_use``); the reply becomes a proposal. ``input_tokens`` given to the kernel is the
-whole prompt: the uncached part plus cache reads and cache writes, which ``ProviderResponse.usage`` keeps
-apart (with the thinking tokens when reported). ``propose`` (``anthropic.Anthropic``) and ``apropose``
-(``anthropic.AsyncAnthropic``) share every conversion.
+whole prompt: the uncached part plus cache reads and cache writes, which the response also carries apart
+(``cache_read_input_tokens``, ``cache_creation_input_tokens``; the thinking tokens when reported).
+``propose`` (``anthropic.Anthropic``) and ``apropose`` (``anthropic.AsyncAnthropic``) share every conversion.
 """
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from .. import ModelRequest, ToolSpec
+from ..contract.events import TokenUsage
 from ..errors import ConfigError, ProposalError
+from ..kernel import ModelRequest, ModelResponse, ToolSpec
 from . import _common as c
 
 try:
@@ -31,7 +33,8 @@ class AnthropicMessagesModel:
 
     def __init__(self, model: str, *, tools: Sequence[ToolSpec] = (),
                  schemas: Mapping[str, Mapping[str, Any]] | None = None, base_url: str | None = None,
-                 api_key: str | None = None, client: Any = None, async_client: Any = None,
+                 api_key: str | None = None, client: anthropic.Anthropic | None = None,
+                 async_client: anthropic.AsyncAnthropic | None = None,
                  provider: str = "anthropic", system_prompt: str = c.SYSTEM_PROMPT):
         if not isinstance(model, str) or not model:
             raise ConfigError("AnthropicMessagesModel: model must be a non-empty model id")
@@ -39,12 +42,14 @@ class AnthropicMessagesModel:
         self.tools = c.tool_schemas(tools, schemas)
         self._wire_tools = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
                             for t in self.tools]
-        self.request_overhead_tokens = c.overhead_tokens(self.system_prompt, self._wire_tools)
-        self._client_args = {"base_url": base_url, "api_key": api_key}
+        # the kernel adds these to its estimate of every request's input (token and dollar limits)
+        self.request_overhead_tokens: int = c.overhead_tokens(self.system_prompt, self._wire_tools)
+        self._base_url, self._api_key = base_url, api_key
+        # the kernel's retry policy is the only one: the SDK's hidden retries are switched off
         self._client = client.with_options(max_retries=0) if client is not None else None
         self._aclient = async_client.with_options(max_retries=0) if async_client is not None else None
 
-    def propose(self, request: ModelRequest) -> c.ProviderResponse:
+    def propose(self, request: ModelRequest) -> ModelResponse:
         kwargs = self._kwargs(request)
         started = time.monotonic()
         try:
@@ -56,7 +61,7 @@ class AnthropicMessagesModel:
             raise err from exc
         return self._response(raw, time.monotonic() - started)
 
-    async def apropose(self, request: ModelRequest) -> c.ProviderResponse:
+    async def apropose(self, request: ModelRequest) -> ModelResponse:
         kwargs = self._kwargs(request)
         started = time.monotonic()
         try:
@@ -81,7 +86,7 @@ class AnthropicMessagesModel:
             kwargs["tool_choice"] = {"type": "auto", "disable_parallel_tool_use": True}
         return kwargs
 
-    def _response(self, raw: Any, latency: float) -> c.ProviderResponse:
+    def _response(self, raw: Any, latency: float) -> ModelResponse:
         blocks = list(getattr(raw, "content", None) or [])
         use = next((b for b in blocks if getattr(b, "type", None) == "tool_use"), None)
         if use is not None:
@@ -94,23 +99,26 @@ class AnthropicMessagesModel:
         return c.response(reply, latency=latency, usage=_usage(getattr(raw, "usage", None)),
                           finish_reason=getattr(raw, "stop_reason", None), model=getattr(raw, "model", None))
 
-    def _sync(self) -> Any:
+    def _sync(self) -> anthropic.Anthropic:
         if self._client is None:
-            self._client = anthropic.Anthropic(max_retries=0, **self._client_args)
+            self._client = anthropic.Anthropic(base_url=self._base_url, api_key=self._api_key, max_retries=0)
         return self._client
 
-    def _async(self) -> Any:
+    def _async(self) -> anthropic.AsyncAnthropic:
         if self._aclient is None:
-            self._aclient = anthropic.AsyncAnthropic(max_retries=0, **self._client_args)
+            self._aclient = anthropic.AsyncAnthropic(base_url=self._base_url, api_key=self._api_key, max_retries=0)
         return self._aclient
 
 
-def _usage(u: Any) -> c.TokenUsage | None:
-    if u is None or getattr(u, "input_tokens", None) is None or getattr(u, "output_tokens", None) is None:
+def _usage(u: Any) -> TokenUsage | None:
+    """``usage`` of a message: Anthropic counts the uncached input apart from cache reads and writes; the
+    kernel's input is their sum."""
+    if u is None:
         return None
-    read = getattr(u, "cache_read_input_tokens", None)
-    created = getattr(u, "cache_creation_input_tokens", None)
+    uncached = c.count(getattr(u, "input_tokens", None))
+    read = c.count(getattr(u, "cache_read_input_tokens", None))
+    created = c.count(getattr(u, "cache_creation_input_tokens", None))
+    whole = None if uncached is None else uncached + (read or 0) + (created or 0)
     details = getattr(u, "output_tokens_details", None)
-    return c.TokenUsage(input_tokens=u.input_tokens + (read or 0) + (created or 0), output_tokens=u.output_tokens,
-                        cache_read_tokens=read, cache_creation_tokens=created,
-                        reasoning_tokens=getattr(details, "thinking_tokens", None) if details else None)
+    return c.reported_usage(whole, getattr(u, "output_tokens", None), cache_read=read, cache_creation=created,
+                            reasoning=getattr(details, "thinking_tokens", None))

@@ -8,18 +8,20 @@ Works with OpenAI and with any compatible server (vLLM, llama.cpp, Ollama, LiteL
 
 The request's view, output cap and time left become the messages, ``max_completion_tokens`` (or
 ``max_tokens`` with ``token_param="max_tokens"`` for servers that only know the older name) and the
-request timeout; the reply becomes a proposal with the provider's usage (cached and reasoning tokens in
-``ProviderResponse.usage``), model id and finish reason. ``propose`` (sync, ``openai.OpenAI``) and
+request timeout; the reply becomes a proposal with the provider's usage (cached and reasoning tokens
+included), model id and finish reason. ``propose`` (sync, ``openai.OpenAI``) and
 ``apropose`` (async, ``openai.AsyncOpenAI``) share every conversion.
 """
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Literal, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
-from .. import ModelRequest, ToolSpec
+from ..contract.events import TokenUsage
 from ..errors import ConfigError, ProposalError
+from ..kernel import ModelRequest, ModelResponse, ToolSpec
 from . import _common as c
 
 try:
@@ -36,7 +38,8 @@ class OpenAIChatModel:
 
     def __init__(self, model: str, *, tools: Sequence[ToolSpec] = (),
                  schemas: Mapping[str, Mapping[str, Any]] | None = None, base_url: str | None = None,
-                 api_key: str | None = None, client: Any = None, async_client: Any = None,
+                 api_key: str | None = None, client: openai.OpenAI | None = None,
+                 async_client: openai.AsyncOpenAI | None = None,
                  provider: str = "openai", token_param: TokenParam = "max_completion_tokens",
                  system_prompt: str = c.SYSTEM_PROMPT, extra_body: Mapping[str, Any] | None = None):
         if not isinstance(model, str) or not model:
@@ -49,15 +52,16 @@ class OpenAIChatModel:
         self.tools = c.tool_schemas(tools, schemas)
         self._wire_tools = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                               "parameters": t.parameters}} for t in self.tools]
-        self.request_overhead_tokens = c.overhead_tokens(self.system_prompt, self._wire_tools)
-        self._client_args = {"base_url": base_url, "api_key": api_key}
+        # the kernel adds these to its estimate of every request's input (token and dollar limits)
+        self.request_overhead_tokens: int = c.overhead_tokens(self.system_prompt, self._wire_tools)
+        self._base_url, self._api_key = base_url, api_key
         # the kernel's retry policy is the only one: the SDK's hidden retries are switched off
         self._client = client.with_options(max_retries=0) if client is not None else None
         self._aclient = async_client.with_options(max_retries=0) if async_client is not None else None
 
     # -- the two entry points: only the transport differs -----------------------------------------
 
-    def propose(self, request: ModelRequest) -> c.ProviderResponse:
+    def propose(self, request: ModelRequest) -> ModelResponse:
         kwargs = self._kwargs(request)
         started = time.monotonic()
         try:
@@ -69,7 +73,7 @@ class OpenAIChatModel:
             raise err from exc
         return self._response(raw, time.monotonic() - started)
 
-    async def apropose(self, request: ModelRequest) -> c.ProviderResponse:
+    async def apropose(self, request: ModelRequest) -> ModelResponse:
         kwargs = self._kwargs(request)
         started = time.monotonic()
         try:
@@ -98,7 +102,7 @@ class OpenAIChatModel:
             kwargs["extra_body"] = self.extra_body
         return kwargs
 
-    def _response(self, raw: Any, latency: float) -> c.ProviderResponse:
+    def _response(self, raw: Any, latency: float) -> ModelResponse:
         choice = raw.choices[0] if getattr(raw, "choices", None) else None
         if choice is None:
             raise ProposalError("malformed_reply", "the provider answered without a choice")
@@ -113,21 +117,22 @@ class OpenAIChatModel:
         return c.response(reply, latency=latency, usage=usage, finish_reason=choice.finish_reason,
                           model=getattr(raw, "model", None))
 
-    def _sync(self) -> Any:
+    def _sync(self) -> openai.OpenAI:
         if self._client is None:
-            self._client = openai.OpenAI(max_retries=0, **self._client_args)
+            self._client = openai.OpenAI(base_url=self._base_url, api_key=self._api_key, max_retries=0)
         return self._client
 
-    def _async(self) -> Any:
+    def _async(self) -> openai.AsyncOpenAI:
         if self._aclient is None:
-            self._aclient = openai.AsyncOpenAI(max_retries=0, **self._client_args)
+            self._aclient = openai.AsyncOpenAI(base_url=self._base_url, api_key=self._api_key, max_retries=0)
         return self._aclient
 
 
-def _usage(u: Any) -> c.TokenUsage | None:
-    if u is None or getattr(u, "prompt_tokens", None) is None or getattr(u, "completion_tokens", None) is None:
+def _usage(u: Any) -> TokenUsage | None:
+    """``usage`` of a chat completion (a compatible server may leave out any part of it)."""
+    if u is None:
         return None
     pd, cd = getattr(u, "prompt_tokens_details", None), getattr(u, "completion_tokens_details", None)
-    return c.TokenUsage(input_tokens=u.prompt_tokens, output_tokens=u.completion_tokens,
-                        cache_read_tokens=getattr(pd, "cached_tokens", None) if pd else None,
-                        reasoning_tokens=getattr(cd, "reasoning_tokens", None) if cd else None)
+    return c.reported_usage(getattr(u, "prompt_tokens", None), getattr(u, "completion_tokens", None),
+                            cache_read=getattr(pd, "cached_tokens", None),
+                            reasoning=getattr(cd, "reasoning_tokens", None))

@@ -1,8 +1,8 @@
 """The fast path of the OTLP loader: parsed Arrow tables in, flat span, event and link tables out.
 
-The nested resourceSpans/scopeSpans/spans lists are flattened with Arrow compute, attributes are
-scattered into one column per key (typed by the contract where it names the key), and the blocks of a
-file are unified and converted to pandas once. Every field is checked here, vectorized: an id that is
+The nested resourceSpans/scopeSpans/spans lists are flattened with Arrow compute and attributes are
+scattered into one column per key (typed by the contract where it names the key). Arrow in, Arrow out:
+the public loader (``otlp``) unifies the pieces and converts them to pandas once. Every field is checked here, vectorized: an id that is
 neither hex nor base64 of the right length, a timestamp or integer out of the 64-bit range, a span kind
 or status code outside its enumeration, text that is not UTF-8. A bad value costs its span (ids,
 timestamps) or only itself (the rest), and is counted in the data quality; it never costs the piece.
@@ -15,15 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._otlp_ids import normalize_ids
 from ._otlp_spelling import SPAN_KINDS, STATUS_CODES, Spelling
 from .quality import DataQuality
-from .schema import empty_events, empty_links, empty_spans
-from .spanset import SpanSet
 
 INT64_MAX = (1 << 63) - 1
 
@@ -219,8 +216,8 @@ def _text(arr: pa.Array, q: DataQuality | None, source: str, what: str) -> pa.Ar
         pass
     raw = arr.cast(pa.binary()) if pa.types.is_string(arr.type) else arr.cast(pa.large_binary())
     values = raw.to_pylist()
-    fixed = [None if v is None else v.decode("utf-8", "replace") for v in values]
-    n_bad = sum(1 for v, s in zip(values, fixed) if v is not None and s.encode("utf-8") != v)
+    fixed: list[str | None] = [None if v is None else v.decode("utf-8", "replace") for v in values]
+    n_bad = sum(1 for v, s in zip(values, fixed) if v is not None and s is not None and s.encode("utf-8") != v)
     _bad(q, source, n_bad, f"{what}: invalid UTF-8 (replaced)")
     return pa.array(fixed, type=pa.string())
 
@@ -260,7 +257,7 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
     of entry indices and one ``take`` build the column. A key whose values come in several kinds,
     or in another kind than the contract says, goes through ``_typed`` and is counted as wrong_type.
     """
-    from ..telemetry.semconv import ATTRIBUTE_TYPES
+    from ..contract.semconv import ATTRIBUTE_TYPES
 
     parent = pc.list_parent_indices(attrs).to_numpy()
     flat = pc.list_flatten(attrs)
@@ -336,6 +333,8 @@ def _canonical_values(values: pa.Array, sp: Spelling) -> pa.Array:
 
 def _typed(fields: dict[str, pa.Array], name: str, expected: str | None, source: str, q: DataQuality) -> pa.Array:
     """One column from values of several kinds: the contract's type when it names one, else the widest."""
+    if expected == "string[]" and "stringValue" in fields:
+        fields = _arrays_from_json_text(fields)
     kinds = {_KIND_OF[f] for f in fields}
     n = len(next(iter(fields.values())))
     if expected and kinds != {expected} and not (expected == "double" and kinds <= {"int", "double"}):
@@ -379,6 +378,33 @@ def _typed(fields: dict[str, pa.Array], name: str, expected: str | None, source:
     return pc.coalesce(*parts) if len(parts) > 1 else parts[0]
 
 
+def _arrays_from_json_text(fields: dict[str, pa.Array]) -> dict[str, pa.Array]:
+    """A string array given as its JSON text (``["stop"]``) read as the array: Jaeger's storages of the v1 span
+    model (Badger, Elasticsearch, OpenSearch, Cassandra) keep array attributes that way. Other text stays text."""
+    arrays, rest = [], []
+    for t in fields["stringValue"].to_pylist():
+        v = None
+        if t is not None and t[:1] == "[":
+            try:
+                v = json.loads(t)
+            except (ValueError, RecursionError):
+                v = None
+            if not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+                v = None
+        arrays.append(v)
+        rest.append(t if v is None else None)
+    parsed = pa.array(arrays, pa.list_(pa.string()))
+    if parsed.null_count == len(parsed):
+        return fields
+    out = dict(fields)
+    out["arrayValue"] = pc.coalesce(fields["arrayValue"], parsed) if "arrayValue" in fields else parsed
+    if all(t is None for t in rest):
+        del out["stringValue"]
+    else:
+        out["stringValue"] = pa.array(rest, pa.string())
+    return out
+
+
 def _string_lists(arr: pa.Array, q: DataQuality, source: str) -> pa.Array:
     inner = pc.list_flatten(arr)
     sf = _first_field(inner, ("stringValue", "string_value"))
@@ -395,7 +421,7 @@ def _string_lists(arr: pa.Array, q: DataQuality, source: str) -> pa.Array:
 
 def _kvlist_text(arr: pa.Array) -> pa.Array:
     """A kvlistValue as a JSON object text (its scalar values; nested lists are not kept)."""
-    out = []
+    out: list[str | None] = []
     for entries in arr.to_pylist():
         if entries is None:
             out.append(None)
@@ -442,71 +468,3 @@ def _links_arrow(links: pa.Array, trace_id: pa.Array, span_id: pa.Array, sp: Spe
         _bad(q, source, int((~ok).sum()), "a span link's trace or span id is not usable")
         t = t.filter(pa.array(ok))
     return t if t.num_rows else None
-
-
-# -- many pieces, one SpanSet ------------------------------------------------------------------------
-
-def frames(parts: list[Decoded], q: DataQuality) -> SpanSet:
-    """Unifies the pieces' column types, concatenates them and converts to pandas once."""
-    if not parts:
-        return SpanSet(quality=q)
-    spans = _unify([p.spans for p in parts])
-    events = _unify([p.events.drop_columns(["_owner"]) for p in parts if p.events is not None])
-    links = _unify([p.links.drop_columns(["_owner"]) for p in parts if p.links is not None])
-    return SpanSet(spans=table_to_frame(spans) if spans is not None else empty_spans(),
-                   events=table_to_frame(events) if events is not None else empty_events(),
-                   links=table_to_frame(links) if links is not None else empty_links(), quality=q)
-
-
-def _unify(tables: list[pa.Table]) -> pa.Table | None:
-    if not tables:
-        return None
-    if len(tables) == 1:
-        return tables[0]
-    types: dict[str, set[pa.DataType]] = {}
-    for t in tables:
-        for fld in t.schema:
-            types.setdefault(fld.name, set()).add(fld.type)
-    target: dict[str, pa.DataType] = {}
-    for name, ts in types.items():
-        if len(ts) == 1:
-            continue
-        if all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in ts):
-            target[name] = pa.float64()
-        elif not any(pa.types.is_dictionary(t) for t in ts):
-            target[name] = pa.string()
-    fixed = []
-    for t in tables:
-        for name, typ in target.items():
-            if name in t.column_names and t.schema.field(name).type != typ:
-                col = t.column(name)
-                if pa.types.is_list(col.type):
-                    col = pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
-                t = t.set_column(t.column_names.index(name), name, col.cast(typ))
-        fixed.append(t)
-    return pa.concat_tables(fixed, promote_options="default")
-
-
-def table_to_frame(t: pa.Table) -> pd.DataFrame:
-    def mapper(typ: pa.DataType) -> Any:
-        if pa.types.is_integer(typ) and typ != pa.int8():
-            return pd.Int64Dtype()
-        if pa.types.is_floating(typ):
-            return pd.Float64Dtype()
-        if pa.types.is_boolean(typ):
-            return pd.BooleanDtype()
-        if pa.types.is_list(typ):
-            return pd.ArrowDtype(typ)
-        if pa.types.is_string(typ) or pa.types.is_large_string(typ):
-            return pd.StringDtype("pyarrow")
-        return None
-    df = t.to_pandas(types_mapper=mapper, self_destruct=True, split_blocks=True)
-    for c in ("kind", "status_code"):
-        if c in df.columns:
-            df[c] = df[c].astype("int8")
-    for c in ("start_ns", "end_ns"):
-        if c in df.columns:
-            df[c] = df[c].astype("Int64")
-    if "source" in df.columns:
-        df["source"] = df["source"].astype("category")
-    return df

@@ -96,8 +96,8 @@ def _b64_to_hex(cand: pa.Array, nbytes: int) -> pa.Array:
     chars = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0]:offsets[-1]].reshape(m, width)
     six = _B64[chars]
     bad = (six == 255).any(axis=1)
-    six = six.astype(np.uint32).reshape(m, width // 4, 4)
-    bits = (six[..., 0] << 18) | (six[..., 1] << 12) | (six[..., 2] << 6) | six[..., 3]
+    quads = six.astype(np.uint32).reshape(m, width // 4, 4)
+    bits = (quads[..., 0] << 18) | (quads[..., 1] << 12) | (quads[..., 2] << 6) | quads[..., 3]
     raw = np.stack([(bits >> 16) & 255, (bits >> 8) & 255, bits & 255], axis=-1).reshape(m, -1)[:, :nbytes]
     raw = raw.astype(np.uint8)
     hexed = np.empty((m, 2 * nbytes), dtype=np.uint8)

@@ -34,7 +34,6 @@ class Parsed:
     parts: list[Decoded] = field(default_factory=list)
     spelling: Spelling = field(default_factory=Spelling)
     spellings: dict[Spelling, int] = field(default_factory=dict)   # spelling -> rows parsed with it
-    careful_lines: int = 0
     rows: int = 0
 
 
@@ -140,7 +139,6 @@ def _reason(message: str) -> str:
 def _careful(lines: list[tuple[int, bytes, str]], source: str, q: DataQuality, out: Parsed) -> None:
     good: list[tuple[int, str]] = []
     for n, raw, reason in lines:
-        out.careful_lines += 1
         q.add("careful_path", source, example=f"line {n}: {reason}")
         obj = _json(raw, n, source, q)
         if obj is None:

@@ -4,6 +4,8 @@
 the file's size. A line longer than ``max_line_bytes`` is skipped (its bytes are read and dropped,
 never held) and reported through ``on_long_line``. A gzip file that expands beyond
 ``max_decompressed`` raises ``InputError`` naming the limit and the variable that raises it.
+A path is a local file or the URL of an object in an fsspec filesystem (``remote``: s3://, gs://,
+file://, ...), read the same way.
 """
 from __future__ import annotations
 
@@ -11,23 +13,30 @@ import gzip
 import io
 import os
 import zlib
-from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
 from ..errors import InputError
+from . import remote
 from .input_limits import RATIO_ENV, DOCUMENT_ENV, InputLimits, human
 
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def is_gzip(path: str | os.PathLike[str]) -> bool:
-    with open(path, "rb") as f:
-        return f.read(2) == GZIP_MAGIC
+def _open(path: str | os.PathLike[str]) -> BinaryIO:
+    """A local file, or an object of an fsspec filesystem named by its URL."""
+    if remote.is_url(path):
+        return remote.open_binary(str(path))
+    return open(path, "rb")
+
+
+def _size(f: BinaryIO) -> int:
+    size = getattr(f, "size", None)         # an fsspec file knows its size; a local one is asked
+    return int(size) if isinstance(size, int) else os.fstat(f.fileno()).st_size
 
 
 def head(path: str | os.PathLike[str], n: int = 65536) -> bytes:
     """The first ``n`` bytes of the (decompressed) file."""
-    with open(path, "rb") as f:
+    with _open(path) as f:
         if f.read(2) == GZIP_MAGIC:
             f.seek(0)
             with gzip.open(f) as g:
@@ -50,25 +59,47 @@ class _Capped(io.RawIOBase):
         data = self._raw.read(len(b))
         self.total += len(data)
         if self.total > self._limit:
-            raise InputError(
-                f"{self._path}: decompresses to more than {human(self._limit)} ({self._limits.max_gzip_ratio:g} "
-                f"times its {human(self._size)} on disk): refused as a likely decompression bomb; if the file is "
-                f"genuine, set {RATIO_ENV} to a larger ratio")
+            raise self.refused()
         b[:len(data)] = data
         return len(data)
+
+    def refused(self) -> InputError:
+        return InputError(
+            f"{self._path}: decompresses to more than {human(self._limit)} ({self._limits.max_gzip_ratio:g} "
+            f"times its {human(self._size)} on disk): refused as a likely decompression bomb; if the file is "
+            f"genuine, set {RATIO_ENV} to a larger ratio")
+
+
+def _declared_size(f: BinaryIO, size: int) -> int | None:
+    """The uncompressed size a gzip file's trailer declares (ISIZE: the size modulo 4 GiB of its last member), or
+    None when it cannot be read. A bomb is refused on it before anything is decompressed; the running count
+    in ``_Capped`` still holds for files it cannot describe (several members, more than 4 GiB)."""
+    if size < 18:
+        return None
+    try:
+        f.seek(size - 4)
+        declared = int.from_bytes(f.read(4), "little")
+        f.seek(0)
+    except (OSError, ValueError):
+        return None
+    return declared
 
 
 def open_stream(path: str | os.PathLike[str], limits: InputLimits) -> BinaryIO:
     """The file's bytes, decompressed when it is gzip, within the limits."""
-    p = str(path)
-    f = open(p, "rb")
+    p = remote.shown(str(path)) if remote.is_url(path) else str(path)
+    f = _open(path)
     if f.read(2) != GZIP_MAGIC:
         f.seek(0)
         return f
     f.seek(0)
-    size = os.fstat(f.fileno()).st_size
-    return io.BufferedReader(_Capped(gzip.GzipFile(fileobj=f), limits.max_decompressed(size), p, size, limits),
-                             buffer_size=1 << 20)
+    size = _size(f)
+    capped = _Capped(gzip.GzipFile(fileobj=f), limits.max_decompressed(size), p, size, limits)  # type: ignore[arg-type]
+    declared = _declared_size(f, size)
+    if declared is not None and declared > limits.max_decompressed(size):
+        f.close()
+        raise capped.refused()
+    return io.BufferedReader(capped, buffer_size=1 << 20)  # type: ignore[type-var]
 
 
 def chunks(path: str | os.PathLike[str], limits: InputLimits,
@@ -150,17 +181,10 @@ def _drop_long_lines(piece: bytes, cap: int, line_no: int, on_long_line: Callabl
 
 def read_document(path: str | os.PathLike[str], limits: InputLimits) -> bytes:
     """A whole JSON document (a transcript file), decompressed, within ``max_document_bytes``."""
-    p = str(path)
-    with open_stream(p, limits) as s:
+    p = remote.shown(str(path)) if remote.is_url(path) else str(path)
+    with open_stream(path, limits) as s:
         data = s.read(limits.max_document_bytes + 1)
     if len(data) > limits.max_document_bytes:
         raise InputError(f"{p}: larger than {human(limits.max_document_bytes)}, the limit for a document read "
                          f"whole; set {DOCUMENT_ENV} to raise it")
     return data
-
-
-def file_size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0

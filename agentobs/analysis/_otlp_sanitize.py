@@ -27,6 +27,14 @@ def _get(d: dict[str, Any], camel: str, snake: str | None = None) -> Any:
     return v
 
 
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
 class _Bad:
     """Counts the values dropped from one request (one line)."""
 
@@ -147,12 +155,12 @@ def _value(v: Any, bad: _Bad, what: str) -> dict[str, Any] | None:
         return None
     arr = _get(v, "arrayValue", "array_value")
     if isinstance(arr, dict):
-        items = arr.get("values") if isinstance(arr.get("values"), list) else []
+        items = _list(arr.get("values"))
         return {"arrayValue": {"values": [x for x in (_scalar(i, bad, what) for i in items) if x]}}
     kv = _get(v, "kvlistValue", "kvlist_value")
     if isinstance(kv, dict):
         entries = []
-        for e in kv.get("values") if isinstance(kv.get("values"), list) else []:
+        for e in _list(kv.get("values")):
             if isinstance(e, dict) and isinstance(e.get("key"), str):
                 sv = _scalar(e.get("value"), bad, what)
                 if sv is not None:
@@ -192,14 +200,14 @@ def _span(s: Any, bad: _Bad) -> dict[str, Any] | None:
     if parent:
         out["parentSpanId"] = parent
     events = []
-    for e in s.get("events") if isinstance(s.get("events"), list) else []:
+    for e in _list(s.get("events")):
         t = _nanos(_get(e, "timeUnixNano", "time_unix_nano")) if isinstance(e, dict) else None
         if t is not None:
             events.append({"timeUnixNano": t, "name": _text(e.get("name", "")),
                            "attributes": _attrs(e.get("attributes"), bad)})
     out["events"] = events
     links = []
-    for link in s.get("links") if isinstance(s.get("links"), list) else []:
+    for link in _list(s.get("links")):
         if not isinstance(link, dict):
             continue
         lt, ls = hex_id(_get(link, "traceId", "trace_id"), 16), hex_id(_get(link, "spanId", "span_id"), 8)
@@ -228,7 +236,7 @@ def sanitize_request(obj: Any, source: str, q: DataQuality) -> dict[str, Any] | 
     for rs in rs_list:
         if not isinstance(rs, dict):
             continue
-        res = rs.get("resource") if isinstance(rs.get("resource"), dict) else {}
+        res = _dict(rs.get("resource"))
         scopes = []
         groups = [_get(rs, "scopeSpans", "scope_spans"),
                   _get(rs, "instrumentationLibrarySpans", "instrumentation_library_spans")]
@@ -237,14 +245,14 @@ def sanitize_request(obj: Any, source: str, q: DataQuality) -> dict[str, Any] | 
                 if not isinstance(ss, dict):
                     continue
                 spans = []
-                for s in ss.get("spans") if isinstance(ss.get("spans"), list) else []:
+                for s in _list(ss.get("spans")):
                     clean = _span(s, bad)
                     if clean is None:
                         q.add("bad_span", source, example=_short(s) if not isinstance(s, dict) else
                               json.dumps({k: s.get(k) for k in list(s)[:4]}, default=str)[:80])
                     else:
                         spans.append(clean)
-                scope = ss.get("scope") if isinstance(ss.get("scope"), dict) else {}
+                scope = _dict(ss.get("scope"))
                 scopes.append({"scope": {"name": _text(scope.get("name", ""))}, "spans": spans})
         out.append({"resource": {"attributes": _attrs(res.get("attributes"), bad)}, "scopeSpans": scopes})
     return {"resourceSpans": out}

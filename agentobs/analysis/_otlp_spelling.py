@@ -43,10 +43,6 @@ class Spelling:
         """The field name in this spelling."""
         return _SNAKE.get(camel, camel) if self.snake else camel
 
-    @property
-    def canonical(self) -> bool:
-        return self == Spelling()
-
     def describe(self) -> list[str]:
         names = {"snake": "snake_case field names", "kind_names": "span kinds by name",
                  "code_names": "status codes by name", "time_numbers": "timestamps as numbers",

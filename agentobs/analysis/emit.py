@@ -10,14 +10,15 @@ is a number we computed, and no text from the traces reaches it.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, get_args
 
 from ..errors import InputError
 from .limits import CapRecommendation
 
 Kind = Literal["budget", "pydantic-ai", "openai-agents"]
-KINDS: tuple[str, ...] = ("budget", "pydantic-ai", "openai-agents")
+KINDS: tuple[Kind, ...] = get_args(Kind)        # the CLI keeps a literal copy (EMIT_KINDS); a test keeps them equal
 
 # Budget field -> the caps' dimension (runs-table column) it comes from, in the order they are emitted
 _BUDGET = (("max_steps", "steps"), ("max_tool_calls", "tool_calls"), ("max_tokens", "tokens"),
@@ -30,7 +31,7 @@ _FLOATS = ("max_usd", "deadline_s")
 # within the target, and their share counts the runs at the cap.
 _AT_CAP = ("max_tool_calls", "max_stalls")
 _PYDANTIC = (("request_limit", "steps"), ("tool_calls_limit", "tool_calls"), ("total_tokens_limit", "tokens"))
-DEFAULT_OUTPUT_CAP = 300       # Budget.max_output_tokens' default; it must stay below max_tokens
+DEFAULT_OUTPUT_CAP = 300       # Budget.max_output_tokens' default (the analysis imports no kernel; a test keeps them equal)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,7 +95,7 @@ def _settings(caps: Sequence[CapRecommendation], fields: Sequence[tuple[str, str
         cap = by_dim.get(dim)
         at_cap = kernel and name in _AT_CAP
         value = _value(name, cap, at_cap) if cap is not None else None
-        if value is None:
+        if cap is None or value is None:
             missing.append(dim)
             continue
         share = cutoff_share(cap, float(value) - 1 if at_cap else float(value))

@@ -67,7 +67,7 @@ def _plots(report: Report) -> dict[str, str]:
 
     fig, ax = plt.subplots(figsize=(7, 3.4))
     hi = int(max([*ok.tolist(), *bad.tolist(), 1]))
-    bins = np.arange(0.5, hi + 1.5, 1)
+    bins = [float(b) for b in np.arange(0.5, hi + 1.5, 1)]
     ax.hist([ok, bad], bins=bins, label=["successful", "failed"], color=["#3b7dd8", "#d8553b"], stacked=False)
     if cap and cap.recommended is not None:
         ax.axvline(cap.recommended, color="black", linestyle="--",
@@ -111,8 +111,8 @@ def _plots(report: Report) -> dict[str, str]:
 
     fig, ax = plt.subplots(figsize=(7, 3.4))
     if report.growth_series:
-        for rid, ys in report.growth_series.items():
-            ax.plot(range(1, len(ys) + 1), ys, marker="o", markersize=3, label=_legend(rid))
+        for rid, series in report.growth_series.items():
+            ax.plot(range(1, len(series) + 1), series, marker="o", markersize=3, label=_legend(rid))
         if len(report.growth_series) <= 6:
             ax.legend(fontsize=7)
     else:

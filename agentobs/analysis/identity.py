@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..telemetry import semconv as sc
+from ..contract import semconv as sc
 from .dialects import AGENT, CHAIN, CHAT, TOOL
 from .graph import SpanKeys, chain_top, highest_marked, link_groups
 
@@ -51,7 +51,7 @@ class RunIdentity:
 def identify(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: np.ndarray,
              links: pd.DataFrame | None) -> RunIdentity:
     anchor, root_kind_of_anchor = _anchors(keys, kind)
-    run, run_ids, seg, anchor_rows, codes = _runs_of(spans, keys, anchor, links)
+    run, run_ids, seg = _runs_of(spans, keys, anchor, links)
     n_runs = len(run_ids)
     root_kind = np.full(n_runs, "trace", dtype=object)
     # the first segment's root decides how the run is rooted
@@ -113,7 +113,7 @@ def _anchors(keys: SpanKeys, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, links: pd.DataFrame | None
-             ) -> tuple[np.ndarray, np.ndarray, pd.DataFrame, np.ndarray, np.ndarray]:
+             ) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
     """Run codes per span, run ids, and the segments (one per root span) sorted by run and start."""
     anchor_rows = np.unique(anchor[anchor >= 0])
     roots = spans.iloc[anchor_rows]
@@ -134,7 +134,7 @@ def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, links: pd.
     seg = pd.DataFrame({"run": codes, "row": anchor_rows, "start": roots["start_ns"].astype("float64").to_numpy(),
                         "end": roots["end_ns"].astype("float64").to_numpy(), "trace_id": tids})
     seg = seg.sort_values(["run", "start"], kind="stable").reset_index(drop=True)
-    return run, np.asarray(run_ids, dtype=object), seg, anchor_rows, codes
+    return run, np.asarray(run_ids, dtype=object), seg
 
 
 def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: np.ndarray, run: np.ndarray,

@@ -47,7 +47,7 @@ class InputLimits:
     def resolve(cls, *, max_line_bytes: int | None = None, max_gzip_ratio: float | None = None,
                 max_document_bytes: int | None = None, env: Mapping[str, str] | None = None) -> InputLimits:
         environ = os.environ if env is None else env
-        out = {}
+        out: dict[str, float] = {}
         line = max_line_bytes if max_line_bytes is not None else _size(environ.get(LINE_ENV), LINE_ENV)
         if line is not None:
             out["max_line_bytes"] = line
@@ -60,7 +60,7 @@ class InputLimits:
             out["max_gzip_ratio"] = ratio
         if out.get("max_line_bytes", cls.chunk_bytes) > cls.chunk_bytes:
             out["chunk_bytes"] = out["max_line_bytes"]
-        return cls(**out)
+        return cls(**out)  # type: ignore[arg-type]
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?)(?:i?b)?\s*$", re.I)

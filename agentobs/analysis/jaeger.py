@@ -22,6 +22,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Mapping
 
 from ..errors import ConfigError, InputError
+from . import remote
 from ._jaeger_http import Client, DeadlinePassed, RequestFailed, without_userinfo
 from .otlp import SpanSet, load_request
 from .quality import DataQuality
@@ -109,8 +110,11 @@ def redact(text: str) -> str:
 
 
 def shown(source: str) -> str:
-    """A source as it may be printed: a Jaeger URL redacted, anything else as given."""
-    return redact(source) if is_jaeger_url(source) else source
+    """A source as it may be printed: a Jaeger URL redacted, an object-store URL without its credentials,
+    anything else as given."""
+    if is_jaeger_url(source):
+        return redact(source)
+    return remote.shown(source) if remote.is_url(source) else source
 
 
 def parse_url(text: str, now: datetime | None = None) -> JaegerSource:

@@ -44,7 +44,7 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str]]:
     if stripped.startswith(("[", "{")):
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise InputError(f"labels file {p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
         items = data.items() if isinstance(data, dict) else (
             ((d.get("run_id", d.get("id")), d.get("success", d.get("label"))) if isinstance(d, dict) else (None, None))

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ._bootstrap import exact_ci
 
-METHOD = "inverted_cdf"
+METHOD: Any = "inverted_cdf"     # numpy percentile method (typed Any: numpy's stubs list a Literal)
 QUANTILES = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0.99}
 
 
@@ -128,7 +128,7 @@ def candidates_for(values: np.ndarray, integer: bool) -> np.ndarray:
 
 
 def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margin: float = 0.10,
-              seed: int = 0, per_step: dict[str, float] | None = None) -> CapRecommendation:
+              seed: int = 0, per_step: dict[str, float | None] | None = None) -> CapRecommendation:
     ok = runs[runs["success"] == True]  # noqa: E712
     bad = runs[runs["success"] == False]  # noqa: E712
     x = ok[dim.column].dropna().to_numpy(dtype=float) if dim.column in ok else np.array([])
@@ -165,7 +165,7 @@ def _smallest_within(x: np.ndarray, target: float) -> float:
     return float(xs[max(len(xs) - 1 - allowed, 0)])
 
 
-def worst_case(dim: Dimension, cap: float, per_step: dict[str, float]) -> dict[str, float | None]:
+def worst_case(dim: Dimension, cap: float, per_step: dict[str, float | None]) -> dict[str, float | None]:
     """What a runaway could cost before this cap stops it (seed: a cap of m steps bounds the cost at m*c)."""
     tok, usd, secs = per_step.get("tokens"), per_step.get("usd"), per_step.get("seconds")
     if dim.limit.startswith("max_steps") or dim.limit.startswith("max_stalls") or dim.limit.startswith("max_repeat"):
@@ -183,10 +183,10 @@ def worst_case(dim: Dimension, cap: float, per_step: dict[str, float]) -> dict[s
     return {}
 
 
-def per_step_costs(runs: pd.DataFrame) -> dict[str, float]:
+def per_step_costs(runs: pd.DataFrame) -> dict[str, float | None]:
     """Cost of one step of a runaway: the p95 per-step tokens, dollars and seconds over all runs."""
     steps = runs["steps"].astype("Float64").where(runs["steps"] > 0)
-    out = {}
+    out: dict[str, float | None] = {}
     for key, col in (("tokens", "tokens"), ("usd", "cost_usd"), ("seconds", "active_s")):
         r = (runs[col].astype("Float64") / steps).dropna()
         out[key] = float(np.percentile(r.to_numpy(dtype=float), 95, method=METHOD)) if len(r) else None

@@ -19,12 +19,15 @@ from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from . import _otlp_read
-from ._otlp_arrow import frames
+from . import _otlp_read, remote
+from ._otlp_arrow import Decoded
 from ._otlp_parse import Parsed, parse_piece
 from .input_limits import InputLimits, LINE_ENV, human
 from .quality import DataQuality
+from .schema import empty_events, empty_links, empty_spans
 from .spanset import SpanSet
 
 # -- entry points ----------------------------------------------------------------------------------
@@ -37,8 +40,9 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
     Memory is bounded by the piece size (``InputLimits.chunk_bytes``) plus the spans kept.
     """
     lim = limits or InputLimits.resolve()
-    p = Path(path)
-    src = str(p)
+    url = remote.is_url(path)                 # an object in an fsspec filesystem (s3://...): read as it is named
+    p = path if url else Path(path)
+    src = remote.shown(str(path)) if url else str(p)
     q = DataQuality(files=1)
     try:
         head = _otlp_read.head(p)
@@ -105,6 +109,74 @@ def _finish(out: Parsed, q: DataQuality, source: str) -> SpanSet:
     ss.quality, ss.sources = q, [source]
     ss.spellings = {source: {", ".join(sp.describe()) or "canonical": rows for sp, rows in out.spellings.items()}}
     return ss
+
+
+# -- many pieces, one SpanSet ---------------------------------------------------------------------
+
+def frames(parts: list[Decoded], q: DataQuality) -> SpanSet:
+    """Unifies the pieces' column types, concatenates them and converts to pandas once."""
+    if not parts:
+        return SpanSet(quality=q)
+    spans = _unify([p.spans for p in parts])
+    events = _unify([p.events.drop_columns(["_owner"]) for p in parts if p.events is not None])
+    links = _unify([p.links.drop_columns(["_owner"]) for p in parts if p.links is not None])
+    return SpanSet(spans=table_to_frame(spans) if spans is not None else empty_spans(),
+                   events=table_to_frame(events) if events is not None else empty_events(),
+                   links=table_to_frame(links) if links is not None else empty_links(), quality=q)
+
+
+def _unify(tables: list[pa.Table]) -> pa.Table | None:
+    if not tables:
+        return None
+    if len(tables) == 1:
+        return tables[0]
+    types: dict[str, set[pa.DataType]] = {}
+    for t in tables:
+        for fld in t.schema:
+            types.setdefault(fld.name, set()).add(fld.type)
+    target: dict[str, pa.DataType] = {}
+    for name, ts in types.items():
+        if len(ts) == 1:
+            continue
+        if all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in ts):
+            target[name] = pa.float64()
+        elif not any(pa.types.is_dictionary(t) for t in ts):
+            target[name] = pa.string()
+    fixed = []
+    for t in tables:
+        for name, typ in target.items():
+            if name in t.column_names and t.schema.field(name).type != typ:
+                col = t.column(name)
+                if pa.types.is_list(col.type):
+                    col = pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
+                t = t.set_column(t.column_names.index(name), name, col.cast(typ))
+        fixed.append(t)
+    return pa.concat_tables(fixed, promote_options="default")
+
+
+def table_to_frame(t: pa.Table) -> pd.DataFrame:
+    def mapper(typ: pa.DataType) -> Any:
+        if pa.types.is_integer(typ) and typ != pa.int8():
+            return pd.Int64Dtype()
+        if pa.types.is_floating(typ):
+            return pd.Float64Dtype()
+        if pa.types.is_boolean(typ):
+            return pd.BooleanDtype()
+        if pa.types.is_list(typ):
+            return pd.ArrowDtype(typ)
+        if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+            return pd.StringDtype("pyarrow")
+        return None
+    df = t.to_pandas(types_mapper=mapper, self_destruct=True, split_blocks=True)
+    for c in ("kind", "status_code"):
+        if c in df.columns:
+            df[c] = df[c].astype("int8")
+    for c in ("start_ns", "end_ns"):
+        if c in df.columns:
+            df[c] = df[c].astype("Int64")
+    if "source" in df.columns:
+        df["source"] = df["source"].astype("category")
+    return df
 
 
 def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:

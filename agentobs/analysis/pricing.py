@@ -273,20 +273,23 @@ def _compile(found: _Found, model_price: Any) -> _Terms | None:
     for i, (unit, value) in enumerate(tokens):
         below = tuple(j for j in range(i) if _descends(unit, tokens[j][0]))
         source = REPORTED.index(unit.usage_key) if unit.usage_key in REPORTED else -1
-        units.append(_Unit(per=float(unit.per), **_rates(value), source=source, below=below,
+        rates, starts = _rates(value)
+        units.append(_Unit(per=float(unit.per), rates=rates, starts=starts, source=source, below=below,
                            refuse_if=_refusals(unit, registry) if source < 0 else ()))
-    units += [_Unit(per=float(unit.per), **_rates(value), source=-1, below=(), refuse_if=(), request=True)
+    units += [_Unit(per=float(unit.per), rates=_rates(value)[0], starts=_rates(value)[1], source=-1, below=(),
+                    refuse_if=(), request=True)
               for unit, value in priced if unit.usage_key == "requests"]
     return _Terms(units=tuple(units))
 
 
-def _rates(value: Any) -> dict[str, np.ndarray]:
+def _rates(value: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(rates: [base, tier 1, ...], starts of the tiers) of one price."""
     from genai_prices import types
     if isinstance(value, types.TieredPrices):
         tiers = sorted(value.tiers, key=lambda t: t.start)
-        return {"rates": np.array([float(value.base)] + [float(t.price) for t in tiers]),
-                "starts": np.array([float(t.start) for t in tiers])}
-    return {"rates": np.array([float(value)]), "starts": np.array([])}
+        return (np.array([float(value.base)] + [float(t.price) for t in tiers]),
+                np.array([float(t.start) for t in tiers]))
+    return np.array([float(value)]), np.array([])
 
 
 def _descends(ancestor: Any, unit: Any) -> bool:

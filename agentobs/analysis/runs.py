@@ -12,21 +12,21 @@ be derived.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from ..telemetry import semconv as sc
+from ..contract import semconv as sc
+from ..contract.digest import digest_arguments
+from ..contract.vocabulary import STALE_AFTER_S
 from .dialects import AGENT, CHAT, DIALECT_NAMES, KIND_NAMES, STEP, TOOL, Normalized, normalize
 from .graph import SpanKeys, span_keys
 from .identity import RunIdentity, identify
 from .schema import COLUMNS, RUN_COLUMNS, empty_runs
 from .spanset import SpanSet
 
-STALE_AFTER_S = 900.0
 # columns that need agentobs attributes or what a dialect may not record; the report says for how many
 # runs they are missing
 NOT_ALWAYS_DERIVABLE = ("stop_reason", "outcome", "tool_calls", "input_tokens", "output_tokens", "tokens", "cost_usd",
@@ -138,8 +138,8 @@ def _identity(c: _Ctx) -> dict[str, object]:
     main = c.ident.main_agent
     root_rows = seg.drop_duplicates("run", keep="last")["row"].to_numpy()
     names = c.spans["name"].astype(object).to_numpy()
-    agent = np.where(main >= 0, f["agent"][np.maximum(main, 0)], None)
-    agent = np.where(pd.isna(agent) & (main >= 0), names[np.maximum(main, 0)], agent)
+    agent = np.asarray(np.where(main >= 0, f["agent"][np.maximum(main, 0)], None))
+    agent = np.asarray(np.where(pd.isna(agent) & (main >= 0), names[np.maximum(main, 0)], agent))
     root_agent = f["agent"][root_rows]
     agent = np.where(pd.isna(agent), root_agent, agent)
     chain_rooted = c.ident.root_kind == "chain"
@@ -245,9 +245,8 @@ def _timing(c: _Ctx) -> dict[str, object]:
 
 
 def _fingerprints(c: _Ctx, tool: np.ndarray) -> np.ndarray:
-    """(tool, arguments) fingerprints: agentobs' digest, else a digest of the recorded arguments.
-
-    Digests are computed once per distinct (tool, arguments) pair, not once per call."""
+    """(tool, arguments) fingerprints: agentobs' digest, else the contract's digest of the recorded arguments
+    (parsed when JSON, so spacing and key order do not matter), once per distinct (tool, arguments) pair."""
     digest = _s(c.spans, sc.TOOL_ARGS_DIGEST)[tool]
     args = c.norm.fields["args"][tool]
     need = pd.isna(digest) & pd.notna(args)
@@ -255,9 +254,10 @@ def _fingerprints(c: _Ctx, tool: np.ndarray) -> np.ndarray:
         digest = digest.copy()
         names = c.norm.fields["tool"][tool][need]
         names = np.where(pd.isna(names), c.spans["name"].astype(object).to_numpy()[tool][need], names)
-        pair = pd.Series(names.astype(str), dtype=object) + "\x00" + pd.Series(args[need].astype(str), dtype=object)
-        codes, uniq = pd.factorize(pair)
-        hashed = np.array([hashlib.sha256(u.encode("utf-8", "replace")).hexdigest()[:10] for u in uniq], dtype=object)
+        pairs = pd.DataFrame({"name": np.asarray(names, dtype=object).astype(str),
+                              "args": np.asarray(args[need], dtype=object).astype(str)})
+        codes, uniq = pd.factorize(pd.MultiIndex.from_frame(pairs))
+        hashed = np.array([digest_arguments(n, a) for n, a in uniq], dtype=object)
         digest[need] = hashed[codes]
     return digest
 

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ..telemetry import semconv as sc
+from ..contract import semconv as sc
 
 BUDGET_STEP_STOPS = ("max_steps", "max_tool_calls", "deadline")
 BUDGET_SPEND_STOPS = ("max_tokens", "max_usd")

@@ -1,8 +1,10 @@
-"""Resolve the SOURCES a user names (files, folders, globs, Jaeger URLs) into one SpanSet.
+"""Resolve the SOURCES a user names (files, folders, globs, Jaeger URLs, object-store URLs) into one SpanSet.
 
 A file is sniffed: OTLP JSON lines (our traces, a collector archive, a saved Jaeger answer)
 or a chat-transcript file (tau2-bench results, a list of OpenAI-style runs). gzip is read
 transparently. Nothing here raises for bad content: problems land in the data quality.
+Files may also live in an object store or any fsspec filesystem (``s3://bucket/archive/``,
+``gs://...``, ``file://...``, globs in them): ``remote`` names and opens them.
 """
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..errors import InputError
-from .jaeger import fetch, is_jaeger_url, parse_url
+from . import remote
 from ._otlp_read import head
+from .jaeger import fetch, is_jaeger_url, parse_url
 from .otlp import SpanSet, check, load_file
 from .quality import DataQuality
 
@@ -24,6 +27,9 @@ def expand(sources: Iterable[str]) -> list[str]:
     for s in sources:
         if is_jaeger_url(s):
             out.append(s)
+            continue
+        if remote.is_url(s):
+            out.extend(remote.expand(s))
             continue
         if any(ch in s for ch in "*?[") and not Path(s).exists():    # a file may be named runs[1].jsonl
             hits = sorted(glob.glob(s, recursive=True))
@@ -45,7 +51,7 @@ def _walk(p: Path) -> list[Path]:
     return [p]
 
 
-def sniff(path: Path) -> str:
+def sniff(path: Path | str) -> str:
     """'otlp', 'transcripts' or 'unknown', from the first bytes of the (decompressed) file."""
     try:
         raw = head(path, 8192)
@@ -69,12 +75,12 @@ def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None 
         if is_jaeger_url(s):
             parts.append(fetch(parse_url(s), progress))
             continue
-        p = Path(s)
+        p = s if remote.is_url(s) else Path(s)
         if sniff(p) == "transcripts":
             from .transcripts import load_transcripts
             part = load_transcripts(p)
             if progress:
-                progress(p.stat().st_size)
+                progress(_size(s))
         else:
             part = load_file(p, progress)
         parts.append(part)
@@ -84,12 +90,14 @@ def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None 
     return check(out)
 
 
+def _size(source: str) -> int:
+    if remote.is_url(source):
+        return remote.size(source)
+    try:
+        return Path(source).stat().st_size
+    except OSError:
+        return 0
+
+
 def total_bytes(sources: Iterable[str]) -> int:
-    total = 0
-    for s in expand(sources):
-        if not is_jaeger_url(s):
-            try:
-                total += Path(s).stat().st_size
-            except OSError:
-                pass
-    return total
+    return sum(_size(s) for s in expand(sources) if not is_jaeger_url(s))

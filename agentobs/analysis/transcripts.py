@@ -71,8 +71,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..kernel.tools import digest as args_digest
-from ..telemetry import semconv as sc
+from ..contract import semconv as sc
+from ..contract.digest import digest as args_digest
+from . import remote
 from ._otlp_read import read_document
 from .input_limits import InputLimits
 from .spanset import SpanSet
@@ -125,8 +126,9 @@ _TAU2_DOMAINS = ("airline", "retail", "telecom", "mock")
 
 def load_transcripts(path: str | os.PathLike[str]) -> SpanSet:
     """Loads one transcript file (.json, optionally gzip-compressed). Never raises for bad content."""
-    p = Path(path)
-    src = str(p)
+    url = remote.is_url(path)                 # an object in an fsspec filesystem (s3://...): read as it is named
+    p = path if url else Path(path)
+    src = remote.shown(str(path)) if url else str(p)
     q = DataQuality(files=1)
     try:
         data = read_document(p, InputLimits.resolve())
@@ -168,7 +170,7 @@ def transcripts_to_spans(obj: Any, source: str, quality: DataQuality | None = No
                     problems.append(f"duplicate run id (imported as copy {seen[run.key]})")
                     run.key = f"{run.key}\x00{seen[run.key]}"
                 for row in _import_run(run, builder.source, problems):
-                    builder.add(*row)
+                    builder.add(row)
         except Exception as exc:        # noqa: BLE001 - the contract is to never raise on content
             problems.append(f"skipped: {type(exc).__name__}: {exc}"[:160])
         if problems:
@@ -218,10 +220,14 @@ class _Run:
     problems: list[str] = field(default_factory=list)
 
 
+def _obj(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
 def _tau2_runs(doc: dict[str, Any], source: str) -> list[_Run | None]:
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
-    agent_info = info.get("agent_info") if isinstance(info.get("agent_info"), dict) else {}
-    env_info = info.get("environment_info") if isinstance(info.get("environment_info"), dict) else {}
+    info = _obj(doc.get("info"))
+    agent_info = _obj(info.get("agent_info"))
+    env_info = _obj(info.get("environment_info"))
     domain = _str(env_info.get("domain_name"))
     model = _str(agent_info.get("llm")) or _model_from_file_name(source, domain)
     agent = _str(agent_info.get("implementation")) or "tau2_agent"
@@ -294,7 +300,20 @@ class _Msg:
     content: Any = None
 
 
-_Row = tuple  # (trace_id, span_id, parent, name, kind, start_ns, end_ns, service, attrs, status, message)
+@dataclass(frozen=True, kw_only=True)
+class _Row:
+    """One span of an imported transcript run."""
+    trace_id: str
+    span_id: str
+    parent: str | None
+    name: str
+    kind: int
+    start_ns: int
+    end_ns: int
+    service: str | None
+    attrs: dict[str, Any]
+    status: int = _STATUS_UNSET
+    message: str | None = None
 
 
 def _import_run(run: _Run, source: str, problems: list[str]) -> list[_Row]:
@@ -365,9 +384,10 @@ def _import_run(run: _Run, source: str, problems: list[str]) -> list[_Row]:
                 sc.RESPONSE_FINISH_REASONS: [finish],
                 sc.USAGE_SOURCE: "reported" if pt is not None and ct is not None else None,
                 sc.CALL_COST_USD: cost}
-            rows.append((trace_id, _hash(f"{trace_id}/m{m.pos}", 16), root_id,
-                         f"{sc.OP_CHAT} {model}" if model else sc.OP_CHAT, _KIND_CLIENT,
-                         times[k - 1] if k else start_ns, times[k], run.service, attrs_chat, _STATUS_UNSET, None))
+            rows.append(_Row(trace_id=trace_id, span_id=_hash(f"{trace_id}/m{m.pos}", 16), parent=root_id,
+                             name=f"{sc.OP_CHAT} {model}" if model else sc.OP_CHAT, kind=_KIND_CLIENT,
+                             start_ns=times[k - 1] if k else start_ns, end_ns=times[k], service=run.service,
+                             attrs=attrs_chat))
         for j, (call_id, name, args_json, fingerprint) in enumerate(m.calls):
             attrs: dict[str, Any] = {
                 sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: name, sc.TOOL_CALL_ID: call_id,
@@ -383,8 +403,9 @@ def _import_run(run: _Run, source: str, problems: list[str]) -> list[_Row]:
                 if res.error:
                     attrs[sc.ERROR_TYPE] = TOOL_ERROR
                     status, message = _STATUS_ERROR, _first_line(res.content) or TOOL_ERROR
-            rows.append((trace_id, _hash(f"{trace_id}/m{m.pos}/t{j}", 16), root_id, f"{sc.OP_EXECUTE_TOOL} {name}",
-                         _KIND_INTERNAL, t0, t1, run.service, attrs, status, message))
+            rows.append(_Row(trace_id=trace_id, span_id=_hash(f"{trace_id}/m{m.pos}/t{j}", 16), parent=root_id,
+                             name=f"{sc.OP_EXECUTE_TOOL} {name}", kind=_KIND_INTERNAL, start_ns=t0, end_ns=t1,
+                             service=run.service, attrs=attrs, status=status, message=message))
 
     run_cost = run.cost
     if run_cost is None and call_costs:
@@ -401,9 +422,10 @@ def _import_run(run: _Run, source: str, problems: list[str]) -> list[_Row]:
         TRANSCRIPT_FORMAT: run.fmt, TRANSCRIPT_TIMING: timing, TRANSCRIPT_TASK_ID: run.task_id,
         TRANSCRIPT_DOMAIN: run.domain, TRANSCRIPT_TRIAL: run.trial, TRANSCRIPT_USER_TOOL_CALLS: user_calls,
         sc.ERROR_TYPE: run.termination if abnormal else None}
-    root = (trace_id, root_id, None, f"{sc.OP_INVOKE_AGENT} {run.agent}" if run.agent else sc.OP_INVOKE_AGENT,
-            _KIND_INTERNAL, start_ns, end_ns, run.service, root_attrs,
-            _STATUS_ERROR if abnormal else _STATUS_UNSET, run.termination if abnormal else None)
+    root = _Row(trace_id=trace_id, span_id=root_id, parent=None,
+                name=f"{sc.OP_INVOKE_AGENT} {run.agent}" if run.agent else sc.OP_INVOKE_AGENT, kind=_KIND_INTERNAL,
+                start_ns=start_ns, end_ns=end_ns, service=run.service, attrs=root_attrs,
+                status=_STATUS_ERROR if abnormal else _STATUS_UNSET, message=run.termination if abnormal else None)
     return [root, *rows]
 
 
@@ -529,15 +551,13 @@ class _SpanBuilder:
         self.attrs: dict[str, list[tuple[int, Any]]] = {k: [] for k in ATTRIBUTE_TYPES}
         self.n = 0
 
-    def add(self, trace_id: str, span_id: str, parent: str | None, name: str, kind: int, start: int, end: int,
-            service: str | None, attrs: dict[str, Any], status: int = _STATUS_UNSET,
-            message: str | None = None) -> None:
+    def add(self, r: _Row) -> None:
         row = self.n
-        for c, v in (("trace_id", trace_id), ("span_id", span_id), ("parent_span_id", parent), ("name", name),
-                     ("kind", kind), ("start_ns", start), ("end_ns", end), ("status_code", status),
-                     ("status_message", message), ("service_name", service)):
+        for c, v in (("trace_id", r.trace_id), ("span_id", r.span_id), ("parent_span_id", r.parent), ("name", r.name),
+                     ("kind", r.kind), ("start_ns", r.start_ns), ("end_ns", r.end_ns), ("status_code", r.status),
+                     ("status_message", r.message), ("service_name", r.service)):
             self.base[c].append(v)
-        for k, v in attrs.items():
+        for k, v in r.attrs.items():
             if v is not None:
                 self.attrs[k].append((row, v))
         self.n += 1

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..telemetry import semconv as sc
+from ..contract import semconv as sc
 from .graph import span_keys
 from .report import Report
 

@@ -1,26 +1,27 @@
-"""``agentobs report | caps | runs | trace``: parse, call the analysis, render."""
+"""``agentobs report | caps | runs | trace``: parse, call the analysis, render.
+
+The analysis (pandas, pyarrow) is imported when a command runs, not when its ``--help`` is shown.
+"""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import click
-import pandas as pd
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..analysis import html as html_report
-from ..analysis.emit import KINDS as EMIT_KINDS
-from ..analysis.emit import emit as emit_caps
-from ..analysis.jaeger import shown
-from ..analysis.report import Options, Report, analyze
-from ..analysis.sources import expand, load_sources, total_bytes
 from ..errors import InputError
 from .common import jaeger_url
-from ..analysis.view import report_view, trace_view
 from .render import console, json_text, say
-from .terminal import print_table, print_view
 from .safe_text import csv_cell, http_url
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..analysis.report import Options, Report
+
+EMIT_KINDS = ("budget", "pydantic-ai", "openai-agents")     # agentobs.analysis.emit.KINDS (a test keeps them equal)
 
 LARGE_INPUT = 20 * 1024 * 1024
 
@@ -39,6 +40,9 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None] | None], Any]) -> Any:
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from ..analysis.sources import total_bytes
     size = total_bytes(sources)
     if size < LARGE_INPUT:
         return fn(None)
@@ -50,6 +54,7 @@ def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None]
 
 def _options(labels: Path | None, success_attr: str | None, target: float, margin: float,
              segments: tuple[str, ...], jaeger: str | None) -> Options:
+    from ..analysis.report import Options
     attr = None
     if success_attr:
         if "=" not in success_attr:
@@ -71,6 +76,9 @@ def _link_base(explicit: str | None) -> str | None:
 
 
 def _run(sources: tuple[str, ...], opt: Options) -> Report:
+    from ..analysis.jaeger import shown
+    from ..analysis.report import analyze
+    from ..analysis.sources import expand
     if not sources:
         raise InputError("name at least one source: a traces file, a folder, a glob or a Jaeger URL")
     expand(sources)          # fail early, with one line, on a missing path
@@ -91,15 +99,20 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
                       help="Margin added to the smallest cap within the target (0.1 = 10%).")(fn)
     fn = click.option("--segment", "segments", multiple=True, metavar="ATTR",
                       help="Also give percentiles per value of this run column or root-span attribute.")(fn)
-    fn = click.option("--jaeger-url", default=None, help="Jaeger UI base URL for links (default AGENTOBS_JAEGER_URL).")(fn)
+    fn = click.option("--jaeger-url", default=None,
+                      help="Jaeger UI base URL for links (default AGENTOBS_JAEGER_URL).")(fn)
     return click.argument("sources", nargs=-1)(fn)
 
 
 def print_report(r: Report) -> None:
+    from ..analysis.view import report_view
+    from .terminal import print_view
     print_view(report_view(r))
 
 
 def print_caps(r: Report) -> None:
+    from ..analysis.view import report_view
+    from .terminal import print_view
     print_view(report_view(r), sections=("caps",))
 
 
@@ -121,6 +134,7 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
             click.echo(text)
         return
     if fmt == "html":
+        from ..analysis import html as html_report
         out = out or Path("agentobs-out/report.html")
         write_atomic(out, html_report.render(r))
         say(f"Report (HTML): {out}")
@@ -142,6 +156,7 @@ def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
     r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url))
     if emit_as:
+        from ..analysis.emit import emit as emit_caps
         e = emit_caps(r.caps, emit_as, target=target, margin=margin)
         click.echo(json_text({"target": target, "margin": margin, **e.to_dict()}, indent=1) if fmt == "json"
                    else e.text, nl=fmt == "json")
@@ -175,6 +190,7 @@ def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
 def csv_text(df: pd.DataFrame) -> str:
     """The CSV of ``df``: RFC 4180 line ends (CRLF, so a value holding a CR or LF is quoted, not split), and text a
     spreadsheet would run as a formula prefixed with ``'``; numbers untouched."""
+    import pandas as pd
     out = df.copy()
     types = pd.api.types
     for c in out.columns:
@@ -190,6 +206,10 @@ def csv_text(df: pd.DataFrame) -> str:
 @click.argument("sources", nargs=-1)
 def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
     """The span tree of one trace, as in the seed's trace table."""
+    from ..analysis.jaeger import shown
+    from ..analysis.sources import load_sources
+    from ..analysis.view import trace_view
+    from .terminal import print_table
     if not sources:
         raise InputError("name the traces file, folder or Jaeger URL that holds the trace")
     ss = load_sources(sources)

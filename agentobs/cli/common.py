@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..telemetry import Telemetry, configure
+if TYPE_CHECKING:
+    from ..telemetry import Telemetry
 
 DEFAULT_OUT = Path("agentobs-out")
 JAEGER_ENV = "AGENTOBS_JAEGER_URL"
@@ -26,6 +28,7 @@ def telemetry_options(default_file: str) -> Callable[[Callable[..., Any]], Calla
         @functools.wraps(fn)
         def wrapper(*args: Any, traces_out: Path, otlp_endpoint: str | None, service_name: str | None,
                     **kwargs: Any) -> Any:
+            from ..telemetry import configure
             if traces_out.exists():
                 traces_out.unlink()
             tel = configure(traces_out=traces_out, otlp_endpoint=otlp_endpoint, service_name=service_name)

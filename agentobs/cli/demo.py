@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,8 @@ from ..domain.scenarios import SEED000, SEED004, Result
 from ..telemetry import Telemetry, configure
 from .analysis_cmds import print_caps, write_atomic
 from .common import DEFAULT_OUT, jaeger_link, jaeger_url
-from .safe_text import http_url
 from .render import console, json_lines, say, table
+from .safe_text import http_url
 from .simulate import print_summary, run_population, write_manifest
 
 
@@ -31,12 +32,11 @@ def run_suite(tel: Telemetry, suite: dict[str, Any]) -> list[tuple[Result, str |
     for run in suite.values():
         obs = tel.observer()
         r = run([obs])
-        ctx = obs.trace_context()
-        out.append((r, ctx.split("-")[1] if ctx else None))
+        out.append((r, obs.trace_id()))
     return out
 
 
-def _rows(results: list[tuple[Result, str | None]], link: bool):
+def _rows(results: list[tuple[Result, str | None]], link: bool) -> Iterator[list[Any]]:
     for r, trace_id in results:
         st = r.state
         row = [r.name, st.stop, st.step, st.tool_calls, st.tokens, f"{st.elapsed:.1f}", _fmt_effects(r.desk.effects)]

@@ -1,43 +1,80 @@
-"""The agentobs command line: parse, call the library, render. User errors end in one line, never a traceback."""
+"""The agentobs command line: parse, call the library, render. User errors end in one line, never a traceback.
+
+Commands are imported when they are invoked (their ``--help`` included), never to list them, so
+``agentobs --help`` loads no analysis, telemetry or kernel code. ``COMMANDS`` names each command's module
+and its one-line help (tests/test_cli_startup.py keeps that line equal to the command's own).
+"""
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import Any, NoReturn
 
 import click
 
 from ..errors import AgentobsError
-from .analysis_cmds import caps_cmd, report_cmd, runs_cmd, trace_cmd
-from .demo import demo
 from .safe_text import clean
-from .simulate import simulate_cmd
+
+# name -> (module, attribute, one-line help shown by `agentobs --help`)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "caps": ("agentobs.cli.analysis_cmds", "caps_cmd",
+             "Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."),
+    "demo": ("agentobs.cli.demo", "demo",
+             "The main job: seed scenarios, a simulated population, its failure taxonomy and caps, an HTML report."),
+    "report": ("agentobs.cli.analysis_cmds", "report_cmd",
+               "Failure taxonomy, percentiles and recommended caps of the runs in SOURCES."),
+    "runs": ("agentobs.cli.analysis_cmds", "runs_cmd",
+             "The runs table (one row per run, documented columns) as CSV."),
+    "simulate": ("agentobs.cli.simulate", "simulate_cmd",
+                 "Run a population of support tasks with stochastic stand-in models and every seed failure pattern."),
+    "trace": ("agentobs.cli.analysis_cmds", "trace_cmd", "The span tree of one trace, as in the seed's trace table."),
+}
 
 
 class _Group(click.Group):
-    def invoke(self, ctx: click.Context):  # type: ignore[override]
+    """Lazy subcommands, and one-line errors for what the user can fix."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module, attr, _ = entry
+        command = getattr(importlib.import_module(module), attr)
+        assert isinstance(command, click.Command), f"{module}.{attr} is not a click command"
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """As click's own, from ``COMMANDS`` instead of the imported commands."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(map(len, names))
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, click.Command(name, help=COMMANDS[name][2]).get_short_help_str(limit))
+                                for name in names])
+
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
             sys.stderr.close()          # the reader went away (e.g. `| head`): not an error
             sys.exit(0)
         except AgentobsError as exc:
-            click.echo(clean(f"agentobs: error: {exc}", None), err=True)
-            sys.exit(2)
+            _fail(f"agentobs: error: {exc}")
         except OSError as exc:
-            click.echo(clean(f"agentobs: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), None),
-                       err=True)
-            sys.exit(2)
+            _fail(f"agentobs: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(clean(message, None), err=True)
+    sys.exit(2)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="agentobs")
 def cli() -> None:
     """Bounded, observable and explainable agent runs on OpenTelemetry."""
-
-
-cli.add_command(demo)
-cli.add_command(simulate_cmd)
-for _cmd in (report_cmd, caps_cmd, runs_cmd, trace_cmd):
-    cli.add_command(_cmd)
 
 
 def main() -> None:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import click
-import numpy as np
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -58,6 +57,8 @@ def table(title: Part, columns: list[tuple[str, str]], rows: Iterable[Iterable[A
 def jsonable(o: Any) -> Any:
     """``o`` with only values JSON can hold: NaN and infinities become null, numpy and pandas values plain
     ones, anything else its string; keys become strings as ``json.dumps`` would make them."""
+    import numpy as np  # imported here: a command's --help needs neither
+    import pandas as pd
     if isinstance(o, dict):
         return {_key(k): jsonable(v) for k, v in o.items()}
     if isinstance(o, (list, tuple, set, frozenset)):

@@ -29,10 +29,8 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 def clean(value: Any, limit: int | None = MAX_CHARS) -> str:
     """``value`` as one line of plain text a terminal shows as is, at most ``limit`` characters."""
     text = value if isinstance(value, str) else str(value)
-    if text.isprintable():               # the common case: nothing to remove
-        out = text
-    else:
-        out = _CONTROL.sub("", _SPACE.sub(" ", _SEQUENCE.sub("", text)))
+    # the common case is printable: nothing to remove
+    out = text if text.isprintable() else _CONTROL.sub("", _SPACE.sub(" ", _SEQUENCE.sub("", text)))
     if limit is not None and len(out) > limit:
         out = out[: limit - 1] + "…"
     return out

@@ -11,17 +11,13 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..domain.population import PATTERNS, SIGNATURES, Record, simulate, summary
-from ..telemetry import Telemetry
+from ..telemetry import OTelObserver, Telemetry
 from .common import report_export, telemetry_options
 from .render import console, say, table
 
 
 def _trace_id(observers: list[Any]) -> str | None:
-    for o in observers:
-        ctx = getattr(o, "trace_context", lambda: None)()
-        if ctx:
-            return ctx.split("-")[1]
-    return None
+    return next((o.trace_id() for o in observers if isinstance(o, OTelObserver) and o.trace_id()), None)
 
 
 def run_population(tel: Telemetry, runs: int, seed: int, show_progress: bool = True) -> list[Record]:
@@ -48,10 +44,8 @@ def print_summary(records: list[Record]) -> None:
     say(f"{s['runs']} runs, {s['successful']} successful (done and completed)")
     pat = Counter(r.pattern for r in records)
     stops = Counter(r.stop for r in records)
-    console.print(table("Injected patterns", [("pattern", "left"), ("runs", "right")],
-                        sorted(pat.items(), key=lambda kv: -kv[1])))
-    console.print(table("Stop reasons", [("stop", "left"), ("runs", "right")],
-                        sorted(stops.items(), key=lambda kv: -kv[1])))
+    console.print(table("Injected patterns", [("pattern", "left"), ("runs", "right")], pat.most_common()))
+    console.print(table("Stop reasons", [("stop", "left"), ("runs", "right")], stops.most_common()))
     console.print(table("Failure signatures the simulation recorded", [("signature", "left"), ("runs", "right")],
                         [(k, v) for k, v in s["signatures"].items()]))
 

@@ -15,17 +15,19 @@ class SupportPolicy:
     """Handles 'refund the damaged item and confirm by email' from the state it is shown.
 
     When a refund is denied, or a tool stays down after retries, it hands the case to a
-    person (``escalate_to_human``) and ends with outcome ``escalated``.
+    person (``escalate_to_human``) and ends with outcome ``escalated``. It keeps nothing between calls, so one
+    instance serves any number of concurrent runs; it never blocks (the async kernel calls it in the event loop).
     """
 
     provider = "agentobs"
+    blocking = False
 
     def __init__(self, order: str = "ord_1001", amount: int = 3000, latency: float = 1.5,
                  name: str = "support-policy"):
         self.order, self.amount, self.latency, self.name = order, amount, latency, name
 
     def propose(self, request: ModelRequest) -> ModelResponse:
-        return ModelResponse(self.next(json.loads(request.view)), self.latency)
+        return ModelResponse(reply=self.next(json.loads(request.view)), latency_s=self.latency)
 
     def next(self, v: dict[str, Any]) -> dict[str, Any]:
         f, o, last = v["facts"], self.order, v.get("last_result") or {}
@@ -103,7 +105,8 @@ def random_model(seed: int) -> FunctionModel:
     def fn(view: dict[str, Any], i: int) -> Any:
         r = rng.random()
         if r < 0.08:
-            return {"type": "final", "outcome": rng.choice(["completed", "cannot_complete", "escalated"]), "text": "done"}
+            return {"type": "final", "outcome": rng.choice(["completed", "cannot_complete", "escalated"]),
+                    "text": "done"}
         if r < 0.16:
             return {"type": "plan", "steps": [{"id": f"s{j}", "tool": rng.choice(TOOLS_AND_BOGUS),
                                                "depends_on": rng.choice([[], [f"s{j - 1}"], ["zz"]])}

@@ -3,7 +3,7 @@
 Every run gets one pattern (``PATTERNS`` with its share of the population). Healthy runs vary
 their path length (extra policy look-ups); the other patterns reproduce the seeds' failures:
 looping reads, stuck searches, large results, premature completion, slow models, dollar
-ceilings, lost write responses, tool outages, denied and late approvals, planted memory.
+limits, lost write responses, tool outages, denied and late approvals, planted memory.
 
 What the simulation records as ground truth (``Record.expected``) is computed from the
 kernel's own events and final state, in process, never from the exported traces: the
@@ -16,9 +16,12 @@ import math
 import random
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
+from ..contract.vocabulary import STALE_AFTER_S
 from ..kernel.approval import Decision
 from ..kernel.budget import Budget
 from ..kernel.clock import SimClock
@@ -32,7 +35,6 @@ from .support import FACTS, SupportDesk
 
 AGENT = "support-agent"
 PRICE_AS = "gpt-4.1-mini"
-STALE_AFTER_S = 900.0          # a resume later than this is "after a long gap"
 
 # pattern -> share of runs (sums to 1)
 PATTERNS: dict[str, float] = {
@@ -67,7 +69,7 @@ class PopulationDesk(SupportDesk):
         if resp.latency_s is None or resp.result.get("code") == "timeout":
             return resp
         jitter = self.rng.uniform(0.8, 1.3)
-        return ToolResponse(resp.result, round(min(resp.latency_s * jitter, call.timeout_s), 3))
+        return ToolResponse(result=resp.result, latency_s=round(min(resp.latency_s * jitter, call.timeout_s), 3))
 
     def _search(self, call: ToolInvocation) -> ToolResponse:
         q = call.args["q"]
@@ -78,13 +80,14 @@ class PopulationDesk(SupportDesk):
             text = "No matching policy."           # the same empty answer, whatever the wording
         else:
             text = f"Policy on {q}: handled by the support team within 5 business days."
-        return ToolResponse({"status": "ok", "text": text}, min(secs, call.timeout_s))
+        return ToolResponse(result={"status": "ok", "text": text}, latency_s=min(secs, call.timeout_s))
 
 
 class PopulationPolicy:
     """A stochastic stand-in model that follows one pattern, reading only the rendered view."""
 
     provider = "agentobs"
+    blocking = False
 
     def __init__(self, rng: random.Random, pattern: str, order: str, amount: int, extra_lookups: int,
                  latency: float, name: str = "support-policy-sim"):
@@ -100,7 +103,7 @@ class PopulationPolicy:
     def propose(self, request: ModelRequest) -> ModelResponse:
         self.calls += 1
         latency = round(self.latency * self.rng.lognormvariate(0.0, 0.25), 3)
-        return ModelResponse(self.next(json.loads(request.view)), latency)
+        return ModelResponse(reply=self.next(json.loads(request.view)), latency_s=latency)
 
     def _tool(self, name: str, step: str | None = None, **args: Any) -> dict[str, Any]:
         reply: dict[str, Any] = {"type": "tool", "name": name, "args": args}
@@ -194,19 +197,34 @@ def _geometric(rng: random.Random, p: float, cap: int) -> int:
 
 def simulate(runs: int, seed: int = 7, *, observers: Callable[[], Iterable[Observer]] = lambda: (),
              start_ns: int | None = None, progress: Callable[[int], None] | None = None,
-             trace_id_of: Callable[[list[Observer]], str | None] | None = None) -> list[Record]:
-    """Runs ``runs`` tasks; ``observers()`` gives fresh observers per task segment (e.g. telemetry)."""
+             trace_id_of: Callable[[list[Observer]], str | None] | None = None, workers: int = 1) -> list[Record]:
+    """Runs ``runs`` tasks; ``observers()`` gives the observers of each task segment (fresh ones, or the same
+    shared ones every time: one observer serves concurrent runs). ``workers`` > 1 runs that many tasks at once,
+    in threads; every task draws from a random generator of its own, so the records are the same either way."""
     rng = random.Random(seed)
     patterns = choose_patterns(runs, rng)
     base = start_ns if start_ns is not None else time.time_ns() - 6 * 3600 * 10**9
     spacing = int(3600 * 10**9 / max(runs, 1))
-    records = []
-    for i, pattern in enumerate(patterns):
-        records.append(_one(i, pattern, random.Random(rng.getrandbits(64)), base + i * spacing, observers,
-                            trace_id_of))
-        if progress:
-            progress(1)
-    return records
+    seeds = [rng.getrandbits(64) for _ in patterns]
+
+    def one(i: int) -> Record:
+        return _one(i, patterns[i], random.Random(seeds[i]), base + i * spacing, observers, trace_id_of)
+
+    if workers <= 1:
+        records = []
+        for i in range(len(patterns)):
+            records.append(one(i))
+            if progress:
+                progress(1)
+        return records
+    with ThreadPoolExecutor(workers, thread_name_prefix="agentobs-simulate") as pool:
+        futures = [pool.submit(one, i) for i in range(len(patterns))]
+        out = []
+        for f in futures:
+            out.append(f.result())
+            if progress:
+                progress(1)
+        return out
 
 
 def _one(i: int, pattern: str, rng: random.Random, epoch: int, observers: Callable[[], Iterable[Observer]],
@@ -226,9 +244,9 @@ def _one(i: int, pattern: str, rng: random.Random, epoch: int, observers: Callab
         desk.flaky["get_order"] = rng.choice([1, 2])
     elif pattern == "tool_outage":
         desk.flaky["get_order"] = 10
-    elif pattern == "partial_completion":                      # a cap too low for this tenant: work half done
-        cap = {"max_steps": 3} if rng.random() < 0.5 else {"max_tool_calls": 2}
-        budget = Budget(**{**_fields(BUDGET), **cap})
+    elif pattern == "partial_completion":                      # a limit too low for this tenant: work half done
+        low = {"max_steps": 3} if rng.random() < 0.5 else {"max_tool_calls": 2}
+        budget = Budget(**{**_fields(BUDGET), **low})
     elif pattern == "budget_exhausted":
         budget, price_as = Budget(**{**_fields(BUDGET), "max_usd": 0.004}), "gemini-3.5-flash"
     elif pattern == "unknown_outcome":

@@ -3,12 +3,14 @@
 A ``Spec`` says how to build one run (model, budget, backend, pricing, approver); ``run``
 executes it and returns the final state with the backend, whose ledger shows what really
 happened. ``crash_and_recover`` kills the run at a boundary and recovers it from the last
-checkpoint with a fresh kernel, as a restarted worker would.
+checkpoint with a fresh kernel, as a restarted worker would. ``shared_kernel`` builds one kernel for many
+concurrent runs of a spec: a simulated clock per run and a desk per task.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..errors import SimulatedCrash
 from ..kernel.approval import Approver, Decision
@@ -20,7 +22,7 @@ from ..kernel.faults import CrashAt
 from ..kernel.loop import Kernel
 from ..kernel.state import TaskState
 from . import policies
-from .support import FACTS, SupportDesk
+from .support import FACTS, SupportDesk, SupportDesks
 
 GOAL = "refund the damaged item on order ord_1001"
 AGENT = "support-agent"
@@ -55,8 +57,8 @@ def new_state(task_id: str = "t1", user: str = "cu_ana", goal: str = GOAL) -> Ta
     return TaskState(task_id=task_id, user_id=user, goal=goal, agent_name=AGENT)
 
 
-def kernel_for(spec: Spec, desk: SupportDesk, *, observers: Iterable[Observer] = (), clock: SimClock | None = None,
-               checkpoints: CheckpointStore | None = None, **kw: Any) -> Kernel:
+def kernel_for(spec: Spec, desk: SupportDesk | SupportDesks, *, observers: Iterable[Observer] = (),
+               clock: SimClock | None = None, checkpoints: CheckpointStore | None = None, **kw: Any) -> Kernel:
     return Kernel(spec.model(), desk, budget=spec.budget, clock=clock or SimClock(), facts=FACTS,
                   price_as=spec.price_as, observers=observers, checkpoints=checkpoints, approver=spec.approver, **kw)
 
@@ -67,6 +69,18 @@ def run(spec: Spec, observers: Iterable[Observer] = (), epoch_ns: int | None = N
     st = kernel_for(spec, desk, observers=observers, clock=SimClock(epoch_ns), checkpoints=checkpoints
                     ).run(new_state(task_id))
     return Result(spec.name, st, desk)
+
+
+def shared_kernel(spec: Spec, *, observers: Iterable[Observer] = (), epoch_ns: int | None = None,
+                  checkpoints: CheckpointStore | None = None, model: Any = None) -> tuple[Kernel, SupportDesks]:
+    """One kernel for any number of concurrent runs of ``spec`` (their task ids must differ): every run gets a
+    simulated clock of its own at ``epoch_ns`` and a desk of its own (``SupportDesks``). The spec's model must
+    keep nothing between calls (``SupportPolicy`` does; the ``FunctionModel`` stand-ins count their calls and
+    raise ``ConcurrentUseError`` when shared); ``model`` replaces it (e.g. an async wrapper of it)."""
+    desks = SupportDesks(spec.desk)
+    return Kernel(model if model is not None else spec.model(), desks, budget=spec.budget,
+                  clock=SimClock(epoch_ns, per_run=True), facts=FACTS, price_as=spec.price_as, observers=observers,
+                  checkpoints=checkpoints, approver=spec.approver), desks
 
 
 def go(model: Any, budget: Budget | None = None, desk: SupportDesk | None = None, *, task_id: str = "t1",
@@ -80,7 +94,8 @@ def go(model: Any, budget: Budget | None = None, desk: SupportDesk | None = None
 
 
 def crash_and_recover(spec: Spec, boundary: str, nth: int = 1, tool: str | None = None,
-                      observers: Iterable[Observer] = (), epoch_ns: int | None = None) -> Result:
+                      observers: Iterable[Observer] = (), epoch_ns: int | None = None, *,
+                      task_id: str = "t1") -> Result:
     """Crash at the nth ``boundary`` event, then recover from the last checkpoint with a fresh kernel."""
     desk = spec.desk()
     lease_clock = SimClock(epoch_ns)
@@ -89,13 +104,13 @@ def crash_and_recover(spec: Spec, boundary: str, nth: int = 1, tool: str | None 
     segments = []
     try:
         st = kernel_for(spec, desk, observers=[*observers, crash], clock=SimClock(epoch_ns),
-                        checkpoints=store).run(new_state())
+                        checkpoints=store).run(new_state(task_id))
     except SimulatedCrash:
         lease_clock.sleep(store.lease_ttl + 1)       # the dead worker's lease runs out before the restart
-        if store.exists("t1"):
-            segments.append(store.load("t1").state)
+        if store.exists(task_id):
+            segments.append(store.load(task_id).state)
         st = kernel_for(spec, desk, observers=observers, clock=SimClock(epoch_ns),
-                        checkpoints=store).run_or_recover(new_state())
+                        checkpoints=store).run_or_recover(new_state(task_id))
     if not crash.fired:
         raise ValueError(f"{spec.name}: the run never reached {boundary} #{nth}")
     return Result(spec.name, st, desk, segments)
@@ -140,10 +155,11 @@ APPROVED = Spec("approval_granted", lambda: policies.SupportPolicy("ord_1004", 8
 
 
 def _runner(spec: Spec) -> Callable[..., Result]:
+    """``runner(observers=(), epoch_ns=None, task_id="t1")``: the scenario, on a kernel and a desk of its own."""
     if spec.name == "crash_resume":
-        return lambda observers=(), epoch_ns=None: crash_and_recover(spec, "after_tool", tool="issue_refund",
-                                                                     observers=observers, epoch_ns=epoch_ns)
-    return lambda observers=(), epoch_ns=None: run(spec, observers, epoch_ns)
+        return lambda observers=(), epoch_ns=None, task_id="t1": crash_and_recover(
+            spec, "after_tool", tool="issue_refund", observers=observers, epoch_ns=epoch_ns, task_id=task_id)
+    return lambda observers=(), epoch_ns=None, task_id="t1": run(spec, observers, epoch_ns, task_id=task_id)
 
 
 SEED000: dict[str, Callable[..., Result]] = {s.name: _runner(s) for s in SEED000_SPECS}

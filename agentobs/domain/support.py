@@ -5,9 +5,13 @@ Tools: get_order, search_policy (reads); issue_refund, send_status_email, escala
 the stored result (``replayed: true``) instead of a second effect. A write that outlives
 its timeout still happens, but the caller only learns that the outcome is unknown.
 Refunds above ``AUTO_LIMIT`` cents need a human approval of exactly those arguments.
+
+``SupportDesks`` is one toolbox with a desk per task, for many concurrent runs through one kernel.
 """
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from ..kernel.tools import FactPolicy, ToolInvocation, ToolResponse, ToolSpec, error
@@ -34,7 +38,10 @@ def default_orders() -> dict[str, dict[str, Any]]:
 
 
 class SupportDesk:
-    """The backend. ``effects`` is the ledger of what really happened in the world."""
+    """The backend. ``effects`` is the ledger of what really happened in the world. In memory: it never blocks, so
+    the async kernel calls it in the event loop."""
+
+    blocking = False
 
     def __init__(self, latency: dict[str, float] | None = None, *, flaky: dict[str, int] | None = None,
                  orders: dict[str, dict[str, Any]] | None = None):
@@ -56,17 +63,18 @@ class SupportDesk:
         secs = self.latency[name]
         stored = self.done.get(call.key, {}).get(name)
         if stored is not None:                         # same key: replay the stored result
-            return ToolResponse({**stored, "replayed": True}, REPLAY_LATENCY)
+            return ToolResponse(result={**stored, "replayed": True}, latency_s=REPLAY_LATENCY)
         if self.flaky.get(name, 0) > 0:
             self.flaky[name] -= 1
-            return ToolResponse(error("unavailable", transient=True, detail="503 backend timeout"), secs)
+            return ToolResponse(result=error("unavailable", transient=True, detail="503 backend timeout"),
+                                latency_s=secs)
         res = self._run(call)
         if res["status"] == "ok" and CATALOG[name].effect == "write":
             self.done.setdefault(call.key, {})[name] = dict(res)      # results are flat
         if secs > call.timeout_s:
             lost = {"status": "unknown", "code": "timeout"} if CATALOG[name].effect == "write" else error("timeout")
-            return ToolResponse(lost, call.timeout_s)
-        return ToolResponse(res, secs)
+            return ToolResponse(result=lost, latency_s=call.timeout_s)
+        return ToolResponse(result=res, latency_s=secs)
 
     # -- the world -----------------------------------------------------------------------------
 
@@ -103,3 +111,29 @@ class SupportDesk:
 
     def refunds(self) -> list[tuple[Any, ...]]:
         return [e for e in self.effects if e[0] == "refund"]
+
+
+class SupportDesks:
+    """One toolbox, one ``SupportDesk`` per task (made by ``make`` on the task's first call): concurrent runs of
+    one kernel each get a world of their own. A call goes to the desk of the task its key starts with (the kernel
+    keys every call ``<task id>:<plan step>``; task ids here hold no ``:``)."""
+
+    blocking = False
+
+    def __init__(self, make: Callable[[], SupportDesk] = SupportDesk):
+        self.make = make
+        self.desks: dict[str, SupportDesk] = {}
+        self._lock = threading.Lock()
+
+    def spec(self, name: str) -> ToolSpec | None:
+        return CATALOG.get(name)
+
+    def invoke(self, call: ToolInvocation) -> ToolResponse:
+        return self.desk(call.key.partition(":")[0]).invoke(call)
+
+    def desk(self, task_id: str) -> SupportDesk:
+        with self._lock:
+            desk = self.desks.get(task_id)
+            if desk is None:
+                desk = self.desks[task_id] = self.make()
+            return desk

@@ -1,5 +1,5 @@
 """One run's spend and guards, for an agent loop that is not ours: the kernel's ``Budget``, checked before
-each model request and each tool call, with the kernel's semantics.
+each model request and each tool call, with the kernel's semantics and the kernel's checks.
 
 - steps = model requests; ``max_steps``, ``max_tool_calls`` and the active-time deadline are checked before
   each request, the tool-call limit and the deadline again before each tool call;
@@ -8,36 +8,31 @@ each model request and each tool call, with the kernel's semantics.
   (the output cap, which the guard also sends as the request's ``max_tokens``);
 - dollars: the next request is priced ahead (its input and ``reserve_tokens`` of output) and may not take
   the run past ``max_usd``; a dollar budget with a model that cannot be priced is refused up front;
-- repeated call: the same (tool, arguments) fingerprint proposed more than ``max_repeat`` times, over the
-  run or since the last progress (``repeat_window``), stops the run before that call;
+- repeated call: the same (tool, arguments) digest proposed more than ``max_repeat`` times, over the run or
+  since the last progress (``repeat_window``), stops the run before that call;
 - no progress: frameworks have no task state, so a step progressed when one of its tool calls returned a
-  result not seen before in the run (tool name + result fingerprint) that is not an error (an exception, or
-  a result with ``status: error`` in the kernel's vocabulary); ``max_stalls`` steps in a row without one
+  result not seen before in the run (the digest of tool name and result) that is not an error (an exception,
+  or a result with ``status: error`` in the kernel's vocabulary); ``max_stalls`` steps in a row without one
   stop the run before the next request.
 
-A breach raises the framework's subclass of ``BudgetExceeded``; ``stop`` keeps the first one.
+Every check returns the contract's ``Breach`` (the budget's own checks where there is one); a breach raises
+the framework's subclass of ``BudgetExceeded`` made by ``fail``, and ``breach`` keeps the first one.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn
 
-from .. import Budget, Prices, StopReason
+from ..contract.digest import digest
+from ..contract.events import Breach, TokenUsage
+from ..contract.pricing import Prices
+from ..contract.vocabulary import StopReason, ToolStatus
 from ..errors import BudgetExceeded, ConfigError
-from ..kernel import digest
+from ..kernel.budget import Budget
 
-Fail = Callable[[StopReason, float, float, str], BudgetExceeded]
-
-
-def _breach(result: Any) -> tuple[StopReason, float, float] | None:
-    """The kernel budget's verdict as (stop, limit, observed): a tuple today, a ``Breach`` value later."""
-    if result is None:
-        return None
-    if isinstance(result, tuple):
-        return result[0], result[1], result[2]
-    return result.stop, result.limit, result.observed
+Fail = Callable[[Breach, str], BudgetExceeded]     # the breach and what was checked -> the exception to raise
 
 
 def est_tokens(chars: int) -> int:
@@ -53,12 +48,22 @@ def text_size(obj: Any) -> int:
         return len(obj)
     try:
         return len(json.dumps(obj, default=str, separators=(",", ":")))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return len(str(obj))
 
 
 def is_error_result(result: Any) -> bool:
-    return isinstance(result, BaseException) or (isinstance(result, dict) and result.get("status") == "error")
+    return isinstance(result, BaseException) or (isinstance(result, Mapping)
+                                                 and result.get("status") == ToolStatus.ERROR)
+
+
+def fingerprint(name: str, value: Any) -> str:
+    """The contract's digest of a call or a result; a value JSON cannot sort or hold (mixed key types, cycles)
+    is digested by its text."""
+    try:
+        return digest(name, value)
+    except (TypeError, ValueError, RecursionError):
+        return digest(name, repr(value))
 
 
 class Accountant:
@@ -79,9 +84,7 @@ class Accountant:
         self._progressed = False
         self._step_open = False
         self._last_io = 0                     # input + output tokens of the previous request
-        self.stop: StopReason | None = None
-        self.limit: float | None = None
-        self.observed: float | None = None
+        self.breach: Breach | None = None     # the first limit the run reached
         self.models: set[str] = set()
 
     # -- configuration checks ------------------------------------------------------------------
@@ -107,7 +110,7 @@ class Accountant:
         return self.input_tokens + self.output_tokens
 
     def remaining_time(self) -> float:
-        return max(0.0, self.budget.deadline_s - self.elapsed)
+        return self.budget.remaining_time(self.elapsed)
 
     def next_input_tokens(self, chars: int) -> int:
         return max(est_tokens(chars), self._last_io)
@@ -117,36 +120,34 @@ class Accountant:
         b = self.budget
         if self._step_open:
             self._close_step()
-            if self.stalls >= b.max_stalls:
-                self._raise(StopReason.NO_PROGRESS, b.max_stalls, self.stalls, "steps in a row without progress")
+            self._check(b.check_stalls(self.stalls), "steps in a row without progress")
         tin = self.next_input_tokens(input_chars)
         projected = None
         if b.max_usd is not None:
             name, prov = self.price_key(model, provider)
             projected = self.prices.cost(name, prov, tin, b.reserve_tokens)
             if projected is None:
-                self._raise(StopReason.MAX_USD, b.max_usd, self.cost_usd, f"model {name!r} cannot be priced")
-        verdict = _breach(b.check_before_model_call(
-            step=self.steps, tool_calls=self.tool_calls, elapsed=self.elapsed, tokens=self.tokens,
-            next_input_tokens=tin, cost_usd=self.cost_usd, projected_usd=projected))
-        if verdict is not None:
-            self._raise(*verdict, "checked before the model request")
+                self._fail(Breach(limit="max_usd", limit_value=b.max_usd, observed=self.cost_usd,
+                                  stop=StopReason.MAX_USD), f"model {name!r} cannot be priced")
+        self._check(b.check_before_model_call(step=self.steps, tool_calls=self.tool_calls, elapsed=self.elapsed,
+                                              tokens=self.tokens, next_input_tokens=tin, cost_usd=self.cost_usd,
+                                              projected_usd=projected), "checked before the model request")
         self.steps += 1
         self._step_open, self._progressed = True, False
         return tin
 
-    def model_returned(self, *, input_tokens: int | None, output_tokens: int | None, seconds: float,
-                       model: str | None, provider: str | None, estimated_input: int = 0,
-                       cache_read_tokens: int | None = None, cache_creation_tokens: int | None = None,
-                       reasoning_tokens: int | None = None) -> None:
-        """Charges one answered request: reported usage (or the estimate), its price, its time."""
-        tin = input_tokens if input_tokens is not None else estimated_input
-        tout = output_tokens if output_tokens is not None else 0
+    def model_returned(self, usage: TokenUsage | None, *, seconds: float, model: str | None, provider: str | None,
+                       estimated_input: int = 0) -> None:
+        """Charges one answered request: the reported usage (or, without one, the input estimate), its price,
+        its time."""
+        tin = usage.input_tokens if usage is not None else estimated_input
+        tout = usage.output_tokens if usage is not None else 0
         self.input_tokens += tin
         self.output_tokens += tout
-        self.cache_read_tokens += cache_read_tokens or 0
-        self.cache_creation_tokens += cache_creation_tokens or 0
-        self.reasoning_tokens += reasoning_tokens or 0
+        if usage is not None:
+            self.cache_read_tokens += usage.cache_read_input_tokens or 0
+            self.cache_creation_tokens += usage.cache_creation_input_tokens or 0
+            self.reasoning_tokens += usage.reasoning_output_tokens or 0
         self._last_io = tin + tout
         self.charge_time(seconds)
         if model:
@@ -165,23 +166,23 @@ class Accountant:
     def deadline_passed(self) -> bool:
         return self.elapsed >= self.budget.deadline_s
 
-    def deadline(self, what: str) -> None:
+    def deadline(self, what: str) -> NoReturn:
         """A call was cut off by the time left: the run ends at the deadline."""
-        self.elapsed = max(self.elapsed, self.budget.deadline_s)
-        self._raise(StopReason.DEADLINE, self.budget.deadline_s, self.elapsed, what)
+        b = self.budget
+        self.elapsed = max(self.elapsed, b.deadline_s)
+        self._fail(Breach(limit="deadline_s", limit_value=b.deadline_s, observed=self.elapsed,
+                          stop=StopReason.DEADLINE), what)
 
     # -- tool calls ----------------------------------------------------------------------------
 
     def before_tool_call(self, name: str, args: Any) -> str:
-        """Counts the proposal, then checks repeats, the tool-call limit and the deadline. Returns the fingerprint."""
+        """Counts the proposal, then checks repeats, the tool-call limit and the deadline. Returns the digest."""
         b = self.budget
-        fp = digest(name, args)
+        fp = fingerprint(name, args)
         self.seen[fp] = self.seen.get(fp, 0) + 1
-        if self.seen[fp] > b.max_repeat:
-            self._raise(StopReason.REPEATED_CALL, b.max_repeat, self.seen[fp], f"{name} with the same arguments")
-        verdict = _breach(b.check_before_tool_call(tool_calls=self.tool_calls, elapsed=self.elapsed))
-        if verdict is not None:
-            self._raise(*verdict, f"checked before the {name} call")
+        self._check(b.check_repeat(self.seen[fp]), f"{name} with the same arguments")
+        self._check(b.check_before_tool_call(tool_calls=self.tool_calls, elapsed=self.elapsed),
+                    f"checked before the {name} call")
         self.tool_calls += 1
         return fp
 
@@ -190,14 +191,14 @@ class Accountant:
         when together they would pass the limit (the framework would otherwise cancel calls already running)."""
         b = self.budget
         if n > 1 and self.tool_calls + n > b.max_tool_calls:
-            self._raise(StopReason.MAX_TOOL_CALLS, b.max_tool_calls, self.tool_calls + n,
-                        f"the reply asks for {n} tool calls")
+            self._fail(Breach(limit="max_tool_calls", limit_value=b.max_tool_calls, observed=self.tool_calls + n,
+                              stop=StopReason.MAX_TOOL_CALLS), f"the reply asks for {n} tool calls")
 
     def tool_returned(self, name: str, result: Any, seconds: float) -> None:
         self.charge_time(seconds)
         if is_error_result(result):
             return
-        ofp = hashlib.sha256(f"{name}\x00{_stable(result)}".encode()).hexdigest()[:12]
+        ofp = fingerprint(name, result)
         if ofp not in self.observations:
             self.observations.add(ofp)
             self._progressed = True
@@ -219,10 +220,14 @@ class Accountant:
             self.max_stalls_seen = max(self.max_stalls_seen, self.stalls)
         self._step_open = False
 
-    def _raise(self, stop: StopReason, limit: float, observed: float, detail: str) -> None:
-        if self.stop is None:
-            self.stop, self.limit, self.observed = stop, limit, observed
-        raise self.fail(stop, limit, observed, detail)
+    def _check(self, breach: Breach | None, detail: str) -> None:
+        if breach is not None:
+            self._fail(breach, detail)
+
+    def _fail(self, breach: Breach, detail: str) -> NoReturn:
+        if self.breach is None:
+            self.breach = breach
+        raise self.fail(breach, detail)
 
     def summary(self) -> dict[str, Any]:
         return {"steps": self.steps, "tool_calls": self.tool_calls, "tokens": self.tokens,
@@ -230,11 +235,4 @@ class Accountant:
                 "cache_read_tokens": self.cache_read_tokens, "cache_creation_tokens": self.cache_creation_tokens,
                 "reasoning_tokens": self.reasoning_tokens, "cost_usd": self.cost_usd,
                 "unpriced_calls": self.unpriced_calls, "elapsed_s": self.elapsed, "max_stalls": self.max_stalls_seen,
-                "stop_reason": self.stop.value if self.stop else None}
-
-
-def _stable(result: Any) -> str:
-    try:
-        return json.dumps(result, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return repr(result)
+                "stop_reason": self.breach.stop.value if self.breach else None}

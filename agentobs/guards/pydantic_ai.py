@@ -22,34 +22,48 @@ import dataclasses
 import time
 from typing import Any
 
-from .. import Budget, Prices, StopReason
+from ..contract.events import Breach, TokenUsage
+from ..contract.pricing import Prices
+from ..contract.vocabulary import StopReason
 from ..errors import BudgetExceeded
+from ..kernel.budget import Budget
 from . import _spans
 from ._accountant import Accountant, text_size
 
 try:
-    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai import RunContext
+    from pydantic_ai.capabilities import (
+        AbstractCapability,
+        ValidatedToolArgs,
+        WrapModelRequestHandler,
+        WrapRunHandler,
+        WrapToolExecuteHandler,
+    )
     from pydantic_ai.exceptions import ModelAPIError, UsageLimitExceeded
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+    from pydantic_ai.models import ModelRequestContext
+    from pydantic_ai.run import AgentRunResult
+    from pydantic_ai.settings import ModelSettings
+    from pydantic_ai.tools import ToolDefinition
+    from pydantic_ai.usage import RequestUsage
 except ImportError as exc:  # pragma: no cover - the extra is not installed
     raise ImportError("the Pydantic AI guard needs pydantic-ai: pip install 'agentobs[pydantic-ai]'") from exc
 
 
 class BudgetStop(BudgetExceeded, UsageLimitExceeded):
-    """The guard stopped the run: ``stop`` (a StopReason), ``limit``, ``observed``. Also Pydantic AI's own
-    ``UsageLimitExceeded``, so code that handles the framework's limits handles this one too."""
+    """The guard stopped the run: ``breach`` (the limit, its value, what was observed, the stop reason), also as
+    ``stop``, ``limit`` and ``observed``. Also Pydantic AI's own ``UsageLimitExceeded``, so code that handles the
+    framework's limits handles this one too."""
 
-    def __init__(self, stop: StopReason, limit: float, observed: float, detail: str = ""):
-        BudgetExceeded.__init__(self, stop, limit, observed, detail)
-        what = f"{stop}: limit {limit:g}, observed {observed:g}"
+    def __init__(self, breach: Breach, detail: str = ""):
+        BudgetExceeded.__init__(self, breach.stop, breach.limit_value, breach.observed, detail)
+        self.breach = breach
+        what = f"{breach.stop}: limit {breach.limit_value:g}, observed {breach.observed:g}"
         self.message = f"{what} ({detail})" if detail else what   # without the framework's "raise the limit" hint
         self.args = (self.message,)
 
     def __str__(self) -> str:
         return self.message
-
-
-def _stop(stop: StopReason, limit: float, observed: float, detail: str) -> BudgetExceeded:
-    return BudgetStop(stop, limit, observed, detail)
 
 
 @dataclasses.dataclass
@@ -61,23 +75,21 @@ class BudgetGuard(AbstractCapability[Any]):
     price_as: str | None = None
     account: Accountant | None = dataclasses.field(default=None, init=False, repr=False)
 
-    async def for_run(self, ctx: Any) -> BudgetGuard:
+    async def for_run(self, ctx: RunContext[Any]) -> BudgetGuard:
         run = dataclasses.replace(self)
-        run.account = Accountant(self.budget, fail=_stop, prices=self.prices, price_as=self.price_as)
-        model = getattr(ctx, "model", None)
-        if model is not None:
-            run.account.require_price(getattr(model, "model_name", None), getattr(model, "system", None))
+        run.account = self._new_account()
+        run.account.require_price(ctx.model.model_name, ctx.model.system)
         return run
 
     # -- the run --------------------------------------------------------------------------------
 
-    async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+    async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         span = _spans.current_agent_span()
         acct = self._acct()
         try:
             result = await handler()
         except BudgetExceeded as exc:
-            _spans.mark(span, acct, exc.stop)
+            _spans.mark(span, acct, StopReason(exc.stop))
             raise
         except ModelAPIError:
             acct.finish()
@@ -92,17 +104,17 @@ class BudgetGuard(AbstractCapability[Any]):
 
     # -- model requests -------------------------------------------------------------------------
 
-    async def wrap_model_request(self, ctx: Any, *, request_context: Any, handler: Any) -> Any:
+    async def wrap_model_request(self, ctx: RunContext[Any], *, request_context: ModelRequestContext,
+                                 handler: WrapModelRequestHandler) -> ModelResponse:
         acct = self._acct()
-        model = request_context.model
-        name, system = getattr(model, "model_name", None), getattr(model, "system", None)
+        name, system = request_context.model.model_name, request_context.model.system
         tin = acct.before_model_request(input_chars=_request_chars(request_context), model=name, provider=system)
-        settings = dict(request_context.model_settings or {})
+        settings: ModelSettings = {**(request_context.model_settings or {})}
         cap = acct.budget.max_output_tokens
-        if not isinstance(settings.get("max_tokens"), int) or settings["max_tokens"] > cap:
+        if settings.get("max_tokens", cap + 1) > cap:
             settings["max_tokens"] = cap              # the reserve holds only if the reply is capped
         left = acct.remaining_time()
-        if not isinstance(settings.get("request_timeout"), (int, float)) or settings["request_timeout"] > left:
+        if settings.get("request_timeout", left + 1) > left:
             settings["request_timeout"] = left        # the time left is the request's deadline
         started = time.monotonic()
         try:
@@ -110,33 +122,27 @@ class BudgetGuard(AbstractCapability[Any]):
         except BudgetExceeded:
             raise
         except Exception:
-            acct.charge_time(time.monotonic() - started)
-            if acct.deadline_passed() or time.monotonic() - started >= left:
+            took = time.monotonic() - started
+            acct.charge_time(took)
+            if acct.deadline_passed() or took >= left:
                 acct.deadline(f"the request to {name} was cut off when the time ran out")
             raise
-        usage = getattr(response, "usage", None)
-        details = getattr(usage, "details", None) or {}
-        reported = usage is not None and (usage.input_tokens or usage.output_tokens)
-        acct.model_returned(
-            input_tokens=usage.input_tokens if reported else None,
-            output_tokens=usage.output_tokens if reported else None,
-            seconds=time.monotonic() - started, model=getattr(response, "model_name", None) or name,
-            provider=getattr(response, "provider_name", None) or system, estimated_input=tin,
-            cache_read_tokens=getattr(usage, "cache_read_tokens", None),
-            cache_creation_tokens=getattr(usage, "cache_write_tokens", None),
-            reasoning_tokens=details.get("reasoning_tokens") if isinstance(details, dict) else None)
-        tools = {t.name for t in getattr(request_context.model_request_parameters, "function_tools", None) or ()}
-        acct.project_tool_calls(sum(1 for p in getattr(response, "parts", ()) or ()
-                                    if getattr(p, "part_kind", None) == "tool-call" and p.tool_name in tools))
+        acct.model_returned(_usage(response.usage), seconds=time.monotonic() - started,
+                            model=response.model_name or name, provider=response.provider_name or system,
+                            estimated_input=tin)
+        tools = {t.name for t in request_context.model_request_parameters.function_tools}
+        acct.project_tool_calls(sum(1 for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in tools))
         return response
 
     # -- tool calls -----------------------------------------------------------------------------
 
-    async def before_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any) -> Any:
+    async def before_tool_execute(self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition,
+                                  args: ValidatedToolArgs) -> ValidatedToolArgs:
         self._acct().before_tool_call(call.tool_name, args)
         return args
 
-    async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
+    async def wrap_tool_execute(self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition,
+                                args: ValidatedToolArgs, handler: WrapToolExecuteHandler) -> Any:
         acct = self._acct()
         started = time.monotonic()
         try:
@@ -151,20 +157,35 @@ class BudgetGuard(AbstractCapability[Any]):
 
     def _acct(self) -> Accountant:
         if self.account is None:          # used outside a run's for_run (should not happen): account anyway
-            self.account = Accountant(self.budget, fail=_stop, prices=self.prices, price_as=self.price_as)
+            self.account = self._new_account()
         return self.account
 
+    def _new_account(self) -> Accountant:
+        return Accountant(self.budget, fail=BudgetStop, prices=self.prices, price_as=self.price_as)
 
-def _request_chars(rc: Any) -> int:
+
+def _usage(u: RequestUsage) -> TokenUsage | None:
+    """A response's usage as the contract's ``TokenUsage``; None when the model reported no tokens (the guard
+    then charges its estimate of the input)."""
+    if not (u.input_tokens or u.output_tokens):
+        return None
+    reasoning = u.details.get("reasoning_tokens")
+    return TokenUsage(input_tokens=u.input_tokens, output_tokens=u.output_tokens, source="reported",
+                      cache_read_input_tokens=u.cache_read_tokens or None,
+                      cache_creation_input_tokens=u.cache_write_tokens or None,
+                      reasoning_output_tokens=reasoning if isinstance(reasoning, int) else None)
+
+
+def _request_chars(rc: ModelRequestContext) -> int:
     """Characters of what a request sends: the messages' contents and arguments, instructions, tool schemas."""
     n = 0
-    for msg in rc.messages or ():
-        for part in getattr(msg, "parts", ()) or ():
+    for msg in rc.messages:
+        for part in msg.parts:
             n += text_size(getattr(part, "content", None)) + text_size(getattr(part, "args", None))
             n += len(getattr(part, "tool_name", "") or "")
     params = rc.model_request_parameters
-    for part in getattr(params, "instruction_parts", None) or ():
-        n += text_size(getattr(part, "content", None))
-    for tool in getattr(params, "function_tools", None) or ():
+    for instruction in params.instruction_parts or ():
+        n += text_size(instruction.content)
+    for tool in params.function_tools:
         n += len(tool.name) + len(tool.description or "") + text_size(tool.parameters_json_schema)
     return n

@@ -1,8 +1,8 @@
 """Human approval: a decision applies to exactly the arguments of the held call."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .state import HeldCall
 

@@ -1,16 +1,20 @@
 """Budgets: one frozen, validated value, with checks named for when they run.
 
-Every check happens *before* the spending it guards. ``None`` means "no limit" for the
-optional limits (dollars); the seed's limits all have defaults.
+A budget is the set of limits one run is held to; each limit is one named bound in it
+(``max_steps``, ``deadline_s``...). Every check happens *before* the spending it guards and
+returns a ``Breach`` (which limit, its value, what was observed, the stop reason) or None.
+``None`` means "no limit" for the optional limits (dollars); the seed's limits all have defaults.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Literal
 
+from ..contract.events import Breach, Limits
+from ..contract.retry import RetryPolicy
+from ..contract.vocabulary import StopReason
 from ..errors import ConfigError
-from .stops import StopReason
 
 RepeatWindow = Literal["run", "since_progress"]
 ProgressRule = Literal["state", "state_or_observation"]
@@ -21,7 +25,7 @@ class Budget:
     max_steps: int = 8            # loop iterations (= model calls)
     max_tool_calls: int = 6       # tool invocations, retries included
     max_tokens: int = 4000        # model input + output tokens over the whole run
-    max_output_tokens: int = 300  # cap on one model reply (sent to the provider as max_tokens)
+    max_output_tokens: int = 300  # limit on one model reply (sent to the provider as max_tokens)
     max_usd: float | None = None  # dollars over the whole run; None = no dollar limit
     output_reserve_tokens: int | None = None  # output priced ahead of a call; default max_output_tokens
     deadline_s: float = 30.0      # active time: model + tool latency, never time waiting for a person
@@ -63,39 +67,59 @@ class Budget:
     def reserve_tokens(self) -> int:
         return self.max_output_tokens if self.output_reserve_tokens is None else self.output_reserve_tokens
 
-    def limits(self) -> dict[str, float | int]:
-        """The numeric limits in force (for telemetry and reports)."""
-        out: dict[str, float | int] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None:
-                out[f.name] = v
-        return out
+    def limits(self) -> Limits:
+        """The numeric limits in force, as events and telemetry carry them."""
+        return Limits(max_steps=self.max_steps, max_tool_calls=self.max_tool_calls, max_tokens=self.max_tokens,
+                      max_output_tokens=self.max_output_tokens, max_usd=self.max_usd, deadline_s=self.deadline_s,
+                      max_repeat=self.max_repeat, max_stalls=self.max_stalls, max_plan_steps=self.max_plan_steps)
+
+    def retry_policy(self) -> RetryPolicy:
+        """How a transient failure (a tool error marked transient, a failing model call) is retried:
+        ``max_attempts`` tries, waiting ``backoff_s`` after the first failure and doubling each time."""
+        return RetryPolicy(attempts=self.max_attempts, base_s=self.backoff_s, factor=2.0)
 
     # -- checks, named for when they run -------------------------------------------------------
 
     def check_before_model_call(self, *, step: int, tool_calls: int, elapsed: float, tokens: int,
                                 next_input_tokens: int, cost_usd: float, projected_usd: float | None
-                                ) -> tuple[StopReason, float, float] | None:
-        """Returns (stop, limit, observed) if the next model call must not happen."""
+                                ) -> Breach | None:
+        """The limit the next model call would break, if any."""
         if step >= self.max_steps:
-            return StopReason.MAX_STEPS, self.max_steps, step
+            return Breach(limit="max_steps", limit_value=self.max_steps, observed=step, stop=StopReason.MAX_STEPS)
         if tool_calls >= self.max_tool_calls:
-            return StopReason.MAX_TOOL_CALLS, self.max_tool_calls, tool_calls
+            return Breach(limit="max_tool_calls", limit_value=self.max_tool_calls, observed=tool_calls,
+                          stop=StopReason.MAX_TOOL_CALLS)
         if elapsed >= self.deadline_s:
-            return StopReason.DEADLINE, self.deadline_s, elapsed
+            return Breach(limit="deadline_s", limit_value=self.deadline_s, observed=elapsed, stop=StopReason.DEADLINE)
         need = tokens + next_input_tokens + self.max_output_tokens
         if need > self.max_tokens:
-            return StopReason.MAX_TOKENS, self.max_tokens, need
+            return Breach(limit="max_tokens", limit_value=self.max_tokens, observed=need, stop=StopReason.MAX_TOKENS)
         if self.max_usd is not None and projected_usd is not None and cost_usd + projected_usd > self.max_usd:
-            return StopReason.MAX_USD, self.max_usd, round(cost_usd + projected_usd, 9)
+            return Breach(limit="max_usd", limit_value=self.max_usd, observed=round(cost_usd + projected_usd, 9),
+                          stop=StopReason.MAX_USD)
         return None
 
-    def check_before_tool_call(self, *, tool_calls: int, elapsed: float) -> tuple[StopReason, float, float] | None:
+    def check_before_tool_call(self, *, tool_calls: int, elapsed: float) -> Breach | None:
+        """The limit the next tool call would break, if any."""
         if tool_calls >= self.max_tool_calls:
-            return StopReason.MAX_TOOL_CALLS, self.max_tool_calls, tool_calls
+            return Breach(limit="max_tool_calls", limit_value=self.max_tool_calls, observed=tool_calls,
+                          stop=StopReason.MAX_TOOL_CALLS)
         if elapsed >= self.deadline_s:
-            return StopReason.DEADLINE, self.deadline_s, elapsed
+            return Breach(limit="deadline_s", limit_value=self.deadline_s, observed=elapsed, stop=StopReason.DEADLINE)
+        return None
+
+    def check_repeat(self, times_proposed: int) -> Breach | None:
+        """After a call was proposed ``times_proposed`` times: the repeat limit, if it is passed."""
+        if times_proposed > self.max_repeat:
+            return Breach(limit="max_repeat", limit_value=self.max_repeat, observed=times_proposed,
+                          stop=StopReason.REPEATED_CALL)
+        return None
+
+    def check_stalls(self, stalls: int) -> Breach | None:
+        """After a step: the no-progress limit, if ``stalls`` consecutive steps changed nothing."""
+        if stalls >= self.max_stalls:
+            return Breach(limit="max_stalls", limit_value=self.max_stalls, observed=stalls,
+                          stop=StopReason.NO_PROGRESS)
         return None
 
     def remaining_time(self, elapsed: float) -> float:

@@ -28,14 +28,21 @@ import socket
 import sqlite3
 import threading
 import uuid
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Protocol
+from typing import Any, Protocol
 
-from ..errors import CheckpointConflict, CheckpointCorrupt, CheckpointError, CheckpointLeased, CheckpointNotFound, \
-    ConfigError
+from ..errors import (
+    CheckpointConflict,
+    CheckpointCorrupt,
+    CheckpointError,
+    CheckpointLeased,
+    CheckpointNotFound,
+    ConfigError,
+)
 from .clock import RealClock
 from .state import SCHEMA_VERSION, TaskState
 
@@ -325,6 +332,6 @@ class SQLiteCheckpointStore:
 
 def _iso(seconds: float) -> str:
     try:
-        return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     except (OverflowError, ValueError, OSError):
         return f"{seconds} s after the epoch"

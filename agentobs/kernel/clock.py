@@ -3,10 +3,19 @@
 ``SimClock`` advances only when told how long something took (a stand-in's declared
 latency); ``RealClock`` measures. Both give wall-clock nanoseconds for span timestamps:
 the simulated one is anchored at a real epoch so traces look like real runs.
+
+A kernel asks its clock for the clock of each run (``for_run``). A ``RealClock`` serves every run. A
+``SimClock`` is one simulated time, so it serves one run at a time (a second run advancing it meanwhile raises
+``ConcurrentUseError``); ``SimClock(per_run=True)`` gives every run a simulated time of its own, starting at the
+epoch (or, without one, at the wall time the run starts): the clock for a kernel shared by concurrent runs.
+Under a simulated clock time is what the stand-ins declare: the async kernel then puts no real timeout on what it
+awaits. Under a real clock it does (the time left before the deadline).
 """
 from __future__ import annotations
 
 import time
+
+from .runs import OneRunAtATime
 
 
 class SimClock:
@@ -14,9 +23,17 @@ class SimClock:
 
     simulated = True
 
-    def __init__(self, epoch_ns: int | None = None):
+    def __init__(self, epoch_ns: int | None = None, *, per_run: bool = False):
         self.t = 0.0
+        self.per_run = per_run
+        self._epoch = epoch_ns
         self.epoch_ns = time.time_ns() if epoch_ns is None else epoch_ns
+        self._one = OneRunAtATime("a SimClock", "give each concurrent run its own clock, or share "
+                                  "SimClock(epoch_ns, per_run=True), which gives every run a simulated time of its own")
+
+    def for_run(self) -> SimClock:
+        """The clock a run uses: this one, or with ``per_run`` a new one at the epoch."""
+        return SimClock(self._epoch) if self.per_run else self
 
     def now(self) -> float:
         return self.t
@@ -26,12 +43,17 @@ class SimClock:
 
     def spend(self, started: float, declared: float | None) -> float:
         """Advance by the declared duration of an operation that started at ``started``."""
+        self._one.claim()
         secs = declared or 0.0
         self.t = round(self.t + secs, 3)
         return secs
 
     def sleep(self, seconds: float) -> None:
+        self._one.claim()
         self.t = round(self.t + seconds, 3)
+
+    async def asleep(self, seconds: float) -> None:
+        self.sleep(seconds)
 
 
 class RealClock:
@@ -39,6 +61,9 @@ class RealClock:
 
     def __init__(self) -> None:
         self._t0 = time.monotonic()
+
+    def for_run(self) -> RealClock:
+        return self
 
     def now(self) -> float:
         return time.monotonic() - self._t0
@@ -51,3 +76,7 @@ class RealClock:
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
+
+    async def asleep(self, seconds: float) -> None:
+        import asyncio
+        await asyncio.sleep(seconds)

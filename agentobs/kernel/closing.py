@@ -5,8 +5,9 @@ from plan statuses and the audit record of successful writes.
 """
 from __future__ import annotations
 
+from ..contract.vocabulary import Category, StopReason
 from .state import DONE, FAILED, PENDING, TaskState
-from .stops import ROUTES, Category, StopReason
+from .stops import ROUTES
 
 
 def _done_writes(state: TaskState) -> list[str]:
@@ -22,7 +23,7 @@ def _plan_summary(state: TaskState) -> str:
     if not state.plan:
         writes = _done_writes(state)
         return f"Completed actions: {', '.join(writes)}." if writes else "No action was completed."
-    groups = {DONE: [], FAILED: [], PENDING: []}
+    groups: dict[str, list[str]] = {DONE: [], FAILED: [], PENDING: []}
     for s in state.plan:
         groups.setdefault(s.status, []).append(f"{s.tool} ({s.id})")
     parts = []
@@ -59,4 +60,7 @@ def closing_message(state: TaskState) -> str:
                     f"backend before anything is retried; please do not resubmit. {_plan_summary(state)}")
         case Category.ERROR:
             return f"The assistant could not be reached, so I stopped. {_plan_summary(state)}"
+        case Category.INTERRUPTED:
+            return (f"Your request was interrupted before it finished. {_plan_summary(state)} "
+                    "It will be picked up from where it stopped; please do not resubmit.")
     raise AssertionError(f"unhandled stop category {route.category}")  # pragma: no cover

@@ -1,47 +1,51 @@
-"""The bounded loop: the model proposes, the kernel decides.
+"""The kernel: configuration, and the entry points that run a task, synchronously or under asyncio.
 
-    state --render--> view --model--> reply --validate, execute--> result --fold--> state
-      ^                                                                             |
-      +------------- budgets and progress checked before every model call <---------+
-
-The loop reaches the outside world only through the model, the toolbox, the clock, the
-checkpoint store, the approver and the observer point. Every exit sets one StopReason.
+A ``Kernel`` holds what every run shares (the model, the tools, the budget, the clock, prices, observers, the
+checkpoint store, the approver, the memory) and nothing about any one run: each entry point makes a run of its own
+(``agentobs.kernel.run``), so one kernel serves any number of concurrent runs, in threads or asyncio tasks. The
+loop is written once; ``run``/``resume``/``recover`` drive it directly, ``arun``/``aresume``/``arecover``
+drive it under asyncio, awaiting async models and tools and running sync ones in worker threads
+(``agentobs.kernel.calls``).
 """
 from __future__ import annotations
 
-import json
-from typing import Any, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from ..errors import ApprovalError, CheckpointError, CheckpointNotFound, ConfigError, ProposalError, SimulatedCrash
+from ..contract.events import Limits
+from ..contract.pricing import Prices
+from ..contract.retry import RetryPolicy
+from ..errors import CheckpointNotFound, ConfigError
 from . import events as ev
 from .approval import Approver, Decision
 from .budget import Budget
-from .checkpoint import Checkpoint, CheckpointStore, Lease
+from .calls import AsyncCalls, SyncCalls, drive
+from .checkpoint import Checkpoint, CheckpointStore
 from .clock import SimClock
-from .models import Model, ModelRequest
-from .plan import to_plan_steps, validate_plan
-from .pricing import Prices
-from .proposals import FinalProposal, PlanProposal, ToolProposal, parse
-from .state import DONE, FAILED, HeldCall, TaskState
-from .stops import StopReason
-from .tools import (NEEDS_APPROVAL, OK, PERMANENT_CODES, UNKNOWN, FactPolicy, ToolInvocation, Toolbox, digest, error,
-                    is_transient, observation_digest, result_status)
-from .view import est_tokens, render
+from .models import Model
+from .run import Run
+from .state import TaskState
+from .tools import FactPolicy, Toolbox
 
 
 class Kernel:
-    """Runs tasks under a budget. Configuration lives here; run state lives in TaskState."""
+    """Runs tasks under a budget. Configuration lives here; run state lives in TaskState and in each run.
 
-    def __init__(self, model: Model, tools: Toolbox, *, budget: Budget | None = None, clock: Any = None,
+    ``clock``: a ``RealClock`` for real models; by default simulated time, a clock of its own for every run
+    (``SimClock(per_run=True)``). A ``SimClock`` given here serves one run at a time.
+    """
+
+    def __init__(self, model: Model | Any, tools: Toolbox | Any, *, budget: Budget | None = None, clock: Any = None,
                  facts: FactPolicy | None = None, prices: Prices | None = None, price_as: str | None = None,
                  observers: Iterable[ev.Observer] = (), checkpoints: CheckpointStore | None = None,
                  approver: Approver | None = None, memory: Any = None):
         self.model, self.tools = model, tools
         self.budget = budget or Budget()
-        self.clock = clock or SimClock()
+        self.clock = clock or SimClock(per_run=True)
+        self._for_run: Callable[[], Any] | None = getattr(self.clock, "for_run", None)
         self.facts = facts or FactPolicy()
         self.prices = prices if prices is not None else Prices()
-        self.price_model = price_as or getattr(model, "name", "unknown")
+        self.price_model: str = price_as or str(getattr(model, "name", "unknown"))
         self.price_provider = None if price_as else getattr(model, "provider", None)
         # tokens a model sends with every request besides the view (a provider adapter's system prompt and tool
         # schemas), so that the token and dollar checks see the whole next input
@@ -49,11 +53,12 @@ class Kernel:
         self.checkpoints, self.approver, self.memory = checkpoints, approver, memory
         obs = ev.Observers(observers)
         self.observers = obs
-        self._emit = obs.notify if obs.observers else None
-        self._version: int | None = None
-        self._running = False                  # between RunStarted and RunFinished
-        self._state: TaskState | None = None   # the run in progress, for RunAborted
-        self._lease: Lease | None = None        # this run's lease on its task, when there is a store
+        self.emitter: Callable[[ev.Event], None] | None = obs.notify if obs.observers else None
+        # shared by every run: values derived from the configuration, built when first needed
+        self._retry: RetryPolicy | None = None
+        self._limits: Limits | None = None
+        self._sync: SyncCalls | None = None
+        self._async: AsyncCalls | None = None
         if self.budget.max_usd is not None and not self.prices.can_price(self.price_model, self.price_provider):
             raise ConfigError(f"max_usd is set but model {self.price_model!r} has no price: pass "
                               "prices=Prices({'<model>': (input_usd_per_mtok, output_usd_per_mtok)}) or price_as=")
@@ -62,16 +67,8 @@ class Kernel:
 
     def run(self, state: TaskState) -> TaskState:
         """Runs a new task to a stop reason. Mutates and returns ``state``."""
-        return self._guarded(self._run, state)
-
-    def _run(self, state: TaskState) -> TaskState:
-        self._claim(state.task_id)
-        if self.memory is not None and not state.memory:
-            state.memory = list(self.memory.read(state.user_id, state.goal, now=self.clock.wall_ns() / 1e9))
-        self._begin(state, resumed=False)
-        if self.checkpoints is not None:
-            self._save(state, None)
-        return self._loop(state)
+        run = self._run_sync()
+        return drive(run.guarded(run.start, state))
 
     def resume(self, snapshot: TaskState | Checkpoint | str, decision: Decision | None = None) -> TaskState:
         """Continues a suspended run from a saved state: applies the decision to the held call first.
@@ -79,60 +76,13 @@ class Kernel:
         Given a ``Checkpoint`` or a task id, the task's lease is taken and the resume is claimed in the
         store before anything runs, so of two workers resuming one snapshot only one proceeds.
         """
-        return self._guarded(self._resume, snapshot, decision)
-
-    def _resume(self, snapshot: TaskState | Checkpoint | str, decision: Decision | None) -> TaskState:
-        if self.checkpoints is None and isinstance(snapshot, str):
-            raise ConfigError("resume(task_id) needs a checkpoint store; pass the saved TaskState instead")
-        if self.checkpoints is not None:
-            if not isinstance(snapshot, (str, Checkpoint)):
-                raise ConfigError("with a checkpoint store, resume a Checkpoint (store.load(task_id)) or a task id, "
-                                  "so that two workers cannot both continue one snapshot")
-            self._claim(snapshot if isinstance(snapshot, str) else snapshot.state.task_id)
-            if isinstance(snapshot, str):
-                snapshot = self.checkpoints.load(snapshot)
-        state = snapshot.state if isinstance(snapshot, Checkpoint) else snapshot
-        if state.status == "stopped":
-            raise ApprovalError(f"task {state.task_id!r} already stopped ({state.stop}); there is nothing to resume")
-        held = state.pending
-        if held is not None:
-            if decision is None:
-                raise ApprovalError(f"task {state.task_id!r} is waiting for a decision on {held.name}: "
-                                    "pass Decision.approve(state.pending) or Decision.deny(state.pending)")
-            if decision.digest != held.digest:
-                raise ApprovalError(f"the decision is for other arguments (digest {decision.digest}) than the held "
-                                    f"{held.name} call (digest {held.digest}); decide on exactly the held call")
-        self._begin(state, resumed=True)
-        if isinstance(snapshot, Checkpoint):
-            self._save(state, snapshot.version)          # the claim: raises CheckpointConflict for a second worker
-        if held is not None and decision is not None:
-            state.pending = None
-            self._decided(state, held, decision)
-            if decision.approved:
-                stop = self._execute(state, held.name, held.args, held.plan_step, key=held.key, approved=True,
-                                     held=True, dg=held.digest)
-                if stop is not None:
-                    return self._end(state, stop)
-        return self._loop(state)
+        run = self._run_sync()
+        return drive(run.guarded(run.resume, snapshot, decision))
 
     def recover(self, task_id: str) -> TaskState:
         """After a crash: continue a task from its last checkpoint without repeating a side effect."""
-        return self._guarded(self._recover, task_id)
-
-    def _recover(self, task_id: str) -> TaskState:
-        if self.checkpoints is None:
-            raise ConfigError("recover() needs a checkpoint store: Kernel(..., checkpoints=SQLiteCheckpointStore(path))")
-        self._claim(task_id)                     # CheckpointLeased while another worker runs it
-        ckpt = self.checkpoints.load(task_id)
-        state = ckpt.state
-        if state.status == "stopped":
-            return state
-        if state.status == "suspended":
-            raise ApprovalError(f"task {task_id!r} is suspended on {state.pending.name if state.pending else 'a call'}:"
-                                " resume it with a decision")
-        self._begin(state, resumed=True)
-        self._save(state, ckpt.version)
-        return self._loop(state)
+        run = self._run_sync()
+        return drive(run.guarded(run.recover, task_id))
 
     def run_or_recover(self, state: TaskState) -> TaskState:
         """Runs a task, or recovers it when a checkpoint for its id already exists."""
@@ -143,348 +93,56 @@ class Kernel:
                 pass
         return self.run(state)
 
-    # -- the loop --------------------------------------------------------------------------------
+    # -- the same, under asyncio -----------------------------------------------------------------
 
-    def _loop(self, st: TaskState) -> TaskState:
-        b, emit, clock = self.budget, self._emit, self.clock
-        stop: StopReason | None = None
-        sig = st.signature()                     # the signature after a step is the next step's "before"
-        while stop is None:
-            view = render(st, b)
-            tin_est = est_tokens(view) + self.overhead_tokens
-            projected = None
-            if b.max_usd is not None:
-                projected = self.prices.cost(self.price_model, self.price_provider, tin_est, b.reserve_tokens)
-            guard = b.check_before_model_call(step=st.step, tool_calls=st.tool_calls, elapsed=st.elapsed,
-                                              tokens=st.tokens, next_input_tokens=tin_est, cost_usd=st.cost_usd,
-                                              projected_usd=projected)
-            if guard is not None:
-                stop = self._guard(*guard)
-                break
-            st.step += 1
-            before = sig
-            seen_obs = len(st.observations)
-            if emit:
-                emit(ev.StepStarted(st.step, clock.wall_ns()))
-            stop, finished = self._step(st, view, tin_est)
-            if finished:
-                if emit:
-                    emit(ev.StepFinished(st.step, True, st.stalls, StopReason.DONE.value, clock.wall_ns()))
-                return self._end(st, StopReason.DONE)
-            sig = st.signature()
-            progressed = sig != before
-            if b.progress == "state_or_observation":
-                progressed = progressed or len(st.observations) > seen_obs
-            if progressed and b.repeat_window == "since_progress":
-                st.seen.clear()
-            st.note_stall(progressed)
-            if stop is None and st.stalls >= b.max_stalls:
-                stop = self._guard(StopReason.NO_PROGRESS, b.max_stalls, st.stalls)
-            if emit:
-                emit(ev.StepFinished(st.step, progressed, st.stalls, stop.value if stop else "ok", clock.wall_ns()))
-            if stop is None and self.checkpoints is not None:
-                self._save(st, self._version)
-        return self._end(st, stop)
+    async def arun(self, state: TaskState) -> TaskState:
+        """``run`` under asyncio: awaits an async model and tools (``apropose``, ``ainvoke``), runs sync ones in a
+        worker thread, and puts the time left before the deadline on every awaited call (real clock). Cancelling
+        the task ends the run with ``cancelled``; ``arecover`` continues it from its last checkpoint."""
+        run = self._run_async()
+        return await run.guarded(run.start, state)
 
-    def _step(self, st: TaskState, view: str, tin_est: int) -> tuple[StopReason | None, bool]:
-        """One model call and what follows from it. Returns (stop, finished)."""
-        b, emit, clock, model = self.budget, self._emit, self.clock, self.model
-        timeout = b.remaining_time(st.elapsed)
-        if emit:
-            emit(ev.ModelCalled(st.step, model.name, model.provider, b.max_output_tokens, timeout, view,
-                                clock.wall_ns()))
-        started = clock.now()
-        attempts = 0
-        while True:
-            attempts += 1
-            try:
-                resp = model.propose(ModelRequest(view, b.max_output_tokens, timeout))
-                break
-            except TimeoutError:
-                resp = None
-                break
-            except Exception as exc:  # noqa: BLE001 - a provider failure must end in a stop reason
-                backoff = round(b.backoff_s * 2 ** (attempts - 1), 3)
-                failed_for = clock.spend(started, 0.0)
-                if attempts >= b.max_attempts or st.elapsed + failed_for + backoff >= b.deadline_s:
-                    st.charge_time(failed_for)
-                    self._model_returned(st, 0, 0, "estimated", None, "error", None, type(exc).__name__, None)
-                    return self._guard(StopReason.MODEL_ERROR, b.max_attempts, attempts), False
-                clock.sleep(backoff)
-                st.charge_time(failed_for + backoff)
-                timeout = b.remaining_time(st.elapsed)
-                started = clock.now()
-        took = None if resp is None else resp.latency_s if resp.latency_s is not None else clock.now() - started
-        if took is None or took > timeout:
-            # the call would outlive the deadline: it is cut off there, and its tokens are not charged
-            clock.spend(started, timeout)
-            st.elapsed = b.deadline_s
-            self._model_returned(st, 0, 0, "estimated", None, "length", None, "timeout", None)
-            return self._guard(StopReason.DEADLINE, b.deadline_s, b.deadline_s), False
-        declared = resp.latency_s
-        secs = clock.spend(started, declared)
-        reply = resp.reply
-        if resp.input_tokens is not None and resp.output_tokens is not None:
-            tin, tout, source = resp.input_tokens, resp.output_tokens, "reported"
-        else:
-            text = reply if isinstance(reply, str) else json.dumps(reply, default=str)
-            tin, tout, source = tin_est, est_tokens(text), "estimated"
-        too_long = source == "estimated" and tout > b.max_output_tokens
-        if too_long:                           # a provider would have cut the reply at the cap; so do we
-            tout = b.max_output_tokens
-        cost = self.prices.cost(self.price_model, self.price_provider, tin, tout)
-        st.charge_model(tin, tout, secs, cost)
-        try:
-            if too_long:
-                raise ProposalError("reply_too_long", f"the reply passed max_output_tokens ({b.max_output_tokens}) "
-                                    "and was cut off; answer shorter")
-            prop = parse(reply)
-        except ProposalError as exc:
-            st.last_result = error(exc.code, detail=exc.detail)
-            self._model_returned(st, tin, tout, source, None, resp.finish_reason or "stop", cost, exc.code, reply,
-                                 resp.response_model)
-            return None, False
-        kind = "tool" if isinstance(prop, ToolProposal) else "plan" if isinstance(prop, PlanProposal) else "final"
-        self._model_returned(st, tin, tout, source, kind, resp.finish_reason or ("tool_calls" if kind == "tool"
-                                                                                 else "stop"), cost, None, reply,
-                             resp.response_model)
-        if isinstance(prop, FinalProposal):
-            open_steps = st.open_steps()
-            if prop.outcome == "completed" and open_steps:
-                st.last_result = error("plan_incomplete", detail=open_steps)
-                if self._emit:
-                    self._emit(ev.FinalRefused(st.step, open_steps, self.clock.wall_ns()))
-                return None, False
-            st.answer, st.outcome = prop.text, prop.outcome
-            return None, True
-        if isinstance(prop, PlanProposal):
-            self._plan(st, prop)
-            return None, False
-        fp = digest(prop.name, prop.args)
-        st.seen[fp] = st.seen.get(fp, 0) + 1
-        if st.seen[fp] > b.max_repeat:
-            return self._guard(StopReason.REPEATED_CALL, b.max_repeat, st.seen[fp]), False
-        if self.tools.spec(prop.name) is None:
-            st.last_result = error("unknown_tool")
-            return None, False
-        return self._execute(st, prop.name, prop.args, prop.plan_step, dg=fp), False
+    async def aresume(self, snapshot: TaskState | Checkpoint | str, decision: Decision | None = None) -> TaskState:
+        """``resume`` under asyncio."""
+        run = self._run_async()
+        return await run.guarded(run.resume, snapshot, decision)
 
-    def _plan(self, st: TaskState, prop: PlanProposal) -> None:
-        b = self.budget
-        if st.plan and not st.replan_requested:
-            problems = ["a plan is already set"]
-        elif st.plan and st.plan_version > b.max_replans:
-            problems = [f"replan budget exhausted ({b.max_replans} replans)"]
-        else:
-            kept = frozenset(s.id for s in st.plan if s.status != "pending")
-            problems = validate_plan(prop.steps, b.max_plan_steps, self.tools.spec, kept)
-        if problems:
-            st.last_result = error("invalid_plan", detail=problems)
-            if self._emit:
-                self._emit(ev.PlanRejected(st.step, problems, self.clock.wall_ns()))
-            return
-        st.set_plan(to_plan_steps(prop.steps))
-        if self._emit:
-            self._emit(ev.PlanAccepted(st.step, st.plan_version, len(st.plan), self.clock.wall_ns()))
+    async def arecover(self, task_id: str) -> TaskState:
+        """``recover`` under asyncio."""
+        run = self._run_async()
+        return await run.guarded(run.recover, task_id)
 
-    def _execute(self, st: TaskState, name: str, args: dict[str, Any], plan_step: str | None, *,
-                 key: str | None = None, approved: bool = False, held: bool = False,
-                 dg: str | None = None) -> StopReason | None:
-        """Runs one tool call (with retries) and folds the result into the state."""
-        b, emit, clock = self.budget, self._emit, self.clock
-        spec = self.tools.spec(name)
-        effect = spec.effect if spec else "read"
-        key = key or f"{st.task_id}:{plan_step or 'adhoc' + str(st.step)}"
-        dg = dg or digest(name, args)
-        if emit:
-            emit(ev.ToolCalled(st.step, name, args, key, effect, plan_step, dg, held, clock.wall_ns()))
-        attempts = 0
-        while True:
-            attempts += 1
-            result, secs = self._invoke(st, name, args, key, effect, approved, attempts)
-            st.charge_time(secs)
-            st.tool_calls += 1
-            if not is_transient(result) or attempts >= b.max_attempts:
-                break
-            backoff = round(b.backoff_s * 2 ** (attempts - 1), 3)
-            guard = b.check_before_tool_call(tool_calls=st.tool_calls, elapsed=st.elapsed + backoff)
-            if guard is not None:
-                self._returned(st, name, key, effect, result, attempts)
-                return self._guard(*guard)
-            if emit:
-                emit(ev.ToolRetry(st.step, name, attempts, result_status(result), backoff, clock.wall_ns()))
-            clock.sleep(backoff)
-            st.charge_time(backoff)
-        if is_transient(result):
-            # retries exhausted: the model is told and asked for a new plan
-            result = error("tool_unavailable", tool=name, attempts=attempts, replan=True)
-            if st.plan:
-                st.replan_requested = True
-        status = self._returned(st, name, key, effect, result, attempts)
-        step = st.plan_step(plan_step)
-        if status == OK:
-            if step:
-                step.status = DONE
-            st.facts.update(self.facts.extract(args, result))
-        elif status == NEEDS_APPROVAL:
-            return self._needs_approval(st, HeldCall(name, args, key, plan_step, dg), held)
-        elif status == UNKNOWN:
-            st.unknown_writes.append(key)
-            return StopReason.UNKNOWN_OUTCOME
-        elif step and (status in PERMANENT_CODES or status == "tool_unavailable"):
-            step.status = FAILED
-        return None
-
-    def _invoke(self, st: TaskState, name: str, args: dict[str, Any], key: str, effect: str, approved: bool,
-                attempt: int) -> tuple[dict[str, Any], float]:
-        clock = self.clock
-        if effect == "write" and self._lease is not None:
-            self._lease = self.checkpoints.renew(self._lease)   # CheckpointLeased: another worker took over
-        timeout = self.budget.remaining_time(st.elapsed)
-        started = clock.now()
-        try:
-            resp = self.tools.invoke(ToolInvocation(name, args, st.user_id, key, timeout, approved, attempt))
-            result, declared = resp.result, resp.latency_s
-        except TimeoutError:
-            result = {"status": UNKNOWN, "code": "timeout"} if effect == "write" else error("timeout")
-            declared = timeout
-        except (ConnectionError, OSError) as exc:
-            result, declared = error("tool_exception", detail=type(exc).__name__, transient=True), None
-        except Exception as exc:  # noqa: BLE001 - a failing tool is a result the model sees
-            result, declared = error("tool_exception", detail=type(exc).__name__), None
-        if not isinstance(result, dict) or not isinstance(result.get("status"), str):
-            result = error("malformed_result", detail="a tool result must be an object with a 'status'")
-        return result, clock.spend(started, declared)
-
-    def _returned(self, st: TaskState, name: str, key: str, effect: str, result: dict[str, Any],
-                  attempts: int) -> str:
-        status = result_status(result)
-        st.last_result = result
-        ofp = observation_digest(name, result)
-        if ofp not in st.observations:
-            st.observations.append(ofp)
-        st.audit.append({"step": st.step, "tool": name, "key": key, "effect": effect, "status": status,
-                         "attempts": attempts, "result": result})
-        if self._emit:
-            self._emit(ev.ToolReturned(st.step, name, key, effect, result, status, result.get("replayed") is True,
-                                       attempts, self.clock.wall_ns()))
-        return status
-
-    def _needs_approval(self, st: TaskState, call: HeldCall, held: bool) -> StopReason | None:
-        if self._emit:
-            self._emit(ev.ApprovalRequested(call.name, call.digest, call.key, self.clock.wall_ns()))
-        decision = None if (self.approver is None or held) else self.approver(call)
-        if decision is None:
-            st.pending = call
-            return StopReason.NEEDS_APPROVAL
-        if decision.digest != call.digest:
-            raise ApprovalError(f"the approver decided on other arguments than the held {call.name} call")
-        self._decided(st, call, decision)
-        if decision.approved:
-            guard = self.budget.check_before_tool_call(tool_calls=st.tool_calls, elapsed=st.elapsed)
-            if guard is not None:
-                st.pending = call
-                return self._guard(*guard)
-            return self._execute(st, call.name, call.args, call.plan_step, key=call.key, approved=True, held=True,
-                                 dg=call.digest)
-        return None
-
-    def _decided(self, st: TaskState, call: HeldCall, decision: Decision) -> None:
-        if self._emit:
-            self._emit(ev.ApprovalDecided(call.name, decision.approved, decision.by, call.digest, self.clock.wall_ns()))
-        st.audit.append({"step": st.step, "approval": call.name, "key": call.key, "approved": decision.approved,
-                         "by": decision.by})
-        if not decision.approved:
-            st.last_result = error("approval_denied", tool=call.name, by=decision.by)
-            step = st.plan_step(call.plan_step)
-            if step:
-                step.status = FAILED
-
-    # -- bookkeeping -----------------------------------------------------------------------------
-
-    def _model_returned(self, st: TaskState, tin: int, tout: int, source: str, kind: str | None, finish: str,
-                        cost: float | None, err: str | None, reply: Any, response_model: str | None = None) -> None:
-        st.audit.append({"step": st.step, "model": self.model.name, "input_tokens": tin, "output_tokens": tout,
-                         "reply": reply, "error": err})
-        if self._emit:
-            self._emit(ev.ModelReturned(st.step, self.model.name, self.model.provider, response_model, tin, tout,
-                                        source, kind, finish, cost, err, reply, self.clock.wall_ns()))
-
-    def _guard(self, stop: StopReason, limit: float, observed: float) -> StopReason:
-        if self._emit:
-            self._emit(ev.GuardFired(stop.value, limit, observed, self.clock.wall_ns()))
-        return stop
-
-    def _guarded(self, body: Any, *args: Any) -> TaskState:
-        """Runs an entry point; an exception escaping a begun run is told to the observers (RunAborted), so
-        they can close what they opened, and then goes on to the caller unchanged. The run's lease is released
-        at the end, unless the process 'died' (SimulatedCrash): then it expires after its TTL."""
-        self._running, self._lease = False, None
-        try:
-            st = body(*args)
-        except BaseException as exc:
-            if not isinstance(exc, SimulatedCrash):
-                self._release()
-            self._lease = None
-            if self._running and self._emit:
-                self._running = False
-                try:
-                    self._emit(ev.RunAborted(self._state, type(exc).__name__, self.clock.wall_ns()))
-                except BaseException:  # noqa: BLE001 - the original exception is the one to report
-                    pass
-            raise
-        self._release()
-        return st
-
-    def _claim(self, task_id: str) -> None:
+    async def arun_or_recover(self, state: TaskState) -> TaskState:
+        """``run_or_recover`` under asyncio."""
         if self.checkpoints is not None:
-            self._lease = self.checkpoints.acquire(task_id)
-
-    def _release(self) -> None:
-        lease, self._lease = self._lease, None
-        if lease is not None:
             try:
-                self.checkpoints.release(lease)
-            except CheckpointError as exc:       # the lease then expires after its TTL
-                ev.log.warning("could not release the lease on task %r: %s", lease.task_id, exc)
+                return await self.arecover(state.task_id)
+            except CheckpointNotFound:
+                pass
+        return await self.arun(state)
 
-    def _begin(self, st: TaskState, resumed: bool) -> None:
-        self._running, self._state = True, st
-        st.begin()
-        self._version = None
-        if self._emit:
-            self._emit(ev.RunStarted(st, self.budget, self.model.name, self.model.provider, resumed,
-                                     self.clock.wall_ns()))
+    # -- what the runs share -----------------------------------------------------------------------
 
-    def _end(self, st: TaskState, stop: StopReason) -> TaskState:
-        st.finish(stop, st.answer if stop is StopReason.DONE else None, st.outcome if stop is StopReason.DONE else None)
-        if st.status == "suspended":
-            ctx = _trace_context(self.observers)
-            if ctx:
-                st.links.append(ctx)
-        if self.checkpoints is not None:
-            self._save(st, self._version)
-        self._running = False
-        if self._emit:
-            self._emit(ev.RunFinished(st, self.clock.wall_ns()))
-        return st
+    def _run_sync(self) -> Run:
+        if self._sync is None:
+            self._sync = SyncCalls(self.model, self.tools)
+        return Run(self, self._sync)
 
-    def _save(self, st: TaskState, expected: int | None) -> None:
-        if self._emit:
-            self._emit(ev.CheckpointSaving((expected or 0) + 1, self.clock.wall_ns()))
-        self._version = self.checkpoints.save(st, expected, lease=self._lease)
-        if self._emit:
-            self._emit(ev.CheckpointSaved(self._version, self.clock.wall_ns()))
+    def _run_async(self) -> Run:
+        if self._async is None:
+            self._async = AsyncCalls(self.model, self.tools)
+        return Run(self, self._async)
 
+    def clock_for_run(self) -> Any:
+        """The clock of a new run: the kernel's own, or one per run (``SimClock(per_run=True)``)."""
+        return self._for_run() if self._for_run is not None else self.clock
 
-def _trace_context(observers: ev.Observers) -> str | None:
-    for o in observers.observers:
-        fn = getattr(o, "trace_context", None)
-        if fn is not None:
-            try:
-                ctx = fn()
-            except Exception:  # noqa: BLE001
-                ctx = None
-            if ctx:
-                return ctx
-    return None
+    def retry_policy(self) -> RetryPolicy:
+        if self._retry is None:
+            self._retry = self.budget.retry_policy()
+        return self._retry
+
+    def budget_limits(self) -> Limits:
+        if self._limits is None:
+            self._limits = self.budget.limits()
+        return self._limits

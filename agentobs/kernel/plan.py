@@ -1,7 +1,8 @@
 """Static checks on a model-proposed plan, run before any step of it executes."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .state import PlanStep
 from .tools import ToolSpec

@@ -2,7 +2,8 @@
 
 A replay fixes the model's replies (and their declared latencies and usage), so the
 kernel runs deterministically to the same final state and the same effects. Recorded runs
-are JSON files with a schema version.
+are JSON files with a schema version. Both keep one sequence of replies, so each serves one run at a time
+(``ConcurrentUseError`` otherwise): record or replay concurrent runs with one of each per run.
 """
 from __future__ import annotations
 
@@ -13,7 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ReplayError
+from .calls import propose_async
 from .models import Model, ModelRequest, ModelResponse
+from .runs import OneRunAtATime
+
+_ONE_RUN = "make one per run (a Kernel per run) to record or replay concurrent runs"
 
 RECORDING_SCHEMA = 1
 
@@ -21,13 +26,23 @@ RECORDING_SCHEMA = 1
 class Recorder:
     """Wraps a model and keeps every response it gives."""
 
-    def __init__(self, inner: Model):
+    def __init__(self, inner: Model | Any):
         self.inner = inner
         self.name, self.provider = inner.name, inner.provider
+        self.blocking = getattr(inner, "blocking", True)
         self.responses: list[ModelResponse] = []
+        self._one = OneRunAtATime(f"Recorder of {inner.name!r} (its sequence of replies)", _ONE_RUN)
 
     def propose(self, request: ModelRequest) -> ModelResponse:
+        self._one.claim()
         resp = self.inner.propose(request)
+        self.responses.append(resp)
+        return resp
+
+    async def apropose(self, request: ModelRequest) -> ModelResponse:
+        """Under the async kernel: the inner model called as the async kernel would call it."""
+        self._one.claim()
+        resp = await propose_async(self.inner, request)
         self.responses.append(resp)
         return resp
 
@@ -47,8 +62,11 @@ class Recorder:
 class Replayer:
     """Returns recorded responses in order; asking for more than were recorded is an error."""
 
+    blocking = False
+
     def __init__(self, responses: list[ModelResponse], name: str = "replay", provider: str = "agentobs"):
         self.responses, self.name, self.provider, self.i = list(responses), name, provider, 0
+        self._one = OneRunAtATime(f"Replayer {name!r} (its sequence of replies)", _ONE_RUN)
 
     @classmethod
     def of(cls, recorder: Recorder) -> Replayer:
@@ -69,6 +87,7 @@ class Replayer:
         return cls(responses, data.get("model", "replay"), data.get("provider", "agentobs"))
 
     def propose(self, request: ModelRequest) -> ModelResponse:
+        self._one.claim()
         if self.i >= len(self.responses):
             raise ReplayError(f"the replay asked for reply {self.i + 1} but only {len(self.responses)} were recorded")
         resp = self.responses[self.i]

@@ -11,13 +11,15 @@ import hashlib
 import json
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from typing import Any, Callable
+from typing import Any
 
+from ..contract.events import RunTotals
+from ..contract.vocabulary import RunStatus, StopReason, status_of
 from ..errors import CheckpointCorrupt
-from .stops import SUSPENDING, StopReason
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
 
@@ -68,14 +70,13 @@ class TaskState:
     observations: list[str] = field(default_factory=list)      # fingerprints of distinct tool observations
     stalls: int = 0
     max_stalls_seen: int = 0
-    status: str = "running"           # running | suspended | stopped
+    status: str = "running"           # running | suspended | stopped | aborted (cancelled; never checkpointed)
     stop: str | None = None
     outcome: str | None = None
     answer: str | None = None
     pending: HeldCall | None = None
     unknown_writes: list[str] = field(default_factory=list)    # call keys whose outcome is unknown
     audit: list[dict[str, Any]] = field(default_factory=list)  # every call and result, apart from the view
-    links: list[str] = field(default_factory=list)             # trace contexts of earlier segments (traceparent)
 
     # -- progress ----------------------------------------------------------------------------
 
@@ -92,16 +93,24 @@ class TaskState:
             return None
         return next((s for s in self.plan if s.id == step_id), None)
 
+    def totals(self) -> RunTotals:
+        """A snapshot of the task's totals, as events carry them."""
+        return RunTotals(steps=self.step, tool_calls=self.tool_calls, tokens=self.tokens, cost_usd=self.cost_usd,
+                         unpriced_calls=self.unpriced_calls, elapsed_s=self.elapsed, plan_steps=len(self.plan),
+                         open_plan_steps=len(self.open_steps()), plan_version=self.plan_version,
+                         unknown_writes=len(self.unknown_writes), max_stalls=self.max_stalls_seen,
+                         memory_notes=len(self.memory))
+
     # -- transitions used by the kernel ------------------------------------------------------
 
     def begin(self) -> None:
-        self.status, self.stop = "running", None
+        self.status, self.stop = RunStatus.RUNNING.value, None
 
     def finish(self, stop: StopReason, answer: str | None = None, outcome: str | None = None) -> None:
         self.stop = stop.value
         self.answer = answer
         self.outcome = outcome
-        self.status = "suspended" if stop in SUSPENDING else "stopped"
+        self.status = status_of(stop).value
 
     def set_plan(self, steps: list[PlanStep]) -> None:
         """Accepts a validated plan. A replan keeps the steps that already ran (done or failed)."""
@@ -162,7 +171,9 @@ class TaskState:
 
 # -- shape check of the JSON form: every field present when required, of its declared type ---------
 
-_CLOSED = {(PlanStep, "status"): (PENDING, DONE, FAILED), (TaskState, "status"): ("running", "suspended", "stopped"),
+_CLOSED = {(PlanStep, "status"): (PENDING, DONE, FAILED),
+           (TaskState, "status"): (RunStatus.RUNNING.value, RunStatus.SUSPENDED.value, RunStatus.STOPPED.value,
+                                   RunStatus.ABORTED.value),
            (TaskState, "stop"): (None, *(r.value for r in StopReason))}
 
 
@@ -224,14 +235,23 @@ def _type_problem(value: Any, tp: Any, where: str) -> str | None:
             return f"{where} must be an object, not {_json_type(value)}"
         return next((p for k, v in value.items() if (p := _type_problem(v, args[1], f"{where}[{_short(k)}]"))), None)
     ok = (int, float) if tp is float else tp           # JSON does not tell 1 from 1.0
-    if isinstance(value, bool) and tp is not bool or not isinstance(value, ok):
+    if (isinstance(value, bool) and tp is not bool) or not isinstance(value, ok):
         expected = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}.get(tp, tp.__name__)
         return f"{where} must be {expected}, not {_json_type(value)}"
     return None
 
 
 # Named migrations: version N -> N+1. Add one when the schema changes; never edit an old one.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def _v1_drop_trace_links(data: dict[str, Any]) -> dict[str, Any]:
+    """1 -> 2: the state no longer holds the trace context of earlier segments (``links``): linking a resumed
+    run to the suspended one is telemetry's business (agentobs.telemetry.links), not the task's."""
+    data.pop("links", None)
+    return data
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_drop_trace_links}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:

@@ -1,22 +1,25 @@
 """Tools as the kernel sees them: a catalog of specs, one invocation call, one result vocabulary.
 
-Results are dicts with a ``status``: ``ok``, ``needs_approval``, ``unknown`` (a write whose
-outcome is lost) or ``error`` with a ``code`` (``not_found``, ``invalid_state``,
-``unknown_tool``, ``invalid_arguments``, ``timeout``, ``unavailable``...). An error with
-``"transient": true`` is retried with backoff. ``result_status`` folds a result into one
-word of that vocabulary for telemetry and analysis.
+Results are dicts with a ``status`` (``agentobs.contract.vocabulary.ToolStatus``): ``ok``,
+``needs_approval``, ``unknown`` (a write whose outcome is lost) or ``error`` with a ``code``
+(``not_found``, ``invalid_state``, ``unknown_tool``, ``invalid_arguments``, ``timeout``,
+``unavailable``...). An error with ``"transient": true`` is retried with backoff (the budget's
+``RetryPolicy``). ``result_status`` folds a result into one word of that vocabulary.
+
+An async toolbox (``AsyncToolbox``) has ``async def ainvoke`` (or an ``async def invoke``); the async kernel
+awaits it, and runs a sync ``invoke`` in a worker thread unless the toolbox says it never blocks
+(``blocking = False``). ``spec`` is always a plain, quick call.
 """
 from __future__ import annotations
 
-import hashlib
-import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, Protocol
+from typing import Any, Protocol
 
-Effect = Literal["read", "write"]
+from ..contract.vocabulary import Effect, ToolStatus
 
-OK, NEEDS_APPROVAL, UNKNOWN, ERROR = "ok", "needs_approval", "unknown", "error"
-PERMANENT_CODES = frozenset({"not_found", "invalid_state"})
+OK, NEEDS_APPROVAL, UNKNOWN, ERROR = (ToolStatus.OK.value, ToolStatus.NEEDS_APPROVAL.value, ToolStatus.UNKNOWN.value,
+                                      ToolStatus.ERROR.value)
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,7 @@ class ToolSpec:
     description: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ToolInvocation:
     name: str
     args: dict[str, Any]
@@ -37,7 +40,7 @@ class ToolInvocation:
     attempt: int = 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ToolResponse:
     result: dict[str, Any]
     latency_s: float | None = None   # declared (stand-ins); None = measured by the clock
@@ -47,6 +50,14 @@ class Toolbox(Protocol):
     def spec(self, name: str) -> ToolSpec | None: ...
 
     def invoke(self, call: ToolInvocation) -> ToolResponse: ...
+
+
+class AsyncToolbox(Protocol):
+    """A toolbox the async kernel awaits (``Kernel.arun``)."""
+
+    def spec(self, name: str) -> ToolSpec | None: ...
+
+    async def ainvoke(self, call: ToolInvocation) -> ToolResponse: ...
 
 
 @dataclass(frozen=True)
@@ -64,27 +75,6 @@ class FactPolicy:
             if k in self.fields and (v is None or isinstance(v, (str, int, float, bool))):
                 out[f"{scope}.{k}" if self.scope_arg else k] = v
         return out
-
-
-def digest(name: str, args: Any) -> str:
-    """Fingerprint of a call: tool name and arguments (order-independent)."""
-    return hashlib.sha256(json.dumps([name, args], sort_keys=True, default=str).encode()).hexdigest()[:10]
-
-
-def observation_digest(name: str, result: Any) -> str:
-    return hashlib.sha256(json.dumps([name, result], sort_keys=True, default=str).encode()).hexdigest()[:10]
-
-
-def result_status(result: Mapping[str, Any]) -> str:
-    status = result.get("status")
-    if status == ERROR:
-        code = result.get("code")
-        return code if isinstance(code, str) and code else ERROR
-    return status if isinstance(status, str) else ERROR
-
-
-def is_transient(result: Mapping[str, Any]) -> bool:
-    return result.get("status") == ERROR and result.get("transient") is True
 
 
 def error(code: str, **extra: Any) -> dict[str, Any]:

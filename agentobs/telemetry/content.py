@@ -13,8 +13,9 @@ import json
 import logging
 import os
 import re
-from enum import Enum
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from typing import Any
 
 from . import redaction_rules as rules
 
@@ -25,7 +26,7 @@ REDACT_KEYS_ENV = "AGENTOBS_REDACT_KEYS"
 REDACTED = rules.MASK_IN_PROCESS
 
 
-class Capture(str, Enum):
+class Capture(StrEnum):
     NO_CONTENT = "NO_CONTENT"
     SPAN_ONLY = "SPAN_ONLY"
     EVENT_ONLY = "EVENT_ONLY"
@@ -59,7 +60,6 @@ def capture_from(value: str | Capture | None, env: Mapping[str, str] | None = No
         return Capture.NO_CONTENT
 
 
-DEFAULT_KEYS = rules.SENSITIVE_KEYS
 _FLAGS = re.ASCII          # \b, \d, \s as in Go RE2, which the collector uses for the same rules
 _SECRET_ENV = re.compile(rules.SECRET_ENV_NAME, _FLAGS)
 _VALUE_RULES = tuple((name, re.compile(rx, _FLAGS)) for name, rx in rules.VALUE_RULES)
@@ -93,7 +93,14 @@ class Redactor:
         rules_here = list(_VALUE_RULES)
         if names != rules.SENSITIVE_KEYS:      # name=value pairs follow this redactor's key names
             kv = re.compile(rules.key_value_rule(names), _FLAGS) if names else None
-            rules_here = [(n, kv if n == "key_value" else rx) for n, rx in rules_here if n != "key_value" or kv]
+            kept: list[tuple[str, re.Pattern[str]]] = []
+            for n, rx in rules_here:             # in order; key_value rebuilt for these names, or dropped
+                if n == "key_value":
+                    if kv is None:
+                        continue
+                    rx = kv
+                kept.append((n, rx))
+            rules_here = kept
         self._value_rules = tuple(rx for _, rx in rules_here)
         self.env_secrets = sorted({v for k, v in environ.items() if _SECRET_ENV.search(k) and len(v) >= 8},
                                   key=len, reverse=True)

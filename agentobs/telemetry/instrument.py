@@ -11,103 +11,122 @@
             step.progress(True)
         task.done(stop="done", outcome="completed")
 
-Each call is translated into the kernel's own events and handed to the same OTelObserver,
-so the two can never drift apart. Times are real (``time.time_ns``) unless a clock is given.
+Each call is translated into the kernel's own events (``agentobs.contract.events``) and handed to the same
+OTelObserver, so the two can never drift apart; the task's counters live here, no kernel state is built.
+Times are real (``time.time_ns``) unless a clock is given.
 Give ``tools=`` (the names of your toolbox) when tool names may come from the model: a name outside
 it is recorded as ``_OTHER`` (it would otherwise name a span and a metric series).
 """
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
-from ..kernel import events as ev
-from ..kernel.budget import Budget
-from ..kernel.state import TaskState
-from ..kernel.stops import StopReason
-from ..kernel.tools import digest, result_status
+from ..contract import events as ev
+from ..contract.digest import digest
+from ..contract.vocabulary import ReplyType, StopReason, UsageSource, result_status, status_of
 from .labels import OTHER
 from .observer import OTelObserver
 
 
 class ChatCall:
-    def __init__(self, step: StepScope):
-        self._step = step
+    """One model call: say what it returned (``done``) or that it failed (``failed``)."""
+
+    def __init__(self) -> None:
         self.input_tokens = self.output_tokens = 0
-        self.reply_type: str | None = None
+        self.cache_read_input_tokens: int | None = None
+        self.cache_creation_input_tokens: int | None = None
+        self.reasoning_output_tokens: int | None = None
+        self.reply_type: ReplyType | None = None
         self.finish_reason = "stop"
+        self.response_model: str | None = None
         self.error: str | None = None
         self.reply: Any = None
         self.cost_usd: float | None = None
-        self.usage_source = "reported"
+        self.usage_source: UsageSource = "reported"
 
-    def done(self, *, input_tokens: int, output_tokens: int, reply_type: str | None = None,
+    def done(self, *, input_tokens: int, output_tokens: int, reply_type: ReplyType | None = None,
              finish_reason: str = "stop", reply: Any = None, cost_usd: float | None = None,
-             usage_source: str = "reported") -> None:
+             usage_source: UsageSource = "reported", cache_read_input_tokens: int | None = None,
+             cache_creation_input_tokens: int | None = None, reasoning_output_tokens: int | None = None,
+             response_model: str | None = None) -> None:
         self.input_tokens, self.output_tokens, self.reply_type = input_tokens, output_tokens, reply_type
         self.finish_reason, self.reply, self.cost_usd, self.usage_source = finish_reason, reply, cost_usd, usage_source
+        self.cache_read_input_tokens = cache_read_input_tokens
+        self.cache_creation_input_tokens = cache_creation_input_tokens
+        self.reasoning_output_tokens = reasoning_output_tokens
+        self.response_model = response_model
 
     def failed(self, error: str) -> None:
         self.error = error
 
+    def usage(self) -> ev.TokenUsage:
+        return ev.TokenUsage(input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+                             source=self.usage_source, cache_read_input_tokens=self.cache_read_input_tokens,
+                             cache_creation_input_tokens=self.cache_creation_input_tokens,
+                             reasoning_output_tokens=self.reasoning_output_tokens)
+
 
 class ToolCall:
+    """One tool call: say what it returned (``done``) and which attempts failed first (``retry``)."""
+
     def __init__(self) -> None:
         self.result: dict[str, Any] = {"status": "ok"}
         self.status: str | None = None
         self.attempts = 1
-        self._retries: list[tuple[int, str, float]] = []
+        self.retries: list[tuple[int, str, float]] = []
 
     def done(self, result: Any, *, status: str | None = None, attempts: int = 1) -> None:
         self.result = result if isinstance(result, dict) else {"status": status or "ok", "value": result}
         self.status, self.attempts = status, attempts
 
     def retry(self, attempt: int, code: str, backoff_s: float) -> None:
-        self._retries.append((attempt, code, backoff_s))
+        self.retries.append((attempt, code, backoff_s))
 
 
 class StepScope:
     def __init__(self, task: TaskScope):
         self.task = task
-        self._progress = True
+        self.made_progress = True
         self.outcome = "ok"
 
     def progress(self, made: bool) -> None:
-        self._progress = made
+        self.made_progress = made
 
     @contextmanager
     def chat(self, *, model: str | None = None, provider: str | None = None, max_tokens: int = 0,
              view: str = "") -> Iterator[ChatCall]:
         t = self.task
-        st = t.state
         model, provider = model or t.model, provider or t.provider
-        t.emit(ev.ModelCalled(st.step, model, provider, max_tokens, 0.0, view, t.now()))
-        call = ChatCall(self)
+        t.emit(ev.ModelCalled(step=t.steps, model=model, provider=provider, max_output_tokens=max_tokens,
+                              timeout_s=0.0, view=view, at_ns=t.now()))
+        call = ChatCall()
         try:
             yield call
         except BaseException as exc:
             call.failed(type(exc).__name__)
             raise
         finally:
-            st.input_tokens += call.input_tokens
-            st.output_tokens += call.output_tokens
-            st.tokens += call.input_tokens + call.output_tokens
+            t.tokens += call.input_tokens + call.output_tokens
             if call.cost_usd is not None:
-                st.cost_usd += call.cost_usd
-            t.emit(ev.ModelReturned(st.step, model, provider, None, call.input_tokens, call.output_tokens,
-                                    call.usage_source, call.reply_type, call.finish_reason, call.cost_usd, call.error,
-                                    call.reply, t.now()))
+                t.cost_usd += call.cost_usd
+            t.emit(ev.ModelReturned(step=t.steps, model=model, provider=provider, response_model=call.response_model,
+                                    usage=call.usage(), reply_type=call.reply_type, finish_reason=call.finish_reason,
+                                    cost_usd=call.cost_usd, error=call.error, reply=call.reply, at_ns=t.now()))
 
     @contextmanager
     def tool(self, name: str, args: dict[str, Any] | None = None, *, effect: str = "read",
              call_id: str | None = None, plan_step: str | None = None) -> Iterator[ToolCall]:
         t = self.task
-        st = t.state
         args = args or {}
-        key = call_id or f"{st.task_id}:{plan_step or 'adhoc' + str(st.step)}"
+        key = call_id or f"{t.task_id}:{plan_step or 'adhoc' + str(t.steps)}"
         shown = name if t.inst.tools is None or name in t.inst.tools else OTHER
-        t.emit(ev.ToolCalled(st.step, shown, args, key, effect, plan_step, digest(name, args), False, t.now()))
+        kind: ev.Effect = "write" if effect == "write" else "read"
+        t.emit(ev.ToolCalled(step=t.steps, name=shown, args=args, key=key, effect=kind, plan_step=plan_step,
+                             digest=digest(name, args), held=False, at_ns=t.now()))
         call = ToolCall()
         try:
             yield call
@@ -115,49 +134,62 @@ class StepScope:
             call.result, call.status = {"status": "error", "code": type(exc).__name__}, type(exc).__name__
             raise
         finally:
-            for attempt, code, backoff in call._retries:
-                t.emit(ev.ToolRetry(st.step, shown, attempt, code, backoff, t.now()))
-            st.tool_calls += call.attempts
+            for attempt, code, backoff in call.retries:
+                t.emit(ev.ToolRetry(step=t.steps, name=shown, attempt=attempt, code=code, backoff_s=backoff,
+                                    at_ns=t.now()))
+            t.tool_calls += call.attempts
             status = call.status or result_status(call.result)
-            t.emit(ev.ToolReturned(st.step, shown, key, effect, call.result, status,
-                                   call.result.get("replayed") is True, call.attempts, t.now()))
+            t.emit(ev.ToolReturned(step=t.steps, name=shown, key=key, effect=kind, result=call.result, status=status,
+                                   replayed=call.result.get("replayed") is True, attempts=call.attempts,
+                                   at_ns=t.now()))
 
 
 class TaskScope:
-    def __init__(self, inst: AgentInstrumentation, state: TaskState, model: str, provider: str,
-                 budget: Budget | None):
-        self.inst, self.state, self.model, self.provider, self.budget = inst, state, model, provider, budget
+    """One task of the instrumented loop, with the counters its spans report."""
+
+    def __init__(self, inst: AgentInstrumentation, *, task_id: str, model: str, provider: str):
+        self.inst, self.task_id, self.model, self.provider = inst, task_id, model, provider
         self.observer = inst.new_observer()
         self.now = inst.clock
-        self._stop: str | None = None
+        self.steps = self.tool_calls = self.tokens = 0
+        self.cost_usd = 0.0
+        self.stalls = self.max_stalls = 0
+        self.stop: StopReason | None = None
+        self.outcome: str | None = None
 
     def emit(self, event: ev.Event) -> None:
-        try:
+        with contextlib.suppress(Exception):     # telemetry never breaks the instrumented loop
             self.observer.notify(event)
-        except Exception:  # noqa: BLE001 - telemetry never breaks the instrumented loop
-            pass
 
     @contextmanager
     def step(self) -> Iterator[StepScope]:
-        st = self.state
-        st.step += 1
-        self.emit(ev.StepStarted(st.step, self.now()))
+        self.steps += 1
+        self.emit(ev.StepStarted(index=self.steps, at_ns=self.now()))
         scope = StepScope(self)
         try:
             yield scope
         finally:
-            st.note_stall(scope._progress)
-            self.emit(ev.StepFinished(st.step, scope._progress, st.stalls, scope.outcome, self.now()))
+            self.stalls = 0 if scope.made_progress else self.stalls + 1
+            self.max_stalls = max(self.max_stalls, self.stalls)
+            self.emit(ev.StepFinished(index=self.steps, progress=scope.made_progress, stalls=self.stalls,
+                                      outcome=scope.outcome, at_ns=self.now()))
 
-    def guard(self, limit: str, limit_value: float, observed: float) -> None:
-        self.emit(ev.GuardFired(limit, limit_value, observed, self.now()))
+    def guard(self, limit: str, limit_value: float, observed: float, *, stop: str | StopReason | None = None) -> None:
+        """A guard of the instrumented loop fired: ``limit`` names what was limited, ``stop`` the stop reason it
+        leads to (by default ``limit`` itself, when it is a stop reason)."""
+        self.emit(ev.GuardFired(breach=ev.Breach(limit=limit, limit_value=limit_value, observed=observed,
+                                                 stop=StopReason(stop if stop is not None else limit)),
+                                at_ns=self.now()))
 
     def done(self, *, stop: str | StopReason = StopReason.DONE, outcome: str | None = None,
              answer: str | None = None) -> None:
-        stop = StopReason(stop)
-        self.state.outcome = outcome if stop is StopReason.DONE else None
-        self.state.finish(stop, answer, self.state.outcome)
-        self._stop = stop.value
+        self.stop = StopReason(stop)
+        self.outcome = outcome if self.stop is StopReason.DONE else None
+
+    def totals(self) -> ev.RunTotals:
+        return ev.RunTotals(steps=self.steps, tool_calls=self.tool_calls, tokens=self.tokens, cost_usd=self.cost_usd,
+                            unpriced_calls=0, elapsed_s=0.0, plan_steps=0, open_plan_steps=0, plan_version=0,
+                            unknown_writes=0, max_stalls=self.max_stalls, memory_notes=0)
 
 
 class AgentInstrumentation:
@@ -176,18 +208,21 @@ class AgentInstrumentation:
 
     @contextmanager
     def task(self, agent_name: str, *, task_id: str, model: str, provider: str, user_id: str = "",
-             goal: str = "", conversation_id: str | None = None, budget: Budget | None = None) -> Iterator[TaskScope]:
-        state = TaskState(task_id=task_id, user_id=user_id, goal=goal, agent_name=agent_name,
-                          conversation_id=conversation_id)
-        scope = TaskScope(self, state, model, provider, budget)
-        scope.emit(ev.RunStarted(state, budget, model, provider, False, self.clock()))
+             goal: str = "", conversation_id: str | None = None, budget: Any = None) -> Iterator[TaskScope]:
+        """One task. ``budget``: the limits it runs under (an ``agentobs.Budget``), recorded on its span."""
+        scope = TaskScope(self, task_id=task_id, model=model, provider=provider)
+        scope.emit(ev.RunStarted(task_id=task_id, agent_name=agent_name, conversation_id=conversation_id,
+                                 model=model, provider=provider, resumed=False, step=0, elapsed_s=0.0,
+                                 limits=budget.limits() if budget is not None else None, plan_step_ids=(),
+                                 at_ns=self.clock()))
         try:
             yield scope
         except BaseException:
-            if scope._stop is None:          # an exception out of the loop ends the task as an error
-                state.finish(StopReason.MODEL_ERROR)
+            if scope.stop is None:           # an exception out of the loop ends the task as an error
+                scope.stop = StopReason.MODEL_ERROR
             raise
         finally:
-            if state.stop is None:
-                state.finish(StopReason.DONE)
-            scope.emit(ev.RunFinished(state, self.clock()))
+            stop = scope.stop or StopReason.DONE
+            scope.emit(ev.RunFinished(task_id=task_id, stop=stop, status=status_of(stop),
+                                      outcome=scope.outcome if stop is StopReason.DONE else None,
+                                      totals=scope.totals(), at_ns=self.clock()))

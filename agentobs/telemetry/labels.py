@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .content import Redactor
 
@@ -42,10 +43,11 @@ _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}", re.ASCII)
 _ADHOC_KEY = re.compile(r"adhoc\d+", re.ASCII)
 
 
-def plan_step(step_id: str, plan: Iterable[Any]) -> str:
-    """``step-<n>`` for a step of the plan (its position), ``step-x<digest>`` for an id that names none."""
-    for n, step in enumerate(plan, 1):
-        if getattr(step, "id", None) == step_id:
+def plan_step(step_id: str, plan: Sequence[str]) -> str:
+    """``step-<n>`` for a step of the plan (its position among the plan's step ids), ``step-x<digest>`` for an
+    id that names none."""
+    for n, sid in enumerate(plan, 1):
+        if sid == step_id:
             return f"step-{n}"
     return "step-x" + hashlib.sha256(str(step_id).encode("utf-8", "replace")).hexdigest()[:8]
 

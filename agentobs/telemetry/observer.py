@@ -14,25 +14,46 @@ model client or the tool make themselves (HTTP, database instrumentations) nest 
 ``execute_tool``. An exception escaping the run (RunAborted) ends every open span with ERROR status.
 No text the model wrote is recorded unless content capture is on (then redacted): plan step ids, plan problems,
 codes and names from outside code get the stand-ins of ``agentobs.telemetry.labels`` in every mode.
-Uses only the OpenTelemetry API: the SDK is configured by ``agentobs.telemetry.setup``.
+The observer reads nothing but the events (values and snapshots); what it keeps between events is its own
+per-run state (``_Run``). Uses only the OpenTelemetry API: the SDK is configured by ``agentobs.telemetry.setup``.
+
+One observer serves every run, concurrent or not. A run's events arrive in the run's own context (its thread,
+its asyncio task), so the run in progress is found in a context variable, never in the observer's fields:
+``RunStarted`` makes the run current in that context (on top of any run already current there, e.g. an agent
+run by a tool of another run) and ``RunFinished``/``RunAborted`` remove it. The ``invoke_agent`` span's parent
+is whatever span is current where the run starts (a request span), and the spans attached while a model or a
+tool runs are attached and detached in that same context.
 """
 from __future__ import annotations
 
 import json
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.metrics import Meter, NoOpMeter
-from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags, Tracer
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, Tracer
 
-from ..kernel import events as ev
-from ..kernel.stops import SUSPENDING, StopReason
+from ..contract import events as ev
+from ..contract import semconv as sc
+from ..contract.vocabulary import RunStatus, StopReason, ToolStatus
 from . import labels
-from . import semconv as sc
 from .content import Capture, Redactor
+from .links import ResumeLinks, format_traceparent, parse_traceparent
 
-_OK_RESULTS = frozenset({"ok", "needs_approval"})
+_OK_RESULTS = frozenset({ToolStatus.OK.value, ToolStatus.NEEDS_APPROVAL.value})
+_KIND = {"INTERNAL": SpanKind.INTERNAL, "CLIENT": SpanKind.CLIENT}
+_AGENT_KIND, _STEP_KIND = _KIND[sc.KIND_INVOKE_AGENT], _KIND[sc.KIND_STEP]
+_CHAT_KIND, _TOOL_KIND = _KIND[sc.KIND_CHAT], _KIND[sc.KIND_EXECUTE_TOOL]
+_OPTIONAL_USAGE = ((sc.USAGE_CACHE_READ_INPUT_TOKENS, "cache_read_input_tokens"),
+                   (sc.USAGE_CACHE_CREATION_INPUT_TOKENS, "cache_creation_input_tokens"),
+                   (sc.USAGE_REASONING_OUTPUT_TOKENS, "reasoning_output_tokens"))
 
 
 # (attribute on Instruments, metric name, unit, description, advisory buckets) of every histogram we record
@@ -54,6 +75,16 @@ _HISTOGRAMS = (
 class Instruments:
     """The metric instruments of the contract, created once per meter."""
 
+    token_usage: Any
+    op_duration: Any
+    agent_duration: Any
+    inference_calls: Any
+    tool_calls: Any
+    tool_duration: Any
+    run_tokens: Any
+    run_cost: Any
+    utilisation: Any
+
     def __init__(self, meter: Meter):
         for attr, name, unit, description, buckets in _HISTOGRAMS:
             setattr(self, attr, meter.create_histogram(name, unit, description,
@@ -61,120 +92,238 @@ class Instruments:
         self.runs = meter.create_counter(sc.M_RUNS, "{run}", "Agent runs by stop reason")
 
 
-def traceparent(ctx: SpanContext) -> str:
-    return f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}"
+@dataclass(kw_only=True, slots=True)
+class _Run:
+    """What the observer keeps about one run segment in progress, between its events: its open spans and totals."""
+    root: Span
+    root_ctx: Any
+    task_id: str
+    agent: str
+    elapsed0: float                                  # active time before this segment
+    limits: ev.Limits | None
+    plan_ids: tuple[str, ...]                        # the plan in force (for the step labels)
+    m_in: dict[str, Any]                             # metric attribute sets, built once per run
+    m_out: dict[str, Any]
+    m_chat: dict[str, Any]
+    m_agent: dict[str, Any]
+    m_tools: dict[tuple[str, str | None], dict[str, Any]] = field(default_factory=dict)
+    tin: int = 0                                     # segment totals
+    tout: int = 0
+    chats: int = 0
+    tools: int = 0
+    reply_type: str | None = None                    # of the step in progress
+    chat_view: str | None = None                     # the open chat's view, when content goes to events
+    chat_start: int = 0
+    tool_start: int = 0
+    tool_name: str = ""
+    tool_args: str = ""
+    step: Span | None = None
+    step_ctx: Any = None
+    chat: Span | None = None
+    tool: Span | None = None
+    token: Any = None                                # the attached context of the open chat or tool span
 
 
-def parse_traceparent(value: str) -> SpanContext | None:
-    parts = value.split("-")
-    if len(parts) != 4 or len(parts[1]) != 32 or len(parts[2]) != 16:
-        return None
-    try:
-        return SpanContext(int(parts[1], 16), int(parts[2], 16), is_remote=True, trace_flags=TraceFlags(int(parts[3], 16)))
-    except ValueError:
-        return None
+@dataclass(frozen=True, slots=True)
+class _Frame:
+    """A run in progress in this context, for one observer; ``parent``: the runs current before it."""
+    observer: OTelObserver
+    run: _Run
+    parent: _Frame | None
+
+
+# the runs in progress in this context (thread, asyncio task), innermost first
+_FRAMES: ContextVar[_Frame | None] = ContextVar("agentobs_observer_runs", default=None)
+# the last runs ended in this context: (observer, its root span context), the most recent first, a few at most
+_LAST: ContextVar[tuple[tuple[weakref.ref[OTelObserver], SpanContext], ...]] = ContextVar(
+    "agentobs_observer_last_runs", default=())
+_LAST_KEPT = 4
+_BY_TASK_KEPT = 10_000
 
 
 class OTelObserver:
-    """Turns kernel events into spans, span events and metrics. One instance per concurrent run."""
+    """Turns kernel events into spans, span events and metrics. One instance serves any number of runs, one after
+    another or at once (threads, asyncio tasks): what it keeps of a run is the run's (see the module's docstring).
+
+    ``call_metrics=False`` records only the per-run metrics and leaves the per-call ones (token usage, model
+    and tool call durations) to the collector's span metrics (``Telemetry``'s ``call_metrics="collector"``).
+    ``links`` is shared by the observers of one ``Telemetry``: a resumed run links to the segment it continues;
+    ``resumed_from`` (a traceparent) names that segment explicitly, for a resume in another process: every
+    resumed run of this observer links to it, so give that resume an observer of its own.
+    """
 
     def __init__(self, tracer: Tracer, meter: Meter | None = None, *, capture: Capture = Capture.NO_CONTENT,
-                 redactor: Redactor | None = None, instruments: Instruments | None = None):
+                 redactor: Redactor | None = None, instruments: Instruments | None = None,
+                 links: ResumeLinks | None = None, resumed_from: str | None = None, call_metrics: bool = True):
         self.tracer = tracer
         self.inst = instruments or Instruments(meter or NoOpMeter("agentobs"))
         self.capture = capture
         self.redactor = redactor or Redactor()
-        self._root: Any = None
-        self._root_ctx: Any = None
-        self._step_ctx: Any = None
-        self._step: Any = None
-        self._chat: Any = None
-        self._tool: Any = None
-        self._token: Any = None            # the attached context of the open chat or tool span
-        self._run: dict[str, Any] = {}
+        self.links = links if links is not None else ResumeLinks()
+        self.resumed_from = parse_traceparent(resumed_from) if resumed_from else None
+        self.call_metrics = call_metrics
+        self._last: SpanContext | None = None          # the last run this observer ended, anywhere
+        self._by_task: OrderedDict[str, SpanContext] = OrderedDict()    # the last segment of each task
+        self._lock = threading.Lock()
 
     # -- the Observer interface ----------------------------------------------------------------
 
     def notify(self, e: ev.Event) -> None:
         handler = _HANDLERS.get(type(e))
-        if handler is not None:
-            handler(self, e)
+        if handler is None:
+            return
+        if handler is _START:
+            self._run_started(e)  # type: ignore[arg-type]
+            return
+        frame = _FRAMES.get()
+        while frame is not None and frame.observer is not self:
+            frame = frame.parent
+        if frame is not None:
+            handler(self, frame.run, e)
 
-    def trace_context(self) -> str | None:
-        """W3C traceparent of the current (or last) task span, for linking a resumed segment."""
-        span = self._root or self._run.get("last_root")
-        return traceparent(span.get_span_context()) if span is not None else None
+    def trace_context(self, task_id: str | None = None) -> str | None:
+        """W3C traceparent of a task span: where a resume in another process links to
+        (``Telemetry.observer(resumed_from=...)``), or a trace id to show. Without ``task_id``: the run in
+        progress in this thread or task, else the last one that ended in it, else the last one this observer
+        ended anywhere (which, with concurrent runs, may be another's: pass ``task_id``). With ``task_id``: the
+        last segment of that task this observer ended."""
+        ctx = self._span_context(task_id)
+        return format_traceparent(ctx) if ctx is not None else None
+
+    def trace_id(self, task_id: str | None = None) -> str | None:
+        """The trace id (32 hex digits) of the task span ``trace_context`` names."""
+        ctx = self._span_context(task_id)
+        return format(ctx.trace_id, "032x") if ctx is not None else None
+
+    def _span_context(self, task_id: str | None) -> SpanContext | None:
+        if task_id is not None:
+            with self._lock:
+                return self._by_task.get(task_id)
+        run = self._current()
+        if run is not None:
+            return run.root.get_span_context()
+        for ref, ctx in _LAST.get():
+            if ref() is self:
+                return ctx
+        return self._last
+
+    # -- the runs in progress in this context ---------------------------------------------------
+
+    def _current(self) -> _Run | None:
+        frame = _FRAMES.get()
+        while frame is not None and frame.observer is not self:
+            frame = frame.parent
+        return frame.run if frame is not None else None
+
+    def _push(self, run: _Run) -> None:
+        _FRAMES.set(_Frame(self, run, _FRAMES.get()))
+
+    def _pop(self, run: _Run) -> None:
+        """Removes ``run`` from this context's runs (the others stay, whatever their order) and keeps its span
+        context as the last run of this observer here."""
+        kept: list[_Frame] = []
+        frame = _FRAMES.get()
+        while frame is not None and frame.run is not run:
+            kept.append(frame)
+            frame = frame.parent
+        if frame is None:
+            return
+        rest = frame.parent
+        for f in reversed(kept):
+            rest = _Frame(f.observer, f.run, rest)
+        _FRAMES.set(rest)
+        ctx = run.root.get_span_context()
+        last = _LAST.get()
+        _LAST.set(((weakref.ref(self), ctx), *(x for x in last if x[0]() is not self))[:_LAST_KEPT])
+        self._last = ctx
+        with self._lock:
+            self._by_task[run.task_id] = ctx
+            self._by_task.move_to_end(run.task_id)
+            if len(self._by_task) > _BY_TASK_KEPT:
+                self._by_task.popitem(last=False)
 
     # -- the current span while foreign code runs ---------------------------------------------
 
-    def _attach(self, span: Any) -> None:
-        self._token = otel_context.attach(trace.set_span_in_context(span))
+    @staticmethod
+    def _attach(run: _Run, span: Span) -> None:
+        run.token = otel_context.attach(trace.set_span_in_context(span))
 
-    def _detach(self) -> None:
-        token = self._token
+    @staticmethod
+    def _detach(run: _Run) -> None:
+        token = run.token
         if token is not None:
-            self._token = None
+            run.token = None
             otel_context.detach(token)
+
+    @staticmethod
+    def _innermost(run: _Run) -> Span:
+        return run.step or run.root
 
     # -- handlers ------------------------------------------------------------------------------
 
     def _run_started(self, e: ev.RunStarted) -> None:
-        st, b = e.state, e.budget
         attrs: dict[str, Any] = {
-            sc.OPERATION_NAME: sc.OP_INVOKE_AGENT, sc.AGENT_NAME: st.agent_name, sc.REQUEST_MODEL: e.model,
-            sc.PROVIDER_NAME: e.provider, sc.TASK_ID: st.task_id, sc.RESUMED: e.resumed,
+            sc.OPERATION_NAME: sc.OP_INVOKE_AGENT, sc.AGENT_NAME: e.agent_name, sc.REQUEST_MODEL: e.model,
+            sc.PROVIDER_NAME: e.provider, sc.TASK_ID: e.task_id, sc.RESUMED: e.resumed,
         }
-        if st.conversation_id:
-            attrs[sc.CONVERSATION_ID] = st.conversation_id
-        for k in sc.BUDGET_LIMITS if b is not None else ():
-            v = getattr(b, k)
-            if v is not None:
-                key = sc.BUDGET_PREFIX + k
-                attrs[key] = float(v) if sc.ATTRIBUTE_TYPES[key] == "double" else int(v)
+        if e.conversation_id:
+            attrs[sc.CONVERSATION_ID] = e.conversation_id
+        if e.limits is not None:
+            for k in sc.BUDGET_LIMITS:
+                v = getattr(e.limits, k)
+                if v is not None:
+                    key = sc.BUDGET_PREFIX + k
+                    attrs[key] = float(v) if sc.ATTRIBUTE_TYPES[key] == "double" else int(v)
         links = []
-        if e.resumed and st.links:
-            prev = parse_traceparent(st.links[-1])
-            if prev is not None:
-                links.append(Link(prev, {"agentobs.link": "resumed_from"}))
-        self._root = self.tracer.start_span(f"{sc.OP_INVOKE_AGENT} {st.agent_name}", kind=SpanKind.INTERNAL,
-                                            attributes=attrs, links=links, start_time=e.at_ns)
-        chat = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model}
-        self._run = {"agent": st.agent_name, "model": e.model, "provider": e.provider, "start_ns": e.at_ns,
-                     "state": st,
-                     "tin": 0, "tout": 0, "chats": 0, "tools": 0, "budget": b, "elapsed0": st.elapsed,
-                     # metric attribute sets, built once per run (low cardinality by construction)
-                     "m_in": {**chat, sc.TOKEN_TYPE: "input"}, "m_out": {**chat, sc.TOKEN_TYPE: "output"},
-                     "m_chat": chat, "m_agent": {sc.AGENT_NAME: st.agent_name}, "m_tools": {}}
-        self._root_ctx = trace.set_span_in_context(self._root)
         if e.resumed:
-            self._root.add_event(sc.EV_RESUME, {sc.STEP_INDEX: st.step}, timestamp=e.at_ns)
+            prev: SpanContext | None = self.resumed_from or self.links.previous(e.task_id)
+            if prev is not None:
+                links.append(Link(prev, {sc.LINK_KIND: sc.LINK_RESUMED_FROM}))
+        else:
+            self.links.started(e.task_id)
+        # no context given: the parent is the span current where the run starts (a request span), if any
+        root = self.tracer.start_span(f"{sc.OP_INVOKE_AGENT} {e.agent_name}", kind=_AGENT_KIND,
+                                      attributes=attrs, links=links, start_time=e.at_ns)
+        chat = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model}
+        self._push(_Run(root=root, root_ctx=trace.set_span_in_context(root), task_id=e.task_id, agent=e.agent_name,
+                        elapsed0=e.elapsed_s, limits=e.limits, plan_ids=e.plan_step_ids,
+                        m_in={**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_INPUT},
+                        m_out={**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_OUTPUT}, m_chat=chat,
+                        m_agent={sc.AGENT_NAME: e.agent_name}))
+        if e.resumed:
+            root.add_event(sc.EV_RESUME, {sc.STEP_INDEX: e.step}, timestamp=e.at_ns)
 
-    def _step_started(self, e: ev.StepStarted) -> None:
-        self._step = self.tracer.start_span(sc.STEP_SPAN, context=self._root_ctx, kind=SpanKind.INTERNAL,
-                                            attributes={sc.STEP_INDEX: e.index}, start_time=e.at_ns)
-        self._step_ctx = trace.set_span_in_context(self._step)
-        self._run["reply_type"] = None
+    def _step_started(self, run: _Run, e: ev.StepStarted) -> None:
+        run.step = step = self.tracer.start_span(sc.STEP_SPAN, context=run.root_ctx, kind=_STEP_KIND,
+                                                 attributes={sc.STEP_INDEX: e.index}, start_time=e.at_ns)
+        run.step_ctx = trace.set_span_in_context(step)
+        run.reply_type = None
 
-    def _model_called(self, e: ev.ModelCalled) -> None:
-        ctx = self._step_ctx if self._step is not None else self._root_ctx
-        attrs = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model,
-                 sc.REQUEST_MAX_TOKENS: e.max_output_tokens}
+    def _model_called(self, run: _Run, e: ev.ModelCalled) -> None:
+        ctx = run.step_ctx if run.step is not None else run.root_ctx
+        attrs: dict[str, Any] = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider,
+                                 sc.REQUEST_MODEL: e.model, sc.REQUEST_MAX_TOKENS: e.max_output_tokens}
         if self.capture.on_span:
             attrs[sc.INPUT_MESSAGES] = self._input_messages(e.view)
-        self._chat = self.tracer.start_span(f"{sc.OP_CHAT} {e.model}", context=ctx, kind=SpanKind.CLIENT,
-                                            attributes=attrs, start_time=e.at_ns)
-        self._attach(self._chat)
-        self._run["chat_view"] = e.view if self.capture.on_event else None
-        self._run["chat_start"] = e.at_ns
+        run.chat = chat = self.tracer.start_span(f"{sc.OP_CHAT} {e.model}", context=ctx, kind=_CHAT_KIND,
+                                                 attributes=attrs, start_time=e.at_ns)
+        self._attach(run, chat)
+        run.chat_view = e.view if self.capture.on_event else None
+        run.chat_start = e.at_ns
 
-    def _model_returned(self, e: ev.ModelReturned) -> None:
-        self._detach()
-        span = self._chat
+    def _model_returned(self, run: _Run, e: ev.ModelReturned) -> None:
+        self._detach(run)
+        span = run.chat
         if span is None:
             return
-        attrs: dict[str, Any] = {sc.USAGE_INPUT_TOKENS: e.input_tokens, sc.USAGE_OUTPUT_TOKENS: e.output_tokens,
-                                 sc.RESPONSE_FINISH_REASONS: (e.finish_reason,), sc.USAGE_SOURCE: e.usage_source,
+        u = e.usage
+        attrs: dict[str, Any] = {sc.USAGE_INPUT_TOKENS: u.input_tokens, sc.USAGE_OUTPUT_TOKENS: u.output_tokens,
+                                 sc.RESPONSE_FINISH_REASONS: (e.finish_reason,), sc.USAGE_SOURCE: u.source,
                                  sc.RESPONSE_MODEL: e.response_model or e.model}
+        for key, name in _OPTIONAL_USAGE:
+            count = getattr(u, name)
+            if count is not None:
+                attrs[key] = count
         if e.cost_usd is not None:
             attrs[sc.CALL_COST_USD] = e.cost_usd
         error = labels.identifier(e.error, self.redactor) if e.error else None
@@ -187,32 +336,30 @@ class OTelObserver:
                 attrs[sc.OUTPUT_MESSAGES] = out
             if self.capture.on_event:
                 details = {sc.OUTPUT_MESSAGES: out}
-                if self._run.get("chat_view") is not None:
-                    details[sc.INPUT_MESSAGES] = self._input_messages(self._run["chat_view"])
+                if run.chat_view is not None:
+                    details[sc.INPUT_MESSAGES] = self._input_messages(run.chat_view)
                 span.add_event(sc.EVENT_INFERENCE_DETAILS, details, timestamp=e.at_ns)
         span.set_attributes(attrs)
         if error:
             span.set_status(Status(StatusCode.ERROR, error))
         span.end(end_time=e.at_ns)
-        self._chat = None
-        run = self._run
-        run["tin"] += e.input_tokens
-        run["tout"] += e.output_tokens
-        run["chats"] += 1
-        run["reply_type"] = e.reply_type
-        self.inst.token_usage.record(e.input_tokens, run["m_in"])
-        self.inst.token_usage.record(e.output_tokens, run["m_out"])
-        self.inst.op_duration.record((e.at_ns - run["chat_start"]) / 1e9,
-                                     {**run["m_chat"], sc.ERROR_TYPE: error} if error else run["m_chat"])
+        run.chat = None
+        run.tin += u.input_tokens
+        run.tout += u.output_tokens
+        run.chats += 1
+        run.reply_type = e.reply_type
+        if self.call_metrics:
+            self.inst.token_usage.record(u.input_tokens, run.m_in)
+            self.inst.token_usage.record(u.output_tokens, run.m_out)
+            self.inst.op_duration.record((e.at_ns - run.chat_start) / 1e9,
+                                         {**run.m_chat, sc.ERROR_TYPE: error} if error else run.m_chat)
 
-    def _tool_called(self, e: ev.ToolCalled) -> None:
-        parent = self._step or self._root       # a held call executed on resume has no step
+    def _tool_called(self, run: _Run, e: ev.ToolCalled) -> None:
         name = labels.tool_name(e.name, self.redactor)
-        state = self._run.get("state")
-        step = labels.plan_step(e.plan_step, getattr(state, "plan", ())) if e.plan_step else None
-        key = labels.call_id(e.key, getattr(state, "task_id", ""), e.plan_step, step, self.redactor)
-        attrs: dict[str, Any] = {sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: name,
-                                 sc.TOOL_CALL_ID: key, sc.TOOL_TYPE: "function", sc.TOOL_ARGS_DIGEST: e.digest,
+        step = labels.plan_step(e.plan_step, run.plan_ids) if e.plan_step else None
+        key = labels.call_id(e.key, run.task_id, e.plan_step, step, self.redactor)
+        attrs: dict[str, Any] = {sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: name, sc.TOOL_CALL_ID: key,
+                                 sc.TOOL_TYPE: sc.TOOL_TYPE_FUNCTION, sc.TOOL_ARGS_DIGEST: e.digest,
                                  sc.TOOL_EFFECT: e.effect}
         if step:
             attrs[sc.TOOL_PLAN_STEP] = step
@@ -222,23 +369,23 @@ class OTelObserver:
             args = self.redactor.json(e.args)
             if self.capture.on_span:
                 attrs[sc.TOOL_CALL_ARGUMENTS] = args
-            self._run["tool_args"] = args
-        ctx = self._step_ctx if parent is self._step else self._root_ctx
-        self._tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {name}", context=ctx, kind=SpanKind.INTERNAL,
-                                            attributes=attrs, start_time=e.at_ns)
-        self._attach(self._tool)
-        self._run["tool_start"] = e.at_ns
-        self._run["tool_name"] = name
+            run.tool_args = args
+        ctx = run.step_ctx if run.step is not None else run.root_ctx    # a held call executed on resume: no step
+        run.tool = tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {name}", context=ctx, kind=_TOOL_KIND,
+                                                 attributes=attrs, start_time=e.at_ns)
+        self._attach(run, tool)
+        run.tool_start = e.at_ns
+        run.tool_name = name
 
-    def _tool_retry(self, e: ev.ToolRetry) -> None:
-        if self._tool is not None:
-            self._tool.add_event(sc.EV_RETRY, {sc.RETRY_ATTEMPT: e.attempt,
+    def _tool_retry(self, run: _Run, e: ev.ToolRetry) -> None:
+        if run.tool is not None:
+            run.tool.add_event(sc.EV_RETRY, {sc.RETRY_ATTEMPT: e.attempt,
                                                sc.ERROR_TYPE: labels.identifier(e.code, self.redactor),
                                                sc.RETRY_BACKOFF_S: e.backoff_s}, timestamp=e.at_ns)
 
-    def _tool_returned(self, e: ev.ToolReturned) -> None:
-        self._detach()
-        span = self._tool
+    def _tool_returned(self, run: _Run, e: ev.ToolReturned) -> None:
+        self._detach(run)
+        span = run.tool
         if span is None:
             return
         status = labels.identifier(e.status, self.redactor)
@@ -252,136 +399,138 @@ class OTelObserver:
             if self.capture.on_span:
                 attrs[sc.TOOL_CALL_RESULT] = result
             if self.capture.on_event:
-                span.add_event(sc.EVENT_INFERENCE_DETAILS, {sc.TOOL_CALL_ARGUMENTS: self._run.get("tool_args", ""),
+                span.add_event(sc.EVENT_INFERENCE_DETAILS, {sc.TOOL_CALL_ARGUMENTS: run.tool_args,
                                                             sc.TOOL_CALL_RESULT: result}, timestamp=e.at_ns)
         span.set_attributes(attrs)
         if failed:
             span.set_status(Status(StatusCode.ERROR, status))
         span.end(end_time=e.at_ns)
-        self._tool = None
-        self._run["tools"] += e.attempts
-        cache = self._run["m_tools"]
-        name = self._run.get("tool_name") or labels.tool_name(e.name, self.redactor)
-        metric = cache.get((name, status if failed else None))
+        run.tool = None
+        run.tools += e.attempts
+        if not self.call_metrics:
+            return
+        name = run.tool_name or labels.tool_name(e.name, self.redactor)
+        cached = (name, status if failed else None)
+        metric = run.m_tools.get(cached)
         if metric is None:
-            metric = {sc.TOOL_NAME: name, sc.AGENT_NAME: self._run["agent"]}
+            metric = {sc.TOOL_NAME: name, sc.AGENT_NAME: run.agent}
             if failed:
                 metric[sc.ERROR_TYPE] = status
-            cache[(name, status if failed else None)] = metric
-        self.inst.tool_duration.record((e.at_ns - self._run["tool_start"]) / 1e9, metric)
+            run.m_tools[cached] = metric
+        self.inst.tool_duration.record((e.at_ns - run.tool_start) / 1e9, metric)
 
-    def _plan_rejected(self, e: ev.PlanRejected) -> None:
+    def _plan_rejected(self, run: _Run, e: ev.PlanRejected) -> None:
         codes = labels.problem_codes(e.problems)      # closed codes: the problems' text quotes the model
-        (self._step or self._root).add_event(sc.EV_PLAN_REJECTED, {sc.PLAN_PROBLEMS: codes}, timestamp=e.at_ns)
+        self._innermost(run).add_event(sc.EV_PLAN_REJECTED, {sc.PLAN_PROBLEMS: codes}, timestamp=e.at_ns)
 
-    def _plan_accepted(self, e: ev.PlanAccepted) -> None:
-        (self._step or self._root).add_event(sc.EV_PLAN_ACCEPTED, {sc.PLAN_VERSION: e.version,
-                                                                   sc.PLAN_STEPS: e.steps}, timestamp=e.at_ns)
+    def _plan_accepted(self, run: _Run, e: ev.PlanAccepted) -> None:
+        run.plan_ids = e.plan_step_ids
+        self._innermost(run).add_event(sc.EV_PLAN_ACCEPTED, {sc.PLAN_VERSION: e.version, sc.PLAN_STEPS: e.steps},
+                                       timestamp=e.at_ns)
 
-    def _final_refused(self, e: ev.FinalRefused) -> None:
-        (self._step or self._root).add_event(sc.EV_FINAL_REFUSED, {sc.PLAN_OPEN_STEPS: len(e.open_steps)},
-                                             timestamp=e.at_ns)
+    def _final_refused(self, run: _Run, e: ev.FinalRefused) -> None:
+        self._innermost(run).add_event(sc.EV_FINAL_REFUSED, {sc.PLAN_OPEN_STEPS: len(e.open_steps)},
+                                       timestamp=e.at_ns)
 
-    def _guard(self, e: ev.GuardFired) -> None:
-        (self._step or self._root).add_event(sc.EV_GUARD, {sc.GUARD_LIMIT: e.limit,
-                                                           sc.GUARD_LIMIT_VALUE: float(e.limit_value),
-                                                           sc.GUARD_OBSERVED: float(e.observed)}, timestamp=e.at_ns)
+    def _guard(self, run: _Run, e: ev.GuardFired) -> None:
+        b = e.breach
+        self._innermost(run).add_event(sc.EV_GUARD, {sc.GUARD_LIMIT: b.stop.value,
+                                                     sc.GUARD_LIMIT_VALUE: float(b.limit_value),
+                                                     sc.GUARD_OBSERVED: float(b.observed)}, timestamp=e.at_ns)
 
-    def _approval_requested(self, e: ev.ApprovalRequested) -> None:
-        (self._tool or self._step or self._root).add_event(
-            sc.EV_APPROVAL_REQUESTED, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor),
-                                       sc.TOOL_ARGS_DIGEST: e.digest}, timestamp=e.at_ns)
+    def _approval_requested(self, run: _Run, e: ev.ApprovalRequested) -> None:
+        target = run.tool or self._innermost(run)
+        target.add_event(sc.EV_APPROVAL_REQUESTED, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor),
+                                                    sc.TOOL_ARGS_DIGEST: e.digest}, timestamp=e.at_ns)
 
-    def _approval_decided(self, e: ev.ApprovalDecided) -> None:
+    def _approval_decided(self, run: _Run, e: ev.ApprovalDecided) -> None:
+        target = run.tool or self._innermost(run)
         name = sc.EV_APPROVAL_GRANTED if e.approved else sc.EV_APPROVAL_DENIED
-        (self._tool or self._step or self._root).add_event(
-            name, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor), sc.TOOL_ARGS_DIGEST: e.digest,
-                   sc.APPROVAL_BY: self.redactor.text(e.by)}, timestamp=e.at_ns)
+        target.add_event(name, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor),
+                                sc.TOOL_ARGS_DIGEST: e.digest, sc.APPROVAL_BY: self.redactor.text(e.by)},
+                         timestamp=e.at_ns)
 
-    def _checkpoint(self, e: ev.CheckpointSaved) -> None:
-        target = self._step or self._root
-        if target is not None:
-            target.add_event(sc.EV_CHECKPOINT, {sc.CHECKPOINT_VERSION: e.version}, timestamp=e.at_ns)
+    def _checkpoint(self, run: _Run, e: ev.CheckpointSaved) -> None:
+        self._innermost(run).add_event(sc.EV_CHECKPOINT, {sc.CHECKPOINT_VERSION: e.version}, timestamp=e.at_ns)
 
-    def _step_finished(self, e: ev.StepFinished) -> None:
-        span = self._step
+    def _step_finished(self, run: _Run, e: ev.StepFinished) -> None:
+        span = run.step
         if span is None:
             return
-        attrs = {sc.STEP_PROGRESS: e.progress, sc.STEP_STALLS: e.stalls, sc.STEP_OUTCOME: e.outcome}
-        if self._run.get("reply_type"):
-            attrs[sc.STEP_REPLY_TYPE] = self._run["reply_type"]
+        attrs: dict[str, Any] = {sc.STEP_PROGRESS: e.progress, sc.STEP_STALLS: e.stalls, sc.STEP_OUTCOME: e.outcome}
+        if run.reply_type:
+            attrs[sc.STEP_REPLY_TYPE] = run.reply_type
         span.set_attributes(attrs)
         span.end(end_time=e.at_ns)
-        self._step = None
+        run.step = None
 
-    def _run_finished(self, e: ev.RunFinished) -> None:
-        self._detach()
-        span, st, run = self._root, e.state, self._run
-        if span is None:
-            return
-        for dangling in (self._chat, self._tool, self._step):     # a guard can end a run mid-step
+    def _run_finished(self, run: _Run, e: ev.RunFinished) -> None:
+        self._detach(run)
+        span, t = run.root, e.totals
+        stop = e.stop.value
+        failed = e.stop is not StopReason.DONE and e.status is not RunStatus.SUSPENDED
+        for dangling in (run.chat, run.tool, run.step):     # cut off mid-step (a cancellation)
             if dangling is not None:
+                if failed:
+                    dangling.set_attribute(sc.ERROR_TYPE, stop)
+                    dangling.set_status(Status(StatusCode.ERROR, stop))
                 dangling.end(end_time=e.at_ns)
-        self._chat = self._tool = self._step = None
-        stop = StopReason(st.stop)
+        run.chat = run.tool = run.step = None
         attrs: dict[str, Any] = {
-            sc.STOP_REASON: st.stop, sc.STATUS: st.status, sc.STEPS: st.step, sc.TOOL_CALLS: st.tool_calls,
-            sc.TOKENS: st.tokens, sc.COST_USD: float(st.cost_usd), sc.ELAPSED_S: float(st.elapsed),
-            sc.USAGE_INPUT_TOKENS: run["tin"], sc.USAGE_OUTPUT_TOKENS: run["tout"],
-            sc.PLAN_STEPS: len(st.plan), sc.PLAN_OPEN_STEPS: len(st.open_steps()), sc.PLAN_VERSION: st.plan_version,
-            sc.UNKNOWN_WRITES: len(st.unknown_writes), sc.MAX_STALLS: st.max_stalls_seen,
-            sc.UNPRICED_CALLS: st.unpriced_calls, sc.MEMORY_NOTES: len(st.memory),
+            sc.STOP_REASON: stop, sc.STATUS: e.status.value, sc.STEPS: t.steps, sc.TOOL_CALLS: t.tool_calls,
+            sc.TOKENS: t.tokens, sc.COST_USD: float(t.cost_usd), sc.ELAPSED_S: float(t.elapsed_s),
+            sc.USAGE_INPUT_TOKENS: run.tin, sc.USAGE_OUTPUT_TOKENS: run.tout,
+            sc.PLAN_STEPS: t.plan_steps, sc.PLAN_OPEN_STEPS: t.open_plan_steps, sc.PLAN_VERSION: t.plan_version,
+            sc.UNKNOWN_WRITES: t.unknown_writes, sc.MAX_STALLS: t.max_stalls,
+            sc.UNPRICED_CALLS: t.unpriced_calls, sc.MEMORY_NOTES: t.memory_notes,
         }
-        if st.outcome:
-            attrs[sc.OUTCOME] = st.outcome
+        if e.outcome:
+            attrs[sc.OUTCOME] = e.outcome
         span.set_attributes(attrs)
-        failed = stop is not StopReason.DONE and stop not in SUSPENDING
         if failed:
-            span.set_attribute(sc.ERROR_TYPE, st.stop)
-            span.set_status(Status(StatusCode.ERROR, st.stop))
+            span.set_attribute(sc.ERROR_TYPE, stop)
+            span.set_status(Status(StatusCode.ERROR, stop))
         span.end(end_time=e.at_ns)
-        run["last_root"] = span
-        self._root = None
-        agent = run["m_agent"]
-        dur_attrs = {**agent, sc.ERROR_TYPE: st.stop} if failed else agent
-        self.inst.agent_duration.record(max(0.0, st.elapsed - run["elapsed0"]), dur_attrs)
-        self.inst.inference_calls.record(run["chats"], agent)
-        self.inst.tool_calls.record(run["tools"], agent)
-        by_stop = {**agent, sc.STOP_REASON: st.stop}
+        if e.status is RunStatus.SUSPENDED or e.status is RunStatus.ABORTED:      # suspended or cancelled:
+            self.links.suspended(e.task_id, span.get_span_context())               # the next segment links here
+        self._pop(run)
+        agent = run.m_agent
+        self.inst.agent_duration.record(max(0.0, t.elapsed_s - run.elapsed0),
+                                        {**agent, sc.ERROR_TYPE: stop} if failed else agent)
+        self.inst.inference_calls.record(run.chats, agent)
+        self.inst.tool_calls.record(run.tools, agent)
+        by_stop = {**agent, sc.STOP_REASON: stop}
         self.inst.runs.add(1, by_stop)
-        self.inst.run_tokens.record(st.tokens, by_stop)
-        self.inst.run_cost.record(float(st.cost_usd), by_stop)
-        b = run["budget"]
+        self.inst.run_tokens.record(t.tokens, by_stop)
+        self.inst.run_cost.record(float(t.cost_usd), by_stop)
+        b = run.limits
         if b is None:
             return
-        for limit, used, cap in (("max_steps", st.step, b.max_steps), ("max_tool_calls", st.tool_calls,
-                                                                         b.max_tool_calls),
-                                 ("max_tokens", st.tokens, b.max_tokens), ("deadline_s", st.elapsed, b.deadline_s),
-                                 ("max_usd", st.cost_usd, b.max_usd)):
-            if cap:
-                self.inst.utilisation.record(min(used / cap, 1.0), {**agent, sc.BUDGET_LIMIT_ATTR: limit})
+        for limit, used, allowed in (("max_steps", t.steps, b.max_steps), ("max_tool_calls", t.tool_calls,
+                                                                          b.max_tool_calls),
+                                     ("max_tokens", t.tokens, b.max_tokens), ("deadline_s", t.elapsed_s, b.deadline_s),
+                                     ("max_usd", t.cost_usd, b.max_usd)):
+            if allowed:
+                self.inst.utilisation.record(min(used / allowed, 1.0), {**agent, sc.BUDGET_LIMIT_ATTR: limit})
 
-    def _run_aborted(self, e: ev.RunAborted) -> None:
+    def _run_aborted(self, run: _Run, e: ev.RunAborted) -> None:
         """An exception escaped the run: every open span ends with ERROR and the exception's type; the run is
         counted in ``agentobs.runs`` and ``gen_ai.invoke_agent.duration`` with that type as ``error.type``."""
-        self._detach()
+        self._detach(run)
         error = labels.identifier(e.error, self.redactor)
         status = Status(StatusCode.ERROR, f"run aborted: {error}")
-        for span in (self._chat, self._tool, self._step, self._root):
+        for span in (run.chat, run.tool, run.step, run.root):
             if span is not None:
                 span.set_attribute(sc.ERROR_TYPE, error)
                 span.set_status(status)
-                if span is self._root:
-                    span.set_attribute(sc.STATUS, "aborted")
+                if span is run.root:
+                    span.set_attribute(sc.STATUS, RunStatus.ABORTED.value)
                 span.end(end_time=e.at_ns)
-        run, root = self._run, self._root
-        self._chat = self._tool = self._step = self._root = None
-        if root is None:
-            return
-        run["last_root"] = root
+        run.chat = run.tool = run.step = None
+        self._pop(run)
         # counted like a finished run, with the exception's type where a stop reason would be
-        attrs = {**run["m_agent"], sc.ERROR_TYPE: error}
-        self.inst.agent_duration.record(max(0.0, e.state.elapsed - run["elapsed0"]), attrs)
+        attrs = {**run.m_agent, sc.ERROR_TYPE: error}
+        self.inst.agent_duration.record(max(0.0, e.totals.elapsed_s - run.elapsed0), attrs)
         self.inst.runs.add(1, attrs)
 
     # -- content -------------------------------------------------------------------------------
@@ -398,7 +547,7 @@ class OTelObserver:
         return json.dumps([{"role": "assistant", "parts": [part], "finish_reason": finish}])
 
 
-_HANDLERS = {
+_HANDLERS: dict[type, Callable[..., None]] = {
     ev.RunStarted: OTelObserver._run_started, ev.StepStarted: OTelObserver._step_started,
     ev.ModelCalled: OTelObserver._model_called, ev.ModelReturned: OTelObserver._model_returned,
     ev.ToolCalled: OTelObserver._tool_called, ev.ToolRetry: OTelObserver._tool_retry,
@@ -409,3 +558,4 @@ _HANDLERS = {
     ev.CheckpointSaved: OTelObserver._checkpoint, ev.StepFinished: OTelObserver._step_finished,
     ev.RunFinished: OTelObserver._run_finished, ev.RunAborted: OTelObserver._run_aborted,
 }
+_START = _HANDLERS[ev.RunStarted]

@@ -16,9 +16,11 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
@@ -27,18 +29,31 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter, SpanExportResult
 from opentelemetry.trace import ProxyTracerProvider
 
+from ..contract import semconv as sc
 from ..errors import ConfigError
-from . import semconv as sc
 from .content import Capture, Redactor, capture_from
+from .links import ResumeLinks
 from .observer import Instruments, OTelObserver
 from .otlp_json import OtlpJsonFileExporter
 
 log = logging.getLogger("agentobs.telemetry")
 
 ENV_TRACES_OUT = "AGENTOBS_TRACES_OUT"
+ENV_CALL_METRICS = "AGENTOBS_CALL_METRICS"
 
 
-@dataclass(frozen=True)
+class CallMetrics(StrEnum):
+    """Who records the per-call metrics (token usage, model and tool call durations).
+
+    ``SDK`` (default): this process, through the OpenTelemetry SDK, as the conventions name them.
+    ``COLLECTOR``: the collector's span metrics connector, from the chat and execute_tool spans; this
+    process then records only the per-run metrics, which costs less per run (see docs/telemetry.md for what
+    is lost: per-call token histograms, and durations get the connector's buckets and names)."""
+    SDK = "sdk"
+    COLLECTOR = "collector"
+
+
+@dataclass(frozen=True, kw_only=True)
 class TelemetryConfig:
     service_name: str
     traces_out: Path | None
@@ -51,12 +66,14 @@ class TelemetryConfig:
     metric_interval_ms: int
     queue_size: int
     shutdown_timeout_ms: int
+    call_metrics: CallMetrics = CallMetrics.SDK
 
 
 def resolve(*, service_name: str | None = None, traces_out: str | os.PathLike[str] | None = None,
             otlp_endpoint: str | None = None, otlp_protocol: str | None = None, console: bool = False,
             capture: str | Capture | None = None, redact_keys: Sequence[str] | None = None,
-            redact_patterns: bool | None = None, env: Mapping[str, str] | None = None) -> TelemetryConfig:
+            redact_patterns: bool | None = None, call_metrics: str | CallMetrics | None = None,
+            env: Mapping[str, str] | None = None) -> TelemetryConfig:
     """Explicit argument > environment variable > default, for every telemetry setting."""
     env = os.environ if env is None else env
     endpoint = otlp_endpoint or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -81,7 +98,17 @@ def resolve(*, service_name: str | None = None, traces_out: str | os.PathLike[st
         metric_interval_ms=_int_env(env, "OTEL_METRIC_EXPORT_INTERVAL", 10_000),
         queue_size=_int_env(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048),
         shutdown_timeout_ms=_int_env(env, "AGENTOBS_SHUTDOWN_TIMEOUT_MS", 5_000),
+        call_metrics=_call_metrics(call_metrics, env),
     )
+
+
+def _call_metrics(value: str | CallMetrics | None, env: Mapping[str, str]) -> CallMetrics:
+    source = "call_metrics" if value is not None else ENV_CALL_METRICS
+    raw = value if value is not None else env.get(ENV_CALL_METRICS) or CallMetrics.SDK.value
+    try:
+        return CallMetrics(str(raw).strip().lower())
+    except ValueError:
+        raise ConfigError(f"{source}={raw!r} must be one of {', '.join(m.value for m in CallMetrics)}") from None
 
 
 def _int_env(env: Mapping[str, str], name: str, default: int) -> int:
@@ -108,7 +135,7 @@ class CountingExporter(SpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         try:
             result = self.inner.export(spans)
-        except Exception:  # noqa: BLE001 - an exporter must never break the application
+        except Exception:
             log.warning("exporter %s raised; %d spans lost", self.name, len(spans), exc_info=True)
             result = SpanExportResult.FAILURE
         if result is SpanExportResult.SUCCESS:
@@ -120,13 +147,13 @@ class CountingExporter(SpanExporter):
     def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
         try:
             self.inner.shutdown()
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.warning("exporter %s failed to shut down", self.name, exc_info=True)
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         try:
             return self.inner.force_flush(timeout_millis)
-        except Exception:  # noqa: BLE001
+        except Exception:
             return False
 
 
@@ -138,7 +165,7 @@ class _EndCounter(SpanProcessor):
         self.ended += 1
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ExportReport:
     """What happened to the spans of this process, per exporter."""
     ended: int
@@ -159,13 +186,15 @@ class ExportReport:
 
 
 class Telemetry:
-    """Providers, exporters and instruments for one process; make one observer per concurrent run."""
+    """Providers, exporters and instruments for one process. One observer (``observer()``) serves every run of
+    the process, one after another or at once, in threads or asyncio tasks."""
 
     def __init__(self, config: TelemetryConfig, *, tracer_provider: Any = None, meter_provider: Any = None,
                  extra_exporters: Sequence[tuple[str, SpanExporter]] = ()):
         self.config = config
         self.capture = config.capture
         self.redactor = Redactor(config.redact_keys, patterns=config.redact_patterns)
+        self.links = ResumeLinks()          # the last suspended segment of each task, for its resume to link to
         self.exporters: list[CountingExporter] = []
         self._processors: list[BatchSpanProcessor] = []
         self._end_counter = _EndCounter()
@@ -209,8 +238,14 @@ class Telemetry:
     def resource(self) -> Resource:
         return Resource.create({"service.name": self.config.service_name}, schema_url=sc.SCHEMA_URL)
 
-    def observer(self) -> OTelObserver:
-        return OTelObserver(self.tracer, capture=self.capture, redactor=self.redactor, instruments=self.instruments)
+    def observer(self, *, resumed_from: str | None = None) -> OTelObserver:
+        """An observer. One serves any number of runs, concurrent or not (make it once, give it to the kernel).
+        ``resumed_from``: the traceparent of the suspended segment a resume continues, when that segment ran in
+        another process (``OTelObserver.trace_context()`` then): every resumed run of that observer links to it,
+        so make one for that resume; within one process a resumed run finds its segment by its task id."""
+        return OTelObserver(self.tracer, capture=self.capture, redactor=self.redactor, instruments=self.instruments,
+                            links=self.links, resumed_from=resumed_from,
+                            call_metrics=self.config.call_metrics is CallMetrics.SDK)
 
     def flush(self) -> None:
         for p in self._processors:
@@ -227,7 +262,7 @@ class Telemetry:
             try:
                 p.force_flush(timeout)       # the SDK ignores this timeout: bounded below by the deadline
                 p.shutdown()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.warning("span processor failed to shut down", exc_info=True)
         closers = [threading.Thread(target=close, args=(p,), name="agentobs-shutdown", daemon=True)
                    for p in self._processors]
@@ -235,7 +270,7 @@ class Telemetry:
             t.start()
         for t in closers:
             t.join(max(0.0, deadline - time.monotonic()))
-        for e, t in zip(self.exporters, closers):
+        for e, t in zip(self.exporters, closers, strict=True):
             if t.is_alive():
                 log.warning("exporter %s did not finish within %d ms; what it still holds is lost", e.name, timeout)
                 e.shutdown()
@@ -245,9 +280,9 @@ class Telemetry:
             try:
                 remaining = max(0.0, deadline - time.monotonic()) * 1000
                 self.meter_provider.shutdown(timeout_millis=remaining)  # type: ignore[attr-defined]
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.warning("meter provider failed to shut down", exc_info=True)
-        report = ExportReport(self._end_counter.ended)
+        report = ExportReport(ended=self._end_counter.ended)
         for e in self.exporters:
             dropped = max(0, report.ended - e.exported - e.failed)
             report.exporters[e.name] = {"exported": e.exported, "failed": e.failed, "dropped": dropped,
@@ -257,7 +292,7 @@ class Telemetry:
     # -- OTLP ----------------------------------------------------------------------------------
 
     def _otlp_spans(self) -> SpanExporter:
-        endpoint, proto = self.config.otlp_endpoint, self.config.otlp_protocol
+        endpoint, proto = self.config.otlp_endpoint or "", self.config.otlp_protocol
         if proto == "grpc":
             from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Grpc
             return Grpc(endpoint=_grpc_endpoint(endpoint), insecure=_insecure(endpoint))

@@ -280,6 +280,22 @@ def without_jaeger_warnings(spans: dict[str, Span]) -> dict[str, Span]:
     return out
 
 
+def arrays_as_json_text(spans: dict[str, Span]) -> dict[str, Span]:
+    """The spans as Jaeger's storages of its v1 span model (Badger, our default; Elasticsearch, OpenSearch,
+    Cassandra) give them back: an array attribute becomes its compact JSON text (``["stop"]``), on spans, events
+    and links alike. (Its memory storage keeps OTLP as it came.)"""
+    def text(v: Value) -> Value:
+        return ("string", json.dumps([x[1] for x in v[1]], separators=(",", ":"), ensure_ascii=False)) \
+            if v[0] == "array" else v
+
+    def pairs(items: tuple[tuple[str, Value], ...]) -> tuple[tuple[str, Value], ...]:
+        return tuple((k, text(v)) for k, v in items)
+    return {sid: Span(**{**s.__dict__, "attributes": {k: text(v) for k, v in s.attributes.items()},
+                         "events": tuple((n, t, pairs(a)) for n, t, a in s.events),
+                         "links": tuple((t, i, pairs(a)) for t, i, a in s.links)})
+            for sid, s in spans.items()}
+
+
 def by_trace(spans: dict[str, Span]) -> dict[str, dict[str, Span]]:
     out: dict[str, dict[str, Span]] = {}
     for sid, s in spans.items():

@@ -33,7 +33,7 @@ import pytest
 
 from agentobs.domain.population import simulate
 from agentobs.domain.scenarios import SEED000, SEED004
-from agentobs.kernel.events import EventLog, ModelReturned, RunStarted, ToolCalled, ToolReturned
+from agentobs.kernel.events import EventLog, ModelCalled, ModelReturned, ToolCalled, ToolReturned
 from agentobs.telemetry import configure
 from agentobs.telemetry.content import Capture
 from stackutil import (SentIds, get, prom_query, rfc3339, unique_service, wait_for)
@@ -80,8 +80,8 @@ def _content(log: EventLog) -> set[str]:
     """The content of the runs: goals, model replies, tool arguments and results (keys and string values)."""
     out: set[str] = set()
     for e in log.events:
-        if isinstance(e, RunStarted):
-            out.add(e.state.goal)
+        if isinstance(e, ModelCalled):
+            out.add(json.loads(e.view)["goal"])              # the goal, as the model is shown it
         elif isinstance(e, ModelReturned):
             _strings(e.reply, out)
         elif isinstance(e, ToolCalled):

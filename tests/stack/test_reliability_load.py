@@ -1,6 +1,7 @@
 """Load, nothing lost: a simulated population exported over OTLP/gRPC through the real collector into Jaeger.
 
-N runs (2,000; 10,000 with AGENTOBS_FULL=1; AGENTOBS_LOAD_RUNS overrides) under a service.name of their own.
+N runs (2,000; 10,000 with AGENTOBS_FULL=1; AGENTOBS_LOAD_RUNS overrides) under a service.name of their own, run
+as a server runs them: 8 at once in threads (AGENTOBS_LOAD_WORKERS overrides), every run reporting to ONE observer.
 What was sent is known exactly: an exporter beside OTLP keeps the (trace id, span id) of every span the SDK
 ended. Then, for every trace id the simulation recorded:
 
@@ -16,7 +17,9 @@ A simulated population has no model latency: it produces spans as fast as the CP
 exporter thread can encode and send them on these machines (about 7,000 spans/s each way with the GIL shared).
 The default queue of 2,048 spans then overflows and the ExportReport counts the overflow as lost; a real agent
 spends seconds per run waiting on its model. So the test sizes OTEL_BSP_MAX_QUEUE_SIZE to hold the burst and
-asserts that nothing at all is lost.
+asserts that nothing at all is lost. Eight producing threads also leave the one exporting thread behind when the
+runs end (the GIL is shared): the final flush gets the time to send that backlog (AGENTOBS_SHUTDOWN_TIMEOUT_MS,
+5 s by default, is raised here), and still nothing may be lost.
 """
 from __future__ import annotations
 
@@ -38,8 +41,12 @@ def load_runs() -> int:
     return 10_000 if os.environ.get("AGENTOBS_FULL", "") not in ("", "0") else 2_000
 
 
+def load_workers() -> int:
+    return int(os.environ.get("AGENTOBS_LOAD_WORKERS") or 8)
+
+
 def _trace_id(obs) -> str | None:
-    ctx = obs[0].trace_context()
+    ctx = obs[0].trace_context()           # the run that just ended in this thread, of the one shared observer
     return ctx.split("-")[1] if ctx else None
 
 
@@ -48,6 +55,7 @@ def test_a_population_under_load_reaches_jaeger_and_the_archive_with_nothing_los
     queue = max(2048, 20 * runs)          # ~16 spans per run: the whole burst fits (see the module docstring)
     monkeypatch.setenv("OTEL_BSP_MAX_QUEUE_SIZE", str(queue))
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "200")
+    monkeypatch.setenv("AGENTOBS_SHUTDOWN_TIMEOUT_MS", str(max(5_000, 60 * runs)))   # the backlog of the threads
     telemetry_url = stack.collector_telemetry
     if not telemetry_url:
         pytest.fail("AGENTOBS_COLLECTOR_TELEMETRY_URL is not set (scripts/stack.sh up exports it)", pytrace=False)
@@ -56,12 +64,15 @@ def test_a_population_under_load_reaches_jaeger_and_the_archive_with_nothing_los
     sent = SentIds()
     tel = configure(otlp_endpoint=stack.otlp_grpc, otlp_protocol="grpc", service_name=service_name, traces_out=None,
                     extra_exporters=[("sent", sent)])
+    shared = [tel.observer()]              # one observer for every run, as one process serves them
+    workers = load_workers()
     t0 = time.monotonic()
-    records = simulate(runs, seed=606, observers=lambda: [tel.observer()], trace_id_of=_trace_id)
+    records = simulate(runs, seed=606, observers=lambda: shared, trace_id_of=_trace_id, workers=workers)
     produced = time.monotonic()
     report = tel.shutdown()
     flushed = time.monotonic()
-    print(f"\nload: {runs:,} runs, {report.ended:,} spans produced in {produced - t0:.1f}s "
+    print(f"\nload: {runs:,} runs ({workers} at once, one observer), {report.ended:,} spans produced in "
+          f"{produced - t0:.1f}s "
           f"({report.ended / (produced - t0):,.0f} spans/s while exporting), flushed after {flushed - t0:.1f}s "
           f"(queue {queue:,})")
     for line in report.lines():
@@ -73,6 +84,7 @@ def test_a_population_under_load_reaches_jaeger_and_the_archive_with_nothing_los
     assert otlp == {"exported": report.ended, "failed": 0, "dropped": 0, "lost": 0}, otlp
     recorded = {tid for r in records for tid in r.trace_ids}
     assert len(records) == runs and len(recorded) >= runs
+    assert len(recorded) == sum(len(r.trace_ids) for r in records), "two runs reported one trace id"
     assert recorded == set(sent.traces), "trace ids recorded by the simulation != trace ids of the spans sent"
     total = sent.count
 

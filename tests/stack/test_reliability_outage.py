@@ -37,7 +37,7 @@ SDK settings: OTEL_EXPORTER_OTLP_TIMEOUT=10 (s; the SDK's default: a batch is re
 given up), OTEL_BSP_SCHEDULE_DELAY=200 (ms), OTEL_BSP_MAX_QUEUE_SIZE=QUEUE.
 
 Jaeger outage: Jaeger is stopped, runs are exported (the collector accepts them all), Jaeger starts again with
-empty memory storage and the collector's retry queue (collector/config.yaml: sending_queue, retry_on_failure)
+its storage and the collector's retry queue (collector/config.yaml: sending_queue, retry_on_failure)
 delivers every span sent during the outage.
 """
 from __future__ import annotations
@@ -134,7 +134,7 @@ class Writes:
             def notify(self, e: Any) -> None:
                 t = type(e)
                 if t is RunStarted:
-                    task[0] = e.state.task_id
+                    task[0] = e.task_id
                 elif t is ToolCalled:
                     args[e.key] = json.dumps(e.args, sort_keys=True, default=str)
                 elif t is ToolReturned and e.effect == "write" and e.status == "ok":
@@ -488,7 +488,8 @@ def fault_not_started(private: PrivateStack) -> Callable[[Workload, Timeline], N
 
 
 def fault_killed(private: PrivateStack) -> Callable[[Workload, Timeline], None]:
-    """(b): SIGKILL between two batches, 15 s away: longer than the SDK's queue and timeout hold."""
+    """(b): SIGKILL between two batches, at least 15 s away and until the runs have ended more spans than the
+    SDK's queue holds: longer than the SDK's queue and timeout hold."""
     def fault(wl: Workload, tl: Timeline) -> None:
         tl.sleep_until(2.0)
         # between two batches: the runs hold, the SDK and the collector pass on what they have, then SIGKILL
@@ -499,8 +500,14 @@ def fault_killed(private: PrivateStack) -> Callable[[Workload, Timeline], None]:
             interval=0.05)
         private.stop("collector", signal.SIGKILL)
         tl.mark("down")
+        blocks_at_kill = len(wl.blocks)
         wl.pause.clear()
         tl.sleep_until(17.0)
+        # a loaded machine runs the workload below its pace: stay down until the runs have ended more spans
+        # than the SDK's queue holds, so the overflow happens whatever the machine's speed
+        overflow = int(QUEUE * 1.3 / (BLOCK * SPANS_PER_RUN)) + 1
+        wait_for(lambda: len(wl.blocks) - blocks_at_kill >= overflow, "the runs to overflow the SDK's queue",
+                 timeout=300, interval=0.1)
         private.up()
         tl.mark("up")
         _wait_recovered(tl, private)
@@ -574,7 +581,7 @@ def test_jaeger_outage_the_collector_retries_and_delivers_what_was_sent_meanwhil
     during = collector_counts(private.collector_telemetry)
     assert during["sent_jaeger"] == before["sent_jaeger"] and during["failed_jaeger"] == before["failed_jaeger"], during
     t_start = time.monotonic()
-    private.up()                                          # Jaeger again, with empty memory storage
+    private.up()                                          # Jaeger again (its Badger storage kept)
     t_up = time.monotonic()
     held, seen_at, _ = wait_jaeger_traces(private.jaeger, sent.traces, timeout=90, interval=0.5)
     found = sum(len(v) for v in held.values())

@@ -16,7 +16,7 @@ import pytest
 from agentobs.domain.population import simulate
 from agentobs.kernel.events import RunFinished
 from agentobs.telemetry import configure
-from agentobs.telemetry import semconv as sc
+from agentobs.contract import semconv as sc
 from stackutil import ROOT, get, get_json, legacy_tags, prom_query, prom_range, unique_service, wait_for
 
 pytestmark = pytest.mark.stack

@@ -121,5 +121,5 @@ def _fields(spans: pd.DataFrame, rows: np.ndarray, deciding: np.ndarray, present
     return out
 
 
-__all__ = ["AGENT", "CHAIN", "CHAT", "DIALECT_NAMES", "KIND_NAMES", "OTHER", "REGISTRY", "STEP", "TOOL", "Normalized",
-           "normalize"]
+__all__ = ["AGENT", "CHAIN", "CHAT", "DIALECT_NAMES", "KIND_NAMES", "Normalized", "OTHER", "REGISTRY", "STEP",
+           "TOOL", "normalize"]

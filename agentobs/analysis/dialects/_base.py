@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -35,7 +35,7 @@ class Dialect:
     kinds: Mapping[str, int]
     text: Mapping[str, tuple[str, ...]]
     numbers: Mapping[str, tuple[str, ...]]
-    usage_json: Mapping[str, Mapping[str, tuple[tuple[str, ...], ...]]] = None  # type: ignore[assignment]
+    usage_json: Mapping[str, Mapping[str, Iterable[tuple[str, ...]]]] | None = None
     refine: Callable[[pd.DataFrame, np.ndarray], np.ndarray] | None = None
     extra: Callable[[pd.DataFrame, Fields], None] | None = None
     claim_rows: Callable[[pd.DataFrame], np.ndarray | None] | None = None

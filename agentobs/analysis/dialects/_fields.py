@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -82,7 +82,7 @@ def has(df: pd.DataFrame, *names: str) -> bool:
     return any(n in df.columns and df[n].notna().any() for n in names)
 
 
-def json_numbers(values: pa.Array, paths: dict[str, Iterable[tuple[str, ...]]]) -> dict[str, np.ndarray]:
+def json_numbers(values: pa.Array, paths: Mapping[str, Iterable[tuple[str, ...]]]) -> dict[str, np.ndarray]:
     """Numbers inside JSON object texts: for each output name, the first of its key paths that holds one.
 
     The texts are parsed together by pyarrow (one pass, no Python loop); texts pyarrow refuses are

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
-from ...telemetry.semconv import STEP_SPAN
+from ...contract.semconv import STEP_SPAN
 from ._base import STEP, Dialect
 from ._fields import text
 

@@ -1,18 +1,27 @@
 """Every attribute, span, event and metric name agentobs emits, pinned in one place.
 
-Standard names follow the OpenTelemetry GenAI semantic conventions v1.41.1. Names the
-conventions do not define live under ``agentobs.``. The attribute reference with types is
-in docs/telemetry.md; ``ATTRIBUTE_TYPES`` below is what tests check exported values against.
+Standard names follow the OpenTelemetry GenAI semantic conventions, release ``GENAI_SEMCONV_VERSION`` of
+open-telemetry/semantic-conventions-genai (their first standalone release, which builds on the core semantic
+conventions ``SEMCONV_VERSION``). Names the conventions do not define live under ``agentobs.``. The attribute
+reference with types is in docs/telemetry.md; ``ATTRIBUTE_TYPES`` below is what tests check exported values
+against, and tests/test_contract.py compares the standard names with the ``opentelemetry-semantic-conventions``
+package. Standard library only: the analysis reads these names without loading OpenTelemetry.
 """
 from __future__ import annotations
 
-SEMCONV_VERSION = "1.41.1"
+GENAI_SEMCONV_VERSION = "0.1.0"          # open-telemetry/semantic-conventions-genai, the version we follow
+SEMCONV_VERSION = "1.45.0"               # the core semantic conventions that release builds on
+# The GenAI repository publishes no schema URL of its own yet: resources and scopes name the core one.
 SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
 SCOPE = "agentobs"
 
-# -- span names and operations ------------------------------------------------------------------
+# -- span names, operations and span kinds (names of opentelemetry.trace.SpanKind members) ----------
 OP_INVOKE_AGENT, OP_CHAT, OP_EXECUTE_TOOL = "invoke_agent", "chat", "execute_tool"
 STEP_SPAN = "agentobs.step"
+KIND_INVOKE_AGENT = "INTERNAL"           # an in-process agent (a remote agent's client span would be CLIENT)
+KIND_STEP = "INTERNAL"
+KIND_CHAT = "CLIENT"
+KIND_EXECUTE_TOOL = "INTERNAL"
 
 # -- GenAI attributes ----------------------------------------------------------------------------
 OPERATION_NAME = "gen_ai.operation.name"
@@ -25,11 +34,17 @@ RESPONSE_MODEL = "gen_ai.response.model"
 REQUEST_MAX_TOKENS = "gen_ai.request.max_tokens"
 USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+# parts of the input and output tokens, when the provider reports them (never added to the totals again)
+USAGE_CACHE_READ_INPUT_TOKENS = "gen_ai.usage.cache_read.input_tokens"
+USAGE_CACHE_CREATION_INPUT_TOKENS = "gen_ai.usage.cache_creation.input_tokens"
+USAGE_REASONING_OUTPUT_TOKENS = "gen_ai.usage.reasoning.output_tokens"
 RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
 TOOL_NAME = "gen_ai.tool.name"
 TOOL_CALL_ID = "gen_ai.tool.call.id"
 TOOL_TYPE = "gen_ai.tool.type"
 TOKEN_TYPE = "gen_ai.token.type"
+TOKEN_TYPE_INPUT, TOKEN_TYPE_OUTPUT = "input", "output"      # its values
+TOOL_TYPE_FUNCTION = "function"                              # the gen_ai.tool.type of every tool we run
 ERROR_TYPE = "error.type"
 # opt-in content (JSON strings), only when capture is on
 INPUT_MESSAGES = "gen_ai.input.messages"
@@ -81,6 +96,10 @@ TOOL_HELD = "agentobs.tool.held"
 BUDGET_LIMITS = ("max_steps", "max_tool_calls", "max_tokens", "max_output_tokens", "max_usd", "deadline_s",
                  "max_repeat", "max_stalls", "max_plan_steps")
 
+# -- span links ----------------------------------------------------------------------------------
+LINK_KIND = "agentobs.link"              # on the link from a resumed run to the segment it continues
+LINK_RESUMED_FROM = "resumed_from"
+
 # -- span events ---------------------------------------------------------------------------------
 EV_PLAN_REJECTED = "agentobs.plan.rejected"
 EV_PLAN_ACCEPTED = "agentobs.plan.accepted"
@@ -126,7 +145,8 @@ UTILISATION_BUCKETS = (0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0)
 ATTRIBUTE_TYPES: dict[str, str] = {
     OPERATION_NAME: "string", PROVIDER_NAME: "string", AGENT_NAME: "string", AGENT_ID: "string",
     CONVERSATION_ID: "string", REQUEST_MODEL: "string", RESPONSE_MODEL: "string", REQUEST_MAX_TOKENS: "int",
-    USAGE_INPUT_TOKENS: "int", USAGE_OUTPUT_TOKENS: "int", RESPONSE_FINISH_REASONS: "string[]",
+    USAGE_INPUT_TOKENS: "int", USAGE_OUTPUT_TOKENS: "int", USAGE_CACHE_READ_INPUT_TOKENS: "int",
+    USAGE_CACHE_CREATION_INPUT_TOKENS: "int", USAGE_REASONING_OUTPUT_TOKENS: "int", RESPONSE_FINISH_REASONS: "string[]",
     TOOL_NAME: "string", TOOL_CALL_ID: "string", TOOL_TYPE: "string", ERROR_TYPE: "string",
     **{k: "string" for k in CONTENT_KEYS},
     TASK_ID: "string", STOP_REASON: "string", STATUS: "string", OUTCOME: "string", STEPS: "int", TOOL_CALLS: "int",

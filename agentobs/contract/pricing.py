@@ -2,13 +2,14 @@
 
 A call that cannot be priced returns ``None`` and is counted as unpriced, never as free.
 A dollar budget with a model that cannot be priced is refused before the run starts.
+``genai-prices`` is imported on the first lookup, so the contract imports without it.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
-from typing import Mapping
 
 from ..errors import ConfigError
 
@@ -52,6 +53,6 @@ def _genai_cost(model: str, provider: str | None, tin: int, tout: int, as_of: da
                           genai_request_timestamp=as_of)
     except LookupError:
         return None
-    except Exception:  # noqa: BLE001 - genai-prices raises plain errors for unknown models/providers
+    except Exception:
         return None
     return float(calc.total_price)

@@ -1,0 +1,34 @@
+"""The contract every part of agentobs shares, in the standard library only (it imports no other agentobs
+package, only the exception tree of ``agentobs.errors``).
+
+    semconv       every attribute, span, event and metric name we emit, and the conventions' version
+    vocabulary    stop reasons, run statuses, tool result statuses, reply kinds (closed enumerations)
+    events        the kernel's events as keyword-only frozen dataclasses of values, and ``Observer``
+    digest        the one fingerprint of a tool call
+    pricing       ``Prices``: custom prices, then the genai-prices table (imported on first use)
+    retry         ``RetryPolicy``: the one backoff
+
+The kernel, telemetry and analysis import this package; it imports none of them.
+"""
+from . import semconv
+from .digest import digest, digest_arguments
+from .events import Breach, Event, Limits, Observer, RunTotals, TokenUsage
+from .pricing import Prices
+from .retry import RetryPolicy
+from .vocabulary import (
+                         CATEGORY,
+                         SUSPENDING,
+                         Category,
+                         RunStatus,
+                         StopReason,
+                         ToolStatus,
+                         is_transient,
+                         result_status,
+                         status_of,
+)
+
+__all__ = [
+    "Breach", "CATEGORY", "Category", "Event", "Limits", "Observer", "Prices", "RetryPolicy", "RunStatus", "RunTotals",
+    "SUSPENDING", "StopReason", "TokenUsage", "ToolStatus", "digest", "digest_arguments", "is_transient",
+    "result_status", "semconv", "status_of",
+]

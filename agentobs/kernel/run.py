@@ -1,0 +1,604 @@
+"""One run of a task: what the kernel keeps about it, and the bounded loop.
+
+    state --render--> view --model--> reply --validate, execute--> result --fold--> state
+      ^                                                                             |
+      +------------- budgets and progress checked before every model call <---------+
+
+``Kernel.run``, ``resume`` and ``recover`` (and ``arun``, ``aresume``, ``arecover``) each make a ``Run``: the
+task's state, its clock, the checkpoint version and the lease are the run's, never the kernel's, so one kernel
+serves any number of concurrent runs. The loop is written once, as coroutines; it reaches the outside world only
+through ``calls`` (``agentobs.kernel.calls``: directly for the sync entry points, awaited for the async ones),
+the clock and the observer point. Every exit sets one StopReason.
+
+Cancelling the task of an async run ends it with ``cancelled``: the observers get ``RunFinished`` (status
+``aborted``: the spans they opened end with ERROR), nothing more is checkpointed, so ``recover`` continues the
+task from its last checkpoint, and the lease is released, unless a write was in flight: then it is left to
+expire, so that no other worker takes the task over while that write may still be happening.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..contract.digest import digest
+from ..contract.events import Breach, TokenUsage
+from ..contract.vocabulary import (
+    PERMANENT_CODES,
+    Effect,
+    ReplyType,
+    RunStatus,
+    StopReason,
+    UsageSource,
+    is_transient,
+    result_status,
+)
+from ..errors import (
+    ApprovalError,
+    CheckpointError,
+    ConcurrentUseError,
+    ConfigError,
+    ProposalError,
+    SimulatedCrash,
+)
+from . import events as ev
+from . import runs
+from .approval import Decision
+from .calls import AsyncCalls, SyncCalls
+from .checkpoint import Checkpoint, Lease
+from .models import ModelRequest, ModelResponse
+from .plan import to_plan_steps, validate_plan
+from .proposals import FinalProposal, PlanProposal, ToolProposal, parse
+from .state import DONE, FAILED, HeldCall, TaskState
+from .tools import NEEDS_APPROVAL, OK, UNKNOWN, ToolInvocation, error
+from .view import est_tokens, render
+
+if TYPE_CHECKING:
+    from .loop import Kernel
+
+log = logging.getLogger("agentobs.kernel")
+
+
+def _is_cancellation(exc: BaseException) -> bool:
+    """An asyncio cancellation (asyncio is imported only by what uses it: without it, nothing was cancelled)."""
+    aio = sys.modules.get("asyncio")
+    return aio is not None and isinstance(exc, aio.CancelledError)
+
+
+class Run:
+    """One run (a segment of a task): its state, clock, checkpoint version and lease, and the loop."""
+
+    __slots__ = (
+        "__weakref__",
+        "active",
+        "calls",
+        "clock",
+        "emit",
+        "k",
+        "lease",
+        "running",
+        "simulated",
+        "state",
+        "task_id",
+        "version",
+        "writing",
+    )
+
+    def __init__(self, kernel: Kernel, calls: SyncCalls | AsyncCalls):
+        self.k = kernel
+        self.calls = calls
+        self.clock: Any = kernel.clock_for_run()
+        self.simulated: bool = getattr(self.clock, "simulated", False)
+        self.emit: Callable[[ev.Event], None] | None = kernel.emitter
+        self.task_id = ""
+        self.active = True                      # until the entry point returns or raises (runs.OneRunAtATime)
+        self.running = False                    # between RunStarted and RunFinished
+        self.state: TaskState | None = None
+        self.version: int | None = None         # the checkpoint version this run holds
+        self.lease: Lease | None = None         # this run's lease on its task, when there is a store
+        self.writing = False                    # a write tool call is in flight
+
+    # -- the entry points' bodies ----------------------------------------------------------------
+
+    async def guarded(self, body: Callable[..., Awaitable[TaskState]], *args: Any) -> TaskState:
+        """Runs an entry point as the current run. An exception escaping a begun run is told to the observers
+        (RunAborted), so they can close what they opened, and then goes on to the caller unchanged. The lease is
+        released at the end, unless the process 'died' (SimulatedCrash): then it expires after its TTL. A
+        cancellation ends the run with ``cancelled`` (see the module's docstring) and goes on to the caller."""
+        token = runs.enter(self)
+        try:
+            st = await body(*args)
+            if self.lease is not None:
+                await self._release()
+            return st
+        except BaseException as exc:
+            if _is_cancellation(exc):
+                self._cancelled()
+            else:
+                self._aborted(exc)
+            raise
+        finally:
+            self.active = False
+            runs.leave(token)
+
+    async def start(self, state: TaskState) -> TaskState:
+        k = self.k
+        self.task_id = state.task_id
+        if k.checkpoints is not None:
+            await self._claim(state.task_id)
+        if k.memory is not None and not state.memory:
+            state.memory = list(k.memory.read(state.user_id, state.goal, now=self.clock.wall_ns() / 1e9))
+        self._begin(state, resumed=False)
+        if k.checkpoints is not None:
+            await self._save(state, None)
+        return await self._loop(state)
+
+    async def resume(self, snapshot: TaskState | Checkpoint | str, decision: Decision | None) -> TaskState:
+        store = self.k.checkpoints
+        if isinstance(snapshot, str):
+            if store is None:
+                raise ConfigError("resume(task_id) needs a checkpoint store; pass the saved TaskState instead")
+            await self._claim(snapshot)
+            snapshot = await self.calls.store(store.load, snapshot)
+        elif store is not None:
+            if not isinstance(snapshot, Checkpoint):
+                raise ConfigError("with a checkpoint store, resume a Checkpoint (store.load(task_id)) or a task id, "
+                                  "so that two workers cannot both continue one snapshot")
+            await self._claim(snapshot.state.task_id)
+        state = snapshot.state if isinstance(snapshot, Checkpoint) else snapshot
+        if state.status == "stopped":
+            raise ApprovalError(f"task {state.task_id!r} already stopped ({state.stop}); there is nothing to resume")
+        held = state.pending
+        if held is not None:
+            if decision is None:
+                raise ApprovalError(f"task {state.task_id!r} is waiting for a decision on {held.name}: "
+                                    "pass Decision.approve(state.pending) or Decision.deny(state.pending)")
+            if decision.digest != held.digest:
+                raise ApprovalError(f"the decision is for other arguments (digest {decision.digest}) than the held "
+                                    f"{held.name} call (digest {held.digest}); decide on exactly the held call")
+        self._begin(state, resumed=True)
+        if isinstance(snapshot, Checkpoint):
+            await self._save(state, snapshot.version)    # the claim: raises CheckpointConflict for a second worker
+        if held is not None and decision is not None:
+            state.pending = None
+            self._decided(state, held, decision)
+            if decision.approved:
+                stop = await self._execute(state, held.name, held.args, held.plan_step, key=held.key, approved=True,
+                                           held=True, dg=held.digest)
+                if stop is not None:
+                    return await self._end(state, stop)
+        return await self._loop(state)
+
+    async def recover(self, task_id: str) -> TaskState:
+        store = self.k.checkpoints
+        if store is None:
+            raise ConfigError("recover() needs a checkpoint store: "
+                              "Kernel(..., checkpoints=SQLiteCheckpointStore(path))")
+        await self._claim(task_id)                 # CheckpointLeased while another worker runs it
+        ckpt = await self.calls.store(store.load, task_id)
+        state = ckpt.state
+        if state.status == "stopped":
+            return state
+        if state.status == "suspended":
+            raise ApprovalError(f"task {task_id!r} is suspended on {state.pending.name if state.pending else 'a call'}:"
+                                " resume it with a decision")
+        self._begin(state, resumed=True)
+        await self._save(state, ckpt.version)
+        return await self._loop(state)
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    async def _loop(self, st: TaskState) -> TaskState:
+        k, emit, clock = self.k, self.emit, self.clock
+        b = k.budget
+        stop: StopReason | None = None
+        sig = st.signature()                     # the signature after a step is the next step's "before"
+        while stop is None:
+            view = render(st, b)
+            tin_est = est_tokens(view) + k.overhead_tokens
+            projected = None
+            if b.max_usd is not None:
+                projected = k.prices.cost(k.price_model, k.price_provider, tin_est, b.reserve_tokens)
+            breach = b.check_before_model_call(step=st.step, tool_calls=st.tool_calls, elapsed=st.elapsed,
+                                               tokens=st.tokens, next_input_tokens=tin_est, cost_usd=st.cost_usd,
+                                               projected_usd=projected)
+            if breach is not None:
+                stop = self._guard(breach)
+                break
+            st.step += 1
+            before = sig
+            seen_obs = len(st.observations)
+            if emit:
+                emit(ev.StepStarted(index=st.step, at_ns=clock.wall_ns()))
+            stop, finished = await self._step(st, view, tin_est)
+            if finished:
+                if emit:
+                    emit(ev.StepFinished(index=st.step, progress=True, stalls=st.stalls,
+                                         outcome=StopReason.DONE.value, at_ns=clock.wall_ns()))
+                return await self._end(st, StopReason.DONE)
+            sig = st.signature()
+            progressed = sig != before
+            if b.progress == "state_or_observation":
+                progressed = progressed or len(st.observations) > seen_obs
+            if progressed and b.repeat_window == "since_progress":
+                st.seen.clear()
+            st.note_stall(progressed)
+            if stop is None:
+                stalled = b.check_stalls(st.stalls)
+                if stalled is not None:
+                    stop = self._guard(stalled)
+            if emit:
+                emit(ev.StepFinished(index=st.step, progress=progressed, stalls=st.stalls,
+                                     outcome=stop.value if stop else "ok", at_ns=clock.wall_ns()))
+            if stop is None and k.checkpoints is not None:
+                await self._save(st, self.version)
+        return await self._end(st, stop)
+
+    async def _step(self, st: TaskState, view: str, tin_est: int) -> tuple[StopReason | None, bool]:
+        """One model call and what follows from it. Returns (stop, finished)."""
+        k, emit, clock = self.k, self.emit, self.clock
+        b, model = k.budget, k.model
+        timeout = b.remaining_time(st.elapsed)
+        if emit:
+            emit(ev.ModelCalled(step=st.step, model=model.name, provider=model.provider,
+                                max_output_tokens=b.max_output_tokens, timeout_s=timeout, view=view,
+                                at_ns=clock.wall_ns()))
+        started = clock.now()
+        attempts = 0
+        resp: ModelResponse | None
+        while True:
+            attempts += 1
+            try:
+                req = ModelRequest(view=view, max_output_tokens=b.max_output_tokens, timeout_s=timeout)
+                calls = self.calls
+                if isinstance(calls, SyncCalls):
+                    resp = calls.propose(req)
+                else:                          # awaited, with the time left as a real timeout under a real clock
+                    resp = await calls.model(req, None if self.simulated else timeout)
+                break
+            except TimeoutError:
+                resp = None
+                break
+            except ConcurrentUseError:
+                raise
+            except Exception as exc:  # a provider failure must end in a stop reason
+                retry = k.retry_policy()
+                backoff = retry.wait_s(attempts)
+                failed_for = clock.spend(started, 0.0)
+                if not retry.may_retry(attempts) or st.elapsed + failed_for + backoff >= b.deadline_s:
+                    st.charge_time(failed_for)
+                    self._model_returned(st, tin=0, tout=0, source="estimated", reply_type=None,
+                                         finish_reason="error", cost=None, err=type(exc).__name__, reply=None)
+                    return self._guard(Breach(limit="max_attempts", limit_value=retry.attempts, observed=attempts,
+                                              stop=StopReason.MODEL_ERROR)), False
+                await self.calls.sleep(clock, backoff)
+                st.charge_time(failed_for + backoff)
+                timeout = b.remaining_time(st.elapsed)
+                started = clock.now()
+        took = None if resp is None else resp.latency_s if resp.latency_s is not None else clock.now() - started
+        if resp is None or took is None or took > timeout:
+            # the call would outlive the deadline: it is cut off there, and its tokens are not charged
+            clock.spend(started, timeout)
+            st.elapsed = b.deadline_s
+            self._model_returned(st, tin=0, tout=0, source="estimated", reply_type=None, finish_reason="length",
+                                 cost=None, err="timeout", reply=None)
+            return self._guard(Breach(limit="deadline_s", limit_value=b.deadline_s, observed=b.deadline_s,
+                                      stop=StopReason.DEADLINE)), False
+        secs = clock.spend(started, resp.latency_s)
+        reply = resp.reply
+        source: UsageSource
+        if resp.input_tokens is not None and resp.output_tokens is not None:
+            tin, tout, source = resp.input_tokens, resp.output_tokens, "reported"
+        else:                                  # estimated from the text, 4 characters a token
+            text = reply if isinstance(reply, str) else json.dumps(reply, default=str)
+            tin, tout, source = tin_est, est_tokens(text), "estimated"
+        too_long = source == "estimated" and tout > b.max_output_tokens
+        if too_long:                           # a provider would have cut the reply at the limit; so do we
+            tout = b.max_output_tokens
+        cost = k.prices.cost(k.price_model, k.price_provider, tin, tout)
+        st.charge_model(tin, tout, secs, cost)
+        try:
+            if too_long:
+                raise ProposalError("reply_too_long", f"the reply passed max_output_tokens ({b.max_output_tokens}) "
+                                    "and was cut off; answer shorter")
+            prop = parse(reply)
+        except ProposalError as exc:
+            st.last_result = error(exc.code, detail=exc.detail)
+            self._model_returned(st, tin=tin, tout=tout, source=source, reply_type=None,
+                                 finish_reason=resp.finish_reason or "stop", cost=cost, err=exc.code, reply=reply,
+                                 resp=resp)
+            return None, False
+        kind: ReplyType = ("tool" if isinstance(prop, ToolProposal) else "plan" if isinstance(prop, PlanProposal)
+                           else "final")
+        self._model_returned(st, tin=tin, tout=tout, source=source, reply_type=kind,
+                             finish_reason=resp.finish_reason or ("tool_calls" if kind == "tool" else "stop"),
+                             cost=cost, err=None, reply=reply, resp=resp)
+        if isinstance(prop, FinalProposal):
+            open_steps = st.open_steps()
+            if prop.outcome == "completed" and open_steps:
+                st.last_result = error("plan_incomplete", detail=open_steps)
+                if emit:
+                    emit(ev.FinalRefused(step=st.step, open_steps=tuple(open_steps), at_ns=clock.wall_ns()))
+                return None, False
+            st.answer, st.outcome = prop.text, prop.outcome
+            return None, True
+        if isinstance(prop, PlanProposal):
+            self._plan(st, prop)
+            return None, False
+        fp = digest(prop.name, prop.args)
+        st.seen[fp] = st.seen.get(fp, 0) + 1
+        repeated = b.check_repeat(st.seen[fp])
+        if repeated is not None:
+            return self._guard(repeated), False
+        if k.tools.spec(prop.name) is None:
+            st.last_result = error("unknown_tool")
+            return None, False
+        return await self._execute(st, prop.name, prop.args, prop.plan_step, dg=fp), False
+
+    def _plan(self, st: TaskState, prop: PlanProposal) -> None:
+        b = self.k.budget
+        if st.plan and not st.replan_requested:
+            problems = ["a plan is already set"]
+        elif st.plan and st.plan_version > b.max_replans:
+            problems = [f"replan budget exhausted ({b.max_replans} replans)"]
+        else:
+            kept = frozenset(s.id for s in st.plan if s.status != "pending")
+            problems = validate_plan(prop.steps, b.max_plan_steps, self.k.tools.spec, kept)
+        if problems:
+            st.last_result = error("invalid_plan", detail=problems)
+            if self.emit:
+                self.emit(ev.PlanRejected(step=st.step, problems=tuple(problems), at_ns=self.clock.wall_ns()))
+            return
+        st.set_plan(to_plan_steps(prop.steps))
+        if self.emit:
+            self.emit(ev.PlanAccepted(step=st.step, version=st.plan_version, steps=len(st.plan),
+                                      plan_step_ids=tuple(s.id for s in st.plan), at_ns=self.clock.wall_ns()))
+
+    async def _execute(self, st: TaskState, name: str, args: dict[str, Any], plan_step: str | None, *,
+                       key: str | None = None, approved: bool = False, held: bool = False,
+                       dg: str | None = None) -> StopReason | None:
+        """Runs one tool call (with retries) and folds the result into the state."""
+        k, emit, clock = self.k, self.emit, self.clock
+        b = k.budget
+        spec = k.tools.spec(name)
+        effect = spec.effect if spec else "read"
+        key = key or f"{st.task_id}:{plan_step or 'adhoc' + str(st.step)}"
+        dg = dg or digest(name, args)
+        if emit:
+            emit(ev.ToolCalled(step=st.step, name=name, args=args, key=key, effect=effect, plan_step=plan_step,
+                               digest=dg, held=held, at_ns=clock.wall_ns()))
+        attempts = 0
+        while True:
+            attempts += 1
+            result, secs = await self._invoke(st, name, args, key, effect, approved, attempts)
+            st.charge_time(secs)
+            st.tool_calls += 1
+            if not is_transient(result):
+                break
+            retry = k.retry_policy()
+            if not retry.may_retry(attempts):
+                break
+            backoff = retry.wait_s(attempts)
+            breach = b.check_before_tool_call(tool_calls=st.tool_calls, elapsed=st.elapsed + backoff)
+            if breach is not None:
+                self._returned(st, name, key, effect, result, attempts)
+                return self._guard(breach)
+            if emit:
+                emit(ev.ToolRetry(step=st.step, name=name, attempt=attempts, code=result_status(result),
+                                  backoff_s=backoff, at_ns=clock.wall_ns()))
+            await self.calls.sleep(clock, backoff)
+            st.charge_time(backoff)
+        if is_transient(result):
+            # retries exhausted: the model is told and asked for a new plan
+            result = error("tool_unavailable", tool=name, attempts=attempts, replan=True)
+            if st.plan:
+                st.replan_requested = True
+        status = self._returned(st, name, key, effect, result, attempts)
+        step = st.plan_step(plan_step)
+        if status == OK:
+            if step:
+                step.status = DONE
+            st.facts.update(k.facts.extract(args, result))
+        elif status == NEEDS_APPROVAL:
+            return await self._needs_approval(st, HeldCall(name=name, args=args, key=key, plan_step=plan_step,
+                                                           digest=dg), held)
+        elif status == UNKNOWN:
+            st.unknown_writes.append(key)
+            return StopReason.UNKNOWN_OUTCOME
+        elif step and (status in PERMANENT_CODES or status == "tool_unavailable"):
+            step.status = FAILED
+        return None
+
+    async def _invoke(self, st: TaskState, name: str, args: dict[str, Any], key: str, effect: Effect,
+                      approved: bool, attempt: int) -> tuple[dict[str, Any], float]:
+        k, clock = self.k, self.clock
+        store = k.checkpoints
+        if effect == "write" and self.lease is not None and store is not None:
+            self.lease = await self.calls.store(store.renew, self.lease)  # CheckpointLeased: another took over
+        timeout = k.budget.remaining_time(st.elapsed)
+        started = clock.now()
+        declared: float | None
+        self.writing = effect == "write"
+        try:
+            call = ToolInvocation(name=name, args=args, user_id=st.user_id, key=key, timeout_s=timeout,
+                                  approved=approved, attempt=attempt)
+            calls = self.calls
+            if isinstance(calls, SyncCalls):
+                resp = calls.invoke(call)
+            else:
+                resp = await calls.tool(call, None if self.simulated else timeout)
+            result, declared = resp.result, resp.latency_s
+        except TimeoutError:
+            result = {"status": UNKNOWN, "code": "timeout"} if effect == "write" else error("timeout")
+            declared = timeout
+        except ConcurrentUseError:
+            raise
+        except (ConnectionError, OSError) as exc:
+            result, declared = error("tool_exception", detail=type(exc).__name__, transient=True), None
+        except Exception as exc:  # a failing tool is a result the model sees
+            result, declared = error("tool_exception", detail=type(exc).__name__), None
+        self.writing = False
+        if not isinstance(result, dict) or not isinstance(result.get("status"), str):
+            result = error("malformed_result", detail="a tool result must be an object with a 'status'")
+        return result, clock.spend(started, declared)
+
+    def _returned(self, st: TaskState, name: str, key: str, effect: Effect, result: dict[str, Any],
+                  attempts: int) -> str:
+        status = result_status(result)
+        st.last_result = result
+        ofp = digest(name, result)               # the observation's fingerprint: progress by new information
+        if ofp not in st.observations:
+            st.observations.append(ofp)
+        st.audit.append({"step": st.step, "tool": name, "key": key, "effect": effect, "status": status,
+                         "attempts": attempts, "result": result})
+        if self.emit:
+            self.emit(ev.ToolReturned(step=st.step, name=name, key=key, effect=effect, result=result,
+                                      status=status, replayed=result.get("replayed") is True, attempts=attempts,
+                                      at_ns=self.clock.wall_ns()))
+        return status
+
+    async def _needs_approval(self, st: TaskState, call: HeldCall, held: bool) -> StopReason | None:
+        k = self.k
+        if self.emit:
+            self.emit(ev.ApprovalRequested(name=call.name, digest=call.digest, key=call.key,
+                                           at_ns=self.clock.wall_ns()))
+        decision = None if (k.approver is None or held) else await self.calls.approve(k.approver, call)
+        if decision is None:
+            st.pending = call
+            return StopReason.NEEDS_APPROVAL
+        if decision.digest != call.digest:
+            raise ApprovalError(f"the approver decided on other arguments than the held {call.name} call")
+        self._decided(st, call, decision)
+        if decision.approved:
+            breach = k.budget.check_before_tool_call(tool_calls=st.tool_calls, elapsed=st.elapsed)
+            if breach is not None:
+                st.pending = call
+                return self._guard(breach)
+            return await self._execute(st, call.name, call.args, call.plan_step, key=call.key, approved=True,
+                                       held=True, dg=call.digest)
+        return None
+
+    def _decided(self, st: TaskState, call: HeldCall, decision: Decision) -> None:
+        if self.emit:
+            self.emit(ev.ApprovalDecided(name=call.name, approved=decision.approved, by=decision.by,
+                                         digest=call.digest, at_ns=self.clock.wall_ns()))
+        st.audit.append({"step": st.step, "approval": call.name, "key": call.key, "approved": decision.approved,
+                         "by": decision.by})
+        if not decision.approved:
+            st.last_result = error("approval_denied", tool=call.name, by=decision.by)
+            step = st.plan_step(call.plan_step)
+            if step:
+                step.status = FAILED
+
+    # -- bookkeeping -----------------------------------------------------------------------------
+
+    def _model_returned(self, st: TaskState, *, tin: int, tout: int, source: UsageSource,
+                        reply_type: ReplyType | None, finish_reason: str, cost: float | None, err: str | None,
+                        reply: Any, resp: ModelResponse | None = None) -> None:
+        model = self.k.model
+        st.audit.append({"step": st.step, "model": model.name, "input_tokens": tin, "output_tokens": tout,
+                         "reply": reply, "error": err})
+        if self.emit:
+            if resp is not None and source == "reported":      # the provider's parts of those counts, if any
+                usage = TokenUsage(input_tokens=tin, output_tokens=tout, source=source,
+                                   cache_read_input_tokens=resp.cache_read_input_tokens,
+                                   cache_creation_input_tokens=resp.cache_creation_input_tokens,
+                                   reasoning_output_tokens=resp.reasoning_output_tokens)
+            else:
+                usage = TokenUsage(input_tokens=tin, output_tokens=tout, source=source)
+            self.emit(ev.ModelReturned(step=st.step, model=model.name, provider=model.provider,
+                                       response_model=resp.response_model if resp is not None else None,
+                                       usage=usage, reply_type=reply_type, finish_reason=finish_reason,
+                                       cost_usd=cost, error=err, reply=reply, at_ns=self.clock.wall_ns()))
+
+    def _guard(self, breach: Breach) -> StopReason:
+        if self.emit:
+            self.emit(ev.GuardFired(breach=breach, at_ns=self.clock.wall_ns()))
+        return breach.stop
+
+    def _begin(self, st: TaskState, resumed: bool) -> None:
+        k = self.k
+        self.running, self.state, self.task_id = True, st, st.task_id
+        st.begin()
+        self.version = None
+        if self.emit:
+            self.emit(ev.RunStarted(task_id=st.task_id, agent_name=st.agent_name, conversation_id=st.conversation_id,
+                                    model=k.model.name, provider=k.model.provider, resumed=resumed,
+                                    step=st.step, elapsed_s=st.elapsed, limits=k.budget_limits(),
+                                    plan_step_ids=tuple(s.id for s in st.plan), at_ns=self.clock.wall_ns()))
+
+    async def _end(self, st: TaskState, stop: StopReason) -> TaskState:
+        st.finish(stop, st.answer if stop is StopReason.DONE else None, st.outcome if stop is StopReason.DONE else None)
+        if self.k.checkpoints is not None:
+            await self._save(st, self.version)
+        self.running = False
+        if self.emit:
+            self.emit(ev.RunFinished(task_id=st.task_id, stop=stop, status=RunStatus(st.status), outcome=st.outcome,
+                                     totals=st.totals(), at_ns=self.clock.wall_ns()))
+        return st
+
+    async def _save(self, st: TaskState, expected: int | None) -> None:
+        store = self.k.checkpoints
+        if store is None:
+            return
+        if self.emit:
+            self.emit(ev.CheckpointSaving(version=(expected or 0) + 1, at_ns=self.clock.wall_ns()))
+        self.version = await self.calls.store(store.save, st, expected, lease=self.lease)
+        if self.emit:
+            self.emit(ev.CheckpointSaved(version=self.version, at_ns=self.clock.wall_ns()))
+
+    async def _claim(self, task_id: str) -> None:
+        self.task_id = task_id
+        store = self.k.checkpoints
+        if store is not None:
+            self.lease = await self.calls.store(store.acquire, task_id)
+
+    async def _release(self) -> None:
+        lease, self.lease = self.lease, None
+        store = self.k.checkpoints
+        if lease is not None and store is not None:
+            try:
+                await self.calls.store(store.release, lease)
+            except CheckpointError as exc:       # the lease then expires after its TTL
+                log.warning("could not release the lease on task %r: %s", lease.task_id, exc)
+
+    def _release_now(self) -> None:
+        """Releases the lease in place (after an exception or a cancellation: nothing more is awaited)."""
+        lease, self.lease = self.lease, None
+        store = self.k.checkpoints
+        if lease is not None and store is not None:
+            try:
+                store.release(lease)
+            except CheckpointError as exc:
+                log.warning("could not release the lease on task %r: %s", lease.task_id, exc)
+
+    def _aborted(self, exc: BaseException) -> None:
+        if not isinstance(exc, SimulatedCrash):
+            self._release_now()
+        self.lease = None
+        st = self.state
+        if self.running and self.emit and st is not None:
+            self.running = False
+            with contextlib.suppress(BaseException):    # the original exception is the one to report
+                self.emit(ev.RunAborted(task_id=st.task_id, error=type(exc).__name__, totals=st.totals(),
+                                        at_ns=self.clock.wall_ns()))
+
+    def _cancelled(self) -> None:
+        if self.writing:
+            log.warning("run of task %r cancelled during a write: its lease is left to expire, so that no other "
+                        "worker takes the task over while the write may still be happening", self.task_id)
+            self.lease = None
+        else:
+            self._release_now()
+        st = self.state
+        if not self.running or st is None:
+            return
+        self.running = False
+        st.stop, st.status = StopReason.CANCELLED.value, RunStatus.ABORTED.value
+        if self.emit:
+            with contextlib.suppress(Exception):
+                self.emit(ev.RunFinished(task_id=st.task_id, stop=StopReason.CANCELLED, status=RunStatus.ABORTED,
+                                         outcome=None, totals=st.totals(), at_ns=self.clock.wall_ns()))

@@ -1,191 +1,273 @@
-"""Loading and analysing OTLP JSON at scale: a file of at least 1,000,000 spans.
+"""Loading and analysing OTLP JSON at scale: three files of about 1,000,000 spans, side by side.
 
-Side by side in one process, interleaved: our loader (``agentobs.analysis.load_file``), a
+* **uniform**: a simulated population (``agentobs simulate``: real span shapes, every failure pattern, but one
+  stand-in model and a handful of token counts, so every per-call computation hits a cache);
+* **realistic**: ``bench.realistic`` traces in the GenAI dialect (13 models of 8 providers, heavy-tailed token
+  counts, varied tool arguments, errors, runs inside HTTP request spans and job spans);
+* **mixed**: the same generator with six span dialects (GenAI current and older names, OpenInference,
+  OpenLLMetry, Langfuse, MLflow), one per trace.
+
+All three are generated once (seed 2026) into ``$AGENTOBS_BENCH_DATA`` (default ``~/.cache/agentobs/bench``).
+
+Uniform and mixed, in this process with repeats interleaved: our loader (``agentobs.analysis.load_file``), a
 straightforward per-span ``json`` loop into pandas (rows as dicts, attributes flattened), and
-``pyarrow.json.read_json`` parsing alone. Then the full report on the same file, peak memory
-of a load in a fresh process, and how load time grows from 10,000 to 1,000,000 spans.
+``pyarrow.json.read_json`` parsing alone. Uniform also: the full report in this process (``analyze`` + JSON),
+peak memory of a load in a fresh process, and how load time grows from 10,000 to 1,000,000 spans.
 
-The data is a simulated population (``agentobs simulate``: real span shapes, every failure
-pattern), generated once into ``$AGENTOBS_BENCH_DATA`` (default ``~/.cache/agentobs/bench``).
+In fresh processes (``bench/analysis_child.py``; wall time from outside, so start-up and exit count; peak
+memory as VmHWM), repeats interleaved: ``agentobs report FILE --out report.json`` (the CLI: tables to
+/dev/null, the JSON file written) against the straightforward loop that only loads the file; and the report's
+phases (``bench/analysis_phases.py``: load, runs table, pricing, signatures, percentiles, caps, render), timed
+by wrapping the library functions the report calls, in a process that starts cold as the CLI does. Growth of
+the realistic report from 10,000 to 1,000,000 spans: the same phases in processes that first run one untimed
+report on the 10k file (so one-time costs such as reading genai-prices' data are not billed to the small
+file), time per span at each size.
+
+Quick mode (``--quick``): about 100,000 spans per file, fewer repeats.
 
     python -m bench.analysis_bench [--quick]
 """
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any, Callable
 
-import pandas as pd
-
-from .common import REPO_ROOT, Figure, cache_dir, Plan, Target, module_main, ratio, summarize, time_interleaved
+from .analysis_child import run_child
+from .analysis_contenders import full_report, ours, parse_alone, straightforward
+from .analysis_data import population, prefix, realistic
+from .analysis_phases import PHASES
+from .common import Figure, Plan, Target, module_main, ratio, summarize, time_interleaved
 
 NAME = "analysis"
-TITLE = "Analysis: loading and reporting on 1,000,000 spans of OTLP JSON"
+TITLE = "Analysis: loading and reporting on 1,000,000 spans of OTLP JSON (uniform, realistic, mixed dialects)"
 FULL_RUNS = 62_000          # about 1,003,000 spans
 QUICK_RUNS = 6_500          # about 105,000 spans
+FULL_SPANS = 1_000_000
+QUICK_SPANS = 100_000
+SMALL_SPANS = 10_000
+
 TARGETS = [
-    Target("analysis: straightforward loop / ours", "straightforward loop / ours", ">=", 3.0),
-    Target("analysis: ours / pyarrow parse alone", "ours / pyarrow parse alone", "<=", 1.5),
-    Target("analysis: full report on the file", "full report (analyze + JSON)", "<=", 15.0),
-    Target("analysis: peak memory / file size (load)", "peak memory / file size (load)", "<=", 2.5),
-    Target("analysis: load time growth 10k -> 1M spans, / linear", "load growth 10k -> full, / linear", "<=", 1.2),
+    Target("analysis (uniform): straightforward loop / ours", "uniform: straightforward loop / ours", ">=", 3.0),
+    Target("analysis (uniform): ours / pyarrow parse alone", "uniform: ours / pyarrow parse alone", "<=", 1.5),
+    Target("analysis (uniform): full report on the file (s)", "uniform: full report (analyze + JSON)", "<=", 15.0),
+    Target("analysis (uniform): peak memory / file size (load)", "uniform: peak memory / file size (load)", "<=", 2.5),
+    Target("analysis (uniform): load time growth 10k -> 1M spans, / linear",
+           "uniform: load growth 10k -> full, / linear", "<=", 1.2),
+    Target("analysis (realistic): straightforward loop / agentobs report",
+           "realistic: straightforward loop / agentobs report", ">=", 3.0),
+    Target("analysis (realistic): peak memory of the report / file size",
+           "realistic: peak memory of agentobs report / file size", "<=", 2.5),
+    Target("analysis (realistic): pricing share of the report (%, < 5)", "realistic: pricing share of the report",
+           "<=", 5.0),
+    Target("analysis (realistic): report time growth 10k -> 1M spans, / linear",
+           "realistic: report growth 10k -> full, / linear", "<=", 1.2),
+    Target("analysis (mixed dialects): straightforward loop / ours", "mixed: straightforward loop / ours", ">=", 3.0),
+    Target("analysis (mixed dialects): ours / pyarrow parse alone", "mixed: ours / pyarrow parse alone", "<=", 1.5),
 ]
 
-
-def data_dir() -> Path:
-    return Path(cache_dir())
-
-
-def dataset(runs: int) -> tuple[Path, int]:
-    """The population file with ``runs`` runs (generated once) and its span count."""
-    path = data_dir() / f"population-{runs}.jsonl"
-    meta = path.with_suffix(".json")
-    if not (path.exists() and meta.exists()):
-        from agentobs.domain.population import simulate
-        from agentobs.telemetry import configure
-        tmp = path.with_suffix(".partial")
-        tmp.unlink(missing_ok=True)
-        tel = configure(traces_out=tmp)
-        simulate(runs, seed=2026, observers=lambda: [tel.observer()], start_ns=1_780_000_000 * 10**9)
-        report = tel.shutdown()
-        spans = next(iter(report.exporters.values()))["exported"]
-        tmp.rename(path)
-        meta.write_text(json.dumps({"runs": runs, "spans": spans}))
-    return path, json.loads(meta.read_text())["spans"]
+REPORT_CLI = "agentobs report FILE --out report.json (fresh process)"
+LOOP_CHILD = "straightforward loop (fresh process)"
 
 
-def prefix(path: Path, spans_wanted: int) -> tuple[Path, int]:
-    """The first lines of ``path`` holding about ``spans_wanted`` spans."""
-    out = path.with_name(f"{path.stem}-first-{spans_wanted}.jsonl")
-    meta = out.with_suffix(".json")
-    if not (out.exists() and meta.exists()):
-        n = 0
-        with open(path, "rb") as src, open(out, "wb") as dst:
-            for line in src:
-                dst.write(line)
-                n += line.count(b'"spanId"') - line.count(b'"links":[{"traceId"')
-                if n >= spans_wanted:
-                    break
-        meta.write_text(json.dumps({"spans": n}))
-    return out, json.loads(meta.read_text())["spans"]
+def _s(xs: list[float]) -> list[float]:
+    return [x / 1e9 for x in xs]
 
 
-# -- contenders ----------------------------------------------------------------------------------
-
-def ours(path: Path) -> int:
-    from agentobs.analysis.otlp import load_file
-    return len(load_file(path).spans)
+def _mb(path: Path) -> float:
+    return path.stat().st_size / 2**20
 
 
-def straightforward(path: Path) -> int:
-    """What one writes first: json.loads per line, a dict per span, then a DataFrame."""
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            req = json.loads(line)
-            for rs in req.get("resourceSpans", []):
-                service = next((a["value"].get("stringValue") for a in rs.get("resource", {}).get("attributes", [])
-                                if a.get("key") == "service.name"), None)
-                for ss in rs.get("scopeSpans", []):
-                    for s in ss.get("spans", []):
-                        row = {"trace_id": s.get("traceId"), "span_id": s.get("spanId"),
-                               "parent_span_id": s.get("parentSpanId"), "name": s.get("name"), "kind": s.get("kind"),
-                               "start_ns": int(s.get("startTimeUnixNano", 0)),
-                               "end_ns": int(s.get("endTimeUnixNano", 0)),
-                               "status_code": (s.get("status") or {}).get("code", 0), "service_name": service}
-                        for a in s.get("attributes", []):
-                            v = a.get("value", {})
-                            if "intValue" in v:
-                                row[a["key"]] = int(v["intValue"])
-                            elif "arrayValue" in v:
-                                row[a["key"]] = [x.get("stringValue") for x in v["arrayValue"].get("values", [])]
-                            else:
-                                row[a["key"]] = next(iter(v.values()), None)
-                        rows.append(row)
-    return len(pd.DataFrame(rows))
+def _interleave(contenders: dict[str, Callable[[], dict[str, Any]]], repeats: int) -> dict[str, list[dict[str, Any]]]:
+    """Each contender (a measurement in a fresh process) ``repeats`` times, the order rotating every repeat."""
+    names = list(contenders)
+    out: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
+    for r in range(repeats):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            out[name].append(contenders[name]())
+    return out
 
 
-def parse_alone(path: Path) -> int:
-    import pyarrow.json as pj
-    return pj.read_json(path, read_options=pj.ReadOptions(block_size=1 << 24)).num_rows
-
-
-def full_report(path: Path) -> int:
-    from agentobs.analysis.report import analyze
-    r = analyze([str(path)])
-    json.dumps(r.to_dict(), default=str)
-    return len(r.runs)
-
-
-_HWM = ("import re;print(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))")
-
-
-def peak_memory_mb(path: Path) -> tuple[float, float]:
-    """Peak resident memory (VmHWM) of a fresh process that only loads the file, and of one that only imports.
-
-    VmHWM, not getrusage's ru_maxrss: on Linux ru_maxrss carries the parent's peak across fork and exec, so a
-    child of a large benchmark process would report the parent's size.
-    """
-    code = f"import sys;from agentobs.analysis.otlp import load_file;load_file(sys.argv[1]);{_HWM}"
-    base = f"import agentobs.analysis.otlp;{_HWM}"
-    used = int(subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
-                              check=True, cwd=REPO_ROOT).stdout)
-    idle = int(subprocess.run([sys.executable, "-c", base], capture_output=True, text=True, check=True,
-                              cwd=REPO_ROOT).stdout)
-    return used / 1024, idle / 1024
-
-
-def run(quick: bool = False) -> list[Figure]:
-    runs = QUICK_RUNS if quick else FULL_RUNS
-    path, n_spans = dataset(runs)
-    size_mb = path.stat().st_size / 2**20
+def _load_side_by_side(label: str, path: Path, n_spans: int, repeats: int) -> tuple[list[Figure], list[float]]:
+    """Ours, the straightforward loop and pyarrow's parse alone on one file, in this process, interleaved."""
     g = NAME
-    repeats = 3 if quick else 5
-    plan = Plan(repeats=repeats, iterations=1, warmup=1)
     t = time_interleaved({"ours": lambda: ours(path), "straightforward": lambda: straightforward(path),
-                          "parse": lambda: parse_alone(path)}, plan)
-    s = lambda xs: [x / 1e9 for x in xs]  # noqa: E731
+                          "parse": lambda: parse_alone(path)}, Plan(repeats=repeats, iterations=1, warmup=1))
     figs = [
-        summarize(f"ours: load_file ({n_spans:,} spans, {size_mb:,.0f} MB)", s(t["ours"]), "s", iterations=1, group=g),
-        summarize("straightforward json loop into pandas", s(t["straightforward"]), "s", iterations=1, group=g),
-        summarize("pyarrow.json.read_json, parse alone", s(t["parse"]), "s", iterations=1, group=g),
-        summarize("ours: spans per second", [n_spans / x for x in s(t["ours"])], "spans/s", group=g),
-        ratio("straightforward loop / ours", t["straightforward"], t["ours"], group=g),
-        ratio("ours / pyarrow parse alone", t["ours"], t["parse"], group=g),
+        summarize(f"{label}: ours: load_file ({n_spans:,} spans, {_mb(path):,.0f} MB)", _s(t["ours"]), "s",
+                  iterations=1, group=g),
+        summarize(f"{label}: straightforward json loop into pandas", _s(t["straightforward"]), "s", iterations=1,
+                  group=g),
+        summarize(f"{label}: pyarrow.json.read_json, parse alone", _s(t["parse"]), "s", iterations=1, group=g),
+        summarize(f"{label}: ours: spans per second", [n_spans / x for x in _s(t["ours"])], "spans/s", group=g),
+        ratio(f"{label}: straightforward loop / ours", t["straightforward"], t["ours"], group=g),
+        ratio(f"{label}: ours / pyarrow parse alone", t["ours"], t["parse"], group=g),
     ]
+    return figs, t["ours"]
+
+
+def _phase_figures(label: str, results: list[dict[str, Any]], how: str) -> list[Figure]:
+    figs = [summarize(f"{label}: phase {p} ({how})", [r["phases"][p] for r in results], "s", group=NAME)
+            for p in PHASES]
+    careful = sorted({r["careful_path"] for r in results})
+    figs.append(summarize(f"{label}: phases total ({how})", [r["total"] for r in results], "s", group=NAME,
+                          notes=f"load to JSON file written, in the process; start-up and imports excluded; "
+                                f"{results[0]['runs']:,} runs; lines on the careful path: {careful}"))
+    return figs
+
+
+def _report_figures(label: str, path: Path, res: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+    g, size = NAME, _mb(path)
+    rep = res["report"]
+    figs = [summarize(f"{label}: {REPORT_CLI}", [r["wall_s"] for r in rep], "s", group=g,
+                      notes="wall time from outside: interpreter start, imports, load, analysis, tables to "
+                            "/dev/null, JSON file, exit"),
+            summarize(f"{label}: peak memory of agentobs report", [r["hwm_mb"] for r in rep], "MB", group=g,
+                      notes=f"VmHWM of the report's process; file {size:,.0f} MB"),
+            summarize(f"{label}: peak memory of agentobs report / file size", [r["hwm_mb"] / size for r in rep], "x",
+                      group=g)]
+    if "loop" in res:
+        loop = res["loop"]
+        figs += [summarize(f"{label}: {LOOP_CHILD}", [r["wall_s"] for r in loop], "s", group=g,
+                           notes="json.loads per line, a dict per span, a DataFrame; wall time from outside"),
+                 ratio(f"{label}: straightforward loop / agentobs report", [r["wall_s"] for r in loop],
+                       [r["wall_s"] for r in rep], group=g, notes="per repeat, the two processes run one after the "
+                                                                   "other; > 1: the whole report is faster")]
+    cold = res["phases"]
+    figs += _phase_figures(label, cold, "fresh process")
+    figs.append(summarize(f"{label}: pricing share of the report", [100 * r["phases"]["pricing"] / r["total"]
+                                                                     for r in cold], "%", group=g,
+                          notes="pricing.price_calls / phases total, in a fresh process (genai-prices' data read "
+                                "on first use included)"))
+    return figs
+
+
+def _uniform(quick: bool) -> list[Figure]:
+    path, n_spans = population(QUICK_RUNS if quick else FULL_RUNS)
+    g, repeats, label = NAME, 3 if quick else 5, "uniform"
+    figs, t_ours = _load_side_by_side(label, path, n_spans, repeats)
     rep = time_interleaved({"report": lambda: full_report(path)}, Plan(repeats=2 if quick else 3, iterations=1,
                                                                        warmup=0))
-    figs.append(summarize("full report (analyze + JSON)", s(rep["report"]), "s", iterations=1, group=g,
-                          notes="load, checks, runs table, signatures, percentiles with bootstrap CIs, caps"))
-    peaks = [peak_memory_mb(path) for _ in range(1 if quick else 3)]
-    figs.append(summarize("peak memory of a load (fresh process)", [p for p, _ in peaks], "MB", group=g,
-                          notes=f"interpreter and imports alone: {peaks[0][1]:.0f} MB"))
-    figs.append(summarize("peak memory / file size (load)", [p / size_mb for p, _ in peaks], "x", group=g))
-    small, n_small = prefix(path, 10_000)
+    figs.append(summarize(f"{label}: full report (analyze + JSON)", _s(rep["report"]), "s", iterations=1, group=g,
+                          notes="in this process: load, checks, runs table, signatures, percentiles with bootstrap "
+                                "CIs, caps, the report's JSON"))
+    loads = [run_child("load", path) for _ in range(1 if quick else 3)]
+    idle = run_child("import", path)["hwm_mb"]
+    figs.append(summarize(f"{label}: peak memory of a load (fresh process)", [x["hwm_mb"] for x in loads], "MB",
+                          group=g, notes=f"interpreter and imports alone: {idle:.0f} MB"))
+    figs.append(summarize(f"{label}: peak memory / file size (load)", [x["hwm_mb"] / _mb(path) for x in loads], "x",
+                          group=g))
+    small, n_small = prefix(path, SMALL_SPANS)
     mid, n_mid = prefix(path, 100_000)
     grow = time_interleaved({"10k": lambda: ours(small), "100k": lambda: ours(mid)},
                             Plan(repeats=repeats, iterations=3, warmup=1))
     per_small = [x / n_small for x in grow["10k"]]
     per_mid = [x / n_mid for x in grow["100k"]]
-    per_full = [x / n_spans for x in t["ours"]]
+    per_full = [x / n_spans for x in t_ours]
     figs += [
-        summarize(f"load {n_small:,} spans", s(grow["10k"]), "s", iterations=3, group=g),
-        summarize(f"load {n_mid:,} spans", s(grow["100k"]), "s", iterations=3, group=g),
-        summarize("load per span at 10k", [x / 1e3 for x in per_small], "µs", group=g),
-        summarize("load per span at full size", [x / 1e3 for x in per_full], "µs", group=g),
-        ratio("load growth 10k -> full, / linear", per_full, per_small, group=g,
+        summarize(f"{label}: load {n_small:,} spans", _s(grow["10k"]), "s", iterations=3, group=g),
+        summarize(f"{label}: load {n_mid:,} spans", _s(grow["100k"]), "s", iterations=3, group=g),
+        summarize(f"{label}: load per span at 10k", [x / 1e3 for x in per_small], "µs", group=g),
+        summarize(f"{label}: load per span at full size", [x / 1e3 for x in per_full], "µs", group=g),
+        ratio(f"{label}: load growth 10k -> full, / linear", per_full, per_small, group=g,
               notes="(time per span at full size) / (time per span at 10k): 1.0 is linear growth"),
-        ratio("load growth 10k -> 100k, / linear", per_mid, per_small, group=g),
+        ratio(f"{label}: load growth 10k -> 100k, / linear", per_mid, per_small, group=g),
     ]
+    res = _interleave({"report": lambda: run_child("report", path), "phases": lambda: run_child("phases", path)},
+                      2 if quick else 3)
+    return figs + _report_figures(label, path, res)
+
+
+def _realistic(quick: bool) -> list[Figure]:
+    g, label = NAME, "realistic"
+    path, n_spans = realistic(QUICK_SPANS if quick else FULL_SPANS, "genai")
+    small, n_small = realistic(SMALL_SPANS, "genai")
+    sizes = {"10k": (small, n_small)}
+    if not quick:
+        sizes["100k"] = realistic(QUICK_SPANS, "genai")
+    sizes["full"] = (path, n_spans)
+    contenders: dict[str, Callable[[], dict[str, Any]]] = {
+        "report": lambda: run_child("report", path), "loop": lambda: run_child("loop", path),
+        "phases": lambda: run_child("phases", path)}
+    for key, (p, _) in sizes.items():
+        contenders[f"warm {key}"] = lambda p=p: run_child("phases", p, warm=small)
+    res = _interleave(contenders, 2 if quick else 3)
+    figs = _report_figures(f"{label}", path, res)
+    figs[0].notes += f"; {n_spans:,} spans, {_mb(path):,.0f} MB, GenAI dialect"
+    figs += _phase_figures(label, res["warm full"], "after a warm-up report")
+    per = {key: [r["total"] / n * 1e6 for r in res[f"warm {key}"]] for key, (_, n) in sizes.items()}
+    for key, (_, n) in sizes.items():
+        figs.append(summarize(f"{label}: report per span at {n:,} spans (after a warm-up report)", per[key], "µs",
+                              group=g, notes="phases total / spans"))
+    figs.append(ratio(f"{label}: report growth 10k -> full, / linear", per["full"], per["10k"], group=g,
+                      notes="(time per span at full size) / (time per span at 10k), each after a warm-up report: "
+                            "1.0 is linear growth"))
+    if "100k" in per:
+        figs.append(ratio(f"{label}: report growth 10k -> 100k, / linear", per["100k"], per["10k"], group=g))
     return figs
 
 
+def _mixed(quick: bool) -> list[Figure]:
+    label = "mixed"
+    path, n_spans = realistic(QUICK_SPANS if quick else FULL_SPANS, "all")
+    figs, _ = _load_side_by_side(label, path, n_spans, 3 if quick else 5)
+    res = _interleave({"report": lambda: run_child("report", path), "phases": lambda: run_child("phases", path)},
+                      2 if quick else 3)
+    return figs + _report_figures(label, path, res)
+
+
+def run(quick: bool = False) -> list[Figure]:
+    return _uniform(quick) + _realistic(quick) + _mixed(quick)
+
+
+# -- the markdown beside the figures -----------------------------------------------------------------------------
+
+def _median(figures: list[Figure], name: str) -> float | None:
+    return next((f.median for f in figures if f.name == name), None)
+
+
 def summary(figures: list[Figure]) -> str:
-    return ("Loader fast path: pyarrow streams the file in 32 MB blocks against an explicit OTLP schema; each "
-            "block is flattened and its attributes scattered into one column per key with Arrow compute; "
-            "one conversion to pandas at the end.")
+    cols = [("uniform", "fresh process"), ("realistic", "fresh process"), ("realistic", "after a warm-up report"),
+            ("mixed", "fresh process")]
+    have = [(lab, how) for lab, how in cols if _median(figures, f"{lab}: phases total ({how})")]
+    lines = ["Loader fast path: pyarrow streams the file in 32 MB blocks against an explicit schema of the OTLP JSON "
+             "spelling it meets; each block is flattened and its attributes scattered into one column per key with "
+             "Arrow compute; one conversion to pandas at the end. Dialects are read once per span by the runs table.",
+             ""]
+    if not have:
+        return "\n".join(lines)
+    lines += ["#### Where the report's time goes (median seconds per phase, share of the phases total)", "",
+              "| phase | " + " | ".join(f"{lab} ({how})" for lab, how in have) + " |",
+              "| --- |" + " ---: |" * len(have)]
+    for p in (*PHASES, "total"):
+        cells = []
+        for lab, how in have:
+            name = f"{lab}: phases total ({how})" if p == "total" else f"{lab}: phase {p} ({how})"
+            v, tot = _median(figures, name), _median(figures, f"{lab}: phases total ({how})")
+            share = "" if p == "total" or not tot or v is None else f" ({v / tot:.0%})"
+            cells.append("—" if v is None else f"{v:.2f} s{share}")
+        lines.append(f"| {p} | " + " | ".join(cells) + " |")
+    lines += ["", "Shares are of medians, so a column's shares need not add up to 100 %. \"fresh process\": as "
+              "`agentobs report` runs (one-time costs such as genai-prices' data included); \"after a warm-up "
+              "report\": the same process ran one report on the 10k file first (the growth figures use these)."]
+    rows = []
+    for lab in ("uniform", "realistic", "mixed"):
+        cli = _median(figures, f"{lab}: {REPORT_CLI}")
+        if cli is None:
+            continue
+        loop = _median(figures, f"{lab}: {LOOP_CHILD}")
+        peak = _median(figures, f"{lab}: peak memory of agentobs report / file size")
+        rows.append(f"| {lab} | {cli:.1f} s | " + (f"{loop:.1f} s" if loop else "—") + f" | {peak:.2f} x |")
+    if rows:
+        lines += ["", "| file | agentobs report (fresh process) | straightforward loop (fresh process) | "
+                  "peak memory / file |", "| --- | ---: | ---: | ---: |", *rows]
+    return "\n".join(lines)
+
+
+def profile_report(quick: bool, figures: list[Figure]) -> str:
+    """cProfile of one report on the realistic 100k file (a fresh process), top functions by self time."""
+    path, _ = realistic(QUICK_SPANS, "genai")
+    res = run_child("profile", path)
+    return res["markdown"]
 
 
 if __name__ == "__main__":

@@ -5,7 +5,10 @@
     .venv/bin/python -m bench.run --only kernel       # one module (repeatable); writes nothing unless --out
     .venv/bin/python -m bench.run --profile           # add cProfile sections for every module
     .venv/bin/python -m bench.run --strict            # exit 1 when a target is missed
-    .venv/bin/python -m bench.run --only dask         # an optional module (OPTIONAL): only when named
+    .venv/bin/python -m bench.run --only analysis --update   # rewrite only that module's section and target
+                                                      # rows of BENCHMARKS.md, the others kept as they are
+    .venv/bin/python -m bench.run --only peers --update      # an optional module (OPTIONAL): only when named
+    .venv/bin/python -m bench.run --only dask --update       # the Dask engine on 1M and 10M spans (long)
 
 A benchmark module is listed in ``BENCHMARKS`` and exposes:
 
@@ -18,7 +21,8 @@ A benchmark module is listed in ``BENCHMARKS`` and exposes:
 
 To add one (analysis load on 1M spans, export throughput through a real collector...), write
 the module and append its import path to ``BENCHMARKS`` (or to ``OPTIONAL`` for one that runs only when named
-with ``--only``: it takes long).
+with ``--only``: it installs things or takes long). Name its targets ``"<NAME>: ..."`` so that ``--update``
+finds its rows.
 """
 from __future__ import annotations
 
@@ -44,11 +48,13 @@ BENCHMARKS = [
     "bench.export_bench",
     "bench.outage_bench",
     "bench.guard_bench",
+    "bench.spellings_bench",
     "bench.concurrency_bench",
 ]
-# run only when named with --only (long runs: the Dask engine on 10M spans)
+# run only when named with --only (their own virtual environments, servers, long runs); never in CI
 OPTIONAL = [
     "bench.dask_bench",
+    "bench.peers",
 ]
 
 
@@ -107,38 +113,104 @@ def _markdown(outcomes: list[Outcome], info: dict[str, str], command: str, start
          "`bench/common.py`.", "",
          "## Machine", "", "| | |", "| --- | --- |"]
     L += [f"| {k} | {v} |" for k, v in info.items()]
-    L += ["", "## Targets", "", "| target | median | IQR | goal | result | margin | holds across IQR |",
-          "| --- | ---: | ---: | ---: | --- | --- | --- |"]
+    L += ["", "## Targets", "", *TARGETS_HEAD]
     for o in outcomes:
-        for c in o.checks:
-            L.append(f"| {c.name} | {_fmt(c.value)} | {_fmt(c.figure.q1)}–{_fmt(c.figure.q3)} | {c.op} {_fmt(c.target)} "
-                     f"| {'**PASS**' if c.passed else '**FAIL**'} | {c.margin()} | "
-                     f"{'yes' if c.across_iqr() else 'no'} |")
-        for m in o.missing_targets:
-            L.append(f"| {m} | — | — | — | NO FIGURE | | |")
-        if o.error:
-            L.append(f"| {o.module.NAME}: benchmark failed | — | — | — | **ERROR** | | |")
+        L += _target_rows(o)
     for o in outcomes:
-        L += ["", f"## {o.module.TITLE}", "", f"Module `{o.module.__name__}`, {o.seconds:.1f} s including checks and profiling.", ""]
-        doc = (o.module.__doc__ or "").strip()
-        if doc:
-            L += ["<details><summary>What is measured</summary>", "", "```text", doc, "```", "", "</details>", ""]
-        if o.error:
-            L += ["```text", o.error, "```"]
-            continue
-        L += ["| figure | median | unit | IQR | min – max | repeats × calls | notes |",
-              "| --- | ---: | --- | ---: | ---: | ---: | --- |"]
-        for f in o.figures:
-            notes = f.notes.replace("|", "\\|")
-            L.append(f"| {f.name} | {_fmt(f.median)} | {f.unit} | {_fmt(f.q1)}–{_fmt(f.q3)} | "
-                     f"{_fmt(f.min)}–{_fmt(f.max)} | {f.repeats}{f' × {f.iterations}' if f.iterations else ''} | {notes} |")
-        summary = getattr(o.module, "summary", None)
-        text = summary(o.figures) if summary is not None else ""
-        if text:
-            L += ["", text]
-        if o.profile:
-            L += ["", "### Profile", "", o.profile]
+        L += _section(o)
     return "\n".join(L).rstrip() + "\n"
+
+
+TARGETS_HEAD = ["| target | median | IQR | goal | result | margin | holds across IQR |",
+                "| --- | ---: | ---: | ---: | --- | --- | --- |"]
+
+
+def _target_rows(o: Outcome) -> list[str]:
+    L = []
+    for c in o.checks:
+        L.append(f"| {c.name} | {_fmt(c.value)} | {_fmt(c.figure.q1)}–{_fmt(c.figure.q3)} | {c.op} {_fmt(c.target)} "
+                 f"| {'**PASS**' if c.passed else '**FAIL**'} | {c.margin()} | "
+                 f"{'yes' if c.across_iqr() else 'no'} |")
+    for m in o.missing_targets:
+        L.append(f"| {m} | — | — | — | NO FIGURE | | |")
+    if o.error:
+        L.append(f"| {o.module.NAME}: benchmark failed | — | — | — | **ERROR** | | |")
+    return L
+
+
+def _section(o: Outcome, provenance: str = "") -> list[str]:
+    L = ["", f"## {o.module.TITLE}", ""]
+    if provenance:
+        L += [provenance, ""]
+    L += [f"Module `{o.module.__name__}`, {o.seconds:.1f} s including checks and profiling.", ""]
+    doc = (o.module.__doc__ or "").strip()
+    if doc:
+        L += ["<details><summary>What is measured</summary>", "", "```text", doc, "```", "", "</details>", ""]
+    if o.error:
+        return L + ["```text", o.error, "```"]
+    L += ["| figure | median | unit | IQR | min – max | repeats × calls | notes |",
+          "| --- | ---: | --- | ---: | ---: | ---: | --- |"]
+    for f in o.figures:
+        notes = f.notes.replace("|", "\\|")
+        calls = f" × {f.iterations}" if f.iterations else ""
+        L.append(f"| {f.name} | {_fmt(f.median)} | {f.unit} | {_fmt(f.q1)}–{_fmt(f.q3)} | "
+                 f"{_fmt(f.min)}–{_fmt(f.max)} | {f.repeats}{calls} | {notes} |")
+    summary = getattr(o.module, "summary", None)
+    text = summary(o.figures) if summary is not None else ""
+    if text:
+        L += ["", text]
+    if o.profile:
+        L += ["", "### Profile", "", o.profile]
+    return L
+
+
+def _owns_row(o: Outcome, line: str) -> bool:
+    """Whether a row of the targets table is one of this module's (its current target names, or a name that
+    starts with the module's NAME, as earlier versions of its targets did)."""
+    if not line.startswith("| "):
+        return False
+    name = line[2:].split(" | ", 1)[0]
+    mine = {t.name for t in getattr(o.module, "TARGETS", [])}
+    return name in mine or name.startswith((f"{o.module.NAME}:", f"{o.module.NAME} ("))
+
+
+def update_markdown(old: str, outcomes: list[Outcome], info: dict[str, str], command: str, started: dt.datetime,
+                    quick: bool) -> str:
+    """``old`` (a BENCHMARKS.md written by ``_markdown``) with the sections and target rows of ``outcomes``
+    replaced (or added), everything else kept. Each replaced section says when and how it was measured."""
+    lines = old.rstrip("\n").split("\n")
+    load = info.get("load average at start", "")
+    stamp = (f"Measured by `{command}` on {started:%Y-%m-%d %H:%M} UTC" + (" (**quick mode**)" if quick else "")
+             + (f", load average at start {load}" if load else "") + "; the other sections of this file are older.")
+    # the targets table: drop these modules' rows, put the new ones where the first of them was (or at the end)
+    start = lines.index("## Targets")
+    head = next(i for i in range(start, len(lines)) if lines[i].startswith("| target |"))
+    end = head + 2
+    while end < len(lines) and lines[end].startswith("| "):
+        end += 1
+    rows = lines[head + 2:end]
+    for o in outcomes:
+        at = next((i for i, r in enumerate(rows) if _owns_row(o, r)), len(rows))
+        rows = [r for r in rows if not _owns_row(o, r)]
+        rows[at:at] = _target_rows(o)
+    lines[head + 2:end] = rows
+    # the sections
+    for o in outcomes:
+        new = _section(o, stamp)[1:]              # without its leading blank line
+        marker = f"Module `{o.module.__name__}`,"
+        heads = [i for i, x in enumerate(lines) if x.startswith("## ")]
+        found = None
+        for i in heads:
+            nxt = next((j for j in heads if j > i), len(lines))
+            if any(x.startswith(marker) for x in lines[i:nxt]):
+                found = (i, nxt)
+                break
+        if found:
+            i, nxt = found
+            lines[i:nxt] = new + ([""] if nxt < len(lines) else [])
+        else:
+            lines += [""] + new
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="markdown output (default: BENCHMARKS.md at the repo root for a full run)")
     ap.add_argument("--no-write", action="store_true", help="do not write the markdown file")
     ap.add_argument("--strict", action="store_true", help="exit with status 1 when a target is missed")
+    ap.add_argument("--update", action="store_true",
+                    help="with --only: replace those modules' sections and target rows in the markdown file "
+                         "(default BENCHMARKS.md), keeping the rest")
     args = ap.parse_args(argv)
 
     names = BENCHMARKS
@@ -159,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
         if not names:
             ap.error(f"--only {args.only}: no such benchmark; have "
                      f"{[importlib.import_module(m).NAME for m in BENCHMARKS + OPTIONAL]}")
+    if args.update and not args.only:
+        ap.error("--update rewrites the sections of the modules named with --only; a full run rewrites the file")
     started = dt.datetime.now(dt.timezone.utc)
     info = machine_info()
     command = " ".join([".venv/bin/python -m bench.run", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
@@ -188,11 +265,18 @@ def main(argv: list[str] | None = None) -> int:
         _print_outcome(o)
 
     out = args.out
-    if out is None and not args.quick and not args.only:
+    if out is None and ((not args.quick and not args.only) or args.update):
         out = os.path.join(REPO_ROOT, "BENCHMARKS.md")
     if out and not args.no_write:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(_markdown(outcomes, info, command, started, args.quick))
+        if args.update and os.path.exists(out):
+            with open(out, encoding="utf-8") as f:
+                text = update_markdown(f.read(), outcomes, info, command, started, args.quick)
+        else:
+            text = _markdown(outcomes, info, command, started, args.quick)
+        tmp = f"{out}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, out)
         print(f"wrote {out}", file=sys.stderr)
     missed = any(not c.passed for o in outcomes for c in o.checks) or any(o.error for o in outcomes)
     return 1 if (args.strict and missed) else 0

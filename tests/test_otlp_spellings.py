@@ -10,10 +10,14 @@ import base64
 import gzip
 import json
 import random
+import tempfile
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from google.protobuf import json_format
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -169,3 +173,59 @@ def test_base64_ids_become_the_hex_ids_of_the_canonical_file(emitted, tmp_path):
     span["traceId"] = base64.urlsafe_b64encode(bytes.fromhex(hex_id)).decode().rstrip("=")
     ss = load_file(_write(tmp_path / "two.jsonl", [json.dumps(line)]))
     assert hex_id in set(ss.spans["trace_id"]) and not ss.quality.issues
+
+
+# -- property: any spelling, chosen line by line --------------------------------------------------------------
+
+
+def _hex_ids(d):
+    for k in ("traceId", "spanId", "parentSpanId"):
+        if isinstance(d.get(k), str) and d[k]:
+            d[k] = base64.b64decode(d[k]).hex()
+
+
+def _rewritten(d, fn):
+    d = json.loads(json.dumps(d))
+    _walk(d, fn)
+    return json.dumps(d)
+
+
+# one line per SDK batch, in each spelling: protobuf's own writer, or a rewrite of the batch's OTLP/JSON
+LINE_SPELLINGS = {
+    "canonical": lambda b, d: json.dumps(d),
+    "protobuf defaults": lambda b, d: json_format.MessageToJson(b, indent=None),
+    "snake_case": lambda b, d: json_format.MessageToJson(b, indent=None, preserving_proto_field_name=True),
+    "integer enums": lambda b, d: json_format.MessageToJson(b, indent=None, use_integers_for_enums=True),
+    "upper-case hex": lambda b, d: _rewritten(d, _upper_ids),
+    "numbers": lambda b, d: _rewritten(d, _numbers),
+    "optional fields": lambda b, d: _rewritten(d, _optional_fields),
+    "Jaeger answer": lambda b, d: json.dumps({"result": d}),
+}
+
+
+@pytest.fixture(scope="module")
+def line_variants(emitted):
+    folder, canonical, batches = emitted
+    otlp = []
+    for b in batches:                    # OTLP/JSON of the batch: hex ids, integer enums
+        d = json_format.MessageToDict(b, use_integers_for_enums=True)
+        _walk(d, _hex_ids)
+        otlp.append(d)
+    variants = {name: [fn(b, d) for b, d in zip(batches, otlp)] for name, fn in LINE_SPELLINGS.items()}
+    return _runs(canonical)[1], variants
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_spelling_chosen_line_by_line_gives_the_canonical_runs(line_variants, data):
+    want, variants = line_variants
+    n = len(next(iter(variants.values())))
+    names = data.draw(st.lists(st.sampled_from(sorted(variants)), min_size=n, max_size=n), label="spelling per line")
+    gz = data.draw(st.booleans(), label="gzip")
+    with tempfile.TemporaryDirectory() as d:
+        path = _write(Path(d) / ("mixed.jsonl.gz" if gz else "mixed.jsonl"),
+                      [variants[name][i] for i, name in enumerate(names)], gz)
+        ss, got = _runs(path)
+    _fast(ss)
+    _same(got, want)

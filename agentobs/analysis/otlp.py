@@ -125,6 +125,9 @@ def frames(parts: list[Decoded], q: DataQuality) -> SpanSet:
                    links=table_to_frame(links) if links is not None else empty_links(), quality=q)
 
 
+_ROWS_PER_CHUNK = 8192
+
+
 def _unify(tables: list[pa.Table]) -> pa.Table | None:
     if not tables:
         return None
@@ -151,7 +154,10 @@ def _unify(tables: list[pa.Table]) -> pa.Table | None:
                     col = pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
                 t = t.set_column(t.column_names.index(name), name, col.cast(typ))
         fixed.append(t)
-    return pa.concat_tables(fixed, promote_options="default")
+    out = pa.concat_tables(fixed, promote_options="default")
+    if len(fixed) > out.num_rows // _ROWS_PER_CHUNK + 1:
+        out = out.combine_chunks()     # many small pieces (a file of mixed spellings): one layout, whatever the path
+    return out
 
 
 def table_to_frame(t: pa.Table) -> pd.DataFrame:

@@ -28,7 +28,8 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from .analysis_bench import FULL_RUNS, QUICK_RUNS, dataset
+from .analysis_bench import FULL_RUNS, QUICK_RUNS
+from .analysis_data import population as dataset
 from .common import REPO_ROOT, Figure, Plan, Target, cache_dir, module_main, ratio, summarize, time_interleaved
 
 NAME = "dask"

@@ -1,0 +1,33 @@
+"""Every benchmark module imports and has the shape bench.run expects (the benchmarks themselves are not run here).
+
+A module that no longer imports (a helper moved to another module) would only show when someone runs the
+benchmarks, long after the change; this catches it in the test run.
+"""
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from bench.run import BENCHMARKS, OPTIONAL
+
+
+@pytest.mark.parametrize("module", BENCHMARKS + OPTIONAL)
+def test_a_benchmark_module_imports_and_names_its_targets(module):
+    m = importlib.import_module(module)
+    assert isinstance(m.NAME, str) and m.NAME and isinstance(m.TITLE, str) and m.TITLE
+    assert callable(m.run)
+    for t in m.TARGETS:
+        assert t.op in ("<=", ">=") and t.figure, t
+
+def test_each_target_row_belongs_to_one_module():
+    """``--update`` replaces a module's rows of the targets table by name: no row may be claimed by two modules."""
+    modules = [importlib.import_module(m) for m in BENCHMARKS + OPTIONAL]
+    names = [m.NAME for m in modules]
+    assert len(names) == len(set(names)), names
+    for m in modules:
+        for t in m.TARGETS:
+            others = [o.NAME for o in modules if o is not m and t.name.startswith((f"{o.NAME}:", f"{o.NAME} ("))]
+            assert not others, f"{m.__name__}: target {t.name!r} would be replaced by {others}"
+    every = [t.name for m in modules for t in m.TARGETS]
+    assert len(every) == len(set(every)), sorted(x for x in every if every.count(x) > 1)

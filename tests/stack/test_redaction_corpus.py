@@ -25,6 +25,7 @@ import pytest
 
 from agentobs.telemetry import redaction_rules as rules
 from agentobs.telemetry.content import REDACTED, Redactor
+from agentobs.telemetry.otlp_json import any_value
 from stackutil import prom_query, unique_service, wait_for
 
 pytestmark = pytest.mark.stack
@@ -35,22 +36,6 @@ SUMMARY = {"redaction.masked.keys", "redaction.masked.count"}
 
 
 # -- OTLP JSON out, Python values back -------------------------------------------------------------------------
-
-
-def any_value(v: Any) -> dict[str, Any]:
-    if isinstance(v, bool):
-        return {"boolValue": v}
-    if isinstance(v, int):
-        return {"intValue": str(v)}
-    if isinstance(v, float):
-        return {"doubleValue": v}
-    if isinstance(v, str):
-        return {"stringValue": v}
-    if isinstance(v, list):
-        return {"arrayValue": {"values": [any_value(x) for x in v]}}
-    if isinstance(v, dict):
-        return {"kvlistValue": {"values": [{"key": k, "value": any_value(x)} for k, x in v.items()]}}
-    raise TypeError(v)
 
 
 def py_value(v: dict[str, Any]) -> Any:

@@ -142,6 +142,19 @@ def test_each_spelling_gives_the_canonical_runs_on_the_fast_path(emitted, name, 
     assert set(ss.spans["span_id"]) == set(ss0.spans["span_id"])
 
 
+
+@pytest.mark.parametrize("name", list(SPELLINGS))
+def test_a_file_in_one_spelling_is_parsed_once(emitted, name, tmp_path, monkeypatch):
+    """The spelling is guessed from the file's first line, so no piece is parsed with a wrong schema first."""
+    import agentobs.analysis._otlp_parse as parse
+    folder, canonical, batches = emitted
+    path = _write(tmp_path / "x.jsonl", SPELLINGS[name](folder, canonical, batches))
+    calls = []
+    real = parse.pj.read_json
+    monkeypatch.setattr(parse.pj, "read_json", lambda *a, **k: calls.append(1) or real(*a, **k))
+    _fast(load_file(path))
+    assert len(calls) == 1, f"{name}: {len(calls)} parses of a one-piece file"
+
 def test_spellings_mixed_in_one_file_give_the_canonical_runs_on_the_fast_path(emitted, tmp_path):
     folder, canonical, batches = emitted
     _, want = _runs(canonical)

@@ -78,6 +78,18 @@ class Spelling:
             return replace(self, int_numbers=found == "number")
         return None
 
+    @staticmethod
+    def sniff(head: bytes) -> Spelling:
+        """The spelling the first line of ``head`` shows: the loader's first guess for a file, so a file in one
+        spelling is parsed once. Only a guess: what pyarrow reports still corrects it (``learn``)."""
+        line = head.split(b"\n", 1)[0]
+        return Spelling(snake=_SNIFF_SNAKE.search(line) is not None and _SNIFF_CAMEL.search(line) is None,
+                        kind_names=_SNIFF_KIND.search(line) is not None,
+                        code_names=_SNIFF_CODE.search(line) is not None,
+                        time_numbers=_SNIFF_TIME.search(line) is not None,
+                        int_numbers=_SNIFF_INT.search(line) is not None,
+                        wrapped=_SNIFF_WRAPPED.match(line) is not None)
+
     def alternatives(self) -> list[Spelling]:
         """Other shapes of the envelope to try when a piece parses but holds no resourceSpans."""
         return [replace(self, snake=s, wrapped=w) for w in (self.wrapped, not self.wrapped)
@@ -85,6 +97,13 @@ class Spelling:
 
 
 _CHANGED = re.compile(r"Column\(([^)]*)\) changed from (\w+) to (\w+)")
+_SNIFF_SNAKE = re.compile(rb'"resource_spans"\s*:')
+_SNIFF_CAMEL = re.compile(rb'"resourceSpans"\s*:')
+_SNIFF_KIND = re.compile(rb'"kind"\s*:\s*"')
+_SNIFF_CODE = re.compile(rb'"code"\s*:\s*"')
+_SNIFF_TIME = re.compile(rb'"(?:startTimeUnixNano|start_time_unix_nano)"\s*:\s*\d')
+_SNIFF_INT = re.compile(rb'"(?:intValue|int_value)"\s*:\s*-?\d')
+_SNIFF_WRAPPED = re.compile(rb'\s*\{\s*"result"\s*:')
 
 
 @lru_cache(maxsize=None)

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from . import _otlp_read, remote
 from ._otlp_arrow import Decoded
 from ._otlp_parse import Parsed, parse_piece
+from ._otlp_spelling import Spelling
 from .input_limits import InputLimits, LINE_ENV, human
 from .quality import DataQuality
 from .schema import empty_events, empty_links, empty_spans
@@ -51,7 +52,7 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
         return SpanSet(quality=q, sources=[src])
     if not _looks_like_json(head, src, q):
         return SpanSet(quality=q, sources=[src])
-    out = Parsed()
+    out = Parsed(spelling=Spelling.sniff(head))
 
     def long_line(n: int, length: int) -> None:
         q.add("line_too_long", src, example=f"line {n}: {human(length)} over the {human(lim.max_line_bytes)} "
@@ -77,7 +78,7 @@ def load_bytes(data: bytes, source: str, quality: DataQuality | None = None, *,
     q = quality or DataQuality(files=1)
     if not _looks_like_json(data[:65536], source, q):
         return SpanSet(quality=q, sources=[source])
-    out = Parsed()
+    out = Parsed(spelling=Spelling.sniff(data[:65536]))
     start, line = 0, 1
     while start < len(data):
         end = data.find(b"\n", start + lim.chunk_bytes)

@@ -3,6 +3,8 @@
 A piece is parsed whole by ``pyarrow.json`` with the schema of its spelling (``_otlp_spelling``). When
 pyarrow says the piece uses another spelling, the piece is parsed again with that one (the spelling
 is then kept for the next pieces of the file, so a file in one spelling pays once). When the piece
+holds lines of several spellings, it is cut into runs of lines whose first bytes show one spelling
+(``Spelling.sniff``), each parsed at once. When a piece
 holds something no spelling explains (a truncated line, a value of the wrong type, a line that is not
 OTLP), it is cut in two at a line boundary and each half tried again, down to single lines; only those
 lines take the careful path (``_otlp_sanitize``: ``json`` per line, usable spans kept). The report
@@ -24,6 +26,7 @@ from ._otlp_spelling import Spelling
 from .quality import DataQuality
 
 _BLOCK = 1 << 23
+_SNIFF_BYTES = 1 << 16      # of a line, to see its spelling
 # what decoding may raise on input the parser accepted (bad text, a value Arrow cannot convert)
 DECODE_ERRORS = (pa.ArrowException, ValueError, TypeError, OverflowError, UnicodeDecodeError, IndexError, KeyError)
 
@@ -41,32 +44,57 @@ def parse_piece(data: bytes, first_line: int, source: str, q: DataQuality, out: 
                 max_block: int) -> None:
     """Decodes one piece of whole lines into ``out``; never raises for bad content."""
     careful: list[tuple[int, bytes, str]] = []
-    stack = [(data, first_line)]
+    # (piece, its first line, the spelling to try first, whether it was already cut by spelling)
+    stack: list[tuple[bytes, int, Spelling | None, bool]] = [(data, first_line, None, False)]
     while stack:
-        piece, line = stack.pop()
+        piece, line, hint, cut = stack.pop()
         if not piece.strip():
             continue
-        reason = _fast(piece, source, q, out, max_block)
+        reason = _fast(piece, source, q, out, max_block, hint or out.spelling)
         if reason is None:
             continue
+        if not cut:
+            runs = _runs_by_spelling(piece, line)
+            if len(runs) > 1:               # spellings mixed line by line: each run of one spelling at once
+                stack.extend((p, n, sp, True) for p, n, sp in reversed(runs))
+                continue
         nl = piece.find(b"\n", len(piece) // 2)
         if 0 <= nl < len(piece) - 1:
             left, right = piece[:nl + 1], piece[nl + 1:]
-            stack.append((right, line + left.count(b"\n")))
-            stack.append((left, line))          # popped first: pieces stay in file order
+            stack.append((right, line + left.count(b"\n"), hint, True))
+            stack.append((left, line, hint, True))          # popped first: pieces stay in file order
         elif piece.count(b"\n") > 1:
             first = piece.find(b"\n")
-            stack.append((piece[first + 1:], line + 1))
-            stack.append((piece[:first + 1], line))
+            stack.append((piece[first + 1:], line + 1, hint, True))
+            stack.append((piece[:first + 1], line, hint, True))
         else:
             careful.append((line, piece, reason))
     if careful:
         _careful(careful, source, q, out)
 
 
-def _fast(piece: bytes, source: str, q: DataQuality, out: Parsed, max_block: int) -> str | None:
-    """Parses and decodes the piece with the known spelling, or one pyarrow points to; the reason it could not."""
-    sp = out.spelling
+def _runs_by_spelling(piece: bytes, first_line: int) -> list[tuple[bytes, int, Spelling]]:
+    """The piece cut into runs of consecutive lines whose first bytes show the same spelling."""
+    runs: list[tuple[bytes, int, Spelling]] = []
+    start, line = 0, first_line
+    run_start, run_line, run_sp = 0, first_line, None
+    while start < len(piece):
+        end = piece.find(b"\n", start)
+        end = len(piece) if end < 0 else end + 1
+        sp = Spelling.sniff(piece[start:min(end, start + _SNIFF_BYTES)])
+        if sp != run_sp:
+            if run_sp is not None:
+                runs.append((piece[run_start:start], run_line, run_sp))
+            run_start, run_line, run_sp = start, line, sp
+        start, line = end, line + 1
+    if run_sp is not None:
+        runs.append((piece[run_start:], run_line, run_sp))
+    return runs
+
+
+def _fast(piece: bytes, source: str, q: DataQuality, out: Parsed, max_block: int, start: Spelling) -> str | None:
+    """Parses and decodes the piece with ``start``'s spelling, or one pyarrow points to; the reason it could not."""
+    sp = start
     tried = {sp}
     while True:
         try:
@@ -151,9 +179,9 @@ def _careful(lines: list[tuple[int, bytes, str]], source: str, q: DataQuality, o
     if not good:
         return
     sub = Parsed(spelling=Spelling())
-    if _fast(("\n".join(text for _, text in good) + "\n").encode(), source, q, sub, 1 << 62) is not None:
+    if _fast(("\n".join(text for _, text in good) + "\n").encode(), source, q, sub, 1 << 62, sub.spelling) is not None:
         for n, text in good:                    # one by one: what still fails is dropped, counted
-            if _fast((text + "\n").encode(), source, q, sub, 1 << 62) is not None:
+            if _fast((text + "\n").encode(), source, q, sub, 1 << 62, sub.spelling) is not None:
                 q.add("bad_line", source, example=f"line {n}")
     out.parts.extend(sub.parts)
     out.rows += sub.rows

@@ -31,6 +31,11 @@ def test_importing_the_analysis_loads_no_sdk_no_kernel_no_telemetry():
     assert not [m for m in mods if m.startswith(("opentelemetry", "agentobs.kernel", "agentobs.telemetry"))]
 
 
+def test_the_local_engine_loads_no_dask():
+    mods = _loaded("import agentobs.analysis.report, agentobs.cli.analysis_cmds")
+    assert not [m for m in mods if m.split(".")[0] in ("dask", "distributed")]
+
+
 def test_no_module_of_the_analysis_loads_the_sdk():
     mods = _loaded("import pkgutil, importlib, agentobs.analysis as a\n"
                    "for m in pkgutil.walk_packages(a.__path__, a.__name__ + '.'):\n"

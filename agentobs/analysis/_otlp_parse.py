@@ -48,7 +48,7 @@ def parse_piece(data: bytes, first_line: int, source: str, q: DataQuality, out: 
     stack: list[tuple[bytes, int, Spelling | None, bool]] = [(data, first_line, None, False)]
     while stack:
         piece, line, hint, cut = stack.pop()
-        if not piece.strip():
+        if not piece or piece.isspace():
             continue
         reason = _fast(piece, source, q, out, max_block, hint or out.spelling)
         if reason is None:

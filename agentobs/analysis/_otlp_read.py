@@ -103,8 +103,8 @@ def open_stream(path: str | os.PathLike[str], limits: InputLimits) -> BinaryIO:
 
 
 def chunks(path: str | os.PathLike[str], limits: InputLimits,
-           on_long_line: Callable[[int, int], None]) -> Iterator[tuple[bytes, int]]:
-    """(a piece of whole lines, the number of its first line), ``chunk_bytes`` at a time.
+           on_long_line: Callable[[int, int], None]) -> Iterator[tuple[bytes, int, int]]:
+    """(a piece of whole lines, the number of its first line, its number of lines), ``chunk_bytes`` at a time.
 
     ``on_long_line(line_number, length)`` is called for every line over the limit (the line is dropped).
     """
@@ -122,7 +122,7 @@ class _Truncated(Exception):
 
 
 def _split(stream: BinaryIO, limits: InputLimits, on_long_line: Callable[[int, int], None]
-           ) -> Iterator[tuple[bytes, int]]:
+           ) -> Iterator[tuple[bytes, int, int]]:
     size, cap = limits.chunk_bytes, limits.max_line_bytes
     rest = b""
     line_no = 1
@@ -139,27 +139,30 @@ def _split(stream: BinaryIO, limits: InputLimits, on_long_line: Callable[[int, i
             on_long_line(line_no, skipping + nl)
             line_no += 1
             block, skipping = block[nl + 1:], 0
-        buf = rest + block if rest else block
-        cut = buf.rfind(b"\n")
+        cut = block.rfind(b"\n")
         if cut < 0:
+            buf = rest + block
             if len(buf) > cap:
                 skipping, rest = len(buf), b""
             else:
                 rest = buf
             continue
-        piece, rest = buf[:cut + 1], buf[cut + 1:]
+        # one copy of the piece: the rest of the last block and this block up to its last newline
+        piece = b"".join((rest, memoryview(block)[:cut + 1])) if rest or cut + 1 < len(block) else block
+        rest = block[cut + 1:]
         if len(rest) > cap:
             skipping, rest = len(rest), b""
         piece = _drop_long_lines(piece, cap, line_no, on_long_line)
-        yield piece, line_no
-        line_no += piece.count(b"\n")
+        lines = piece.count(b"\n")
+        yield piece, line_no, lines
+        line_no += lines
     if skipping:
         on_long_line(line_no, skipping)
     elif rest.strip():
         if len(rest) > cap:
             on_long_line(line_no, len(rest))
         else:
-            yield rest, line_no
+            yield rest, line_no, 1
 
 
 def _drop_long_lines(piece: bytes, cap: int, line_no: int, on_long_line: Callable[[int, int], None]) -> bytes:

@@ -58,8 +58,8 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
         q.add("line_too_long", src, example=f"line {n}: {human(length)} over the {human(lim.max_line_bytes)} "
                                             f"limit; set {LINE_ENV} to raise it")
     try:
-        for piece, first in _otlp_read.chunks(p, lim, long_line):
-            q.lines += piece.count(b"\n") + (0 if piece.endswith(b"\n") else 1)
+        for piece, first, lines in _otlp_read.chunks(p, lim, long_line):
+            q.lines += lines
             parse_piece(piece, first, src, q, out, lim.max_line_bytes)
             if progress:
                 progress(len(piece))

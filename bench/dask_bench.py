@@ -61,7 +61,7 @@ def _cluster():
 
     from distributed import LocalCluster
     return LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, memory_limit=MEMORY_LIMIT,
-                        host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR)
+                        host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
 
 
 # -- the archives --------------------------------------------------------------------------------------------

@@ -115,7 +115,7 @@ def assert_same(local, dask) -> None:
 def cluster():
     """Two worker processes on 127.0.0.1, as the engine would start them, shared by the tests of this module."""
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, memory_limit="2GiB") as c:
+                                  dashboard_address="127.0.0.1:0", memory_limit="2GiB") as c:
         yield DaskSettings(scheduler=c.scheduler_address, workers=2)
 
 
@@ -299,11 +299,13 @@ def external_cluster(tmp_path_factory):
     address = f"tcp://127.0.0.1:{port}"
     dask_cmd = [sys.executable, "-m", "dask"]
     logs = [d / "scheduler.log", d / "worker.log"]
-    procs = [subprocess.Popen([*dask_cmd, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+    procs = [subprocess.Popen([*dask_cmd, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard",
+                              "--dashboard-address", "127.0.0.1:0"],
                               cwd=d, stdout=subprocess.DEVNULL, stderr=logs[0].open("w"))]
     try:
         procs.append(subprocess.Popen([*dask_cmd, "worker", address, "--host", "127.0.0.1", "--nworkers", "1",
-                                       "--nthreads", "1", "--memory-limit", "2GiB", "--no-dashboard"],
+                                       "--nthreads", "1", "--memory-limit", "2GiB", "--no-dashboard",
+                                       "--dashboard-address", "127.0.0.1:0"],
                                       cwd=d, stdout=subprocess.DEVNULL, stderr=logs[1].open("w")))
         deadline = time.monotonic() + 60
         with distributed.Client(address, timeout=60) as c:

@@ -66,7 +66,9 @@ RATE = 1000              # spans/s the workload aims at
 BLOCK = 10               # runs per block (~160 spans)
 SPANS_PER_RUN = 16.2     # a population's average, for the pacing
 QUEUE = 10_000           # OTEL_BSP_MAX_QUEUE_SIZE: (a) and (c) stay within it, (b) overflows it
-EXPORT_TIMEOUT_S = 10    # OTEL_EXPORTER_OTLP_TIMEOUT
+EXPORT_TIMEOUT_S = 30    # OTEL_EXPORTER_OTLP_TIMEOUT: how long the exporter retries one batch (backoff 1, 2, 4, 8 s)
+# With the SDK's default 10 s, the batch sent as the collector went away had its last retry at about 7 s; on a
+# loaded machine the collector started in (a) could accept connections only later (82 spans lost in one CI run).
 MAX_STEP_S = 0.5         # a step that waited on an export retry would take >= ~0.8 s
 AFTER_S = 5.0            # how long the runs go on after the exporter delivers again (the backlog flush included)
 # the SDK's batch processor logs "Queue full, dropping Span." at WARNING here, for every span it drops, in the

@@ -42,7 +42,7 @@ def client_for(settings: DaskSettings) -> Iterator[object]:
         return
     cluster = LocalCluster(n_workers=settings.workers, threads_per_worker=1, processes=True,
                            memory_limit=settings.memory_per_worker or "auto", host="127.0.0.1",
-                           dashboard_address=None, silence_logs=logging.ERROR)
+                           dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
     try:
         with Client(cluster) as client:
             yield client

@@ -69,6 +69,7 @@ QUEUE = 10_000           # OTEL_BSP_MAX_QUEUE_SIZE: (a) and (c) stay within it, 
 EXPORT_TIMEOUT_S = 30    # OTEL_EXPORTER_OTLP_TIMEOUT: how long the exporter retries one batch (backoff 1, 2, 4, 8 s)
 # With the SDK's default 10 s, the batch sent as the collector went away had its last retry at about 7 s; on a
 # loaded machine the collector started in (a) could accept connections only later (82 spans lost in one CI run).
+KILLED_EXPORT_TIMEOUT_S = 10   # (b) only: the SDK's default, so batches give up while the collector is away
 MAX_STEP_S = 0.5         # a step that waited on an export retry would take >= ~0.8 s
 AFTER_S = 5.0            # how long the runs go on after the exporter delivers again (the backlog flush included)
 # the SDK's batch processor logs "Queue full, dropping Span." at WARNING here, for every span it drops, in the
@@ -536,7 +537,9 @@ def test_a_collector_not_started_when_the_runs_begin(private, sdk_env, tmp_path)
     _never_waits(res)
 
 
-def test_b_collector_killed_in_the_middle_of_the_runs(private, sdk_env, tmp_path):
+def test_b_collector_killed_in_the_middle_of_the_runs(private, sdk_env, tmp_path, monkeypatch):
+    # the SDK's default retry window, shorter than this outage: batches fail as well as overflow the queue
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", str(KILLED_EXPORT_TIMEOUT_S))
     res = run_case("b: killed", private, fault_killed(private), 2000, tmp_path)
     otlp = next(e for n, e in res.exporters.items() if n.startswith("otlp"))
     assert otlp["failed"] > 0 and otlp["dropped"] > 0, otlp     # both limits were reached, and counted

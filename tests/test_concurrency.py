@@ -26,6 +26,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.trace import SpanKind, StatusCode
 from spantree import check_snapshot, ordered, tree
+from test_seed000 import SEED_TABLE as SEED000_TABLE  # the seed's printed table, one copy
 
 from agentobs import Budget, EventLog, Kernel, RealClock, ScriptedModel, SimClock, SQLiteCheckpointStore, TaskState
 from agentobs.contract import semconv as sc
@@ -244,17 +245,6 @@ def test_every_shareable_seed_spec_concurrently_through_its_own_shared_kernel_an
 
 
 # -- the seed tables, concurrently -------------------------------------------------------------------------------
-
-SEED000_TABLE = {      # tests/test_seed000.py
-    "A normal run": ("done", 5, 3, 708, 10.0, [("refund", "ord_1001", 3000), ("email", "ord_1001")]),
-    "B same call repeated": ("repeated_call", 3, 2, 192, 5.3, []),
-    "C new ids every step": ("no_progress", 3, 3, 192, 5.7, []),
-    "D large results": ("max_tokens", 4, 4, 3584, 9.2, []),
-    "E slow model calls": ("deadline", 5, 3, 550, 30.0, [("refund", "ord_1001", 3000), ("email", "ord_1001")]),
-    "F step cap too low": ("max_steps", 3, 2, 393, 6.1, [("refund", "ord_1001", 3000)]),
-    "G refund needs approval": ("needs_approval", 3, 2, 393, 6.1, []),
-    "H write times out": ("unknown_outcome", 3, 2, 393, 30.0, [("refund", "ord_1001", 3000)]),
-}
 
 
 def test_the_seed_scenarios_run_concurrently_give_the_seed_table_and_their_snapshots(memory_tracing):

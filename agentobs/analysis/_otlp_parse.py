@@ -12,7 +12,6 @@ counts them (``careful_path``) with the reason.
 """
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass, field
 
@@ -40,18 +39,22 @@ class Parsed:
     rows: int = 0
 
 
-def parse_piece(data: bytes, first_line: int, source: str, q: DataQuality, out: Parsed,
+def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQuality, out: Parsed,
                 max_block: int) -> None:
-    """Decodes one piece of whole lines into ``out``; never raises for bad content."""
+    """Decodes one piece of whole lines into ``out``; never raises for bad content. A view (of the reader's
+    buffer) is parsed in place and copied only when it has to be cut."""
     careful: list[tuple[int, bytes, str]] = []
     # (piece, its first line, the spelling to try first, whether it was already cut by spelling)
-    stack: list[tuple[bytes, int, Spelling | None, bool]] = [(data, first_line, None, False)]
+    stack: list[tuple[bytes | memoryview, int, Spelling | None, bool]] = [(data, first_line, None, False)]
     while stack:
-        piece, line, hint, cut = stack.pop()
-        if not piece or piece.isspace():
+        item, line, hint, cut = stack.pop()
+        if not len(item) or (isinstance(item, bytes) and item.isspace()):
             continue
-        reason = _fast(piece, source, q, out, max_block, hint or out.spelling)
+        reason = _fast(item, source, q, out, max_block, hint or out.spelling)
         if reason is None:
+            continue
+        piece = bytes(item)
+        if piece.isspace():
             continue
         if not cut:
             runs = _runs_by_spelling(piece, line)
@@ -92,7 +95,8 @@ def _runs_by_spelling(piece: bytes, first_line: int) -> list[tuple[bytes, int, S
     return runs
 
 
-def _fast(piece: bytes, source: str, q: DataQuality, out: Parsed, max_block: int, start: Spelling) -> str | None:
+def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, max_block: int,
+          start: Spelling) -> str | None:
     """Parses and decodes the piece with ``start``'s spelling, or one pyarrow points to; the reason it could not."""
     sp = start
     tried = {sp}
@@ -133,11 +137,11 @@ def _fast(piece: bytes, source: str, q: DataQuality, out: Parsed, max_block: int
     return None
 
 
-def _read(piece: bytes, sp: Spelling, max_block: int) -> pa.Table:
+def _read(piece: bytes | memoryview, sp: Spelling, max_block: int) -> pa.Table:
     block = min(_BLOCK, len(piece) + 1)
     while True:
         try:
-            return pj.read_json(io.BytesIO(piece), read_options=pj.ReadOptions(block_size=block),
+            return pj.read_json(pa.BufferReader(piece), read_options=pj.ReadOptions(block_size=block),
                                 parse_options=sp.parse_options())
         except pa.ArrowInvalid as exc:
             if "straddl" in str(exc) and block < min(len(piece) + 1, max_block + 1):

@@ -103,10 +103,12 @@ def open_stream(path: str | os.PathLike[str], limits: InputLimits) -> BinaryIO:
 
 
 def chunks(path: str | os.PathLike[str], limits: InputLimits,
-           on_long_line: Callable[[int, int], None]) -> Iterator[tuple[bytes, int, int]]:
+           on_long_line: Callable[[int, int], None]) -> Iterator[tuple[bytes | memoryview, int, int]]:
     """(a piece of whole lines, the number of its first line, its number of lines), ``chunk_bytes`` at a time.
 
-    ``on_long_line(line_number, length)`` is called for every line over the limit (the line is dropped).
+    A piece is usually a view of one buffer the reader fills again: it is valid until the next piece is asked for
+    (copy what must outlive that). ``on_long_line(line_number, length)`` is called for every line over the limit
+    (the line is dropped).
     """
     stream = open_stream(path, limits)
     try:
@@ -122,47 +124,63 @@ class _Truncated(Exception):
 
 
 def _split(stream: BinaryIO, limits: InputLimits, on_long_line: Callable[[int, int], None]
-           ) -> Iterator[tuple[bytes, int, int]]:
+           ) -> Iterator[tuple[bytes | memoryview, int, int]]:
+    """Fills one buffer block by block (no new allocation per block: a fresh 32 MiB object per read costs more
+    in page faults than the read itself) and yields its whole lines as a view; the partial line at its end is
+    moved to the front and completed by the next block."""
     size, cap = limits.chunk_bytes, limits.max_line_bytes
-    rest = b""
+    buf = bytearray(2 * size)
+    have = 0                # buf[:have]: the start of a line carried from the previous block
     line_no = 1
     skipping = 0            # > 0 while dropping the remainder of an over-long line: its length so far
     while True:
-        block = stream.read(size)
-        if not block:
+        if len(buf) - have < size:          # a line longer than a block: room for it and one more block
+            bigger = bytearray(have + 2 * size)
+            bigger[:have] = memoryview(buf)[:have]
+            buf = bigger
+        view = memoryview(buf)
+        n = stream.readinto(view[have:have + size])  # type: ignore[attr-defined]
+        if not n:
             break
+        end, begin = have + n, 0
         if skipping:
-            nl = block.find(b"\n")
+            nl = buf.find(b"\n", 0, end)
             if nl < 0:
-                skipping += len(block)
+                skipping += n
                 continue
             on_long_line(line_no, skipping + nl)
             line_no += 1
-            block, skipping = block[nl + 1:], 0
-        cut = block.rfind(b"\n")
-        if cut < 0:
-            buf = rest + block
-            if len(buf) > cap:
-                skipping, rest = len(buf), b""
-            else:
-                rest = buf
+            begin, skipping = nl + 1, 0
+        cut = buf.rfind(b"\n", begin, end)
+        if cut < 0:                         # no line ends in the buffer: carry it all
+            have = _carry(buf, begin, end)
+            if have > cap:
+                skipping, have = have, 0
             continue
-        # one copy of the piece: the rest of the last block and this block up to its last newline
-        piece = b"".join((rest, memoryview(block)[:cut + 1])) if rest or cut + 1 < len(block) else block
-        rest = block[cut + 1:]
-        if len(rest) > cap:
-            skipping, rest = len(rest), b""
-        piece = _drop_long_lines(piece, cap, line_no, on_long_line)
-        lines = piece.count(b"\n")
+        piece: bytes | memoryview = view[begin:cut + 1]
+        lines = buf.count(b"\n", begin, cut + 1)
+        if cut + 1 - begin > cap:           # the piece could hold a line over the limit
+            piece = _drop_long_lines(bytes(piece), cap, line_no, on_long_line)
         yield piece, line_no, lines
+        del piece
         line_no += lines
+        have = _carry(buf, cut + 1, end)
+        if have > cap:
+            skipping, have = have, 0
     if skipping:
         on_long_line(line_no, skipping)
-    elif rest.strip():
-        if len(rest) > cap:
-            on_long_line(line_no, len(rest))
+    elif have and bytes(buf[:have]).strip():
+        if have > cap:
+            on_long_line(line_no, have)
         else:
-            yield rest, line_no, 1
+            yield bytes(buf[:have]), line_no, 1
+
+
+def _carry(buf: bytearray, start: int, end: int) -> int:
+    """Moves ``buf[start:end]`` to the front of the buffer; returns its length."""
+    if start and end > start:
+        buf[:end - start] = buf[start:end]
+    return end - start
 
 
 def _drop_long_lines(piece: bytes, cap: int, line_no: int, on_long_line: Callable[[int, int], None]) -> bytes:

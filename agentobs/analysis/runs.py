@@ -133,7 +133,7 @@ class _Ctx:
 
 def _identity(c: _Ctx) -> dict[str, object]:
     seg, n = c.ident.segments, c.n
-    trace_lists = seg.drop_duplicates(["run", "trace_id"]).groupby("run")["trace_id"].agg(list)
+    trace_lists = _lists_per_run(seg.drop_duplicates(["run", "trace_id"]), "trace_id", n)
     f = c.norm.fields
     main = c.ident.main_agent
     root_rows = seg.drop_duplicates("run", keep="last")["row"].to_numpy()
@@ -147,7 +147,7 @@ def _identity(c: _Ctx) -> dict[str, object]:
     return {
         "run_id": pd.array(c.ident.run_ids, dtype="string"),
         "trace_id": c.last["trace_id"].astype("string").to_numpy(),
-        "trace_ids": trace_lists.reindex(range(n)).tolist(),
+        "trace_ids": trace_lists,
         "task_id": pd.array(_s(c.last, sc.TASK_ID), dtype="string"),
         "conversation_id": pd.array(_s(c.last, sc.CONVERSATION_ID), dtype="string"),
         "service": pd.array(_s(c.last, "service_name"), dtype="string"),
@@ -186,10 +186,22 @@ def _dialects(c: _Ctx) -> pd.Series:
     sel = c.g.inside & (d >= 0) & np.isin(c.norm.kind, [AGENT, CHAT, TOOL])
     if not sel.any():
         return pd.array([pd.NA] * c.n, dtype="string")
-    pairs = pd.DataFrame({"run": c.ident.run[sel], "d": d[sel]}).drop_duplicates().sort_values(["run", "d"])
-    pairs["name"] = DIALECT_NAMES[pairs["d"].to_numpy()]
-    joined = pairs.groupby("run")["name"].agg("+".join)
-    return pd.array(joined.reindex(range(c.n)).to_numpy(dtype=object), dtype="string")
+    # each run's dialects as a bit set, then one name per distinct set ("a+b" in registry order)
+    bits = np.zeros(c.n, dtype=np.int64)
+    np.bitwise_or.at(bits, c.ident.run[sel], np.left_shift(1, d[sel].astype(np.int64)))
+    sets, which = np.unique(bits, return_inverse=True)
+    names = np.array([pd.NA if not m else "+".join(DIALECT_NAMES[b] for b in range(len(DIALECT_NAMES)) if m >> b & 1)
+                      for m in sets.tolist()], dtype=object)
+    return pd.array(names[which], dtype="string")
+
+
+def _lists_per_run(rows: pd.DataFrame, column: str, n: int) -> list[object]:
+    """The values of ``column`` per run (0..n-1), in the rows' order; NaN for a run without rows."""
+    run = rows["run"].to_numpy()
+    order = np.argsort(run, kind="stable")
+    values = rows[column].astype(object).to_numpy()[order]
+    bounds = np.searchsorted(run[order], np.arange(n + 1))
+    return [values[a:b].tolist() if b > a else np.nan for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
 
 
 def _outcome(c: _Ctx) -> dict[str, object]:

@@ -222,7 +222,7 @@ def check(spanset: SpanSet) -> SpanSet:
             for s_, n in pd.Series(src[mask]).value_counts().items():
                 q.add(kind, str(s_), int(n))
 
-    keys = span_keys(df)
+    keys = spanset.keys() if df is spanset.spans else span_keys(df)
     dup = pd.Series(keys.key).duplicated(keep="first").to_numpy()
     if dup.any():
         count("duplicate_span", dup)
@@ -254,6 +254,7 @@ def check(spanset: SpanSet) -> SpanSet:
         for s_, n in per["s"].value_counts().items():
             q.add("missing_root", str(s_), int(n))
     spanset.spans = df
+    spanset.known_keys(keys)
     return spanset
 
 

@@ -18,7 +18,6 @@ from .limits import DIMENSIONS, CapRecommendation, percentiles, recommend_all, s
 from .otlp import SpanSet
 from .quality import DataQuality
 from .runs import Derivation, derive_runs
-from .schema import SPAN_BASE
 from .signatures import CATALOG, SignatureRow, classify, evidence, summarize
 from .sources import load_sources
 
@@ -166,7 +165,7 @@ def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: 
     sigs = summarize(runs, opt.examples)
     spans, events = lookup.spans, lookup.events
     wanted = sorted({r for s in sigs for r in s.examples})
-    ex_spans = _set_columns(spans[spans["run_id"].isin(wanted)] if wanted else spans.iloc[:0])
+    ex_spans = spans[spans["run_id"].isin(wanted)] if wanted else spans.iloc[:0]
     ex_events = events.merge(ex_spans[["trace_id", "span_id"]], on=["trace_id", "span_id"]) \
         if len(events) and len(ex_spans) else events.iloc[:0]
     trace_of = runs.set_index("run_id")["trace_id"]
@@ -194,13 +193,6 @@ def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: 
     report.caps = recommend_all(runs, target=opt.target, margin=opt.margin, seed=opt.seed)
     report.growth_series = _growth_series(runs, spans)
     return report
-
-
-def _set_columns(spans: pd.DataFrame) -> pd.DataFrame:
-    """The spans without the attribute columns none of them sets: the evidence of a few runs is drawn from them
-    run by run, and a wide table costs per column (a million spans of many dialects have hundreds of keys)."""
-    keep = [c for c in spans.columns if c in SPAN_BASE or c.startswith("_") or c == "run_id" or spans[c].notna().any()]
-    return spans[keep] if len(keep) < spans.shape[1] else spans
 
 
 def _count_unplaced(spans: pd.DataFrame, q: DataQuality) -> None:

@@ -474,8 +474,8 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     if spans.empty:
         return empty_runs(), spans.assign(run_id=pd.Series(dtype="string"), _kind=pd.Series(dtype=object),
                                           _dialect=pd.Series(dtype=object), _run_root=pd.Series(dtype=bool)), der
+    keys = ss.keys()                      # computed by the checks, for the same rows in the same order
     spans = spans.reset_index(drop=True)
-    keys = span_keys(spans)
     norm = normalize(spans)
     ident = identify(spans, keys, norm.kind, norm.fields["agent"], ss.links)
     der.dialects, der.unplaced = norm.counts, ident.unplaced

@@ -23,11 +23,18 @@ GROWTH_MIN_CALLS = 4                 # ...over at least this many calls
 FOREIGN_REPEAT = 3                   # foreign traces: this many back-to-back identical calls
 
 
+# the span columns the evidence functions below read
+EVIDENCE_COLUMNS = ("trace_id", "span_id", "parent_span_id", "name", "start_ns", "run_id", "_run_root", "_kind",
+                    "_input_tokens", "_fingerprint", sc.STOP_REASON, sc.TOOL_RESULT_STATUS, sc.RESUMED, sc.TOOL_HELD,
+                    sc.TOOL_EFFECT, sc.TOOL_PLAN_STEP)
+
+
 class Evidence:
     """One run's spans and span events, with helpers that turn them into short report lines."""
 
     def __init__(self, spans: pd.DataFrame, events: pd.DataFrame | None, run_id: str):
-        self.spans = spans[spans["run_id"] == run_id]
+        # only the columns evidence reads: a spans table of many dialects has hundreds, each copied per run
+        self.spans = spans.loc[spans["run_id"] == run_id, [c for c in EVIDENCE_COLUMNS if c in spans.columns]]
         s = self.spans
         self.events = events.merge(s[["trace_id", "span_id", "name"]].rename(columns={"name": "span_name"}),
                                    on=["trace_id", "span_id"]) if events is not None and len(events) and len(s) \

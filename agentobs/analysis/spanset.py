@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from .graph import SpanKeys, span_keys
 from .quality import DataQuality
 from .schema import empty_events, empty_links, empty_spans
 
@@ -20,6 +21,18 @@ class SpanSet:
     sources: list[str] = field(default_factory=list)
     # per source: how many rows (requests) were read in each OTLP JSON spelling ("canonical", ...)
     spellings: dict[str, dict[str, int]] = field(default_factory=dict)
+    _keys: tuple[pd.DataFrame, SpanKeys] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def keys(self) -> SpanKeys:
+        """The span graph's keys of ``spans`` (``graph.span_keys``), computed once per spans table: the checks and
+        the runs table share them. A new ``spans`` table gets new keys; one changed in place must not be reused."""
+        if self._keys is None or self._keys[0] is not self.spans:
+            self._keys = (self.spans, span_keys(self.spans))
+        return self._keys[1]
+
+    def known_keys(self, keys: SpanKeys) -> None:
+        """Keeps ``keys``, computed by the caller for the current ``spans`` table."""
+        self._keys = (self.spans, keys)
 
     @staticmethod
     def concat(parts: list[SpanSet]) -> SpanSet:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,14 +15,18 @@ from agentobs.analysis.input_limits import InputLimits
 LINE = st.binary(min_size=0, max_size=40).map(lambda b: bytes(c for c in b if c != 10))
 
 
-def _pieces(data: bytes, chunk: int, cap: int, gz: bool) -> tuple[list[tuple[int, bytes]], list[tuple[int, int]]]:
+def _pieces(data: bytes, chunk: int, cap: int, gz: bool, pooled: bool = False
+            ) -> tuple[list[tuple[int, bytes]], list[tuple[int, int]]]:
     raw = gzip.compress(data) if gz else data
     stream = io.BufferedReader(gzip.GzipFile(fileobj=io.BytesIO(raw))) if gz else io.BufferedReader(io.BytesIO(raw))
     long: list[tuple[int, int]] = []
     kept: list[tuple[int, bytes]] = []
+    buffers = _otlp_read.Buffers(_otlp_read.Buffers.pool_of(2) if pooled else None)
     for piece, first, n in _otlp_read._split(stream, InputLimits(chunk_bytes=chunk, max_line_bytes=cap),
-                                             lambda no, length: long.append((no, length))):
-        text = bytes(piece)                      # a view is valid only until the next piece
+                                             lambda no, length: long.append((no, length)), buffers):
+        text = bytes(piece)                      # a view is valid only until the next piece (or given back)
+        if isinstance(piece, memoryview):
+            buffers.give_back(piece.obj)
         lines = text.split(b"\n")
         if text.endswith(b"\n"):
             lines.pop()
@@ -31,11 +36,47 @@ def _pieces(data: bytes, chunk: int, cap: int, gz: bool) -> tuple[list[tuple[int
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(LINE, max_size=30), st.integers(1, 90), st.integers(1, 50), st.booleans(), st.booleans())
-def test_pieces_hold_every_line_under_the_limit_once_in_order(lines, chunk, cap, final_newline, gz):
+@given(st.lists(LINE, max_size=30), st.integers(1, 90), st.integers(1, 50), st.booleans(), st.booleans(),
+       st.booleans())
+def test_pieces_hold_every_line_under_the_limit_once_in_order(lines, chunk, cap, final_newline, gz, pooled):
     data = b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
-    kept, long = _pieces(data, chunk, cap, gz)
+    kept, long = _pieces(data, chunk, cap, gz, pooled)
     want_kept = [(i + 1, line) for i, line in enumerate(lines) if len(line) <= cap and line.strip()]
     want_long = [(i + 1, len(line)) for i, line in enumerate(lines) if len(line) > cap]
     assert kept == want_kept
     assert long == want_long
+
+
+def test_the_reader_thread_stops_when_the_caller_stops_early(tmp_path):
+    import threading
+
+    from agentobs.analysis import _otlp_ahead
+    from agentobs.analysis._otlp_spelling import Spelling
+
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b'{"resourceSpans": []}\n' * 5000)
+    items = _otlp_ahead.ahead(p, InputLimits(chunk_bytes=1000), Spelling)
+    first = next(items)
+    assert first.lines > 0 and first.parsed is not None
+    items.close()                                 # the caller stops without giving the buffer back
+    assert not [t for t in threading.enumerate() if t.name == "agentobs-otlp-reader"]
+
+
+def test_what_the_reader_meets_reaches_the_caller_in_file_order(tmp_path):
+    from agentobs.analysis import _otlp_ahead
+    from agentobs.analysis._otlp_spelling import Spelling
+
+    p = tmp_path / "t.jsonl.gz"
+    good = b'{"resourceSpans": []}\n' * 200
+    rest = b"".join(b'{"resourceSpans": [], "pad": "%s"}\n' % os.urandom(40).hex().encode() for _ in range(30_000))
+    p.write_bytes(gzip.compress(good + b"x" * 300 + b"\n" + rest)[:-30])     # a long line, then a cut stream
+    seen = []
+    lim = InputLimits(chunk_bytes=1 << 16, max_line_bytes=200, max_gzip_ratio=1e12)     # the cut trailer is noise
+    for item in _otlp_ahead.ahead(p, lim, Spelling):
+        seen += [("long", n) for n, _ in item.long_lines]
+        seen += [("lines", item.first)] if item.lines else []
+        seen += [("error", type(item.error).__name__)] if item.error else []
+        item.done()
+    assert ("long", 201) in seen and seen[-1] == ("error", "_Truncated")
+    assert [x for x in seen if x[0] == "lines"] == sorted(x for x in seen if x[0] == "lines")
+    assert seen.index(("long", 201)) < next(i for i, x in enumerate(seen) if x[0] == "lines" and x[1] > 201)

@@ -30,6 +30,10 @@ _SNIFF_BYTES = 1 << 16      # of a line, to see its spelling
 DECODE_ERRORS = (pa.ArrowException, ValueError, TypeError, OverflowError, UnicodeDecodeError, IndexError, KeyError)
 
 
+# a parsed piece and the spelling it was parsed with, or the reason it could not be parsed
+Parse = tuple[pa.Table, Spelling] | str
+
+
 @dataclass
 class Parsed:
     """What a file's pieces gave: decoded parts, the spellings seen, the lines that took the careful path."""
@@ -40,9 +44,10 @@ class Parsed:
 
 
 def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQuality, out: Parsed,
-                max_block: int) -> None:
+                max_block: int, parsed: Parse | None = None) -> None:
     """Decodes one piece of whole lines into ``out``; never raises for bad content. A view (of the reader's
-    buffer) is parsed in place and copied only when it has to be cut."""
+    buffer) is parsed in place and copied only when it has to be cut. ``parsed``: what ``parse`` already made of
+    the whole piece (read ahead in another thread)."""
     careful: list[tuple[int, bytes, str]] = []
     # (piece, its first line, the spelling to try first, whether it was already cut by spelling)
     stack: list[tuple[bytes | memoryview, int, Spelling | None, bool]] = [(data, first_line, None, False)]
@@ -50,7 +55,11 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
         item, line, hint, cut = stack.pop()
         if not len(item) or (isinstance(item, bytes) and item.isspace()):
             continue
-        reason = _fast(item, source, q, out, max_block, hint or out.spelling)
+        if parsed is not None:
+            got, parsed = parsed, None
+        else:
+            got = parse(item, max_block, hint or out.spelling)
+        reason = got if isinstance(got, str) else _decode(got[0], got[1], source, q, out)
         if reason is None:
             continue
         piece = bytes(item)
@@ -95,9 +104,9 @@ def _runs_by_spelling(piece: bytes, first_line: int) -> list[tuple[bytes, int, S
     return runs
 
 
-def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, max_block: int,
-          start: Spelling) -> str | None:
-    """Parses and decodes the piece with ``start``'s spelling, or one pyarrow points to; the reason it could not."""
+def parse(piece: bytes | memoryview, max_block: int, start: Spelling) -> Parse:
+    """Parses the piece with ``start``'s spelling, or one pyarrow points to. Touches nothing but the piece: a
+    reader thread may call it while the caller decodes the piece before."""
     sp = start
     tried = {sp}
     while True:
@@ -122,7 +131,11 @@ def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, m
             return "no resourceSpans"
         if missing:
             return "lines of different shapes"
-        break
+        return table, sp
+
+
+def _decode(table: pa.Table, sp: Spelling, source: str, q: DataQuality, out: Parsed) -> str | None:
+    """Decodes a parsed piece into ``out``; the reason it could not (what it counted is then taken back)."""
     saved = q.snapshot()
     try:
         part = decode_arrow(table, source, q, sp)
@@ -135,6 +148,13 @@ def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, m
     if part is not None:
         out.parts.append(part)
     return None
+
+
+def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, max_block: int,
+          start: Spelling) -> str | None:
+    """Parses and decodes the piece; the reason it could not."""
+    got = parse(piece, max_block, start)
+    return got if isinstance(got, str) else _decode(got[0], got[1], source, q, out)
 
 
 def _read(piece: bytes | memoryview, sp: Spelling, max_block: int) -> pa.Table:

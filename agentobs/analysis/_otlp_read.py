@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import queue
 import zlib
 from typing import BinaryIO, Callable, Iterator
 
@@ -102,17 +103,47 @@ def open_stream(path: str | os.PathLike[str], limits: InputLimits) -> BinaryIO:
     return io.BufferedReader(capped, buffer_size=1 << 20)  # type: ignore[type-var]
 
 
-def chunks(path: str | os.PathLike[str], limits: InputLimits,
-           on_long_line: Callable[[int, int], None]) -> Iterator[tuple[bytes | memoryview, int, int]]:
-    """(a piece of whole lines, the number of its first line, its number of lines), ``chunk_bytes`` at a time.
+class Buffers:
+    """The buffers the reader fills in turn. Without a pool the reader keeps one of its own, and a piece is valid
+    until the next one is asked for. With a pool the reader takes a buffer from it for every block, and the piece
+    made from it stays valid until the consumer gives that buffer back (``give_back``): a reader in another thread
+    can then fill the next buffer while the consumer still works on the last piece."""
 
-    A piece is usually a view of one buffer the reader fills again: it is valid until the next piece is asked for
-    (copy what must outlive that). ``on_long_line(line_number, length)`` is called for every line over the limit
+    def __init__(self, pool: queue.Queue[bytearray] | None = None):
+        self.pool = pool
+        self._own = bytearray()
+
+    @staticmethod
+    def pool_of(n: int) -> queue.Queue[bytearray]:
+        pool: queue.Queue[bytearray] = queue.Queue()
+        for _ in range(n):
+            pool.put(bytearray())
+        return pool
+
+    def take(self, need: int) -> bytearray:
+        buf = self._own if self.pool is None else self.pool.get()
+        if len(buf) < need:                 # grown by a new allocation: an old view may still be in use
+            buf = bytearray(need)
+        if self.pool is None:
+            self._own = buf
+        return buf
+
+    def give_back(self, buf: object) -> None:
+        if self.pool is not None and isinstance(buf, bytearray):
+            self.pool.put(buf)
+
+
+def chunks(path: str | os.PathLike[str], limits: InputLimits, on_long_line: Callable[[int, int], None],
+           buffers: Buffers | None = None) -> Iterator[tuple[bytes | memoryview, int, int]]:
+    """(a piece of whole lines, the number of its first line, its number of lines), ``chunk_bytes`` at most.
+
+    A piece is usually a view of a buffer the reader fills again (see ``Buffers``; ``piece.obj`` is the buffer);
+    copy what must outlive it. ``on_long_line(line_number, length)`` is called for every line over the limit
     (the line is dropped).
     """
     stream = open_stream(path, limits)
     try:
-        yield from _split(stream, limits, on_long_line)
+        yield from _split(stream, limits, on_long_line, buffers or Buffers())
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise _Truncated(str(exc)) from None
     finally:
@@ -123,64 +154,67 @@ class _Truncated(Exception):
     """The gzip stream ended early or is corrupt (what was read before stays usable)."""
 
 
-def _split(stream: BinaryIO, limits: InputLimits, on_long_line: Callable[[int, int], None]
-           ) -> Iterator[tuple[bytes | memoryview, int, int]]:
-    """Fills one buffer block by block (no new allocation per block: a fresh 32 MiB object per read costs more
-    in page faults than the read itself) and yields its whole lines as a view; the partial line at its end is
-    moved to the front and completed by the next block."""
+_FIRST_BLOCK = 1 << 20
+
+
+def _split(stream: BinaryIO, limits: InputLimits, on_long_line: Callable[[int, int], None],
+           buffers: Buffers | None = None) -> Iterator[tuple[bytes | memoryview, int, int]]:
+    """Reads block by block into reused buffers (no new allocation per block: a fresh 32 MiB object per read costs
+    more in page faults than the read itself) and yields each block's whole lines as a view of its buffer; the
+    partial line at the end of a block starts the next one. Blocks start at 1 MiB and double up to
+    ``chunk_bytes`` while the input lasts, so a small file never allocates a large buffer."""
     size, cap = limits.chunk_bytes, limits.max_line_bytes
-    buf = bytearray(2 * size)
-    have = 0                # buf[:have]: the start of a line carried from the previous block
+    bufs = buffers or Buffers()
+    block = min(size, _FIRST_BLOCK)
+    tail = b""              # the start of a line carried from the previous block
     line_no = 1
     skipping = 0            # > 0 while dropping the remainder of an over-long line: its length so far
     while True:
-        if len(buf) - have < size:          # a line longer than a block: room for it and one more block
-            bigger = bytearray(have + 2 * size)
-            bigger[:have] = memoryview(buf)[:have]
-            buf = bigger
+        have = len(tail)
+        buf = bufs.take(have + block)
         view = memoryview(buf)
-        n = stream.readinto(view[have:have + size])  # type: ignore[attr-defined]
+        view[:have] = tail
+        n = stream.readinto(view[have:have + block])  # type: ignore[attr-defined]
         if not n:
+            bufs.give_back(buf)
             break
+        if n == block:
+            block = min(size, 2 * block)
         end, begin = have + n, 0
         if skipping:
             nl = buf.find(b"\n", 0, end)
             if nl < 0:
                 skipping += n
+                bufs.give_back(buf)
                 continue
             on_long_line(line_no, skipping + nl)
             line_no += 1
             begin, skipping = nl + 1, 0
         cut = buf.rfind(b"\n", begin, end)
         if cut < 0:                         # no line ends in the buffer: carry it all
-            have = _carry(buf, begin, end)
-            if have > cap:
-                skipping, have = have, 0
+            tail = bytes(view[begin:end])
+            bufs.give_back(buf)
+            if len(tail) > cap:
+                skipping, tail = len(tail), b""
             continue
-        piece: bytes | memoryview = view[begin:cut + 1]
+        tail = bytes(view[cut + 1:end])
         lines = buf.count(b"\n", begin, cut + 1)
+        piece: bytes | memoryview = view[begin:cut + 1]
         if cut + 1 - begin > cap:           # the piece could hold a line over the limit
             piece = _drop_long_lines(bytes(piece), cap, line_no, on_long_line)
+            bufs.give_back(buf)
         yield piece, line_no, lines
-        del piece
+        del piece, view
         line_no += lines
-        have = _carry(buf, cut + 1, end)
-        if have > cap:
-            skipping, have = have, 0
+        if len(tail) > cap:
+            skipping, tail = len(tail), b""
     if skipping:
         on_long_line(line_no, skipping)
-    elif have and bytes(buf[:have]).strip():
-        if have > cap:
-            on_long_line(line_no, have)
+    elif tail.strip():
+        if len(tail) > cap:
+            on_long_line(line_no, len(tail))
         else:
-            yield bytes(buf[:have]), line_no, 1
-
-
-def _carry(buf: bytearray, start: int, end: int) -> int:
-    """Moves ``buf[start:end]`` to the front of the buffer; returns its length."""
-    if start and end > start:
-        buf[:end - start] = buf[start:end]
-    return end - start
+            yield tail, line_no, 1
 
 
 def _drop_long_lines(piece: bytes, cap: int, line_no: int, on_long_line: Callable[[int, int], None]) -> bytes:

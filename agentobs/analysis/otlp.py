@@ -1,12 +1,13 @@
 """Load OTLP JSON (our files, the collector's file-exporter archive, Jaeger API v3 answers) into DataFrames.
 
 A file is read in bounded pieces of whole lines (``_otlp_read``: gzip transparently, line and
-decompression limits). Each piece takes the fast path: ``pyarrow.json`` parses it against the schema of
-its spelling (``_otlp_spelling``: every valid OTLP JSON spelling), the nested lists are flattened and
-the values checked with Arrow compute (``_otlp_arrow``). Only lines the fast path cannot take go the
-careful path, one line at a time (``_otlp_parse``, ``_otlp_sanitize``). Nothing here raises for bad
-content: one bad value costs that value, one bad span that span, one bad line that line, and each is
-counted in the ``DataQuality``. The limits raise ``InputError`` (a likely decompression bomb).
+decompression limits), one piece ahead, in a thread that also parses it (``_otlp_ahead``). Each piece
+takes the fast path: ``pyarrow.json`` parses it against the schema of its spelling (``_otlp_spelling``:
+every valid OTLP JSON spelling), the nested lists are flattened and the values checked with Arrow
+compute (``_otlp_arrow``). Only lines the fast path cannot take go the careful path, one line at a time
+(``_otlp_parse``, ``_otlp_sanitize``). Nothing here raises for bad content: one bad value costs that
+value, one bad span that span, one bad line that line, and each is counted in the ``DataQuality``. The
+limits raise ``InputError`` (a likely decompression bomb).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _otlp_read, remote
+from . import _otlp_ahead, _otlp_read, remote
 from ._otlp_arrow import Decoded
 from ._otlp_parse import Parsed, parse_piece
 from ._otlp_spelling import Spelling
@@ -58,11 +59,17 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
         q.add("line_too_long", src, example=f"line {n}: {human(length)} over the {human(lim.max_line_bytes)} "
                                             f"limit; set {LINE_ENV} to raise it")
     try:
-        for piece, first, lines in _otlp_read.chunks(p, lim, long_line):
-            q.lines += lines
-            parse_piece(piece, first, src, q, out, lim.max_line_bytes)
-            if progress:
-                progress(len(piece))
+        for item in _otlp_ahead.ahead(p, lim, lambda: out.spelling):
+            for n, length in item.long_lines:
+                long_line(n, length)
+            if item.error is not None:
+                raise item.error
+            q.lines += item.lines
+            size = len(item.piece)
+            parse_piece(item.piece, item.first, src, q, out, lim.max_line_bytes, item.parsed)
+            item.done()
+            if progress and size:
+                progress(size)
     except _otlp_read._Truncated as exc:
         q.add("unreadable", src, example=f"the compressed stream ends early or is corrupt ({exc}); "
                                          "what came before was read")

@@ -229,9 +229,11 @@ def summary(figures: list[Figure]) -> str:
     cols = [("uniform", "fresh process"), ("realistic", "fresh process"), ("realistic", "after a warm-up report"),
             ("mixed", "fresh process")]
     have = [(lab, how) for lab, how in cols if _median(figures, f"{lab}: phases total ({how})")]
-    lines = ["Loader fast path: pyarrow streams the file in 32 MB blocks against an explicit schema of the OTLP JSON "
-             "spelling it meets; each block is flattened and its attributes scattered into one column per key with "
-             "Arrow compute; one conversion to pandas at the end. Dialects are read once per span by the runs table.",
+    lines = ["Loader fast path: a reader thread reads the file in pieces of whole lines (up to 32 MiB, into reused "
+             "buffers) and parses each with pyarrow against an explicit schema of the OTLP JSON spelling it meets, "
+             "one piece ahead, while the caller flattens the piece before and scatters its attributes into one "
+             "column per key with Arrow compute; one conversion to pandas at the end. Dialects are read once per "
+             "span by the runs table.",
              ""]
     if not have:
         return "\n".join(lines)

@@ -41,11 +41,11 @@ def _fast_init(cls: _T) -> _T:
         ns[f"_s{i}"] = vars(cls)[f.name].__set__          # the slot's member descriptor
         body.append(f"    _s{i}(self, {f.name})\n")
     src = f"def __init__(self, *, {', '.join(params)}):\n" + "".join(body)
-    exec(src, ns)  # noqa: S102  (as dataclasses itself writes __init__)
+    exec(src, ns)                                          # as dataclasses itself writes __init__
     init = ns["__init__"]
     init.__qualname__, init.__module__ = f"{cls.__qualname__}.__init__", cls.__module__
-    init.__annotations__ = dict(cls.__init__.__annotations__)
-    cls.__init__ = init
+    init.__annotations__ = dict(vars(cls)["__init__"].__annotations__)
+    setattr(cls, "__init__", init)  # noqa: B010  (mypy: no __init__ assignment on a type variable)
     return cls
 
 

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from .loop import Kernel
 
 log = logging.getLogger("agentobs.kernel")
+_RUN_STATUS = {s.value: s for s in RunStatus}     # RunStatus(value), without the enum's call
 
 
 def _is_cancellation(exc: BaseException) -> bool:
@@ -355,7 +356,7 @@ class Run:
         st.set_plan(to_plan_steps(prop.steps))
         if self.emit:
             self.emit(ev.PlanAccepted(step=st.step, version=st.plan_version, steps=len(st.plan),
-                                      plan_step_ids=tuple(s.id for s in st.plan), at_ns=self.clock.wall_ns()))
+                                      plan_step_ids=tuple([s.id for s in st.plan]), at_ns=self.clock.wall_ns()))
 
     async def _execute(self, st: TaskState, name: str, args: dict[str, Any], plan_step: str | None, *,
                        key: str | None = None, approved: bool = False, held: bool = False,
@@ -528,7 +529,7 @@ class Run:
             self.emit(ev.RunStarted(task_id=st.task_id, agent_name=st.agent_name, conversation_id=st.conversation_id,
                                     model=k.model.name, provider=k.model.provider, resumed=resumed,
                                     step=st.step, elapsed_s=st.elapsed, limits=k.budget_limits(),
-                                    plan_step_ids=tuple(s.id for s in st.plan), at_ns=self.clock.wall_ns()))
+                                    plan_step_ids=tuple([s.id for s in st.plan]), at_ns=self.clock.wall_ns()))
 
     async def _end(self, st: TaskState, stop: StopReason) -> TaskState:
         st.finish(stop, st.answer if stop is StopReason.DONE else None, st.outcome if stop is StopReason.DONE else None)
@@ -536,7 +537,7 @@ class Run:
             await self._save(st, self.version)
         self.running = False
         if self.emit:
-            self.emit(ev.RunFinished(task_id=st.task_id, stop=stop, status=RunStatus(st.status), outcome=st.outcome,
+            self.emit(ev.RunFinished(task_id=st.task_id, stop=stop, status=_RUN_STATUS[st.status], outcome=st.outcome,
                                      totals=st.totals(), at_ns=self.clock.wall_ns()))
         return st
 

@@ -49,6 +49,7 @@ from .links import ResumeLinks, format_traceparent, parse_traceparent
 
 _OK_RESULTS = frozenset({ToolStatus.OK.value, ToolStatus.NEEDS_APPROVAL.value})
 _DONE, _SUSPENDED, _ABORTED = StopReason.DONE, RunStatus.SUSPENDED, RunStatus.ABORTED
+_attach, _detach, _in_context = otel_context.attach, otel_context.detach, trace.set_span_in_context
 # (any, on_span, on_event) of each capture mode
 _CAPTURE_FLAGS = {c: (c.any, c.on_span, c.on_event) for c in Capture}
 _KIND = {"INTERNAL": SpanKind.INTERNAL, "CLIENT": SpanKind.CLIENT}
@@ -325,10 +326,6 @@ class OTelObserver:
     # -- the current span while foreign code runs ---------------------------------------------
 
     @staticmethod
-    def _attach(run: _Run, span: Span) -> None:
-        run.token = otel_context.attach(trace.set_span_in_context(span))
-
-    @staticmethod
     def _detach(run: _Run) -> None:
         token = run.token
         if token is not None:
@@ -385,12 +382,15 @@ class OTelObserver:
             attrs[sc.INPUT_MESSAGES] = self._input_messages(e.view)
         run.chat = chat = self.tracer.start_span(f"{sc.OP_CHAT} {e.model}", context=ctx, kind=_CHAT_KIND,
                                                  attributes=attrs, start_time=e.at_ns)
-        self._attach(run, chat)
+        run.token = _attach(_in_context(chat))        # current while the model runs
         run.chat_view = e.view if self._on_event else None
         run.chat_start = e.at_ns
 
     def _model_returned(self, run: _Run, e: ev.ModelReturned) -> None:
-        self._detach(run)
+        token = run.token
+        if token is not None:
+            run.token = None
+            _detach(token)
         span = run.chat
         if span is None:
             return
@@ -453,7 +453,7 @@ class OTelObserver:
         ctx = run.step_ctx if run.step is not None else run.root_ctx    # a held call executed on resume: no step
         run.tool = tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {name}", context=ctx, kind=_TOOL_KIND,
                                                  attributes=attrs, start_time=e.at_ns)
-        self._attach(run, tool)
+        run.token = _attach(_in_context(tool))        # current while the tool runs
         run.tool_start = e.at_ns
         run.tool_name = name
 
@@ -464,7 +464,10 @@ class OTelObserver:
                                                sc.RETRY_BACKOFF_S: e.backoff_s}, timestamp=e.at_ns)
 
     def _tool_returned(self, run: _Run, e: ev.ToolReturned) -> None:
-        self._detach(run)
+        token = run.token
+        if token is not None:
+            run.token = None
+            _detach(token)
         span = run.tool
         if span is None:
             return

@@ -112,7 +112,8 @@ class _AgentAttrs:
 
 _UTILISATION = ("max_steps", "max_tool_calls", "max_tokens", "deadline_s", "max_usd")
 _AGENTS: dict[str, _AgentAttrs] = {}
-_CHATS: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {}
+_MODELS: dict[tuple[str, str], _ModelAttrs] = {}
+_TOOL_SPANS: dict[str, str] = {}                     # tool label -> span name
 
 
 def _agent_attrs(agent: str) -> _AgentAttrs:
@@ -124,17 +125,36 @@ def _agent_attrs(agent: str) -> _AgentAttrs:
     return a
 
 
-def _chat_attrs(provider: str, model: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """The model call metric attribute sets of a model (its calls, input tokens, output tokens), made once."""
+class _ModelAttrs:
+    """What the chat spans and metrics of one model have in common, made once and shared (never changed): the span
+    name, the attributes a chat span starts with (by max output tokens), the metric attribute sets of its calls,
+    input tokens and output tokens."""
+    __slots__ = ("m_chat", "m_in", "m_out", "model", "name", "provider", "starts")
+
+    def __init__(self, provider: str, model: str):
+        self.provider, self.model, self.name = provider, model, f"{sc.OP_CHAT} {model}"
+        self.m_chat = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: provider, sc.REQUEST_MODEL: model}
+        self.m_in = {**self.m_chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_INPUT}
+        self.m_out = {**self.m_chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_OUTPUT}
+        self.starts: dict[int, dict[str, Any]] = {}
+
+    def start(self, max_tokens: int) -> dict[str, Any]:
+        attrs = self.starts.get(max_tokens)
+        if attrs is None:
+            if len(self.starts) >= _ATTRS_KEPT:
+                self.starts.clear()
+            attrs = self.starts[max_tokens] = {**self.m_chat, sc.REQUEST_MAX_TOKENS: max_tokens}
+        return attrs
+
+
+def _model_attrs(provider: str, model: str) -> _ModelAttrs:
     key = (provider, model)
-    c = _CHATS.get(key)
-    if c is None:
-        if len(_CHATS) >= _ATTRS_KEPT:
-            _CHATS.clear()
-        chat = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: provider, sc.REQUEST_MODEL: model}
-        c = _CHATS[key] = (chat, {**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_INPUT},
-                           {**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_OUTPUT})
-    return c
+    m = _MODELS.get(key)
+    if m is None:
+        if len(_MODELS) >= _ATTRS_KEPT:
+            _MODELS.clear()
+        m = _MODELS[key] = _ModelAttrs(provider, model)
+    return m
 
 
 class Instruments:
@@ -167,9 +187,7 @@ class _Run:
     elapsed0: float                                  # active time before this segment
     limits: ev.Limits | None
     plan_ids: tuple[str, ...]                        # the plan in force (for the step labels)
-    m_in: dict[str, Any]                             # metric attribute sets, built once per run
-    m_out: dict[str, Any]
-    m_chat: dict[str, Any]
+    m_model: _ModelAttrs                             # span and metric attribute sets, shared
     m_agent: _AgentAttrs
     tin: int = 0                                     # segment totals
     tout: int = 0
@@ -361,10 +379,9 @@ class OTelObserver:
         # no context given: the parent is the span current where the run starts (a request span), if any
         root = self.tracer.start_span(f"{sc.OP_INVOKE_AGENT} {e.agent_name}", kind=_AGENT_KIND,
                                       attributes=attrs, links=links, start_time=e.at_ns)
-        m_chat, m_in, m_out = _chat_attrs(e.provider, e.model)
         self._push(_Run(root=root, root_ctx=trace.set_span_in_context(root), task_id=e.task_id, agent=e.agent_name,
-                        elapsed0=e.elapsed_s, limits=limits, plan_ids=e.plan_step_ids, m_in=m_in, m_out=m_out,
-                        m_chat=m_chat, m_agent=_agent_attrs(e.agent_name)))
+                        elapsed0=e.elapsed_s, limits=limits, plan_ids=e.plan_step_ids,
+                        m_model=_model_attrs(e.provider, e.model), m_agent=_agent_attrs(e.agent_name)))
         if e.resumed:
             root.add_event(sc.EV_RESUME, {sc.STEP_INDEX: e.step}, timestamp=e.at_ns)
 
@@ -376,11 +393,13 @@ class OTelObserver:
 
     def _model_called(self, run: _Run, e: ev.ModelCalled) -> None:
         ctx = run.step_ctx if run.step is not None else run.root_ctx
-        attrs: dict[str, Any] = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider,
-                                 sc.REQUEST_MODEL: e.model, sc.REQUEST_MAX_TOKENS: e.max_output_tokens}
+        model = run.m_model
+        if model.model != e.model or model.provider != e.provider:     # not the run's model: its own attributes
+            model = _model_attrs(e.provider, e.model)
+        attrs = model.start(e.max_output_tokens)
         if self._on_span:
-            attrs[sc.INPUT_MESSAGES] = self._input_messages(e.view)
-        run.chat = chat = self.tracer.start_span(f"{sc.OP_CHAT} {e.model}", context=ctx, kind=_CHAT_KIND,
+            attrs = {**attrs, sc.INPUT_MESSAGES: self._input_messages(e.view)}
+        run.chat = chat = self.tracer.start_span(model.name, context=ctx, kind=_CHAT_KIND,
                                                  attributes=attrs, start_time=e.at_ns)
         run.token = _attach(_in_context(chat))        # current while the model runs
         run.chat_view = e.view if self._on_event else None
@@ -429,10 +448,11 @@ class OTelObserver:
         run.chats += 1
         run.reply_type = e.reply_type
         if self.call_metrics:
-            self.inst.token_usage.record(u.input_tokens, run.m_in)
-            self.inst.token_usage.record(u.output_tokens, run.m_out)
+            m = run.m_model
+            self.inst.token_usage.record(u.input_tokens, m.m_in)
+            self.inst.token_usage.record(u.output_tokens, m.m_out)
             self.inst.op_duration.record((e.at_ns - run.chat_start) / 1e9,
-                                         {**run.m_chat, sc.ERROR_TYPE: error} if error else run.m_chat)
+                                         {**m.m_chat, sc.ERROR_TYPE: error} if error else m.m_chat)
 
     def _tool_called(self, run: _Run, e: ev.ToolCalled) -> None:
         name = labels.tool_name(e.name, self.redactor)
@@ -451,7 +471,12 @@ class OTelObserver:
                 attrs[sc.TOOL_CALL_ARGUMENTS] = args
             run.tool_args = args
         ctx = run.step_ctx if run.step is not None else run.root_ctx    # a held call executed on resume: no step
-        run.tool = tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {name}", context=ctx, kind=_TOOL_KIND,
+        span_name = _TOOL_SPANS.get(name)
+        if span_name is None:
+            if len(_TOOL_SPANS) >= _ATTRS_KEPT:
+                _TOOL_SPANS.clear()
+            span_name = _TOOL_SPANS[name] = f"{sc.OP_EXECUTE_TOOL} {name}"
+        run.tool = tool = self.tracer.start_span(span_name, context=ctx, kind=_TOOL_KIND,
                                                  attributes=attrs, start_time=e.at_ns)
         run.token = _attach(_in_context(tool))        # current while the tool runs
         run.tool_start = e.at_ns

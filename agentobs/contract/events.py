@@ -21,15 +21,20 @@ _T = TypeVar("_T", bound=type)
 
 
 def _fast_init(cls: _T) -> _T:
-    """Gives a keyword-only, frozen, slotted dataclass a cheaper ``__init__``, with the same signature and defaults.
+    """Gives a keyword-only, frozen, slotted dataclass a cheaper ``__init__``, with the same signature and defaults,
+    and ``_make``, a function that takes the same arguments and returns the same instance as calling the class.
 
     The kernel makes dozens of events per run. The ``__init__`` that ``@dataclass(frozen=True)`` writes stores each
     field with ``object.__setattr__`` (to get past the class's own ``__setattr__``, which refuses); this one stores
     each field through its slot's descriptor, which also bypasses ``__setattr__``, at about half the cost. Nothing
     else changes: the instance is as frozen after ``__init__`` as before (assigning a field raises
     ``FrozenInstanceError``), and ``dataclasses.fields``, ``replace``, equality and pickling are the dataclass's own.
+    ``_make`` does what calling the class does (``object.__new__``, then the same stores) without the class call's
+    detour (it hands ``__init__`` its keywords as a dict); the kernel uses it through ``agentobs.kernel.events.maker``.
     """
-    params, body, ns = [], [], {}
+    params: list[str] = []
+    body: list[str] = []
+    ns: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
     for i, f in enumerate(dataclasses.fields(cls)):
         if not f.kw_only or not f.init or f.default_factory is not dataclasses.MISSING:
             raise TypeError(f"{cls.__name__}.{f.name}: _fast_init takes keyword-only fields with plain defaults")
@@ -40,12 +45,17 @@ def _fast_init(cls: _T) -> _T:
             params.append(f"{f.name}=_d{i}")
         ns[f"_s{i}"] = vars(cls)[f.name].__set__          # the slot's member descriptor
         body.append(f"    _s{i}(self, {f.name})\n")
-    src = f"def __init__(self, *, {', '.join(params)}):\n" + "".join(body)
+    signature, stores = ", ".join(params), "".join(body)
+    src = (f"def __init__(self, *, {signature}):\n{stores}"
+           f"def _make(*, {signature}):\n    self = _new(_cls)\n{stores}    return self\n")
     exec(src, ns)                                          # as dataclasses itself writes __init__
     init = ns["__init__"]
     init.__qualname__, init.__module__ = f"{cls.__qualname__}.__init__", cls.__module__
     init.__annotations__ = dict(vars(cls)["__init__"].__annotations__)
     setattr(cls, "__init__", init)  # noqa: B010  (mypy: no __init__ assignment on a type variable)
+    make = ns["_make"]
+    make.__qualname__, make.__module__ = f"{cls.__qualname__}._make", cls.__module__
+    setattr(cls, "_make", staticmethod(make))  # noqa: B010
     return cls
 
 

@@ -10,15 +10,59 @@ ours; telemetry, recording, fault injection and tests consume them.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .vocabulary import Effect, ReplyType, RunStatus, StopReason, UsageSource
+
+_T = TypeVar("_T", bound=type)
+
+
+def _fast_init(cls: _T) -> _T:
+    """Gives a keyword-only, frozen, slotted dataclass a cheaper ``__init__``, with the same signature and defaults,
+    and ``_make``, a function that takes the same arguments and returns the same instance as calling the class.
+
+    The kernel makes dozens of events per run. The ``__init__`` that ``@dataclass(frozen=True)`` writes stores each
+    field with ``object.__setattr__`` (to get past the class's own ``__setattr__``, which refuses); this one stores
+    each field through its slot's descriptor, which also bypasses ``__setattr__``, at about half the cost. Nothing
+    else changes: the instance is as frozen after ``__init__`` as before (assigning a field raises
+    ``FrozenInstanceError``), and ``dataclasses.fields``, ``replace``, equality and pickling are the dataclass's own.
+    ``_make`` does what calling the class does (``object.__new__``, then the same stores) without the class call's
+    detour (it hands ``__init__`` its keywords as a dict); the kernel uses it through ``agentobs.kernel.events.maker``.
+    """
+    params: list[str] = []
+    body: list[str] = []
+    ns: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    for i, f in enumerate(dataclasses.fields(cls)):
+        if not f.kw_only or not f.init or f.default_factory is not dataclasses.MISSING:
+            raise TypeError(f"{cls.__name__}.{f.name}: _fast_init takes keyword-only fields with plain defaults")
+        if f.default is dataclasses.MISSING:
+            params.append(f.name)
+        else:
+            ns[f"_d{i}"] = f.default
+            params.append(f"{f.name}=_d{i}")
+        ns[f"_s{i}"] = vars(cls)[f.name].__set__          # the slot's member descriptor
+        body.append(f"    _s{i}(self, {f.name})\n")
+    signature, stores = ", ".join(params), "".join(body)
+    src = (f"def __init__(self, *, {signature}):\n{stores}"
+           f"def _make(*, {signature}):\n    self = _new(_cls)\n{stores}    return self\n")
+    exec(src, ns)                                          # as dataclasses itself writes __init__
+    init = ns["__init__"]
+    init.__qualname__, init.__module__ = f"{cls.__qualname__}.__init__", cls.__module__
+    init.__annotations__ = dict(vars(cls)["__init__"].__annotations__)
+    setattr(cls, "__init__", init)  # noqa: B010  (mypy: no __init__ assignment on a type variable)
+    make = ns["_make"]
+    make.__qualname__, make.__module__ = f"{cls.__qualname__}._make", cls.__module__
+    setattr(cls, "_make", staticmethod(make))  # noqa: B010
+    return cls
+
 
 # -- snapshots ----------------------------------------------------------------------------------------
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class Limits:
     """The numeric limits of a run's budget (``agentobs.budget.<limit>``); ``max_usd`` None: no dollar limit."""
@@ -33,6 +77,7 @@ class Limits:
     max_plan_steps: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class Breach:
     """A limit a run reached: the check that fired, what it allows, what was observed, and how the run stops.
@@ -46,6 +91,7 @@ class Breach:
     stop: StopReason
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class TokenUsage:
     """The tokens of one model call. Cache and reasoning counts are parts of the input and output counts,
@@ -58,6 +104,7 @@ class TokenUsage:
     reasoning_output_tokens: int | None = None
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class RunTotals:
     """The task's totals when a run segment ends (carried across resumes)."""
@@ -78,6 +125,7 @@ class RunTotals:
 # -- events -------------------------------------------------------------------------------------------
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class RunStarted:
     task_id: str
@@ -93,12 +141,14 @@ class RunStarted:
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class StepStarted:
     index: int
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class ModelCalled:
     step: int
@@ -110,6 +160,7 @@ class ModelCalled:
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class ModelReturned:
     step: int
@@ -125,6 +176,7 @@ class ModelReturned:
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class PlanRejected:
     step: int
@@ -132,6 +184,7 @@ class PlanRejected:
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class PlanAccepted:
     step: int
@@ -141,6 +194,7 @@ class PlanAccepted:
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class FinalRefused:
     """A 'completed' final answer was refused because plan steps are still open."""
@@ -149,6 +203,7 @@ class FinalRefused:
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class ToolCalled:
     step: int
@@ -162,6 +217,7 @@ class ToolCalled:
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class ToolRetry:
     step: int
@@ -172,6 +228,7 @@ class ToolRetry:
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class ToolReturned:
     step: int
@@ -185,12 +242,14 @@ class ToolReturned:
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class GuardFired:
     breach: Breach
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class ApprovalRequested:
     name: str
@@ -199,6 +258,7 @@ class ApprovalRequested:
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class ApprovalDecided:
     name: str
@@ -208,18 +268,21 @@ class ApprovalDecided:
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class CheckpointSaving:
     version: int
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class CheckpointSaved:
     version: int
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class StepFinished:
     index: int
@@ -229,6 +292,7 @@ class StepFinished:
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class RunFinished:
     task_id: str
@@ -239,6 +303,7 @@ class RunFinished:
     at_ns: int
 
 
+@_fast_init
 @dataclass(kw_only=True, frozen=True, slots=True)
 class RunAborted:
     """An exception escaped a begun run (a crash, an interrupt, a checkpoint conflict): no stop reason was

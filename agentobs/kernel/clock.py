@@ -27,7 +27,9 @@ class SimClock:
         self.t = 0.0
         self.per_run = per_run
         self._epoch = epoch_ns
-        self.epoch_ns = time.time_ns() if epoch_ns is None else epoch_ns
+        self.epoch_ns = time.time_ns() if epoch_ns is None else epoch_ns     # fixed once made
+        self._wall_t = 0.0                     # the time of the last wall_ns, and its value (events ask it often)
+        self._wall = self.epoch_ns
         self._one = OneRunAtATime("a SimClock", "give each concurrent run its own clock, or share "
                                   "SimClock(epoch_ns, per_run=True), which gives every run a simulated time of its own")
 
@@ -39,7 +41,10 @@ class SimClock:
         return self.t
 
     def wall_ns(self) -> int:
-        return self.epoch_ns + round(self.t * 1e9)
+        t = self.t
+        if t != self._wall_t:
+            self._wall_t, self._wall = t, self.epoch_ns + round(t * 1e9)
+        return self._wall
 
     def spend(self, started: float, declared: float | None) -> float:
         """Advance by the declared duration of an operation that started at ``started``."""

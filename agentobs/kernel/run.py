@@ -60,6 +60,27 @@ if TYPE_CHECKING:
     from .loop import Kernel
 
 log = logging.getLogger("agentobs.kernel")
+_RUN_STATUS = {s.value: s for s in RunStatus}     # RunStatus(value), without the enum's call
+# the events, made as calling their classes does, a little cheaper (ev.maker)
+_new_step_started = ev.maker(ev.StepStarted)
+_new_step_finished = ev.maker(ev.StepFinished)
+_new_model_called = ev.maker(ev.ModelCalled)
+_new_model_returned = ev.maker(ev.ModelReturned)
+_new_final_refused = ev.maker(ev.FinalRefused)
+_new_plan_rejected = ev.maker(ev.PlanRejected)
+_new_plan_accepted = ev.maker(ev.PlanAccepted)
+_new_tool_called = ev.maker(ev.ToolCalled)
+_new_tool_retry = ev.maker(ev.ToolRetry)
+_new_tool_returned = ev.maker(ev.ToolReturned)
+_new_approval_requested = ev.maker(ev.ApprovalRequested)
+_new_approval_decided = ev.maker(ev.ApprovalDecided)
+_new_guard_fired = ev.maker(ev.GuardFired)
+_new_run_started = ev.maker(ev.RunStarted)
+_new_run_finished = ev.maker(ev.RunFinished)
+_new_checkpoint_saving = ev.maker(ev.CheckpointSaving)
+_new_checkpoint_saved = ev.maker(ev.CheckpointSaved)
+_new_run_aborted = ev.maker(ev.RunAborted)
+_new_token_usage = ev.maker(TokenUsage)
 
 
 def _is_cancellation(exc: BaseException) -> bool:
@@ -212,12 +233,12 @@ class Run:
             before = sig
             seen_obs = len(st.observations)
             if emit:
-                emit(ev.StepStarted(index=st.step, at_ns=clock.wall_ns()))
+                emit(_new_step_started(index=st.step, at_ns=clock.wall_ns()))
             stop, finished = await self._step(st, view, tin_est)
             if finished:
                 if emit:
-                    emit(ev.StepFinished(index=st.step, progress=True, stalls=st.stalls,
-                                         outcome=StopReason.DONE.value, at_ns=clock.wall_ns()))
+                    emit(_new_step_finished(index=st.step, progress=True, stalls=st.stalls,
+                                            outcome=StopReason.DONE.value, at_ns=clock.wall_ns()))
                 return await self._end(st, StopReason.DONE)
             sig = st.signature()
             progressed = sig != before
@@ -231,8 +252,8 @@ class Run:
                 if stalled is not None:
                     stop = self._guard(stalled)
             if emit:
-                emit(ev.StepFinished(index=st.step, progress=progressed, stalls=st.stalls,
-                                     outcome=stop.value if stop else "ok", at_ns=clock.wall_ns()))
+                emit(_new_step_finished(index=st.step, progress=progressed, stalls=st.stalls,
+                                        outcome=stop.value if stop else "ok", at_ns=clock.wall_ns()))
             if stop is None and k.checkpoints is not None:
                 await self._save(st, self.version)
         return await self._end(st, stop)
@@ -243,9 +264,9 @@ class Run:
         b, model = k.budget, k.model
         timeout = b.remaining_time(st.elapsed)
         if emit:
-            emit(ev.ModelCalled(step=st.step, model=model.name, provider=model.provider,
-                                max_output_tokens=b.max_output_tokens, timeout_s=timeout, view=view,
-                                at_ns=clock.wall_ns()))
+            emit(_new_model_called(step=st.step, model=model.name, provider=model.provider,
+                                   max_output_tokens=b.max_output_tokens, timeout_s=timeout, view=view,
+                                   at_ns=clock.wall_ns()))
         started = clock.now()
         attempts = 0
         resp: ModelResponse | None
@@ -321,7 +342,7 @@ class Run:
             if prop.outcome == "completed" and open_steps:
                 st.last_result = error("plan_incomplete", detail=open_steps)
                 if emit:
-                    emit(ev.FinalRefused(step=st.step, open_steps=tuple(open_steps), at_ns=clock.wall_ns()))
+                    emit(_new_final_refused(step=st.step, open_steps=tuple(open_steps), at_ns=clock.wall_ns()))
                 return None, False
             st.answer, st.outcome = prop.text, prop.outcome
             return None, True
@@ -350,12 +371,12 @@ class Run:
         if problems:
             st.last_result = error("invalid_plan", detail=problems)
             if self.emit:
-                self.emit(ev.PlanRejected(step=st.step, problems=tuple(problems), at_ns=self.clock.wall_ns()))
+                self.emit(_new_plan_rejected(step=st.step, problems=tuple(problems), at_ns=self.clock.wall_ns()))
             return
         st.set_plan(to_plan_steps(prop.steps))
         if self.emit:
-            self.emit(ev.PlanAccepted(step=st.step, version=st.plan_version, steps=len(st.plan),
-                                      plan_step_ids=tuple(s.id for s in st.plan), at_ns=self.clock.wall_ns()))
+            self.emit(_new_plan_accepted(step=st.step, version=st.plan_version, steps=len(st.plan),
+                                         plan_step_ids=tuple([s.id for s in st.plan]), at_ns=self.clock.wall_ns()))
 
     async def _execute(self, st: TaskState, name: str, args: dict[str, Any], plan_step: str | None, *,
                        key: str | None = None, approved: bool = False, held: bool = False,
@@ -368,8 +389,8 @@ class Run:
         key = key or f"{st.task_id}:{plan_step or 'adhoc' + str(st.step)}"
         dg = dg or digest(name, args)
         if emit:
-            emit(ev.ToolCalled(step=st.step, name=name, args=args, key=key, effect=effect, plan_step=plan_step,
-                               digest=dg, held=held, at_ns=clock.wall_ns()))
+            emit(_new_tool_called(step=st.step, name=name, args=args, key=key, effect=effect, plan_step=plan_step,
+                                  digest=dg, held=held, at_ns=clock.wall_ns()))
         attempts = 0
         while True:
             attempts += 1
@@ -387,8 +408,8 @@ class Run:
                 self._returned(st, name, key, effect, result, attempts)
                 return self._guard(breach)
             if emit:
-                emit(ev.ToolRetry(step=st.step, name=name, attempt=attempts, code=result_status(result),
-                                  backoff_s=backoff, at_ns=clock.wall_ns()))
+                emit(_new_tool_retry(step=st.step, name=name, attempt=attempts, code=result_status(result),
+                                     backoff_s=backoff, at_ns=clock.wall_ns()))
             await self.calls.sleep(clock, backoff)
             st.charge_time(backoff)
         if is_transient(result):
@@ -455,16 +476,16 @@ class Run:
         st.audit.append({"step": st.step, "tool": name, "key": key, "effect": effect, "status": status,
                          "attempts": attempts, "result": result})
         if self.emit:
-            self.emit(ev.ToolReturned(step=st.step, name=name, key=key, effect=effect, result=result,
-                                      status=status, replayed=result.get("replayed") is True, attempts=attempts,
-                                      at_ns=self.clock.wall_ns()))
+            self.emit(_new_tool_returned(step=st.step, name=name, key=key, effect=effect, result=result,
+                                         status=status, replayed=result.get("replayed") is True, attempts=attempts,
+                                         at_ns=self.clock.wall_ns()))
         return status
 
     async def _needs_approval(self, st: TaskState, call: HeldCall, held: bool) -> StopReason | None:
         k = self.k
         if self.emit:
-            self.emit(ev.ApprovalRequested(name=call.name, digest=call.digest, key=call.key,
-                                           at_ns=self.clock.wall_ns()))
+            self.emit(_new_approval_requested(name=call.name, digest=call.digest, key=call.key,
+                                              at_ns=self.clock.wall_ns()))
         decision = None if (k.approver is None or held) else await self.calls.approve(k.approver, call)
         if decision is None:
             st.pending = call
@@ -483,8 +504,8 @@ class Run:
 
     def _decided(self, st: TaskState, call: HeldCall, decision: Decision) -> None:
         if self.emit:
-            self.emit(ev.ApprovalDecided(name=call.name, approved=decision.approved, by=decision.by,
-                                         digest=call.digest, at_ns=self.clock.wall_ns()))
+            self.emit(_new_approval_decided(name=call.name, approved=decision.approved, by=decision.by,
+                                            digest=call.digest, at_ns=self.clock.wall_ns()))
         st.audit.append({"step": st.step, "approval": call.name, "key": call.key, "approved": decision.approved,
                          "by": decision.by})
         if not decision.approved:
@@ -503,20 +524,20 @@ class Run:
                          "reply": reply, "error": err})
         if self.emit:
             if resp is not None and source == "reported":      # the provider's parts of those counts, if any
-                usage = TokenUsage(input_tokens=tin, output_tokens=tout, source=source,
-                                   cache_read_input_tokens=resp.cache_read_input_tokens,
-                                   cache_creation_input_tokens=resp.cache_creation_input_tokens,
-                                   reasoning_output_tokens=resp.reasoning_output_tokens)
+                usage = _new_token_usage(input_tokens=tin, output_tokens=tout, source=source,
+                                         cache_read_input_tokens=resp.cache_read_input_tokens,
+                                         cache_creation_input_tokens=resp.cache_creation_input_tokens,
+                                         reasoning_output_tokens=resp.reasoning_output_tokens)
             else:
-                usage = TokenUsage(input_tokens=tin, output_tokens=tout, source=source)
-            self.emit(ev.ModelReturned(step=st.step, model=model.name, provider=model.provider,
-                                       response_model=resp.response_model if resp is not None else None,
-                                       usage=usage, reply_type=reply_type, finish_reason=finish_reason,
-                                       cost_usd=cost, error=err, reply=reply, at_ns=self.clock.wall_ns()))
+                usage = _new_token_usage(input_tokens=tin, output_tokens=tout, source=source)
+            self.emit(_new_model_returned(step=st.step, model=model.name, provider=model.provider,
+                                          response_model=resp.response_model if resp is not None else None,
+                                          usage=usage, reply_type=reply_type, finish_reason=finish_reason,
+                                          cost_usd=cost, error=err, reply=reply, at_ns=self.clock.wall_ns()))
 
     def _guard(self, breach: Breach) -> StopReason:
         if self.emit:
-            self.emit(ev.GuardFired(breach=breach, at_ns=self.clock.wall_ns()))
+            self.emit(_new_guard_fired(breach=breach, at_ns=self.clock.wall_ns()))
         return breach.stop
 
     def _begin(self, st: TaskState, resumed: bool) -> None:
@@ -525,10 +546,10 @@ class Run:
         st.begin()
         self.version = None
         if self.emit:
-            self.emit(ev.RunStarted(task_id=st.task_id, agent_name=st.agent_name, conversation_id=st.conversation_id,
-                                    model=k.model.name, provider=k.model.provider, resumed=resumed,
-                                    step=st.step, elapsed_s=st.elapsed, limits=k.budget_limits(),
-                                    plan_step_ids=tuple(s.id for s in st.plan), at_ns=self.clock.wall_ns()))
+            self.emit(_new_run_started(task_id=st.task_id, agent_name=st.agent_name, conversation_id=st.conversation_id,
+                                       model=k.model.name, provider=k.model.provider, resumed=resumed,
+                                       step=st.step, elapsed_s=st.elapsed, limits=k.budget_limits(),
+                                       plan_step_ids=tuple([s.id for s in st.plan]), at_ns=self.clock.wall_ns()))
 
     async def _end(self, st: TaskState, stop: StopReason) -> TaskState:
         st.finish(stop, st.answer if stop is StopReason.DONE else None, st.outcome if stop is StopReason.DONE else None)
@@ -536,8 +557,8 @@ class Run:
             await self._save(st, self.version)
         self.running = False
         if self.emit:
-            self.emit(ev.RunFinished(task_id=st.task_id, stop=stop, status=RunStatus(st.status), outcome=st.outcome,
-                                     totals=st.totals(), at_ns=self.clock.wall_ns()))
+            self.emit(_new_run_finished(task_id=st.task_id, stop=stop, status=_RUN_STATUS[st.status],
+                                        outcome=st.outcome, totals=st.totals(), at_ns=self.clock.wall_ns()))
         return st
 
     async def _save(self, st: TaskState, expected: int | None) -> None:
@@ -545,10 +566,10 @@ class Run:
         if store is None:
             return
         if self.emit:
-            self.emit(ev.CheckpointSaving(version=(expected or 0) + 1, at_ns=self.clock.wall_ns()))
+            self.emit(_new_checkpoint_saving(version=(expected or 0) + 1, at_ns=self.clock.wall_ns()))
         self.version = await self.calls.store(store.save, st, expected, lease=self.lease)
         if self.emit:
-            self.emit(ev.CheckpointSaved(version=self.version, at_ns=self.clock.wall_ns()))
+            self.emit(_new_checkpoint_saved(version=self.version, at_ns=self.clock.wall_ns()))
 
     async def _claim(self, task_id: str) -> None:
         self.task_id = task_id
@@ -583,8 +604,8 @@ class Run:
         if self.running and self.emit and st is not None:
             self.running = False
             with contextlib.suppress(BaseException):    # the original exception is the one to report
-                self.emit(ev.RunAborted(task_id=st.task_id, error=type(exc).__name__, totals=st.totals(),
-                                        at_ns=self.clock.wall_ns()))
+                self.emit(_new_run_aborted(task_id=st.task_id, error=type(exc).__name__, totals=st.totals(),
+                                           at_ns=self.clock.wall_ns()))
 
     def _cancelled(self) -> None:
         if self.writing:
@@ -600,5 +621,5 @@ class Run:
         st.stop, st.status = StopReason.CANCELLED.value, RunStatus.ABORTED.value
         if self.emit:
             with contextlib.suppress(Exception):
-                self.emit(ev.RunFinished(task_id=st.task_id, stop=StopReason.CANCELLED, status=RunStatus.ABORTED,
-                                         outcome=None, totals=st.totals(), at_ns=self.clock.wall_ns()))
+                self.emit(_new_run_finished(task_id=st.task_id, stop=StopReason.CANCELLED, status=RunStatus.ABORTED,
+                                            outcome=None, totals=st.totals(), at_ns=self.clock.wall_ns()))

@@ -32,7 +32,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -48,12 +48,16 @@ from .content import Capture, Redactor
 from .links import ResumeLinks, format_traceparent, parse_traceparent
 
 _OK_RESULTS = frozenset({ToolStatus.OK.value, ToolStatus.NEEDS_APPROVAL.value})
+_DONE, _SUSPENDED, _ABORTED = StopReason.DONE, RunStatus.SUSPENDED, RunStatus.ABORTED
+_attach, _detach, _in_context = otel_context.attach, otel_context.detach, trace.set_span_in_context
+# (any, on_span, on_event) of each capture mode
+_CAPTURE_FLAGS = {c: (c.any, c.on_span, c.on_event) for c in Capture}
 _KIND = {"INTERNAL": SpanKind.INTERNAL, "CLIENT": SpanKind.CLIENT}
 _AGENT_KIND, _STEP_KIND = _KIND[sc.KIND_INVOKE_AGENT], _KIND[sc.KIND_STEP]
 _CHAT_KIND, _TOOL_KIND = _KIND[sc.KIND_CHAT], _KIND[sc.KIND_EXECUTE_TOOL]
-_OPTIONAL_USAGE = ((sc.USAGE_CACHE_READ_INPUT_TOKENS, "cache_read_input_tokens"),
-                   (sc.USAGE_CACHE_CREATION_INPUT_TOKENS, "cache_creation_input_tokens"),
-                   (sc.USAGE_REASONING_OUTPUT_TOKENS, "reasoning_output_tokens"))
+# (budget field, span attribute, recorded as a double) of every limit on the invoke_agent span
+_BUDGET_ATTRS = tuple((k, sc.BUDGET_PREFIX + k, sc.ATTRIBUTE_TYPES[sc.BUDGET_PREFIX + k] == "double")
+                      for k in sc.BUDGET_LIMITS)
 
 
 # (attribute on Instruments, metric name, unit, description, advisory buckets) of every histogram we record
@@ -70,6 +74,87 @@ _HISTOGRAMS = (
     ("utilisation", sc.M_BUDGET_UTILISATION, "1", "Share of each budget limit a run consumed",
      sc.UTILISATION_BUCKETS),
 )
+
+
+_ATTRS_KEPT = 1024
+
+
+class _AgentAttrs:
+    """The per-run metric attribute sets of one agent name, made once and shared by its runs (never changed)."""
+    __slots__ = ("agent", "by_limit", "by_stop", "by_tool", "name")
+
+    def __init__(self, agent: str):
+        self.name = agent
+        self.agent: dict[str, Any] = {sc.AGENT_NAME: agent}
+        self.by_tool: dict[tuple[str, str | None], dict[str, Any]] = {}
+        self.by_stop: dict[str, dict[str, Any]] = {}
+        self.by_limit = {limit: {sc.AGENT_NAME: agent, sc.BUDGET_LIMIT_ATTR: limit} for limit in _UTILISATION}
+
+    def stop(self, stop: str) -> dict[str, Any]:
+        attrs = self.by_stop.get(stop)
+        if attrs is None:
+            attrs = self.by_stop[stop] = {**self.agent, sc.STOP_REASON: stop}
+        return attrs
+
+    def tool(self, name: str, error: str | None) -> dict[str, Any]:
+        """Of a tool's calls (``error``: the status of a failed one)."""
+        key = (name, error)
+        attrs = self.by_tool.get(key)
+        if attrs is None:
+            if len(self.by_tool) >= _ATTRS_KEPT:
+                self.by_tool.clear()
+            attrs = {sc.TOOL_NAME: name, sc.AGENT_NAME: self.name}
+            if error is not None:
+                attrs[sc.ERROR_TYPE] = error
+            self.by_tool[key] = attrs
+        return attrs
+
+
+_UTILISATION = ("max_steps", "max_tool_calls", "max_tokens", "deadline_s", "max_usd")
+_AGENTS: dict[str, _AgentAttrs] = {}
+_MODELS: dict[tuple[str, str], _ModelAttrs] = {}
+_TOOL_SPANS: dict[str, str] = {}                     # tool label -> span name
+
+
+def _agent_attrs(agent: str) -> _AgentAttrs:
+    a = _AGENTS.get(agent)
+    if a is None:
+        if len(_AGENTS) >= _ATTRS_KEPT:
+            _AGENTS.clear()
+        a = _AGENTS[agent] = _AgentAttrs(agent)
+    return a
+
+
+class _ModelAttrs:
+    """What the chat spans and metrics of one model have in common, made once and shared (never changed): the span
+    name, the attributes a chat span starts with (by max output tokens), the metric attribute sets of its calls,
+    input tokens and output tokens."""
+    __slots__ = ("m_chat", "m_in", "m_out", "model", "name", "provider", "starts")
+
+    def __init__(self, provider: str, model: str):
+        self.provider, self.model, self.name = provider, model, f"{sc.OP_CHAT} {model}"
+        self.m_chat = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: provider, sc.REQUEST_MODEL: model}
+        self.m_in = {**self.m_chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_INPUT}
+        self.m_out = {**self.m_chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_OUTPUT}
+        self.starts: dict[int, dict[str, Any]] = {}
+
+    def start(self, max_tokens: int) -> dict[str, Any]:
+        attrs = self.starts.get(max_tokens)
+        if attrs is None:
+            if len(self.starts) >= _ATTRS_KEPT:
+                self.starts.clear()
+            attrs = self.starts[max_tokens] = {**self.m_chat, sc.REQUEST_MAX_TOKENS: max_tokens}
+        return attrs
+
+
+def _model_attrs(provider: str, model: str) -> _ModelAttrs:
+    key = (provider, model)
+    m = _MODELS.get(key)
+    if m is None:
+        if len(_MODELS) >= _ATTRS_KEPT:
+            _MODELS.clear()
+        m = _MODELS[key] = _ModelAttrs(provider, model)
+    return m
 
 
 class Instruments:
@@ -102,11 +187,8 @@ class _Run:
     elapsed0: float                                  # active time before this segment
     limits: ev.Limits | None
     plan_ids: tuple[str, ...]                        # the plan in force (for the step labels)
-    m_in: dict[str, Any]                             # metric attribute sets, built once per run
-    m_out: dict[str, Any]
-    m_chat: dict[str, Any]
-    m_agent: dict[str, Any]
-    m_tools: dict[tuple[str, str | None], dict[str, Any]] = field(default_factory=dict)
+    m_model: _ModelAttrs                             # span and metric attribute sets, shared
+    m_agent: _AgentAttrs
     tin: int = 0                                     # segment totals
     tout: int = 0
     chats: int = 0
@@ -124,12 +206,13 @@ class _Run:
     token: Any = None                                # the attached context of the open chat or tool span
 
 
-@dataclass(frozen=True, slots=True)
 class _Frame:
-    """A run in progress in this context, for one observer; ``parent``: the runs current before it."""
-    observer: OTelObserver
-    run: _Run
-    parent: _Frame | None
+    """A run in progress in this context, for one observer; ``parent``: the runs current before it. Never changed
+    once made (contexts copied from this one share it)."""
+    __slots__ = ("observer", "parent", "run")
+
+    def __init__(self, observer: OTelObserver, run: _Run, parent: _Frame | None):
+        self.observer, self.run, self.parent = observer, run, parent
 
 
 # the runs in progress in this context (thread, asyncio task), innermost first
@@ -157,7 +240,7 @@ class OTelObserver:
                  links: ResumeLinks | None = None, resumed_from: str | None = None, call_metrics: bool = True):
         self.tracer = tracer
         self.inst = instruments or Instruments(meter or NoOpMeter("agentobs"))
-        self.capture = capture
+        self.capture = capture                          # and its three flags, read once per event below
         self.redactor = redactor or Redactor()
         self.links = links if links is not None else ResumeLinks()
         self.resumed_from = parse_traceparent(resumed_from) if resumed_from else None
@@ -165,6 +248,15 @@ class OTelObserver:
         self._last: SpanContext | None = None          # the last run this observer ended, anywhere
         self._by_task: OrderedDict[str, SpanContext] = OrderedDict()    # the last segment of each task
         self._lock = threading.Lock()
+
+    @property
+    def capture(self) -> Capture:
+        return self._capture
+
+    @capture.setter
+    def capture(self, capture: Capture) -> None:
+        self._any, self._on_span, self._on_event = _CAPTURE_FLAGS[capture]
+        self._capture = capture
 
     # -- the Observer interface ----------------------------------------------------------------
 
@@ -221,20 +313,27 @@ class OTelObserver:
     def _pop(self, run: _Run) -> None:
         """Removes ``run`` from this context's runs (the others stay, whatever their order) and keeps its span
         context as the last run of this observer here."""
-        kept: list[_Frame] = []
         frame = _FRAMES.get()
-        while frame is not None and frame.run is not run:
-            kept.append(frame)
-            frame = frame.parent
-        if frame is None:
-            return
-        rest = frame.parent
-        for f in reversed(kept):
-            rest = _Frame(f.observer, f.run, rest)
-        _FRAMES.set(rest)
+        if frame is not None and frame.run is run:          # the innermost run: the usual case
+            _FRAMES.set(frame.parent)
+        else:
+            kept: list[_Frame] = []
+            while frame is not None and frame.run is not run:
+                kept.append(frame)
+                frame = frame.parent
+            if frame is None:
+                return
+            rest = frame.parent
+            for f in reversed(kept):
+                rest = _Frame(f.observer, f.run, rest)
+            _FRAMES.set(rest)
         ctx = run.root.get_span_context()
-        last = _LAST.get()
-        _LAST.set(((weakref.ref(self), ctx), *(x for x in last if x[0]() is not self))[:_LAST_KEPT])
+        kept_last = [(weakref.ref(self), ctx)]
+        for x in _LAST.get():                  # the others' runs, less those of observers gone
+            other = x[0]()
+            if other is not None and other is not self:
+                kept_last.append(x)
+        _LAST.set(tuple(kept_last[:_LAST_KEPT]))
         self._last = ctx
         with self._lock:
             self._by_task[run.task_id] = ctx
@@ -243,10 +342,6 @@ class OTelObserver:
                 self._by_task.popitem(last=False)
 
     # -- the current span while foreign code runs ---------------------------------------------
-
-    @staticmethod
-    def _attach(run: _Run, span: Span) -> None:
-        run.token = otel_context.attach(trace.set_span_in_context(span))
 
     @staticmethod
     def _detach(run: _Run) -> None:
@@ -268,12 +363,12 @@ class OTelObserver:
         }
         if e.conversation_id:
             attrs[sc.CONVERSATION_ID] = e.conversation_id
-        if e.limits is not None:
-            for k in sc.BUDGET_LIMITS:
-                v = getattr(e.limits, k)
+        limits = e.limits
+        if limits is not None:
+            for k, key, double in _BUDGET_ATTRS:
+                v = getattr(limits, k)
                 if v is not None:
-                    key = sc.BUDGET_PREFIX + k
-                    attrs[key] = float(v) if sc.ATTRIBUTE_TYPES[key] == "double" else int(v)
+                    attrs[key] = float(v) if double else int(v)
         links = []
         if e.resumed:
             prev: SpanContext | None = self.resumed_from or self.links.previous(e.task_id)
@@ -284,12 +379,9 @@ class OTelObserver:
         # no context given: the parent is the span current where the run starts (a request span), if any
         root = self.tracer.start_span(f"{sc.OP_INVOKE_AGENT} {e.agent_name}", kind=_AGENT_KIND,
                                       attributes=attrs, links=links, start_time=e.at_ns)
-        chat = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider, sc.REQUEST_MODEL: e.model}
         self._push(_Run(root=root, root_ctx=trace.set_span_in_context(root), task_id=e.task_id, agent=e.agent_name,
-                        elapsed0=e.elapsed_s, limits=e.limits, plan_ids=e.plan_step_ids,
-                        m_in={**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_INPUT},
-                        m_out={**chat, sc.TOKEN_TYPE: sc.TOKEN_TYPE_OUTPUT}, m_chat=chat,
-                        m_agent={sc.AGENT_NAME: e.agent_name}))
+                        elapsed0=e.elapsed_s, limits=limits, plan_ids=e.plan_step_ids,
+                        m_model=_model_attrs(e.provider, e.model), m_agent=_agent_attrs(e.agent_name)))
         if e.resumed:
             root.add_event(sc.EV_RESUME, {sc.STEP_INDEX: e.step}, timestamp=e.at_ns)
 
@@ -301,18 +393,23 @@ class OTelObserver:
 
     def _model_called(self, run: _Run, e: ev.ModelCalled) -> None:
         ctx = run.step_ctx if run.step is not None else run.root_ctx
-        attrs: dict[str, Any] = {sc.OPERATION_NAME: sc.OP_CHAT, sc.PROVIDER_NAME: e.provider,
-                                 sc.REQUEST_MODEL: e.model, sc.REQUEST_MAX_TOKENS: e.max_output_tokens}
-        if self.capture.on_span:
-            attrs[sc.INPUT_MESSAGES] = self._input_messages(e.view)
-        run.chat = chat = self.tracer.start_span(f"{sc.OP_CHAT} {e.model}", context=ctx, kind=_CHAT_KIND,
+        model = run.m_model
+        if model.model != e.model or model.provider != e.provider:     # not the run's model: its own attributes
+            model = _model_attrs(e.provider, e.model)
+        attrs = model.start(e.max_output_tokens)
+        if self._on_span:
+            attrs = {**attrs, sc.INPUT_MESSAGES: self._input_messages(e.view)}
+        run.chat = chat = self.tracer.start_span(model.name, context=ctx, kind=_CHAT_KIND,
                                                  attributes=attrs, start_time=e.at_ns)
-        self._attach(run, chat)
-        run.chat_view = e.view if self.capture.on_event else None
+        run.token = _attach(_in_context(chat))        # current while the model runs
+        run.chat_view = e.view if self._on_event else None
         run.chat_start = e.at_ns
 
     def _model_returned(self, run: _Run, e: ev.ModelReturned) -> None:
-        self._detach(run)
+        token = run.token
+        if token is not None:
+            run.token = None
+            _detach(token)
         span = run.chat
         if span is None:
             return
@@ -320,21 +417,23 @@ class OTelObserver:
         attrs: dict[str, Any] = {sc.USAGE_INPUT_TOKENS: u.input_tokens, sc.USAGE_OUTPUT_TOKENS: u.output_tokens,
                                  sc.RESPONSE_FINISH_REASONS: (e.finish_reason,), sc.USAGE_SOURCE: u.source,
                                  sc.RESPONSE_MODEL: e.response_model or e.model}
-        for key, name in _OPTIONAL_USAGE:
-            count = getattr(u, name)
-            if count is not None:
-                attrs[key] = count
+        if u.cache_read_input_tokens is not None:
+            attrs[sc.USAGE_CACHE_READ_INPUT_TOKENS] = u.cache_read_input_tokens
+        if u.cache_creation_input_tokens is not None:
+            attrs[sc.USAGE_CACHE_CREATION_INPUT_TOKENS] = u.cache_creation_input_tokens
+        if u.reasoning_output_tokens is not None:
+            attrs[sc.USAGE_REASONING_OUTPUT_TOKENS] = u.reasoning_output_tokens
         if e.cost_usd is not None:
             attrs[sc.CALL_COST_USD] = e.cost_usd
         error = labels.identifier(e.error, self.redactor) if e.error else None
         if error:
             attrs[sc.REPLY_ERROR] = error
             attrs[sc.ERROR_TYPE] = error
-        if self.capture.any and e.reply is not None:
+        if self._any and e.reply is not None:
             out = self._output_messages(e.reply, e.finish_reason)
-            if self.capture.on_span:
+            if self._on_span:
                 attrs[sc.OUTPUT_MESSAGES] = out
-            if self.capture.on_event:
+            if self._on_event:
                 details = {sc.OUTPUT_MESSAGES: out}
                 if run.chat_view is not None:
                     details[sc.INPUT_MESSAGES] = self._input_messages(run.chat_view)
@@ -349,10 +448,11 @@ class OTelObserver:
         run.chats += 1
         run.reply_type = e.reply_type
         if self.call_metrics:
-            self.inst.token_usage.record(u.input_tokens, run.m_in)
-            self.inst.token_usage.record(u.output_tokens, run.m_out)
+            m = run.m_model
+            self.inst.token_usage.record(u.input_tokens, m.m_in)
+            self.inst.token_usage.record(u.output_tokens, m.m_out)
             self.inst.op_duration.record((e.at_ns - run.chat_start) / 1e9,
-                                         {**run.m_chat, sc.ERROR_TYPE: error} if error else run.m_chat)
+                                         {**m.m_chat, sc.ERROR_TYPE: error} if error else m.m_chat)
 
     def _tool_called(self, run: _Run, e: ev.ToolCalled) -> None:
         name = labels.tool_name(e.name, self.redactor)
@@ -365,15 +465,20 @@ class OTelObserver:
             attrs[sc.TOOL_PLAN_STEP] = step
         if e.held:
             attrs[sc.TOOL_HELD] = True
-        if self.capture.any:
+        if self._any:
             args = self.redactor.json(e.args)
-            if self.capture.on_span:
+            if self._on_span:
                 attrs[sc.TOOL_CALL_ARGUMENTS] = args
             run.tool_args = args
         ctx = run.step_ctx if run.step is not None else run.root_ctx    # a held call executed on resume: no step
-        run.tool = tool = self.tracer.start_span(f"{sc.OP_EXECUTE_TOOL} {name}", context=ctx, kind=_TOOL_KIND,
+        span_name = _TOOL_SPANS.get(name)
+        if span_name is None:
+            if len(_TOOL_SPANS) >= _ATTRS_KEPT:
+                _TOOL_SPANS.clear()
+            span_name = _TOOL_SPANS[name] = f"{sc.OP_EXECUTE_TOOL} {name}"
+        run.tool = tool = self.tracer.start_span(span_name, context=ctx, kind=_TOOL_KIND,
                                                  attributes=attrs, start_time=e.at_ns)
-        self._attach(run, tool)
+        run.token = _attach(_in_context(tool))        # current while the tool runs
         run.tool_start = e.at_ns
         run.tool_name = name
 
@@ -384,7 +489,10 @@ class OTelObserver:
                                                sc.RETRY_BACKOFF_S: e.backoff_s}, timestamp=e.at_ns)
 
     def _tool_returned(self, run: _Run, e: ev.ToolReturned) -> None:
-        self._detach(run)
+        token = run.token
+        if token is not None:
+            run.token = None
+            _detach(token)
         span = run.tool
         if span is None:
             return
@@ -394,11 +502,11 @@ class OTelObserver:
         failed = status not in _OK_RESULTS
         if failed:
             attrs[sc.ERROR_TYPE] = status
-        if self.capture.any:
+        if self._any:
             result = self.redactor.json(e.result)
-            if self.capture.on_span:
+            if self._on_span:
                 attrs[sc.TOOL_CALL_RESULT] = result
-            if self.capture.on_event:
+            if self._on_event:
                 span.add_event(sc.EVENT_INFERENCE_DETAILS, {sc.TOOL_CALL_ARGUMENTS: run.tool_args,
                                                             sc.TOOL_CALL_RESULT: result}, timestamp=e.at_ns)
         span.set_attributes(attrs)
@@ -410,14 +518,8 @@ class OTelObserver:
         if not self.call_metrics:
             return
         name = run.tool_name or labels.tool_name(e.name, self.redactor)
-        cached = (name, status if failed else None)
-        metric = run.m_tools.get(cached)
-        if metric is None:
-            metric = {sc.TOOL_NAME: name, sc.AGENT_NAME: run.agent}
-            if failed:
-                metric[sc.ERROR_TYPE] = status
-            run.m_tools[cached] = metric
-        self.inst.tool_duration.record((e.at_ns - run.tool_start) / 1e9, metric)
+        self.inst.tool_duration.record((e.at_ns - run.tool_start) / 1e9,
+                                       run.m_agent.tool(name, status if failed else None))
 
     def _plan_rejected(self, run: _Run, e: ev.PlanRejected) -> None:
         codes = labels.problem_codes(e.problems)      # closed codes: the problems' text quotes the model
@@ -467,17 +569,19 @@ class OTelObserver:
     def _run_finished(self, run: _Run, e: ev.RunFinished) -> None:
         self._detach(run)
         span, t = run.root, e.totals
-        stop = e.stop.value
-        failed = e.stop is not StopReason.DONE and e.status is not RunStatus.SUSPENDED
-        for dangling in (run.chat, run.tool, run.step):     # cut off mid-step (a cancellation)
-            if dangling is not None:
-                if failed:
-                    dangling.set_attribute(sc.ERROR_TYPE, stop)
-                    dangling.set_status(Status(StatusCode.ERROR, stop))
-                dangling.end(end_time=e.at_ns)
-        run.chat = run.tool = run.step = None
+        stop = e.stop._value_                  # (a StrEnum's value: .value is a slower property)
+        status = e.status
+        failed = e.stop is not _DONE and status is not _SUSPENDED
+        if run.chat is not None or run.tool is not None or run.step is not None:
+            for dangling in (run.chat, run.tool, run.step):     # cut off mid-step (a cancellation)
+                if dangling is not None:
+                    if failed:
+                        dangling.set_attribute(sc.ERROR_TYPE, stop)
+                        dangling.set_status(Status(StatusCode.ERROR, stop))
+                    dangling.end(end_time=e.at_ns)
+            run.chat = run.tool = run.step = None
         attrs: dict[str, Any] = {
-            sc.STOP_REASON: stop, sc.STATUS: e.status.value, sc.STEPS: t.steps, sc.TOOL_CALLS: t.tool_calls,
+            sc.STOP_REASON: stop, sc.STATUS: status._value_, sc.STEPS: t.steps, sc.TOOL_CALLS: t.tool_calls,
             sc.TOKENS: t.tokens, sc.COST_USD: float(t.cost_usd), sc.ELAPSED_S: float(t.elapsed_s),
             sc.USAGE_INPUT_TOKENS: run.tin, sc.USAGE_OUTPUT_TOKENS: run.tout,
             sc.PLAN_STEPS: t.plan_steps, sc.PLAN_OPEN_STEPS: t.open_plan_steps, sc.PLAN_VERSION: t.plan_version,
@@ -491,27 +595,31 @@ class OTelObserver:
             span.set_attribute(sc.ERROR_TYPE, stop)
             span.set_status(Status(StatusCode.ERROR, stop))
         span.end(end_time=e.at_ns)
-        if e.status is RunStatus.SUSPENDED or e.status is RunStatus.ABORTED:      # suspended or cancelled:
+        if status is _SUSPENDED or status is _ABORTED:                            # suspended or cancelled:
             self.links.suspended(e.task_id, span.get_span_context())               # the next segment links here
         self._pop(run)
-        agent = run.m_agent
-        self.inst.agent_duration.record(max(0.0, t.elapsed_s - run.elapsed0),
-                                        {**agent, sc.ERROR_TYPE: stop} if failed else agent)
-        self.inst.inference_calls.record(run.chats, agent)
-        self.inst.tool_calls.record(run.tools, agent)
-        by_stop = {**agent, sc.STOP_REASON: stop}
-        self.inst.runs.add(1, by_stop)
-        self.inst.run_tokens.record(t.tokens, by_stop)
-        self.inst.run_cost.record(float(t.cost_usd), by_stop)
+        attrs_of = run.m_agent
+        agent = attrs_of.agent
+        inst = self.inst
+        inst.agent_duration.record(max(0.0, t.elapsed_s - run.elapsed0),
+                                   {**agent, sc.ERROR_TYPE: stop} if failed else agent)
+        inst.inference_calls.record(run.chats, agent)
+        inst.tool_calls.record(run.tools, agent)
+        by_stop = attrs_of.stop(stop)
+        inst.runs.add(1, by_stop)
+        inst.run_tokens.record(t.tokens, by_stop)
+        inst.run_cost.record(float(t.cost_usd), by_stop)
         b = run.limits
         if b is None:
             return
+        by_limit = attrs_of.by_limit
+        record = inst.utilisation.record
         for limit, used, allowed in (("max_steps", t.steps, b.max_steps), ("max_tool_calls", t.tool_calls,
                                                                           b.max_tool_calls),
                                      ("max_tokens", t.tokens, b.max_tokens), ("deadline_s", t.elapsed_s, b.deadline_s),
                                      ("max_usd", t.cost_usd, b.max_usd)):
             if allowed:
-                self.inst.utilisation.record(min(used / allowed, 1.0), {**agent, sc.BUDGET_LIMIT_ATTR: limit})
+                record(min(used / allowed, 1.0), by_limit[limit])
 
     def _run_aborted(self, run: _Run, e: ev.RunAborted) -> None:
         """An exception escaped the run: every open span ends with ERROR and the exception's type; the run is
@@ -529,7 +637,7 @@ class OTelObserver:
         run.chat = run.tool = run.step = None
         self._pop(run)
         # counted like a finished run, with the exception's type where a stop reason would be
-        attrs = {**run.m_agent, sc.ERROR_TYPE: error}
+        attrs = {**run.m_agent.agent, sc.ERROR_TYPE: error}
         self.inst.agent_duration.record(max(0.0, e.totals.elapsed_s - run.elapsed0), attrs)
         self.inst.runs.add(1, attrs)
 

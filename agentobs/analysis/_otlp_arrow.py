@@ -276,16 +276,23 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
     fields["arrayValue"] = pc.struct_field(pc.struct_field(values, "arrayValue"), "values")
     fields["kvlistValue"] = pc.struct_field(pc.struct_field(values, "kvlistValue"), "values")
     valid = {f: a.is_valid().to_numpy(zero_copy_only=False) for f, a in fields.items() if a.null_count < len(a)}
+    # per key, how many of its entries hold each value field (entries sorted by key: one running sum per field)
+    held = {}
+    for f, m in valid.items():
+        running = np.concatenate(([0], np.cumsum(m[order], dtype=np.int64)))
+        held[f] = running[bounds[1:]] - running[bounds[:-1]]
     converted: dict[str, pa.Array] = {}
+    null_at = len(flat)             # the converted fields end with one null: an index without a value points there
 
     def field(f: str) -> pa.Array:
         if f not in converted:
             a = fields[f]
-            converted[f] = (_ints(a, q, source, "intValue") if f == "intValue" else
-                            _string_lists(a, q, source) if f == "arrayValue" else
-                            _kvlist_text(a) if f == "kvlistValue" else
-                            _text(a, q, source, "attribute value") if f in ("stringValue", "bytesValue") else
-                            _finite(a, q, source) if f == "doubleValue" else a)
+            a = (_ints(a, q, source, "intValue") if f == "intValue" else
+                 _string_lists(a, q, source) if f == "arrayValue" else
+                 _kvlist_text(a) if f == "kvlistValue" else
+                 _text(a, q, source, "attribute value") if f in ("stringValue", "bytesValue") else
+                 _finite(a, q, source) if f == "doubleValue" else a)
+            converted[f] = pa.concat_arrays([a, pa.nulls(1, a.type)])
         return converted[f]
 
     out: dict[str, pa.Array] = {}
@@ -293,14 +300,13 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
         sel = order[bounds[k]:bounds[k + 1]]
         if len(sel) == 0 or name is None or _is_content(name):
             continue
-        present = [f for f, m in valid.items() if m[sel].any()]
+        present = [f for f, count in held.items() if count[k]]
         expected = ATTRIBUTE_TYPES.get(name)
         kinds = {_KIND_OF[f] for f in present}
-        pos = np.full(n, -1, dtype=np.int64)
+        pos = np.full(n, null_at, dtype=np.int64)
         pos[parent[sel]] = sel
-        idx = pa.array(pos, mask=pos < 0)
         if len(present) == 1 and (expected is None or kinds == {expected}):
-            out[name] = pc.take(field(present[0]), idx)
+            out[name] = pc.take(field(present[0]), pa.array(pos))
         elif not present:
             out[name] = pa.nulls(n, pa.string())
         else:

@@ -15,7 +15,6 @@ import json
 import os
 import re
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
@@ -135,7 +134,6 @@ def frames(parts: list[Decoded], q: DataQuality) -> SpanSet:
 
 
 _ROWS_PER_CHUNK = 8192
-_THREADED_ROWS = 100_000      # below this, converting on one thread costs less than starting two
 
 
 def _unify(tables: list[pa.Table]) -> pa.Table | None:
@@ -183,19 +181,7 @@ def table_to_frame(t: pa.Table) -> pd.DataFrame:
         if pa.types.is_string(typ) or pa.types.is_large_string(typ):
             return pd.StringDtype("pyarrow")
         return None
-    def column(col: pa.ChunkedArray) -> Any:
-        dtype = mapper(col.type)
-        return dtype.__from_arrow__(col) if dtype is not None else col.to_pandas()
-
-    # column by column on two threads: converting copies the numbers into new memory, and the first touch of
-    # fresh pages costs more than the copy; Arrow's casts and numpy's copies let the other thread run
-    names, cols = t.column_names, t.columns
-    if len(cols) > 1 and t.num_rows >= _THREADED_ROWS:
-        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="agentobs-to-pandas") as pool:
-            arrays = list(pool.map(column, cols))
-    else:
-        arrays = [column(c) for c in cols]
-    df = pd.DataFrame(dict(zip(names, arrays)), copy=False)
+    df = t.to_pandas(types_mapper=mapper, self_destruct=True, split_blocks=True)
     for c in ("kind", "status_code"):
         if c in df.columns:
             df[c] = df[c].astype("int8")

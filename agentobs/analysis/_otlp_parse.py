@@ -55,11 +55,9 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
         item, line, hint, cut = stack.pop()
         if not len(item) or (isinstance(item, bytes) and item.isspace()):
             continue
-        if parsed is not None:
-            got, parsed = parsed, None
-        else:
-            got = parse(item, max_block, hint or out.spelling)
-        reason = got if isinstance(got, str) else _decode(got[0], got[1], source, q, out)
+        got = parsed if parsed is not None else parse(item, max_block, hint or out.spelling)
+        parsed = None                                       # a pre-parsed result is the whole piece only
+        reason = _decoded(got, source, q, out)
         if reason is None:
             continue
         piece = bytes(item)
@@ -150,11 +148,15 @@ def _decode(table: pa.Table, sp: Spelling, source: str, q: DataQuality, out: Par
     return None
 
 
+def _decoded(got: Parse, source: str, q: DataQuality, out: Parsed) -> str | None:
+    """Decodes what ``parse`` made of a piece into ``out``; the reason it could not."""
+    return got if isinstance(got, str) else _decode(got[0], got[1], source, q, out)
+
+
 def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, max_block: int,
           start: Spelling) -> str | None:
     """Parses and decodes the piece; the reason it could not."""
-    got = parse(piece, max_block, start)
-    return got if isinstance(got, str) else _decode(got[0], got[1], source, q, out)
+    return _decoded(parse(piece, max_block, start), source, q, out)
 
 
 def _read(piece: bytes | memoryview, sp: Spelling, max_block: int) -> pa.Table:

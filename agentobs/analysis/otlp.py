@@ -229,7 +229,7 @@ def check(spanset: SpanSet) -> SpanSet:
             for s_, n in pd.Series(src[mask]).value_counts().items():
                 q.add(kind, str(s_), int(n))
 
-    keys = spanset.keys() if df is spanset.spans else span_keys(df)
+    keys = spanset.keys()                 # df is spanset.spans here
     dup = pd.Series(keys.key).duplicated(keep="first").to_numpy()
     if dup.any():
         count("duplicate_span", dup)

@@ -265,13 +265,24 @@ def _fingerprints(c: _Ctx, tool: np.ndarray) -> np.ndarray:
     if need.any():
         digest = digest.copy()
         names = c.norm.fields["tool"][tool][need]
-        names = np.where(pd.isna(names), c.spans["name"].astype(object).to_numpy()[tool][need], names)
-        pairs = pd.DataFrame({"name": np.asarray(names, dtype=object).astype(str),
-                              "args": np.asarray(args[need], dtype=object).astype(str)})
-        codes, uniq = pd.factorize(pd.MultiIndex.from_frame(pairs))
-        hashed = np.array([digest_arguments(n, a) for n, a in uniq], dtype=object)
+        unnamed = pd.isna(names)
+        if unnamed.any():                 # the span's name stands in for a missing tool name
+            names[unnamed] = c.spans["name"].iloc[np.flatnonzero(tool)[need][unnamed]].astype(object).to_numpy()
+        # factorized apart and paired by code: no fixed-width copy of every argument string (as wide as the
+        # longest one), and each distinct pair is digested once
+        name_codes, name_uniq = pd.factorize(_texts(names))
+        arg_codes, arg_uniq = pd.factorize(_texts(args[need]))
+        width = max(len(arg_uniq), 1)
+        codes, pairs = pd.factorize(name_codes.astype(np.int64) * width + arg_codes)
+        hashed = np.array([digest_arguments(name_uniq[p // width], arg_uniq[p % width]) for p in pairs.tolist()],
+                          dtype=object)
         digest[need] = hashed[codes]
     return digest
+
+
+def _texts(values: np.ndarray) -> np.ndarray:
+    """Each value as text (``str()`` of what is not a string already), as an object array."""
+    return np.array([v if type(v) is str else str(v) for v in values.tolist()], dtype=object)
 
 
 def _repeats(c: _Ctx, der: Derivation) -> dict[str, object]:

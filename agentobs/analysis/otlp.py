@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _otlp_ahead, _otlp_read, remote
+from ._arrow_pandas import table_to_frame
 from ._otlp_arrow import Decoded
 from ._otlp_parse import Parsed, parse_piece
 from ._otlp_spelling import Spelling
@@ -166,31 +167,6 @@ def _unify(tables: list[pa.Table]) -> pa.Table | None:
     if len(fixed) > out.num_rows // _ROWS_PER_CHUNK + 1:
         out = out.combine_chunks()     # many small pieces (a file of mixed spellings): one layout, whatever the path
     return out
-
-
-def table_to_frame(t: pa.Table) -> pd.DataFrame:
-    def mapper(typ: pa.DataType) -> Any:
-        if pa.types.is_integer(typ) and typ != pa.int8():
-            return pd.Int64Dtype()
-        if pa.types.is_floating(typ):
-            return pd.Float64Dtype()
-        if pa.types.is_boolean(typ):
-            return pd.BooleanDtype()
-        if pa.types.is_list(typ):
-            return pd.ArrowDtype(typ)
-        if pa.types.is_string(typ) or pa.types.is_large_string(typ):
-            return pd.StringDtype("pyarrow")
-        return None
-    df = t.to_pandas(types_mapper=mapper, self_destruct=True, split_blocks=True)
-    for c in ("kind", "status_code"):
-        if c in df.columns:
-            df[c] = df[c].astype("int8")
-    for c in ("start_ns", "end_ns"):
-        if c in df.columns:
-            df[c] = df[c].astype("Int64")
-    if "source" in df.columns:
-        df["source"] = df["source"].astype("category")
-    return df
 
 
 def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:

@@ -2,9 +2,8 @@
 
 The numbers are copied once, straight into the final arrays (pandas' own conversion of a nullable column combines
 the chunks, copies the values again and builds the mask twice). On this step the cost is the first touch of fresh
-memory, not the copy: the copies are made where freed memory is reused (numpy's allocations, and the system
-allocator for the 64-bit offsets pandas' strings need, where Arrow's default pool would map fresh pages), and large
-tables convert on two threads. String data, lists and dictionaries stay in Arrow's buffers (no copy).
+memory, not the copy, so less is allocated, and large tables convert on two threads. String data, lists and
+dictionaries stay in Arrow's buffers (pandas' strings need 64-bit offsets: only those are copied).
 """
 from __future__ import annotations
 
@@ -14,9 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
-_POOL = pa.system_memory_pool()    # see the module's docstring
 THREADED_ROWS = 100_000        # below this, converting on one thread costs less than starting two
 
 _MASKED: dict[pa.DataType, tuple[type[np.generic], Any]] = {
@@ -59,9 +56,7 @@ def column(col: pa.ChunkedArray) -> Any:
         return pd.Float64Dtype().__from_arrow__(col)
     if pa.types.is_list(typ):
         return pd.ArrowDtype(typ).__from_arrow__(col)
-    if pa.types.is_string(typ):
-        return pd.StringDtype("pyarrow").__from_arrow__(pc.cast(col, pa.large_string(), memory_pool=_POOL))
-    if pa.types.is_large_string(typ):
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ):
         return pd.StringDtype("pyarrow").__from_arrow__(col)
     return col.to_pandas()
 

@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _otlp_ahead, _otlp_read, remote
+from . import _arrow_memory, _otlp_ahead, _otlp_read, remote
 from ._arrow_pandas import table_to_frame
 from ._otlp_arrow import Decoded
 from ._otlp_parse import Parsed, parse_piece
@@ -55,7 +55,12 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
     if not _looks_like_json(head, src, q):
         return SpanSet(quality=q, sources=[src])
     out = Parsed(spelling=Spelling.sniff(head))
+    with _arrow_memory.load_pool():
+        return _load(p, src, lim, q, out, progress)
 
+
+def _load(p: str | os.PathLike[str], src: str, lim: InputLimits, q: DataQuality, out: Parsed,
+          progress: Callable[[int], None] | None) -> SpanSet:
     def long_line(n: int, length: int) -> None:
         q.add("line_too_long", src, example=f"line {n}: {human(length)} over the {human(lim.max_line_bytes)} "
                                             f"limit; set {LINE_ENV} to raise it")

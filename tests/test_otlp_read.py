@@ -80,3 +80,31 @@ def test_what_the_reader_meets_reaches_the_caller_in_file_order(tmp_path):
     assert ("long", 201) in seen and seen[-1] == ("error", "_Truncated")
     assert [x for x in seen if x[0] == "lines"] == sorted(x for x in seen if x[0] == "lines")
     assert seen.index(("long", 201)) < next(i for i, x in enumerate(seen) if x[0] == "lines" and x[1] > 201)
+
+
+def _otlp_lines(n: int) -> bytes:
+    return b"".join(
+        b'{"resourceSpans":[{"resource":{"attributes":[]},"scopeSpans":[{"scope":{"name":"t"},"spans":[{"traceId":"'
+        + f"{i:032x}".encode() + b'","spanId":"' + f"{i + 1:016x}".encode()
+        + b'","name":"s","kind":1,"startTimeUnixNano":"1","endTimeUnixNano":"2"}]}]}]}\n' for i in range(n))
+
+
+def test_a_corrupt_or_truncated_gzip_stream_costs_what_follows_never_a_traceback(tmp_path):
+    from agentobs.analysis.otlp import load_file
+    from agentobs.analysis.sources import sniff
+    from agentobs.analysis.transcripts import load_transcripts
+
+    data = gzip.compress(_otlp_lines(20_000), compresslevel=1)
+    corrupt = bytearray(data)
+    corrupt[len(data) // 2: len(data) // 2 + 64] = b"\xff" * 64       # a bad deflate block in the middle
+    cases = {"corrupt": bytes(corrupt), "truncated": data[: len(data) // 2],
+             "bad header": b"\x1f\x8b\x09" + data[3:]}
+    for name, raw in cases.items():
+        p = tmp_path / f"{name.replace(' ', '-')}.jsonl.gz"
+        p.write_bytes(raw)
+        ss = load_file(p)
+        assert ss.quality.count("unreadable") == 1, name
+        assert len(ss.spans) < 20_000, name
+        sniff(p)                                        # answers, never raises
+        assert load_transcripts(p).quality.count("unreadable") == 1, name
+    assert len(load_file(tmp_path / "truncated.jsonl.gz").spans) > 0     # what came before the cut is kept

@@ -345,3 +345,27 @@ def test_property_a_valid_file_plus_one_corrupted_span_keeps_every_run(good, tmp
     if not same_trace:
         kept = [c for c in want.columns if c not in ("trace_ids", "signatures", "sub_agent_names")]
     pd.testing.assert_frame_equal(got.loc[want.index, kept], want[kept])
+
+
+def test_lines_that_are_not_requests_go_the_careful_path_at_once(tmp_path):
+    """JSON lines of something else, and a pretty-printed OTLP document cut into pieces mid-object, are counted
+    line by line without a pyarrow parse per line (which took minutes: each bad line was found by cutting pieces
+    in halves); good requests between bad lines are all kept."""
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"level": "info", "msg": "hello"}\n' * 5000 + "{}\n" * 5000)
+    q = load_file(other).quality
+    assert q.count("careful_path") == 10_000 and q.count("not_otlp") == 10_000
+    doc = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "t"}, "spans": [
+        {"traceId": f"{i + 1:032x}", "spanId": f"{i + 1:016x}", "name": "s", "kind": 1, "startTimeUnixNano": "1",
+         "endTimeUnixNano": "2"} for i in range(2000)]}]}]}
+    pretty = tmp_path / "pretty.json"
+    text = json.dumps(doc, indent=2) + "\n"
+    pretty.write_text(text)
+    ss = load_file(pretty)                                  # one piece: pyarrow reads the document whole
+    assert len(ss.spans) == 2000 and not ss.quality.issues
+    ss = load_file(pretty, limits=InputLimits(chunk_bytes=64 << 10))     # cut mid-object: every line is bad
+    assert len(ss.spans) == 0 and ss.quality.count("invalid_json") == text.count("\n")
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(json.dumps(doc) + "\n" if i % 3 == 0 else "{}\n" for i in range(30)))
+    ss = load_file(mixed)
+    assert len(ss.spans) == 10 * 2000 and ss.quality.count("not_otlp") == 20

@@ -49,10 +49,11 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
     buffer) is parsed in place and copied only when it has to be cut. ``parsed``: what ``parse`` already made of
     the whole piece (read ahead in another thread)."""
     careful: list[tuple[int, bytes, str]] = []
-    # (piece, its first line, the spelling to try first, whether it was already cut by spelling)
-    stack: list[tuple[bytes | memoryview, int, Spelling | None, bool]] = [(data, first_line, None, False)]
+    # (piece, its first line, the spelling to try first, whether it was already cut by spelling, whether its
+    # lines were screened)
+    stack: list[tuple[bytes | memoryview, int, Spelling | None, bool, bool]] = [(data, first_line, None, False, False)]
     while stack:
-        item, line, hint, cut = stack.pop()
+        item, line, hint, cut, screened = stack.pop()
         if not len(item) or (isinstance(item, bytes) and item.isspace()):
             continue
         got = parsed if parsed is not None else parse(item, max_block, hint or out.spelling)
@@ -66,21 +67,66 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
         if not cut:
             runs = _runs_by_spelling(piece, line)
             if len(runs) > 1:               # spellings mixed line by line: each run of one spelling at once
-                stack.extend((p, n, sp, True) for p, n, sp in reversed(runs))
+                stack.extend((p, n, sp, True, screened) for p, n, sp in reversed(runs))
                 continue
+        if not screened and piece.count(b"\n", 0, len(piece) - 1) > 0:
+            # lines that are not JSON or not a request go to the careful path at once: cutting in halves finds
+            # each with pyarrow parses, which costs a parse per line when most lines are such (a pretty-printed
+            # document, a log of other JSON)
+            runs_ok, rejected = _screen(piece, line)
+            careful.extend(rejected)
+            stack.extend((p, n, hint, True, True) for p, n in reversed(runs_ok))
+            continue
         nl = piece.find(b"\n", len(piece) // 2)
         if 0 <= nl < len(piece) - 1:
             left, right = piece[:nl + 1], piece[nl + 1:]
-            stack.append((right, line + left.count(b"\n"), hint, True))
-            stack.append((left, line, hint, True))          # popped first: pieces stay in file order
+            stack.append((right, line + left.count(b"\n"), hint, True, True))
+            stack.append((left, line, hint, True, True))    # popped first: pieces stay in file order
         elif piece.count(b"\n") > 1:
             first = piece.find(b"\n")
-            stack.append((piece[first + 1:], line + 1, hint, True))
-            stack.append((piece[:first + 1], line, hint, True))
+            stack.append((piece[first + 1:], line + 1, hint, True, True))
+            stack.append((piece[:first + 1], line, hint, True, True))
         else:
             careful.append((line, piece, reason))
     if careful:
         _careful(careful, source, q, out)
+
+
+def _screen(piece: bytes, first_line: int) -> tuple[list[tuple[bytes, int]], list[tuple[int, bytes, str]]]:
+    """The piece's lines read one by one with ``json``: runs of consecutive lines that are OTLP requests (to parse
+    again, with their first line numbers), and the lines that are not (blank lines dropped), with the reason."""
+    runs: list[tuple[bytes, int]] = []
+    rejected: list[tuple[int, bytes, str]] = []
+    start, line, run_start, run_line = 0, first_line, -1, first_line
+    while start < len(piece):
+        end = piece.find(b"\n", start)
+        end = len(piece) if end < 0 else end + 1
+        raw = piece[start:end]
+        reason = None if raw.isspace() else _not_a_request(raw)
+        if reason is None and run_start < 0 and not raw.isspace():
+            run_start, run_line = start, line
+        elif reason is not None:
+            if run_start >= 0:
+                runs.append((piece[run_start:start], run_line))
+                run_start = -1
+            rejected.append((line, raw, reason))
+        start, line = end, line + 1
+    if run_start >= 0:
+        runs.append((piece[run_start:], run_line))
+    return runs, rejected
+
+
+def _not_a_request(raw: bytes) -> str | None:
+    """Why a line cannot be an OTLP request (not JSON, no resourceSpans), or None."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return _reason(f"not JSON: {exc}")
+    if isinstance(obj, dict) and isinstance(obj.get("result"), dict):
+        obj = obj["result"]
+    if not isinstance(obj, dict) or ("resourceSpans" not in obj and "resource_spans" not in obj):
+        return "no resourceSpans"
+    return None
 
 
 def _runs_by_spelling(piece: bytes, first_line: int) -> list[tuple[bytes, int, Spelling]]:

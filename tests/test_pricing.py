@@ -213,6 +213,37 @@ def test_prices_follow_the_date_and_the_hour():
         assert_same(costs, [reference(model, None, 100_000, 5_000, 20_000, when=w) for w in whens], model)
 
 
+def test_each_call_is_priced_when_it_was_made_whenever_the_report_runs(tmp_path, monkeypatch):
+    """A run's cost is what its calls paid when they were made (deepseek-chat off-peak and at the full price, an
+    old o3 call before its price cut), the same at any hour the report runs."""
+    off_peak, peak = datetime(2025, 9, 1, 17, 0, tzinfo=UTC), datetime(2025, 9, 1, 3, 0, tzinfo=UTC)
+    calls = [("deepseek-chat", off_peak), ("deepseek-chat", peak), ("o3", datetime(2025, 6, 1, tzinfo=UTC))]
+    spans = [{"traceId": "a" * 32, "spanId": "1" * 16, "name": "invoke_agent helper", "kind": 1,
+              "startTimeUnixNano": str(int(datetime(2025, 6, 1, tzinfo=UTC).timestamp()) * 10**9),
+              "endTimeUnixNano": str(int(off_peak.timestamp() + 60) * 10**9),
+              "attributes": [_attr("gen_ai.operation.name", "invoke_agent")]}]
+    for i, (model, at) in enumerate(calls):
+        t = int(at.timestamp()) * 10**9
+        spans.append({"traceId": "a" * 32, "spanId": f"{i + 2:016x}", "parentSpanId": "1" * 16,
+                      "name": f"chat {model}", "kind": 3, "startTimeUnixNano": str(t), "endTimeUnixNano": str(t + 10**9),
+                      "attributes": [_attr("gen_ai.operation.name", "chat"), _attr("gen_ai.request.model", model),
+                                     _attr("gen_ai.usage.input_tokens", 100_000),
+                                     _attr("gen_ai.usage.output_tokens", 5_000)]})
+    path = tmp_path / "calls.jsonl"
+    path.write_text(json.dumps({"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [
+        {"scope": {"name": "x"}, "spans": spans}]}]}) + "\n")
+    want = sum(reference(m, None, 100_000, 5_000, when=at) for m, at in calls)
+    assert want != pytest.approx(sum(reference(m, None, 100_000, 5_000, when=peak) for m, _ in calls))
+    costs = []
+    for hour in (2, 20):                     # the report runs at the full price's hour, then off-peak
+        now = datetime(2026, 12, 1, hour, tzinfo=UTC)
+        monkeypatch.setattr("agentobs.analysis.pricing.datetime", type("D", (datetime,), {
+            "now": staticmethod(lambda tz=None, _n=now: _n)}))
+        runs, _, _ = derive_runs(load_sources([str(path)]))
+        costs.append(float(runs["cost_usd"].iloc[0]))
+    assert costs[0] == costs[1] == pytest.approx(want, rel=1e-9)
+
+
 def test_custom_prices_agree_with_the_kernel_and_take_precedence():
     custom = {"my-model": (1.5, 6.0), "gpt-4o": (1.0, 1.0)}
     kernel = Prices(custom)

@@ -22,7 +22,10 @@ Whisper special case, a genai-prices without its unit registry) is priced call b
 output_usd_per_mtok)}``, as ``agentobs.Prices(custom=...)``) take precedence and charge every input
 token, cached or not, at the input price, as the kernel does.
 
-Prices are taken at ``as_of`` (default: now), for every call alike.
+Prices are taken when each call was made (``at_ns``, the call's start in ns since the epoch), so a report on
+the same spans gives the same costs whenever it runs, and a price that changed on a date, or that depends on the
+time of day (DeepSeek's off-peak hours), is the one the call paid. A call without a time is priced at ``as_of``
+(default: now). Calls are grouped by the minute they were made only for models whose prices have conditions.
 """
 from __future__ import annotations
 
@@ -59,23 +62,26 @@ class PricedCalls:
 
 def price_calls(model: Any, provider: Any, input_tokens: Any, output_tokens: Any,
                 cache_read_tokens: Any = None, cache_creation_tokens: Any = None, *,
-                as_of: datetime | None = None, custom: Mapping[str, tuple[float, float]] | None = None,
+                as_of: datetime | None = None, at_ns: Any = None,
+                custom: Mapping[str, tuple[float, float]] | None = None,
                 use_genai_prices: bool = True) -> np.ndarray:
     """Cost in USD of each call, NaN where it cannot be priced. See ``price`` for the arguments."""
     return price(model, provider, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
-                 as_of=as_of, custom=custom, use_genai_prices=use_genai_prices).cost
+                 as_of=as_of, at_ns=at_ns, custom=custom, use_genai_prices=use_genai_prices).cost
 
 
 def price(model: Any, provider: Any, input_tokens: Any, output_tokens: Any,
           cache_read_tokens: Any = None, cache_creation_tokens: Any = None, *,
-          as_of: datetime | None = None, custom: Mapping[str, tuple[float, float]] | None = None,
+          as_of: datetime | None = None, at_ns: Any = None,
+          custom: Mapping[str, tuple[float, float]] | None = None,
           use_genai_prices: bool = True) -> PricedCalls:
     """Prices model calls given as parallel arrays.
 
     ``model``/``provider``: strings or None (``provider`` may be a scalar or None for all calls; a
     provider genai-prices does not know is inferred from the model name). Token arrays: numbers, NaN or
     None for unknown; input and output tokens are required to price a call, cache tokens default to 0
-    (``input_tokens`` includes them). ``custom`` prices take precedence over genai-prices.
+    (``input_tokens`` includes them). ``at_ns``: when each call was made (ns since the epoch; NaN or None:
+    unknown, priced at ``as_of``, default now). ``custom`` prices take precedence over genai-prices.
     """
     models = _strings(model)
     n = len(models)
@@ -90,6 +96,7 @@ def price(model: Any, provider: Any, input_tokens: Any, output_tokens: Any,
     unknown: dict[str, int] = {}
     library_calls = 0
     when = as_of if as_of is not None else datetime.now(tz=UTC)
+    minute = _minutes(at_ns, n, when)
     _check_snapshot()
     mcodes, mvalues = pd.factorize(pd.Series(models, dtype=object), use_na_sentinel=True)
     pcodes, pvalues = pd.factorize(pd.Series(providers, dtype=object), use_na_sentinel=True)
@@ -112,17 +119,49 @@ def price(model: Any, provider: Any, input_tokens: Any, output_tokens: Any,
         if found is None:
             unknown[m] = unknown.get(m, 0) + len(rows)
             continue
-        terms = _terms(found, when)
-        if terms is None:          # genai-prices refuses this model's prices: nothing can be priced
-            unknown[m] = unknown.get(m, 0) + len(rows)
-        elif terms.by_library:
-            cost[ok] = _by_library(found, usage[:, ok], when)
-            library_calls += len(ok)
-        else:
-            cost[ok] = terms.cost(usage[:, ok])
+        for at, sub in _by_time(found, ok, minute, when):
+            terms = _terms(found, at)
+            if terms is None:          # genai-prices refuses this model's prices: nothing can be priced
+                unknown[m] = unknown.get(m, 0) + len(sub)
+            elif terms.by_library:
+                cost[sub] = _by_library(found, usage[:, sub], at)
+                library_calls += len(sub)
+            else:
+                cost[sub] = terms.cost(usage[:, sub])
     bad = int((has_model & np.isnan(cost)).sum()) - sum(unknown.values())
     return PricedCalls(cost=cost, unknown_models=unknown, no_model=int((~has_model).sum()), bad_usage=bad,
                        library_calls=library_calls)
+
+
+# -- when each call was made ------------------------------------------------------------------------
+
+def _minutes(at_ns: Any, n: int, when: datetime) -> np.ndarray:
+    """The minute (since the epoch) each call was made; ``when``'s minute for a call without a time."""
+    default = int(when.timestamp() // 60)
+    if at_ns is None:
+        return np.full(n, default, dtype=np.int64)
+    t = pd.to_numeric(pd.Series(at_ns, dtype=object) if not isinstance(at_ns, (np.ndarray, pd.Series)) else
+                      pd.Series(at_ns), errors="coerce").astype("float64").to_numpy()
+    if len(t) != n:
+        raise ValueError(f"expected {n} call times, got {len(t)}")
+    out = np.full(n, default, dtype=np.int64)
+    known = np.isfinite(t) & (t > 0)
+    out[known] = (t[known] // 60e9).astype(np.int64)
+    return out
+
+
+def _by_time(found: _Found, rows: np.ndarray, minute: np.ndarray, when: datetime
+             ) -> list[tuple[datetime, np.ndarray]]:
+    """(a time, the rows to price at it): all rows at one time when the model's prices have no conditions (a
+    start date, a time of day), else the rows grouped by the prices in force at the minute they were made."""
+    if not isinstance(found.model.prices, list) or not len(rows):
+        return [(when, rows)]
+    mins, inverse = np.unique(minute[rows], return_inverse=True)
+    times = [datetime.fromtimestamp(mi * 60, tz=UTC) for mi in mins.tolist()]
+    codes, firsts = pd.factorize(pd.Series([id(found.model.get_prices(t)) for t in times]))
+    first_time = {c: times[i] for i, c in reversed(list(enumerate(codes.tolist())))}
+    groups = _rows_by_code(codes[inverse], len(firsts))
+    return [(first_time[c], rows[idx]) for c, idx in enumerate(groups)]
 
 
 # -- inputs ----------------------------------------------------------------------------------------

@@ -237,8 +237,9 @@ def _usage(c: _Ctx) -> dict[str, object]:
 
 
 def _call_costs(c: _Ctx) -> np.ndarray:
-    """Each model call's cost: recorded by its dialect, else priced with genai-prices (``analysis.pricing``).
-    Input tokens include the cache tokens (GenAI conventions); missing output tokens count as 0."""
+    """Each model call's cost: recorded by its dialect, else priced with genai-prices (``analysis.pricing``) at
+    the time the call started. Input tokens include the cache tokens (GenAI conventions); missing output tokens
+    count as 0."""
     f = c.norm.fields
     cost = f["cost"].copy()
     missing = c.kind(CHAT) & np.isnan(cost) & pd.notna(f["model"]) & ~np.isnan(f["input_tokens"])
@@ -246,7 +247,7 @@ def _call_costs(c: _Ctx) -> np.ndarray:
         from .pricing import price_calls
         cost[missing] = price_calls(f["model"][missing], f["provider"][missing], f["input_tokens"][missing],
                                     np.nan_to_num(f["output_tokens"][missing]), f["cache_read_tokens"][missing],
-                                    f["cache_creation_tokens"][missing])
+                                    f["cache_creation_tokens"][missing], at_ns=c.start[missing])
     return cost
 
 

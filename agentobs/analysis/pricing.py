@@ -140,8 +140,10 @@ def _minutes(at_ns: Any, n: int, when: datetime) -> np.ndarray:
     default = int(when.timestamp() // 60)
     if at_ns is None:
         return np.full(n, default, dtype=np.int64)
-    t = pd.to_numeric(pd.Series(at_ns, dtype=object) if not isinstance(at_ns, (np.ndarray, pd.Series)) else
-                      pd.Series(at_ns), errors="coerce").astype("float64").to_numpy()
+    try:
+        t = np.asarray(at_ns, dtype="float64")               # None becomes NaN
+    except (TypeError, ValueError):                          # pd.NA, text
+        t = pd.to_numeric(pd.Series(at_ns, dtype=object), errors="coerce").to_numpy(dtype="float64")
     if len(t) != n:
         raise ValueError(f"expected {n} call times, got {len(t)}")
     out = np.full(n, default, dtype=np.int64)

@@ -47,7 +47,7 @@ def test_pieces_hold_every_line_under_the_limit_once_in_order(lines, chunk, cap,
     assert long == want_long
 
 
-def test_the_reader_thread_stops_when_the_caller_stops_early(tmp_path):
+def test_the_reader_and_parser_threads_stop_when_the_caller_stops_early(tmp_path):
     import threading
 
     from agentobs.analysis import _otlp_ahead
@@ -59,7 +59,7 @@ def test_the_reader_thread_stops_when_the_caller_stops_early(tmp_path):
     first = next(items)
     assert first.lines > 0 and first.parsed is not None
     items.close()                                 # the caller stops without giving the buffer back
-    assert not [t for t in threading.enumerate() if t.name == "agentobs-otlp-reader"]
+    assert not [t for t in threading.enumerate() if t.name in ("agentobs-otlp-reader", "agentobs-otlp-parser")]
 
 
 def test_what_the_reader_meets_reaches_the_caller_in_file_order(tmp_path):

@@ -1,11 +1,13 @@
-"""Reading and parsing one piece ahead: a thread reads (and decompresses) the next piece and parses it with
-pyarrow while the caller decodes the piece before, so the parse, which is most of a load, overlaps the rest.
+"""Reading and parsing ahead: one thread reads (and decompresses) the pieces, a second parses each with pyarrow,
+while the caller decodes the piece before. The parse, which is most of a load, thus overlaps both the reading
+(a copy out of the page cache, or an inflate) and the decoding.
 
-The reader fills buffers from a pool of three (``_otlp_read.Buffers``): the caller holds one piece, one waits
-in the hand-over queue, the reader fills the third; ``Ahead.done`` gives a piece's buffer back. What the reader
-meets (lines over the limit, a corrupt gzip stream, a refused bomb) travels with the pieces and is reported or
-raised by the caller, in file order. The reader touches nothing of the caller's: the spelling it parses with is
-read from ``spelling()``, and a wrong guess only costs the caller a second parse.
+The reader fills buffers from a pool (``_otlp_read.Buffers``): the caller holds one piece, one waits in the
+hand-over queue, the parser works on one and one waits for the parser; the reader fills the next when one comes
+back (``Ahead.done`` gives a piece's buffer back). What the reader meets (lines over the limit, a corrupt gzip
+stream, a refused bomb) travels with the pieces through the parser and is reported or raised by the caller, in
+file order. The threads touch nothing of the caller's: the spelling the parser uses is read from ``spelling()``,
+and a wrong guess only costs the caller a second parse.
 """
 from __future__ import annotations
 
@@ -20,13 +22,13 @@ from ._otlp_parse import Parse, parse
 from ._otlp_spelling import Spelling
 from .input_limits import InputLimits
 
-_SLOTS = 3
+_SLOTS = 4
 _WAIT_S = 0.1
 
 
 @dataclass(kw_only=True, slots=True)
 class Ahead:
-    """One piece as the reader hands it over: its lines, what the parse made of it, and what the reader met."""
+    """One piece as the parser hands it over: its lines, what the parse made of it, and what the reader met."""
     piece: bytes | memoryview = b""
     first: int = 1
     lines: int = 0
@@ -43,18 +45,22 @@ class Ahead:
 
 
 def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[[], Spelling]) -> Iterator[Ahead]:
-    """The file's pieces, each parsed by a reader thread one piece ahead. Closing the iterator stops the reader."""
+    """The file's pieces, read by one thread and parsed by another, ahead of the caller. Closing the iterator
+    stops both threads."""
     buffers = _otlp_read.Buffers(_otlp_read.Buffers.pool_of(_SLOTS))
-    handed: queue.Queue[Ahead | None] = queue.Queue(maxsize=1)
+    read_q: queue.Queue[Ahead | None] = queue.Queue(maxsize=1)       # read, not parsed yet
+    handed: queue.Queue[Ahead | None] = queue.Queue(maxsize=1)       # parsed, for the caller
     stop = threading.Event()
 
-    def hand(item: Ahead | None) -> bool:
+    def put(q: queue.Queue[Ahead | None], item: Ahead | None) -> bool:
         while not stop.is_set():
             try:
-                handed.put(item, timeout=_WAIT_S)
+                q.put(item, timeout=_WAIT_S)
                 return True
             except queue.Full:
                 continue
+        if item is not None:
+            item.done()
         return False
 
     def read() -> None:
@@ -62,21 +68,41 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
         try:
             for piece, first, lines in _otlp_read.chunks(path, limits, lambda n, length: longs.append((n, length)),
                                                          buffers):
-                item = Ahead(piece=piece, first=first, lines=lines, long_lines=longs[:], _buffers=buffers,
-                             parsed=parse(piece, limits.max_line_bytes, spelling()))
+                item = Ahead(piece=piece, first=first, lines=lines, long_lines=longs[:], _buffers=buffers)
                 longs.clear()
                 del piece
-                if not hand(item):
+                if not put(read_q, item):
                     return
             if longs:
-                hand(Ahead(long_lines=longs[:]))
+                put(read_q, Ahead(long_lines=longs[:]))
         except BaseException as exc:        # raised again by the caller, in its own thread
-            hand(Ahead(long_lines=longs[:], error=exc))
+            put(read_q, Ahead(long_lines=longs[:], error=exc))
         finally:
-            hand(None)
+            put(read_q, None)
 
-    reader = threading.Thread(target=read, name="agentobs-otlp-reader", daemon=True)
-    reader.start()
+    def parse_ahead() -> None:
+        try:
+            while not stop.is_set():
+                try:
+                    item = read_q.get(timeout=_WAIT_S)
+                except queue.Empty:
+                    continue
+                if item is None:
+                    return
+                if item.lines:
+                    try:
+                        item.parsed = parse(item.piece, limits.max_line_bytes, spelling())
+                    except Exception:        # not parsed ahead: the caller parses it, and meets the error itself
+                        item.parsed = None
+                if not put(handed, item):
+                    return
+        finally:
+            put(handed, None)
+
+    threads = [threading.Thread(target=read, name="agentobs-otlp-reader", daemon=True),
+               threading.Thread(target=parse_ahead, name="agentobs-otlp-parser", daemon=True)]
+    for t in threads:
+        t.start()
     try:
         while True:
             item = handed.get()
@@ -85,18 +111,22 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
             yield item
     finally:
         stop.set()
-        _drain(handed, buffers)
-        reader.join()
+        _drain(handed)
+        _drain(read_q)
+        for _ in range(_SLOTS):             # a reader waiting for a buffer gets one and then sees the stop
+            buffers.give_back(bytearray())
+        for t in threads:
+            t.join()
+        _drain(handed)                      # what a thread put before it saw the stop
+        _drain(read_q)
 
 
-def _drain(handed: queue.Queue[Ahead | None], buffers: _otlp_read.Buffers) -> None:
-    """Gives back what waits in the queue, so that a reader blocked on a buffer or on the queue can end."""
+def _drain(q: queue.Queue[Ahead | None]) -> None:
+    """Gives back what waits in the queue, so that a thread blocked on a buffer or on the queue can end."""
     while True:
         try:
-            item = handed.get_nowait()
+            item = q.get_nowait()
         except queue.Empty:
             break
         if item is not None:
             item.done()
-    for _ in range(_SLOTS):                 # a reader waiting for a buffer gets one and then sees the stop
-        buffers.give_back(bytearray())

@@ -34,12 +34,9 @@ def table_to_frame(t: pa.Table) -> pd.DataFrame:
     else:
         arrays = [column(c) for c in cols]
     df = pd.DataFrame(dict(zip(names, arrays)), copy=False)
-    for c in ("kind", "status_code"):
-        if c in df.columns:
-            df[c] = df[c].astype("int8")
-    for c in ("start_ns", "end_ns"):
-        if c in df.columns:
-            df[c] = df[c].astype("Int64")
+    for c, dtype in (("kind", "int8"), ("status_code", "int8"), ("start_ns", "Int64"), ("end_ns", "Int64")):
+        if c in df.columns and df[c].dtype != dtype:          # (a cast to the same type would copy the column)
+            df[c] = df[c].astype(dtype)
     if "source" in df.columns:
         df["source"] = df["source"].astype("category")
     return df

@@ -150,7 +150,7 @@ def _runs_by_spelling(piece: bytes, first_line: int) -> list[tuple[bytes, int, S
 
 def parse(piece: bytes | memoryview, max_block: int, start: Spelling) -> Parse:
     """Parses the piece with ``start``'s spelling, or one pyarrow points to. Touches nothing but the piece: a
-    reader thread may call it while the caller decodes the piece before."""
+    parser thread may call it while the caller decodes the piece before."""
     sp = start
     tried = {sp}
     while True:

@@ -348,8 +348,8 @@ def test_property_a_valid_file_plus_one_corrupted_span_keeps_every_run(good, tmp
 
 
 def test_lines_that_are_not_requests_go_the_careful_path_at_once(tmp_path):
-    """JSON lines of something else, and a pretty-printed OTLP document cut into pieces mid-object, are counted
-    line by line without a pyarrow parse per line (which took minutes: each bad line was found by cutting pieces
+    """JSON lines of something else, and a pretty-printed OTLP document over the document limit (so cut into pieces
+    mid-object), are counted line by line without a pyarrow parse per line (which took minutes: each bad line was found by cutting pieces
     in halves); good requests between bad lines are all kept."""
     other = tmp_path / "other.jsonl"
     other.write_text('{"level": "info", "msg": "hello"}\n' * 5000 + "{}\n" * 5000)
@@ -363,8 +363,12 @@ def test_lines_that_are_not_requests_go_the_careful_path_at_once(tmp_path):
     pretty.write_text(text)
     ss = load_file(pretty)                                  # one piece: pyarrow reads the document whole
     assert len(ss.spans) == 2000 and not ss.quality.issues
-    ss = load_file(pretty, limits=InputLimits(chunk_bytes=64 << 10))     # cut mid-object: every line is bad
+    ss = load_file(pretty, limits=InputLimits(chunk_bytes=64 << 10))     # larger than a piece: read whole
+    assert len(ss.spans) == 2000 and not ss.quality.issues
+    over = InputLimits(chunk_bytes=64 << 10, max_document_bytes=64 << 10)
+    ss = load_file(pretty, limits=over)             # over the document limit: cut mid-object, every line is bad
     assert len(ss.spans) == 0 and ss.quality.count("invalid_json") == text.count("\n")
+    assert ss.quality.count("unreadable") == 1
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text("".join(json.dumps(doc) + "\n" if i % 3 == 0 else "{}\n" for i in range(30)))
     ss = load_file(mixed)

@@ -21,7 +21,7 @@ import pyarrow.json as pj
 
 from ._otlp_arrow import Decoded, decode_arrow
 from ._otlp_sanitize import sanitize_request
-from ._otlp_spelling import Spelling
+from ._otlp_spelling import Spelling, multiline_parse_options as _multiline_options
 from .quality import DataQuality
 
 _BLOCK = 1 << 23
@@ -148,14 +148,81 @@ def _runs_by_spelling(piece: bytes, first_line: int) -> list[tuple[bytes, int, S
     return runs
 
 
-def parse(piece: bytes | memoryview, max_block: int, start: Spelling) -> Parse:
+def multiline(head: bytes) -> bool:
+    """Whether the input is JSON written over several lines (a pretty-printed request, several of them one after
+    another as ``jq .`` prints them), not JSON lines: it opens an object whose first line is not a whole value, and
+    neither is the next line (JSON lines whose first line is cut short go on with a whole object)."""
+    text = head.lstrip()
+    nl = text.find(b"\n")
+    if nl < 0 or not text.startswith(b"{") or _whole(text[:nl]):
+        return False
+    rest = text[nl + 1:].lstrip()
+    nl = rest.find(b"\n")
+    return not (rest.startswith(b"{") and nl >= 0 and _whole(rest[:nl]))
+
+
+def _whole(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def parse_documents(data: bytes, source: str, q: DataQuality, out: Parsed) -> bool:
+    """Decodes JSON values written over several lines each into ``out``: all at once with pyarrow, or, when that
+    fails, as JSON lines (each value on the line it starts on), so that a bad value costs what it costs in a JSON
+    lines file. False, with nothing counted, when the text is not a sequence of JSON values (a JSON lines file whose
+    first line is cut short): the caller then reads it line by line."""
+    if _decoded(parse(data, len(data) + 1, out.spelling, multiline=True), source, q, out) is None:
+        return True
+    lines = _as_lines(data)
+    if lines is None:
+        return False
+    parse_piece(lines, 1, source, q, out, len(lines) + 1)
+    return True
+
+
+_SPACE = " \t\r\n"
+
+
+def _as_lines(data: bytes) -> bytes | None:
+    """The JSON values of the text as JSON lines, each value on the line it starts on (the line breaks inside a value
+    move after it: JSON text never holds a raw line break inside a string), or None when something in it is not
+    JSON. Other bytes are kept as they are."""
+    text = data.decode("utf-8", "surrogateescape")
+    decoder = json.JSONDecoder(strict=False)
+    parts: list[str] = []
+    pos, broken = 0, True                   # broken: a line break since the last value
+    while True:
+        gap = pos
+        while pos < len(text) and text[pos] in _SPACE:
+            pos += 1
+        parts.append(text[gap:pos])
+        broken = broken or "\n" in text[gap:pos]
+        if pos >= len(text):
+            return "".join(parts).encode("utf-8", "surrogateescape")
+        try:
+            _, end = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return None
+        if not broken:                      # two values on one line
+            parts.append("\n")
+        value = text[pos:end]
+        breaks = value.count("\n")
+        parts.append(value.replace("\r", " ").replace("\n", " ") + "\n" * breaks)
+        pos, broken = end, breaks > 0
+
+
+def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multiline: bool = False) -> Parse:
     """Parses the piece with ``start``'s spelling, or one pyarrow points to. Touches nothing but the piece: a
-    parser thread may call it while the caller decodes the piece before."""
+    parser thread may call it while the caller decodes the piece before. ``multiline``: the piece is JSON values
+    written over several lines each (pretty-printed), not one per line."""
     sp = start
     tried = {sp}
     while True:
         try:
-            table = _read(piece, sp, max_block)
+            table = _read(piece, sp, max_block, multiline)
         except pa.ArrowInvalid as exc:
             learnt = sp.learn(str(exc))
             if learnt is not None and learnt not in tried:
@@ -205,12 +272,13 @@ def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, m
     return _decoded(parse(piece, max_block, start), source, q, out)
 
 
-def _read(piece: bytes | memoryview, sp: Spelling, max_block: int) -> pa.Table:
+def _read(piece: bytes | memoryview, sp: Spelling, max_block: int, multiline: bool = False) -> pa.Table:
     block = min(_BLOCK, len(piece) + 1)
+    options = _multiline_options(sp) if multiline else sp.parse_options()
     while True:
         try:
             return pj.read_json(pa.BufferReader(piece), read_options=pj.ReadOptions(block_size=block),
-                                parse_options=sp.parse_options())
+                                parse_options=options)
         except pa.ArrowInvalid as exc:
             if "straddl" in str(exc) and block < min(len(piece) + 1, max_block + 1):
                 block = min(block * 4, len(piece) + 1, max_block + 1)

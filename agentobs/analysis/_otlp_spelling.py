@@ -144,3 +144,9 @@ def _schema(sp: Spelling) -> pa.Schema:
 @lru_cache(maxsize=None)
 def _parse_options(sp: Spelling) -> pj.ParseOptions:
     return pj.ParseOptions(explicit_schema=_schema(sp), unexpected_field_behavior="ignore")
+
+
+@lru_cache(maxsize=None)
+def multiline_parse_options(sp: Spelling) -> pj.ParseOptions:
+    """The parse options of ``sp`` for JSON values written over several lines each (pretty-printed)."""
+    return pj.ParseOptions(explicit_schema=_schema(sp), unexpected_field_behavior="ignore", newlines_in_values=True)

@@ -23,10 +23,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import InputError
 from . import _arrow_memory, _otlp_ahead, _otlp_read, remote
 from ._arrow_pandas import table_to_frame
 from ._otlp_arrow import Decoded
-from ._otlp_parse import Parsed, parse_piece
+from ._otlp_parse import Parsed, multiline, parse_documents, parse_piece
 from ._otlp_spelling import Spelling
 from .input_limits import InputLimits, LINE_ENV, human
 from .quality import DataQuality
@@ -54,9 +55,32 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
         return SpanSet(quality=q, sources=[src])
     if not _looks_like_json(head, src, q):
         return SpanSet(quality=q, sources=[src])
-    out = Parsed(spelling=Spelling.sniff(head))
     with _arrow_memory.load_pool():
-        return _load(p, src, lim, q, out, progress)
+        if multiline(head):
+            whole = _load_documents(p, src, lim, q, Parsed(spelling=Spelling.sniff(head)), progress)
+            if whole is not None:
+                return whole
+        return _load(p, src, lim, q, Parsed(spelling=Spelling.sniff(head)), progress)
+
+
+def _load_documents(p: str | os.PathLike[str], src: str, lim: InputLimits, q: DataQuality, out: Parsed,
+                    progress: Callable[[int], None] | None) -> SpanSet | None:
+    """A file of JSON written over several lines (pretty-printed), read whole; None when it is to be read line by
+    line after all (it is not a sequence of JSON values, it could not be read, or it is over the document limit,
+    which is then said)."""
+    try:
+        data = _otlp_read.read_document(p, lim)
+    except InputError as exc:
+        q.add("unreadable", src, example=f"read line by line, not as one document: {exc}")
+        return None
+    except (OSError, EOFError, zlib.error):
+        return None                         # the line by line reading says what it meets
+    if not parse_documents(data, src, q, out):
+        return None
+    q.lines += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if progress:
+        progress(len(data))
+    return _finish(out, q, src, multiline=True)
 
 
 def _load(p: str | os.PathLike[str], src: str, lim: InputLimits, q: DataQuality, out: Parsed,
@@ -92,6 +116,9 @@ def load_bytes(data: bytes, source: str, quality: DataQuality | None = None, *,
     if not _looks_like_json(data[:65536], source, q):
         return SpanSet(quality=q, sources=[source])
     out = Parsed(spelling=Spelling.sniff(data[:65536]))
+    if multiline(data[:65536]) and parse_documents(data, source, q, out):
+        q.lines += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        return _finish(out, q, source, multiline=True)
     start, line = 0, 1
     while start < len(data):
         end = data.find(b"\n", start + lim.chunk_bytes)
@@ -118,10 +145,12 @@ def load_request(obj: dict[str, Any], source: str, quality: DataQuality | None =
     return out
 
 
-def _finish(out: Parsed, q: DataQuality, source: str) -> SpanSet:
+def _finish(out: Parsed, q: DataQuality, source: str, multiline: bool = False) -> SpanSet:
     ss = frames(out.parts, q)
     ss.quality, ss.sources = q, [source]
-    ss.spellings = {source: {", ".join(sp.describe()) or "canonical": rows for sp, rows in out.spellings.items()}}
+    layout = ", multi-line JSON" if multiline else ""
+    ss.spellings = {source: {(", ".join(sp.describe()) or "canonical") + layout: rows
+                             for sp, rows in out.spellings.items()}}
     return ss
 
 

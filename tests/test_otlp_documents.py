@@ -1,0 +1,129 @@
+"""OTLP JSON written over several lines (pretty-printed, as ``jq .`` or ``json.dumps(indent=2)`` write it) loads as
+the same spans as the JSON lines it was made from; built from the real instrumentations' fixtures."""
+import gzip
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from agentobs.analysis.input_limits import InputLimits
+from agentobs.analysis.otlp import load_bytes, load_file
+from agentobs.cli.main import cli
+
+FIXTURES = Path(__file__).parent / "dialects" / "fixtures"
+NAMES = sorted(p.stem for p in FIXTURES.glob("*.jsonl"))
+
+
+def _spans(ss) -> pd.DataFrame:
+    cols = ["trace_id", "span_id", "parent_span_id", "name", "start_ns", "end_ns", "kind", "status_code"]
+    return ss.spans[cols].sort_values(["trace_id", "span_id"]).reset_index(drop=True)
+
+
+def _requests(name: str) -> list[dict]:
+    return [json.loads(line) for line in (FIXTURES / f"{name}.jsonl").read_text().splitlines() if line.strip()]
+
+
+def _copies(reqs: list[dict], n: int) -> list[dict]:
+    """``n`` copies of the requests, each copy's traces under other trace ids."""
+    out = []
+    for k in range(n):
+        for r in reqs:
+            text = json.dumps(r)
+            for tid in {s["traceId"] for rs in r["resourceSpans"] for ss in rs.get("scopeSpans", [])
+                        for s in ss.get("spans", [])}:
+                text = text.replace(tid, f"{k:04x}" + tid[4:])
+            out.append(json.loads(text))
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("layout", ["one document", "jq ., gzip", "tabs and CRLF", "jq ., over 1 MiB"])
+def test_a_pretty_printed_file_loads_the_same_spans_as_its_json_lines(tmp_path, name, layout):
+    reqs = _requests(name)
+    if layout == "jq ., over 1 MiB":        # past the reader's first block (1 MiB), ending in a line break
+        reqs = _copies(reqs, 1 + (1 << 21) // len(json.dumps(reqs, indent=2)))
+        lines = tmp_path / "lines.jsonl"
+        lines.write_text("".join(json.dumps(r) + "\n" for r in reqs))
+        want = load_file(lines)
+    else:
+        want = load_file(FIXTURES / f"{name}.jsonl")
+    assert len(want.spans) > 0
+    if layout == "jq ., over 1 MiB":
+        p = tmp_path / "docs.json"
+        p.write_text("".join(json.dumps(r, indent=2) + "\n" for r in reqs))
+        assert p.stat().st_size > 1 << 20
+    elif layout == "one document":            # every request's spans in one request, indented
+        doc = {"resourceSpans": [rs for r in reqs for rs in r["resourceSpans"]]}
+        p = tmp_path / "doc.json"
+        p.write_text(json.dumps(doc, indent=2))
+    elif layout == "jq ., gzip":            # the requests one after another, each pretty-printed
+        p = tmp_path / "docs.json.gz"
+        p.write_bytes(gzip.compress("\n".join(json.dumps(r, indent=2) for r in reqs).encode() + b"\n"))
+    else:
+        p = tmp_path / "docs.json"
+        p.write_bytes("".join(json.dumps(r, indent="\t") for r in reqs).replace("\n", "\r\n").encode())
+    got = load_file(p)
+    pd.testing.assert_frame_equal(_spans(got), _spans(want))
+    assert not [i for i in got.quality.issues if i.kind in ("invalid_json", "careful_path", "unreadable")]
+
+
+def test_a_bad_value_in_one_pretty_printed_request_costs_only_that_request(tmp_path):
+    reqs = _requests(NAMES[0])
+    assert len(reqs) > 1
+    bad = json.loads(json.dumps(reqs[0]))
+    bad["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["kind"] = {"not": "a kind"}
+    p = tmp_path / "docs.json"
+    p.write_text("\n".join(json.dumps(r, indent=2) for r in [bad, *reqs[1:]]))
+    got = load_file(p)
+    rest = tmp_path / "rest.jsonl"
+    rest.write_text("".join(json.dumps(r) + "\n" for r in reqs[1:]))
+    want = load_file(rest)
+    kept = set(zip(got.spans.trace_id, got.spans.span_id))
+    assert set(zip(want.spans.trace_id, want.spans.span_id)) <= kept        # the good requests, whole
+    assert got.quality.count("careful_path") == 1                           # only the bad request, on its own
+    assert [e for i in got.quality.issues if i.kind == "careful_path" for e in i.examples][0].startswith("line 1:")
+
+
+def test_json_lines_whose_first_line_is_cut_short_still_load_line_by_line(tmp_path):
+    lines = (FIXTURES / f"{NAMES[0]}.jsonl").read_text().splitlines()
+    p = tmp_path / "cut.jsonl"
+    p.write_text(lines[0][: len(lines[0]) // 2] + "\n" + "\n".join(lines[1:]) + "\n")
+    rest = tmp_path / "rest.jsonl"
+    rest.write_text("\n".join(lines[1:]) + "\n")
+    got, want = load_file(p), load_file(rest)
+    pd.testing.assert_frame_equal(_spans(got), _spans(want))
+    assert got.quality.count("invalid_json") == 1
+
+
+def test_a_pretty_printed_file_over_the_document_limit_says_which_limit_to_raise(tmp_path):
+    p = tmp_path / "doc.json"
+    p.write_text(json.dumps({"resourceSpans": [rs for r in _requests(NAMES[0]) for rs in r["resourceSpans"]]},
+                            indent=2))
+    got = load_file(p, limits=InputLimits(max_document_bytes=1000))
+    examples = [e for i in got.quality.issues if i.kind == "unreadable" for e in i.examples]
+    assert examples and "AGENTOBS_MAX_DOCUMENT_BYTES" in examples[0]
+
+
+def test_a_pretty_printed_answer_held_in_memory_loads(tmp_path):
+    reqs = _requests(NAMES[0])
+    data = "\n".join(json.dumps(r, indent=2) for r in reqs).encode()
+    want = load_file(FIXTURES / f"{NAMES[0]}.jsonl")
+    pd.testing.assert_frame_equal(_spans(load_bytes(data, "answer")), _spans(want))
+
+
+def test_agentobs_report_reads_a_pretty_printed_file(tmp_path):
+    reqs = _requests(NAMES[0])
+    p = tmp_path / "doc.json"
+    p.write_text(json.dumps({"resourceSpans": [rs for r in reqs for rs in r["resourceSpans"]]}, indent=2))
+    pretty = CliRunner().invoke(cli, ["report", str(p), "--format", "json"])
+    lines = CliRunner().invoke(cli, ["report", str(FIXTURES / f"{NAMES[0]}.jsonl"), "--format", "json"])
+    assert pretty.exit_code == 0 and lines.exit_code == 0, pretty.output
+    got, want = json.loads(pretty.output), json.loads(lines.output)
+    assert got.pop("read")["spellings"] == {str(p): {"canonical, multi-line JSON": 1}}
+    want.pop("read")
+    assert got.pop("data_quality")["issues"] == want.pop("data_quality")["issues"] == []
+    assert got.pop("sources") == [str(p)]
+    want.pop("sources")
+    assert got == want

@@ -77,7 +77,7 @@ def _load_documents(p: str | os.PathLike[str], src: str, lim: InputLimits, q: Da
         return None                         # the line by line reading says what it meets
     if not parse_documents(data, src, q, out):
         return None
-    q.lines += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    q.lines += _lines(data)
     if progress:
         progress(len(data))
     return _finish(out, q, src, multiline=True)
@@ -117,14 +117,14 @@ def load_bytes(data: bytes, source: str, quality: DataQuality | None = None, *,
         return SpanSet(quality=q, sources=[source])
     out = Parsed(spelling=Spelling.sniff(data[:65536]))
     if multiline(data[:65536]) and parse_documents(data, source, q, out):
-        q.lines += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        q.lines += _lines(data)
         return _finish(out, q, source, multiline=True)
     start, line = 0, 1
     while start < len(data):
         end = data.find(b"\n", start + lim.chunk_bytes)
         end = len(data) if end < 0 else end + 1
         piece = data[start:end]
-        q.lines += piece.count(b"\n") + (0 if piece.endswith(b"\n") else 1)
+        q.lines += _lines(piece)
         parse_piece(piece, line, source, q, out, lim.max_line_bytes)
         line += piece.count(b"\n")
         start = end
@@ -143,6 +143,11 @@ def load_request(obj: dict[str, Any], source: str, quality: DataQuality | None =
     out = load_bytes(data, source, q)
     q.lines = lines
     return out
+
+
+def _lines(data: bytes) -> int:
+    """The number of lines of the text (a last line without a line break counts)."""
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
 def _finish(out: Parsed, q: DataQuality, source: str, multiline: bool = False) -> SpanSet:

@@ -6,8 +6,9 @@ The reader fills buffers from a pool (``_otlp_read.Buffers``): the caller holds 
 hand-over queue, the parser works on one and one waits for the parser; the reader fills the next when one comes
 back (``Ahead.done`` gives a piece's buffer back). What the reader meets (lines over the limit, a corrupt gzip
 stream, a refused bomb) travels with the pieces through the parser and is reported or raised by the caller, in
-file order. The threads touch nothing of the caller's: the spelling the parser uses is read from ``spelling()``,
-and a wrong guess only costs the caller a second parse.
+file order. The threads touch nothing of the caller's: the parser starts each piece with the spelling the piece
+before parsed with (pyarrow's errors teach it), else the caller's ``spelling()``; a wrong guess only costs a second
+parse.
 """
 from __future__ import annotations
 
@@ -81,6 +82,7 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
             put(read_q, None)
 
     def parse_ahead() -> None:
+        learnt: Spelling | None = None      # the spelling the last piece parsed with: pieces ahead of the caller's
         try:
             while not stop.is_set():
                 try:
@@ -91,9 +93,11 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
                     return
                 if item.lines:
                     try:
-                        item.parsed = parse(item.piece, limits.max_line_bytes, spelling())
+                        item.parsed = parse(item.piece, limits.max_line_bytes, learnt or spelling())
                     except Exception:        # not parsed ahead: the caller parses it, and meets the error itself
                         item.parsed = None
+                    if isinstance(item.parsed, tuple):
+                        learnt = item.parsed[1]
                 if not put(handed, item):
                     return
         finally:

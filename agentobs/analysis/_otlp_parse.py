@@ -21,7 +21,7 @@ import pyarrow.json as pj
 
 from ._otlp_arrow import Decoded, decode_arrow
 from ._otlp_sanitize import sanitize_request
-from ._otlp_spelling import Spelling, multiline_parse_options as _multiline_options
+from ._otlp_spelling import Spelling
 from .quality import DataQuality
 
 _BLOCK = 1 << 23
@@ -274,7 +274,7 @@ def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, m
 
 def _read(piece: bytes | memoryview, sp: Spelling, max_block: int, multiline: bool = False) -> pa.Table:
     block = min(_BLOCK, len(piece) + 1)
-    options = _multiline_options(sp) if multiline else sp.parse_options()
+    options = sp.parse_options(multiline)
     while True:
         try:
             return pj.read_json(pa.BufferReader(piece), read_options=pj.ReadOptions(block_size=block),

@@ -52,8 +52,9 @@ class Spelling:
     def schema(self) -> pa.Schema:
         return _schema(self)
 
-    def parse_options(self) -> pj.ParseOptions:
-        return _parse_options(self)
+    def parse_options(self, multiline: bool = False) -> pj.ParseOptions:
+        """pyarrow's options for this spelling; ``multiline``: JSON values written over several lines each."""
+        return _parse_options(self, multiline)
 
     def learn(self, error: str) -> Spelling | None:
         """The spelling that pyarrow's type error says the input uses, or None if the error says nothing of it.
@@ -142,11 +143,6 @@ def _schema(sp: Spelling) -> pa.Schema:
 
 
 @lru_cache(maxsize=None)
-def _parse_options(sp: Spelling) -> pj.ParseOptions:
-    return pj.ParseOptions(explicit_schema=_schema(sp), unexpected_field_behavior="ignore")
-
-
-@lru_cache(maxsize=None)
-def multiline_parse_options(sp: Spelling) -> pj.ParseOptions:
-    """The parse options of ``sp`` for JSON values written over several lines each (pretty-printed)."""
-    return pj.ParseOptions(explicit_schema=_schema(sp), unexpected_field_behavior="ignore", newlines_in_values=True)
+def _parse_options(sp: Spelling, multiline: bool) -> pj.ParseOptions:
+    return pj.ParseOptions(explicit_schema=_schema(sp), unexpected_field_behavior="ignore",
+                           newlines_in_values=multiline)

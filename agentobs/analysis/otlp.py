@@ -55,12 +55,13 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
         return SpanSet(quality=q, sources=[src])
     if not _looks_like_json(head, src, q):
         return SpanSet(quality=q, sources=[src])
+    spelling = Spelling.sniff(head)
     with _arrow_memory.load_pool():
         if multiline(head):
-            whole = _load_documents(p, src, lim, q, Parsed(spelling=Spelling.sniff(head)), progress)
+            whole = _load_documents(p, src, lim, q, Parsed(spelling=spelling), progress)
             if whole is not None:
                 return whole
-        return _load(p, src, lim, q, Parsed(spelling=Spelling.sniff(head)), progress)
+        return _load(p, src, lim, q, Parsed(spelling=spelling), progress)
 
 
 def _load_documents(p: str | os.PathLike[str], src: str, lim: InputLimits, q: DataQuality, out: Parsed,
@@ -75,12 +76,18 @@ def _load_documents(p: str | os.PathLike[str], src: str, lim: InputLimits, q: Da
         return None
     except (OSError, EOFError, zlib.error):
         return None                         # the line by line reading says what it meets
-    if not parse_documents(data, src, q, out):
+    whole = _documents(data, src, q, out)
+    if whole is not None and progress:
+        progress(len(data))
+    return whole
+
+
+def _documents(data: bytes, source: str, q: DataQuality, out: Parsed) -> SpanSet | None:
+    """The spans of JSON written over several lines, or None when it is not a sequence of JSON values."""
+    if not parse_documents(data, source, q, out):
         return None
     q.lines += _lines(data)
-    if progress:
-        progress(len(data))
-    return _finish(out, q, src, multiline=True)
+    return _finish(out, q, source, multiline=True)
 
 
 def _load(p: str | os.PathLike[str], src: str, lim: InputLimits, q: DataQuality, out: Parsed,
@@ -116,9 +123,9 @@ def load_bytes(data: bytes, source: str, quality: DataQuality | None = None, *,
     if not _looks_like_json(data[:65536], source, q):
         return SpanSet(quality=q, sources=[source])
     out = Parsed(spelling=Spelling.sniff(data[:65536]))
-    if multiline(data[:65536]) and parse_documents(data, source, q, out):
-        q.lines += _lines(data)
-        return _finish(out, q, source, multiline=True)
+    whole = _documents(data, source, q, out) if multiline(data[:65536]) else None
+    if whole is not None:
+        return whole
     start, line = 0, 1
     while start < len(data):
         end = data.find(b"\n", start + lim.chunk_bytes)

@@ -128,3 +128,144 @@ def test_agentobs_report_reads_a_pretty_printed_file(tmp_path):
     want.pop("sources")
     got.pop("generated_at"), want.pop("generated_at")          # the second each report was made
     assert got == want
+
+
+# -- a JSON array of requests ([request, request, ...]: a list of requests saved with json.dump) ---------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("shape", ["compact", "indented", "indented, gzip", "Jaeger answers, indented"])
+def test_a_json_array_of_requests_loads_the_same_spans_as_its_json_lines(tmp_path, name, shape):
+    reqs = _requests(name)
+    want = load_file(FIXTURES / f"{name}.jsonl")
+    assert len(want.spans) > 0
+    p = tmp_path / "requests.json"
+    if shape == "compact":
+        p.write_text(json.dumps(reqs))
+    elif shape == "indented":
+        p.write_text(json.dumps(reqs, indent=2) + "\n")
+    elif shape == "indented, gzip":
+        p = tmp_path / "requests.json.gz"
+        p.write_bytes(gzip.compress(json.dumps(reqs, indent=2).encode()))
+    else:
+        p.write_text(json.dumps([{"result": r} for r in reqs], indent=2))
+    got = load_file(p)
+    pd.testing.assert_frame_equal(_spans(got), _spans(want))
+    assert not [i for i in got.quality.issues if i.kind in ("invalid_json", "careful_path", "unreadable")]
+
+
+def test_agentobs_report_reads_a_json_array_of_requests_as_its_json_lines(tmp_path):
+    p = tmp_path / "requests.json"
+    p.write_text(json.dumps(_requests(NAMES[0]), indent=2))
+    array = CliRunner().invoke(cli, ["report", str(p), "--format", "json"])
+    lines = CliRunner().invoke(cli, ["report", str(FIXTURES / f"{NAMES[0]}.jsonl"), "--format", "json"])
+    assert array.exit_code == 0 and lines.exit_code == 0, array.output
+    got, want = json.loads(array.output), json.loads(lines.output)
+    assert got.pop("read")["spellings"] == {str(p): {"canonical, JSON array": len(_requests(NAMES[0]))}}
+    want.pop("read")
+    assert got.pop("data_quality")["issues"] == want.pop("data_quality")["issues"] == []
+    assert got.pop("sources") == [str(p)]
+    want.pop("sources")
+    got.pop("generated_at"), want.pop("generated_at")
+    assert got == want
+
+
+def test_elements_of_an_array_that_are_not_requests_cost_only_themselves(tmp_path):
+    reqs = _requests(NAMES[0])
+    p = tmp_path / "requests.json"
+    p.write_text(json.dumps([*reqs[:2], {"foo": 1}, "text", 7, *reqs[2:]]))
+    got = load_file(p)
+    pd.testing.assert_frame_equal(_spans(got), _spans(load_file(FIXTURES / f"{NAMES[0]}.jsonl")))
+    assert got.quality.count("not_otlp") == 3
+    # on one line, each element is read as a line of its own: "line N" is the N-th element
+    examples = [e for i in got.quality.issues if i.kind == "not_otlp" for e in i.examples]
+    assert examples[0] == "line 3"
+
+
+def test_an_empty_array_is_no_usable_run_with_a_reason(tmp_path):
+    p = tmp_path / "requests.json"
+    p.write_text("[ ]\n")
+    r = CliRunner().invoke(cli, ["report", str(p)])
+    assert r.exit_code == 2
+    assert r.output.startswith(f"agentobs: error: no usable run in {p}: the input holds no spans")
+
+
+def test_an_array_of_chat_transcripts_is_still_read_as_transcripts(tmp_path):
+    from agentobs.analysis.sources import sniff
+    p = tmp_path / "runs.json"
+    p.write_text(json.dumps([{"messages": [{"role": "user", "content": "resourceSpans"}]}]))
+    assert sniff(p) == "transcripts"
+    q = tmp_path / "requests.json"
+    q.write_text(" \n[\n  {\n    \"resourceSpans\": []\n  }\n]\n")
+    assert sniff(q) == "otlp"
+
+
+# -- a document cut short or damaged keeps what it can --------------------------------------------
+
+
+def _complete(reqs: list[dict], text: str, dump) -> list[dict]:
+    """The requests whose text is whole in ``text`` (a prefix of the requests dumped one after another)."""
+    out, pos = [], 0
+    for r in reqs:
+        at = text.find(dump(r), pos)
+        if at < 0:
+            break
+        out.append(r)
+        pos = at + len(dump(r))
+    return out
+
+
+@pytest.mark.parametrize("shape", ["array", "jq ."])
+def test_a_document_cut_short_keeps_the_requests_before_the_cut(tmp_path, shape):
+    reqs = _copies(_requests(NAMES[0]), 3)
+    if shape == "array":
+        text = json.dumps(reqs, indent=2)
+        dump = lambda r: "\n".join("  " + x for x in json.dumps(r, indent=2).splitlines()).lstrip()  # noqa: E731
+    else:
+        text = "\n".join(json.dumps(r, indent=2) for r in reqs)
+        dump = lambda r: json.dumps(r, indent=2)  # noqa: E731
+    cut = text[: len(text) * 2 // 3 + 500]                     # (two thirds of the copies, and a little more)
+    kept = _complete(reqs, cut, dump)
+    assert 0 < len(kept) < len(reqs)
+    p = tmp_path / "cut.json"
+    p.write_text(cut)
+    lines = tmp_path / "kept.jsonl"
+    lines.write_text("".join(json.dumps(r) + "\n" for r in kept))
+    got = load_file(p)
+    pd.testing.assert_frame_equal(_spans(got), _spans(load_file(lines)))
+    assert got.quality.count("invalid_json") == 1           # the request cut short, once
+
+
+def test_a_corrupt_request_in_a_document_costs_only_itself(tmp_path):
+    reqs = _requests(NAMES[0])
+    docs = [json.dumps(r, indent=2) for r in reqs]
+    docs[1] = docs[1].replace('"traceId"', '"traceId" oops', 1)        # no longer JSON
+    p = tmp_path / "docs.json"
+    p.write_text("\n".join(docs) + "\n")
+    rest = tmp_path / "rest.jsonl"
+    rest.write_text("".join(json.dumps(r) + "\n" for i, r in enumerate(reqs) if i != 1))
+    got = load_file(p)
+    pd.testing.assert_frame_equal(_spans(got), _spans(load_file(rest)))
+    assert got.quality.count("invalid_json") == 1
+
+
+def test_a_cut_gzip_stream_of_a_document_keeps_what_came_before_and_says_so(tmp_path):
+    reqs = _copies(_requests(NAMES[0]), 1 + (4 << 20) // len(json.dumps(_requests(NAMES[0]), indent=2)))
+    text = "\n".join(json.dumps(r, indent=2) for r in reqs).encode()
+    assert len(text) > 3 << 20                      # the stream is read in 1 MiB blocks: a cut loses the last one
+    packed = gzip.compress(text)
+    p = tmp_path / "docs.json.gz"
+    p.write_bytes(packed[: len(packed) * 3 // 4])
+    got = load_file(p)
+    assert len(got.spans) > 0
+    examples = [e for i in got.quality.issues if i.kind == "unreadable" for e in i.examples]
+    assert examples and "ends early or is corrupt" in examples[0]
+    whole = {(t, s) for t, s in zip(load_file(_write(tmp_path, reqs)).spans.trace_id,
+                                   load_file(_write(tmp_path, reqs)).spans.span_id)}
+    assert set(zip(got.spans.trace_id, got.spans.span_id)) < whole
+
+
+def _write(tmp_path: Path, reqs: list[dict]) -> Path:
+    p = tmp_path / "all.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in reqs))
+    return p

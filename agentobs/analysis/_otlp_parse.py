@@ -12,7 +12,9 @@ counts them (``careful_path``) with the reason.
 """
 from __future__ import annotations
 
+import enum
 import json
+import re
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -148,17 +150,29 @@ def _runs_by_spelling(piece: bytes, first_line: int) -> list[tuple[bytes, int, S
     return runs
 
 
-def multiline(head: bytes) -> bool:
-    """Whether the input is JSON written over several lines (a pretty-printed request, several of them one after
-    another as ``jq .`` prints them), not JSON lines: it opens an object whose first line is not a whole value, and
-    neither is the next line (JSON lines whose first line is cut short go on with a whole object)."""
+class Layout(enum.Enum):
+    """How the JSON values of an OTLP input are laid out: one per line (JSON lines, the collector's and ours), written
+    over several lines each (a pretty-printed request, several one after another as ``jq .`` prints them), or the
+    elements of one JSON array (``[request, request, ...]``, as a list of requests is saved), which is read as if
+    each element were one line of JSON lines. The last two are read as one document."""
+    LINES = ""
+    MULTILINE = "multi-line JSON"
+    ARRAY = "JSON array"
+
+
+def layout(head: bytes) -> Layout:
+    """The layout of an input from its first bytes. Written over several lines: it opens an object whose first line
+    is not a whole value, and neither is the next line (JSON lines whose first line is cut short go on with a whole
+    object). An array: it opens an array whose first element opens an object."""
     text = head.lstrip()
+    if text.startswith(b"["):
+        return Layout.ARRAY if text[1:].lstrip()[:1] in (b"{", b"]") else Layout.LINES
     nl = text.find(b"\n")
     if nl < 0 or not text.startswith(b"{") or _whole(text[:nl]):
-        return False
+        return Layout.LINES
     rest = text[nl + 1:].lstrip()
     nl = rest.find(b"\n")
-    return not (rest.startswith(b"{") and nl >= 0 and _whole(rest[:nl]))
+    return Layout.LINES if rest.startswith(b"{") and nl >= 0 and _whole(rest[:nl]) else Layout.MULTILINE
 
 
 def _whole(line: bytes) -> bool:
@@ -169,14 +183,16 @@ def _whole(line: bytes) -> bool:
     return True
 
 
-def parse_documents(data: bytes, source: str, q: DataQuality, out: Parsed) -> bool:
-    """Decodes JSON values written over several lines each into ``out``: all at once with pyarrow, or, when that
-    fails, as JSON lines (each value on the line it starts on), so that a bad value costs what it costs in a JSON
-    lines file. False, with nothing counted, when the text is not a sequence of JSON values (a JSON lines file whose
-    first line is cut short): the caller then reads it line by line."""
-    if _decoded(parse(data, len(data) + 1, out.spelling, multiline=True), source, q, out) is None:
+def parse_documents(data: bytes, how: Layout, source: str, q: DataQuality, out: Parsed) -> bool:
+    """Decodes a document of JSON values (``how``: written over several lines each, or the elements of an array)
+    into ``out``: values over several lines all at once with pyarrow, or, when that fails, and always for an array,
+    as JSON lines (each value on the line it starts on), so that a bad value costs what it costs in a JSON lines
+    file. False, with nothing counted, when values said to be written over several lines are one per line after
+    all (JSON lines whose first lines are cut short): the caller then reads it line by line."""
+    if how is Layout.MULTILINE and _decoded(parse(data, len(data) + 1, out.spelling, multiline=True), source, q,
+                                             out) is None:
         return True
-    lines = _as_lines(data)
+    lines = _as_lines(data, one_line_values=how is Layout.ARRAY)
     if lines is None:
         return False
     parse_piece(lines, 1, source, q, out, len(lines) + 1)
@@ -186,32 +202,56 @@ def parse_documents(data: bytes, source: str, q: DataQuality, out: Parsed) -> bo
 _SPACE = " \t\r\n"
 
 
-def _as_lines(data: bytes) -> bytes | None:
+def _as_lines(data: bytes, *, one_line_values: bool) -> bytes | None:
     """The JSON values of the text as JSON lines, each value on the line it starts on (the line breaks inside a value
-    move after it: JSON text never holds a raw line break inside a string), or None when something in it is not
-    JSON. Other bytes are kept as they are."""
+    move after it: JSON text never holds a raw line break inside a string). The elements of a top-level array are
+    its values (its brackets and commas become spaces). Text that is not JSON (a value cut short, a corrupt one)
+    becomes one line, up to the next line that starts a value as the first value did (at its indentation): it then
+    costs one line (``invalid_json``), and the values after it are read. Without ``one_line_values``, None when a
+    value (an object or array) is written on one line: the text is JSON lines."""
     text = data.decode("utf-8", "surrogateescape")
     decoder = json.JSONDecoder(strict=False)
     parts: list[str] = []
-    pos, broken = 0, True                   # broken: a line break since the last value
+    pos, broken, in_array = 0, True, False          # broken: a line break since the last value
+    resync: re.Pattern[str] | None = None           # where a value starts, as the first one did
     while True:
         gap = pos
-        while pos < len(text) and text[pos] in _SPACE:
+        while pos < len(text) and (text[pos] in _SPACE or (text[pos] in "[]," and _separates(text, pos, in_array))):
+            if text[pos] in "[]":
+                in_array = text[pos] == "["
             pos += 1
-        parts.append(text[gap:pos])
+        parts.append(_blank(text[gap:pos]))
         broken = broken or "\n" in text[gap:pos]
         if pos >= len(text):
             return "".join(parts).encode("utf-8", "surrogateescape")
+        if resync is None:
+            indent = text[text.rfind("\n", 0, pos) + 1:pos]
+            resync = re.compile("\n" + re.escape(indent if indent.isspace() else "") + "[{\\[]")
         try:
             _, end = decoder.raw_decode(text, pos)
+            whole = True
         except (ValueError, RecursionError):
-            return None
+            nxt = resync.search(text, pos + 1)
+            end, whole = (nxt.start() if nxt is not None else len(text)), False
         if not broken:                      # two values on one line
             parts.append("\n")
         value = text[pos:end]
         breaks = value.count("\n")
+        if whole and not breaks and not one_line_values and end - pos > 2 and text[pos] in "{[":
+            return None
         parts.append(value.replace("\r", " ").replace("\n", " ") + "\n" * breaks)
         pos, broken = end, breaks > 0
+
+
+def _separates(text: str, pos: int, in_array: bool) -> bool:
+    """Whether the bracket or comma at ``pos`` is the punctuation of a top-level array (not the start of a value)."""
+    if text[pos] == "[":
+        return not in_array                 # an array opens; inside one, a "[" starts an element
+    return in_array                         # "," between elements, "]" closing
+
+
+def _blank(gap: str) -> str:
+    return gap if not gap or gap.isspace() else "".join(c if c in _SPACE else " " for c in gap)
 
 
 def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multiline: bool = False) -> Parse:

@@ -234,10 +234,30 @@ def _drop_long_lines(piece: bytes, cap: int, line_no: int, on_long_line: Callabl
 
 def read_document(path: str | os.PathLike[str], limits: InputLimits) -> bytes:
     """A whole JSON document (a transcript file), decompressed, within ``max_document_bytes``."""
+    data, broken = read_document_prefix(path, limits)
+    if broken is not None:
+        raise broken
+    return data
+
+
+def read_document_prefix(path: str | os.PathLike[str], limits: InputLimits) -> tuple[bytes, Exception | None]:
+    """A whole document as ``read_document`` reads it, and, when its compressed stream ends early or is corrupt, what
+    came before that and the error (a document of several JSON values keeps the values before it)."""
     p = remote.shown(str(path)) if remote.is_url(path) else str(path)
+    blocks: list[bytes] = []
+    size, broken = 0, None
     with open_stream(path, limits) as s:
-        data = s.read(limits.max_document_bytes + 1)
-    if len(data) > limits.max_document_bytes:
+        while size <= limits.max_document_bytes:
+            try:
+                block = s.read(min(_FIRST_BLOCK, limits.max_document_bytes + 1 - size))     # (a failed read loses its block)
+            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+                broken = exc
+                break
+            if not block:
+                break
+            blocks.append(block)
+            size += len(block)
+    if size > limits.max_document_bytes:
         raise InputError(f"{p}: larger than {human(limits.max_document_bytes)}, the limit for a document read "
                          f"whole; set {DOCUMENT_ENV} to raise it")
-    return data
+    return b"".join(blocks), broken

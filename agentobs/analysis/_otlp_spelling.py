@@ -83,7 +83,7 @@ class Spelling:
     def sniff(head: bytes) -> Spelling:
         """The spelling the first line of ``head`` shows: the loader's first guess for a file, so a file in one
         spelling is parsed once. Only a guess: what pyarrow reports still corrects it (``learn``)."""
-        line = head.split(b"\n", 1)[0]
+        line = head.lstrip().removeprefix(b"[").split(b"\n", 1)[0]      # (the first element of an array)
         return Spelling(snake=_SNIFF_SNAKE.search(line) is not None and _SNIFF_CAMEL.search(line) is None,
                         kind_names=_SNIFF_KIND.search(line) is not None,
                         code_names=_SNIFF_CODE.search(line) is not None,

@@ -27,7 +27,7 @@ from ..errors import InputError
 from . import _arrow_memory, _otlp_ahead, _otlp_read, remote
 from ._arrow_pandas import table_to_frame
 from ._otlp_arrow import Decoded
-from ._otlp_parse import Parsed, multiline, parse_documents, parse_piece
+from ._otlp_parse import Layout, Parsed, layout, parse_documents, parse_piece
 from ._otlp_spelling import Spelling
 from .input_limits import InputLimits, LINE_ENV, human
 from .quality import DataQuality
@@ -57,37 +57,40 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
         return SpanSet(quality=q, sources=[src])
     spelling = Spelling.sniff(head)
     with _arrow_memory.load_pool():
-        if multiline(head):
-            whole = _load_documents(p, src, lim, q, Parsed(spelling=spelling), progress)
+        how = layout(head)
+        if how is not Layout.LINES:
+            whole = _load_documents(p, how, src, lim, q, Parsed(spelling=spelling), progress)
             if whole is not None:
                 return whole
         return _load(p, src, lim, q, Parsed(spelling=spelling), progress)
 
 
-def _load_documents(p: str | os.PathLike[str], src: str, lim: InputLimits, q: DataQuality, out: Parsed,
-                    progress: Callable[[int], None] | None) -> SpanSet | None:
-    """A file of JSON written over several lines (pretty-printed), read whole; None when it is to be read line by
-    line after all (it is not a sequence of JSON values, it could not be read, or it is over the document limit,
-    which is then said)."""
+def _load_documents(p: str | os.PathLike[str], how: Layout, src: str, lim: InputLimits, q: DataQuality,
+                    out: Parsed, progress: Callable[[int], None] | None) -> SpanSet | None:
+    """A file of JSON written over several lines (pretty-printed) or of one JSON array, read whole; None when it is
+    to be read line by line after all (it is JSON lines whose first lines are cut short, it could not be read, or it
+    is over the document limit, which is then said)."""
     try:
-        data = _otlp_read.read_document(p, lim)
+        data, broken = _otlp_read.read_document_prefix(p, lim)
     except InputError as exc:
         q.add("unreadable", src, example=f"read line by line, not as one document: {exc}")
         return None
-    except (OSError, EOFError, zlib.error):
+    except OSError:
         return None                         # the line by line reading says what it meets
-    whole = _documents(data, src, q, out)
+    if broken is not None:
+        _truncated(q, src, broken)
+    whole = _documents(data, how, src, q, out)
     if whole is not None and progress:
         progress(len(data))
     return whole
 
 
-def _documents(data: bytes, source: str, q: DataQuality, out: Parsed) -> SpanSet | None:
-    """The spans of JSON written over several lines, or None when it is not a sequence of JSON values."""
-    if not parse_documents(data, source, q, out):
+def _documents(data: bytes, how: Layout, source: str, q: DataQuality, out: Parsed) -> SpanSet | None:
+    """The spans of a document of JSON values (``how``), or None when it is JSON lines after all."""
+    if not parse_documents(data, how, source, q, out):
         return None
     q.lines += _lines(data)
-    return _finish(out, q, source, multiline=True)
+    return _finish(out, q, source, how)
 
 
 def _load(p: str | os.PathLike[str], src: str, lim: InputLimits, q: DataQuality, out: Parsed,
@@ -108,11 +111,15 @@ def _load(p: str | os.PathLike[str], src: str, lim: InputLimits, q: DataQuality,
             if progress and size:
                 progress(size)
     except _otlp_read._Truncated as exc:
-        q.add("unreadable", src, example=f"the compressed stream ends early or is corrupt ({exc}); "
-                                         "what came before was read")
+        _truncated(q, src, exc)
     except OSError as exc:
         q.add("unreadable", src, example=str(exc))
     return _finish(out, q, src)
+
+
+def _truncated(q: DataQuality, src: str, exc: Exception) -> None:
+    q.add("unreadable", src, example=f"the compressed stream ends early or is corrupt ({exc}); what came before "
+                                     "was read")
 
 
 def load_bytes(data: bytes, source: str, quality: DataQuality | None = None, *,
@@ -123,7 +130,8 @@ def load_bytes(data: bytes, source: str, quality: DataQuality | None = None, *,
     if not _looks_like_json(data[:65536], source, q):
         return SpanSet(quality=q, sources=[source])
     out = Parsed(spelling=Spelling.sniff(data[:65536]))
-    whole = _documents(data, source, q, out) if multiline(data[:65536]) else None
+    how = layout(data[:65536])
+    whole = _documents(data, how, source, q, out) if how is not Layout.LINES else None
     if whole is not None:
         return whole
     start, line = 0, 1
@@ -157,11 +165,11 @@ def _lines(data: bytes) -> int:
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
-def _finish(out: Parsed, q: DataQuality, source: str, multiline: bool = False) -> SpanSet:
+def _finish(out: Parsed, q: DataQuality, source: str, how: Layout = Layout.LINES) -> SpanSet:
     ss = frames(out.parts, q)
     ss.quality, ss.sources = q, [source]
-    layout = ", multi-line JSON" if multiline else ""
-    ss.spellings = {source: {(", ".join(sp.describe()) or "canonical") + layout: rows
+    shown = f", {how.value}" if how.value else ""
+    ss.spellings = {source: {(", ".join(sp.describe()) or "canonical") + shown: rows
                              for sp, rows in out.spellings.items()}}
     return ss
 
@@ -221,7 +229,7 @@ def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:
     if not stripped:
         q.add("empty_file", source)
         return False
-    if stripped[:1] != b"{":
+    if stripped[:1] != b"{" and layout(stripped) is not Layout.ARRAY:
         q.add("unknown_format", source, example=stripped[:40].decode("utf-8", "replace"))
         return False
     return True

@@ -1,7 +1,7 @@
 """Resolve the SOURCES a user names (files, folders, globs, Jaeger URLs, object-store URLs) into one SpanSet.
 
-A file is sniffed: OTLP JSON lines (our traces, a collector archive, a saved Jaeger answer)
-or a chat-transcript file (tau2-bench results, a list of OpenAI-style runs). gzip is read
+A file is sniffed: OTLP JSON (JSON lines: our traces, a collector archive, a saved Jaeger answer; pretty-printed;
+a JSON array of requests) or a chat-transcript file (tau2-bench results, a list of OpenAI-style runs). gzip is read
 transparently. Nothing here raises for bad content: problems land in the data quality.
 Files may also live in an object store or any fsspec filesystem (``s3://bucket/archive/``,
 ``gs://...``, ``file://...``, globs in them): ``remote`` names and opens them.
@@ -9,6 +9,7 @@ Files may also live in an object store or any fsspec filesystem (``s3://bucket/a
 from __future__ import annotations
 
 import glob
+import re
 import zlib
 from pathlib import Path
 from typing import Callable, Iterable
@@ -51,6 +52,11 @@ def _walk(p: Path) -> list[Path]:
     return [p]
 
 
+# a JSON array whose first element is an OTLP request (or a saved Jaeger API v3 answer holding one)
+_REQUEST_ARRAY = re.compile(rb'\[\s*\{\s*(?:"result"\s*:\s*\{\s*)?"(?:resourceSpans|resource_spans|'
+                            rb'resourceLogs|resourceMetrics|resource_logs|resource_metrics)"\s*:')
+
+
 def sniff(path: Path | str) -> str:
     """'otlp', 'transcripts' or 'unknown', from the first bytes of the (decompressed) file."""
     try:
@@ -59,7 +65,7 @@ def sniff(path: Path | str) -> str:
         return "unknown"
     text = raw.lstrip()
     if text.startswith(b"["):
-        return "transcripts"
+        return "otlp" if _REQUEST_ARRAY.match(text) else "transcripts"
     if text.startswith(b"{"):
         if any(k in text for k in (b'"resourceSpans"', b'"resource_spans"')):
             return "otlp"

@@ -269,3 +269,17 @@ def _write(tmp_path: Path, reqs: list[dict]) -> Path:
     p = tmp_path / "all.jsonl"
     p.write_text("".join(json.dumps(r) + "\n" for r in reqs))
     return p
+
+
+def test_a_bad_value_in_one_element_of_an_indented_array_costs_only_that_element(tmp_path):
+    reqs = _requests(NAMES[0])
+    bad = json.loads(json.dumps(reqs[1]))
+    bad["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["kind"] = {"not": "a kind"}
+    p = tmp_path / "requests.json"
+    p.write_text(json.dumps([reqs[0], bad, *reqs[2:]], indent=4))
+    got = load_file(p)
+    rest = tmp_path / "rest.jsonl"
+    rest.write_text("".join(json.dumps(r) + "\n" for i, r in enumerate(reqs) if i != 1))
+    assert set(zip(*[load_file(rest).spans[c] for c in ("trace_id", "span_id")])) <= set(
+        zip(got.spans.trace_id, got.spans.span_id))                        # the good elements, whole
+    assert got.quality.count("careful_path") == 1                           # only the bad element, on its own

@@ -185,18 +185,37 @@ def _whole(line: bytes) -> bool:
 
 def parse_documents(data: bytes, how: Layout, source: str, q: DataQuality, out: Parsed) -> bool:
     """Decodes a document of JSON values (``how``: written over several lines each, or the elements of an array)
-    into ``out``: values over several lines all at once with pyarrow, or, when that fails, and always for an array,
-    as JSON lines (each value on the line it starts on), so that a bad value costs what it costs in a JSON lines
+    into ``out``: values over several lines (or the elements of an indented array) all at once with pyarrow, or,
+    when that fails, as JSON lines (each value on the line it starts on), so that a bad value costs what it costs in a JSON lines
     file. False, with nothing counted, when values said to be written over several lines are one per line after
     all (JSON lines whose first lines are cut short): the caller then reads it line by line."""
-    if how is Layout.MULTILINE and _decoded(parse(data, len(data) + 1, out.spelling, multiline=True), source, q,
-                                             out) is None:
+    values = data if how is Layout.MULTILINE else _indented_elements(data)
+    if values is not None and _decoded(parse(values, len(values) + 1, out.spelling, multiline=True), source, q,
+                                       out) is None:
         return True
     lines = _as_lines(data, one_line_values=how is Layout.ARRAY)
     if lines is None:
         return False
     parse_piece(lines, 1, source, q, out, len(lines) + 1)
     return True
+
+
+def _indented_elements(data: bytes) -> bytes | None:
+    """The elements of an indented JSON array one after another (as ``jq .`` prints several values), its brackets
+    and the commas between its elements made spaces, for pyarrow to parse at once; None when the array is not
+    indented (on one line). An element's closing brace is the one at the indentation of its opening brace (as
+    every pretty-printer writes them); were a comma taken away anywhere else, the text would not be JSON and pyarrow
+    would say so."""
+    start = len(data) - len(data.lstrip())
+    first = data.find(b"{", start)
+    nl = data.rfind(b"\n", start, first)
+    end = len(data.rstrip())
+    if data[start:start + 1] != b"[" or first < 0 or nl < 0 or data[end - 1:end] != b"]" \
+            or data[nl + 1:first].strip(b" \t"):
+        return None
+    close = b"\n" + data[nl + 1:first] + b"}"
+    return b"".join((data[:start], b" ", data[start + 1:end - 1].replace(close + b",", close + b" "), b" ",
+                     data[end:]))
 
 
 _SPACE = " \t\r\n"

@@ -193,7 +193,7 @@ def parse_documents(data: bytes, how: Layout, source: str, q: DataQuality, out: 
     if values is not None and _decoded(parse(values, len(values) + 1, out.spelling, multiline=True), source, q,
                                        out) is None:
         return True
-    lines = _as_lines(data, one_line_values=how is Layout.ARRAY)
+    lines = values_as_lines(data, one_line_values=how is Layout.ARRAY)
     if lines is None:
         return False
     parse_piece(lines, 1, source, q, out, len(lines) + 1)
@@ -221,7 +221,7 @@ def _indented_elements(data: bytes) -> bytes | None:
 _SPACE = " \t\r\n"
 
 
-def _as_lines(data: bytes, *, one_line_values: bool) -> bytes | None:
+def values_as_lines(data: bytes, *, one_line_values: bool) -> bytes | None:
     """The JSON values of the text as JSON lines, each value on the line it starts on (the line breaks inside a value
     move after it: JSON text never holds a raw line break inside a string). The elements of a top-level array are
     its values (its brackets and commas become spaces). Text that is not JSON (a value cut short, a corrupt one)

@@ -1,7 +1,8 @@
 """Resolve the SOURCES a user names (files, folders, globs, Jaeger URLs, object-store URLs) into one SpanSet.
 
 A file is sniffed: OTLP JSON (JSON lines: our traces, a collector archive, a saved Jaeger answer; pretty-printed;
-a JSON array of requests) or a chat-transcript file (tau2-bench results, a list of OpenAI-style runs). gzip is read
+a JSON array of requests), another trace format (``formats``: Jaeger's own JSON, the OpenTelemetry SDK's console
+output) or a chat-transcript file (tau2-bench results, a list of OpenAI-style runs). gzip is read
 transparently. Nothing here raises for bad content: problems land in the data quality.
 Files may also live in an object store or any fsspec filesystem (``s3://bucket/archive/``,
 ``gs://...``, ``file://...``, globs in them): ``remote`` names and opens them.
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..errors import InputError
-from . import remote
+from . import formats, remote
 from ._otlp_read import head
 from .jaeger import fetch, is_jaeger_url, parse_url
 from .otlp import SpanSet, check, load_file
@@ -58,11 +59,15 @@ _REQUEST_ARRAY = re.compile(rb'\[\s*\{\s*(?:"result"\s*:\s*\{\s*)?"(?:resourceSp
 
 
 def sniff(path: Path | str) -> str:
-    """'otlp', 'transcripts' or 'unknown', from the first bytes of the (decompressed) file."""
+    """'otlp', 'transcripts', the ``NAME`` of one of ``formats.FORMATS`` or 'unknown', from the first bytes of the
+    (decompressed) file."""
     try:
         raw = head(path, 8192)
     except (OSError, EOFError, zlib.error):
         return "unknown"
+    other = formats.sniff(raw)
+    if other is not None:
+        return str(other.NAME)
     text = raw.lstrip()
     if text.startswith(b"["):
         return "otlp" if _REQUEST_ARRAY.match(text) else "transcripts"
@@ -82,9 +87,14 @@ def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None 
             parts.append(fetch(parse_url(s), progress))
             continue
         p = s if remote.is_url(s) else Path(s)
-        if sniff(p) == "transcripts":
-            from .transcripts import load_transcripts
-            part = load_transcripts(p)
+        kind = sniff(p)
+        other = next((f for f in formats.FORMATS if kind == f.NAME), None)
+        if kind == "transcripts" or other is not None:
+            if other is not None:
+                part = formats.load(p, other)
+            else:
+                from .transcripts import load_transcripts
+                part = load_transcripts(p)
             if progress:
                 progress(_size(s))
         else:

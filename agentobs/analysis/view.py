@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..contract import semconv as sc
+from .formats import FORMAT_NAMES
 from .graph import span_keys
 from .report import Report
 
@@ -112,11 +113,16 @@ def report_view(r: Report) -> ReportView:
 
 
 def _read_line(r: Report) -> Line | None:
-    """What was read: the span dialects recognized, and the OTLP JSON spellings other than the canonical one."""
+    """What was read: the span dialects recognized, the OTLP JSON spellings other than the canonical one, and the
+    other formats converted to OTLP."""
     parts = [f"{n:,} spans in {d}" for d, n in sorted(r.derivation.dialects.items(), key=lambda kv: -kv[1])]
-    spellings = sorted({sp for per in r.spellings.values() for sp in per if sp != "canonical"})
+    seen = {sp for per in r.spellings.values() for sp in per if sp != "canonical"}
+    converted = sorted(seen & FORMAT_NAMES)
+    spellings = sorted(seen - FORMAT_NAMES)
     if spellings:
         parts.append("OTLP JSON with " + "; ".join(spellings))
+    if converted:
+        parts.append("converted from " + "; ".join(converted))
     return Line(text="Read: " + ", ".join(parts)) if parts else None
 
 

@@ -21,10 +21,12 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentobs.analysis.otlp import load_file
+from agentobs.analysis.sources import load_sources
 from agentobs.domain.scenarios import SEED000, SEED004
 from agentobs.telemetry import configure
 from agentobs.contract import semconv as sc
-from stackutil import (ROOT, Span, arrays_as_json_text, by_labels, by_trace, from_memory, from_otlp, legacy_matches, legacy_search,
+from stackutil import (ROOT, Span, arrays_as_json_text, by_labels, by_trace, from_memory, from_otlp, get_json,
+                       legacy_matches, legacy_search,
                        legacy_tags, prom_query, shape, unique_service, v3_search, v3_trace, wait_for,
                        without_jaeger_warnings)
 
@@ -190,6 +192,49 @@ def test_agentobs_report_reads_the_runs_from_jaeger(stack, seeds, tmp_path):
     by_trace_id = {r["trace_id"]: r for r in rows}
     for tid, root in seeds.roots.items():
         assert by_trace_id[tid]["stop_reason"] == root.attributes[sc.STOP_REASON][1], tid
+
+
+def test_agentobs_report_reads_jaeger_json_saved_from_the_ui_as_the_runs_themselves(stack, seeds, tmp_path):
+    """The Jaeger UI's "Download Results" (``{"data": [trace, ...]}`` of the search, API before v3) and its "Trace
+    JSON" (``/api/traces/{id}``), saved to files, give the report the local OTLP file gives."""
+    def fetch():
+        data = legacy_search(stack.jaeger, seeds.service, seeds.t_min, seeds.t_max)
+        return data if sum(len(t["spans"]) for t in data) >= len(seeds.spans) else None
+    data = wait_for(fetch, "the legacy /api/traces to hold every span")
+    download = tmp_path / "traces-1764566000000.json"
+    download.write_text(json.dumps({"data": data, "total": 0, "limit": 0, "offset": 0, "errors": None}))
+    one_by_one = tmp_path / "by-id"
+    one_by_one.mkdir()
+    for tid in seeds.traces:
+        status, body = get_json(f"{stack.jaeger}/api/traces/{tid}")
+        assert status == 200 and isinstance(body, dict), (tid, status)
+        (one_by_one / f"{tid}.json").write_text(json.dumps(body, indent=2))
+    local = _agentobs("report", str(seeds.local), "--format", "json", cwd=tmp_path)
+    assert local.returncode == 0, local.stderr
+    rl = json.loads(local.stdout)
+    for source in (download, one_by_one):
+        got = _agentobs("report", str(source), "--format", "json", cwd=tmp_path)
+        assert got.returncode == 0, got.stderr
+        rj = json.loads(got.stdout)
+        assert rj["overview"] == rl["overview"], source
+        assert [(s["name"], s["runs"]) for s in rj["signatures"]] == [(s["name"], s["runs"]) for s in rl["signatures"]]
+        assert all(list(v) == ["Jaeger JSON (UI download, API before v3)"] for v in rj["read"]["spellings"].values())
+        table = _agentobs("runs", str(source), "--out", str(tmp_path / "ui.csv"), cwd=tmp_path)
+        mine = _agentobs("runs", str(seeds.local), "--out", str(tmp_path / "local.csv"), cwd=tmp_path)
+        assert table.returncode == mine.returncode == 0, table.stderr + mine.stderr
+        cols = ["trace_id", "stop_reason", "steps", "model_calls", "tool_calls", "input_tokens", "output_tokens",
+                "status"]
+        got_rows = pd.read_csv(tmp_path / "ui.csv", dtype=str).sort_values("trace_id").reset_index(drop=True)
+        want_rows = pd.read_csv(tmp_path / "local.csv", dtype=str).sort_values("trace_id").reset_index(drop=True)
+        pd.testing.assert_frame_equal(got_rows[cols], want_rows[cols])
+        # the calls' costs are summed in the order Jaeger gives the spans: equal to the last bit or so
+        pd.testing.assert_series_equal(got_rows["cost_usd"].astype(float), want_rows["cost_usd"].astype(float),
+                                       rtol=1e-12)
+    ui, ours = _frame(load_sources([str(download)]).spans), _frame(load_file(seeds.local).spans)
+    assert ui["span_id"].tolist() == ours["span_id"].tolist()
+    cols = ["trace_id", "span_id", "parent_span_id", "name", "kind", "status_code", "status_message", "service_name"]
+    pd.testing.assert_frame_equal(ui[cols], ours[cols], check_dtype=False)
+    assert (ui["start_ns"] == ours["start_ns"] // 1000 * 1000).all()        # Jaeger keeps microseconds
 
 
 # -- (b) the collector's file archive -------------------------------------------------------------------------

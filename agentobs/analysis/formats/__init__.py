@@ -1,0 +1,48 @@
+"""Trace files in other shapes than OTLP JSON, converted to OTLP requests and read by the OTLP loader.
+
+Each format is one module with ``NAME`` (what the report's "read" section says), ``matches(head)`` (from the
+file's first bytes) and ``requests(data, source, quality)`` (the OTLP requests, canonical spelling, of the whole
+document; what it cannot convert is counted, never raised). The list ``FORMATS`` is closed and ordered.
+"""
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from types import ModuleType
+
+from .. import remote
+from .._otlp_read import read_document
+from ..input_limits import InputLimits
+from ..otlp import SpanSet, load_bytes
+from ..quality import DataQuality
+from . import console, jaeger_ui
+
+__all__ = ["FORMATS", "FORMAT_NAMES", "load", "sniff"]
+
+FORMATS: tuple[ModuleType, ...] = (jaeger_ui, console)
+FORMAT_NAMES: frozenset[str] = frozenset(f.NAME for f in FORMATS)
+
+
+def sniff(head: bytes) -> ModuleType | None:
+    """The format whose first bytes ``head`` shows, if any."""
+    return next((f for f in FORMATS if f.matches(head)), None)
+
+
+def load(path: str | os.PathLike[str], fmt: ModuleType) -> SpanSet:
+    """Loads one file in ``fmt`` (read whole, within the document limit; gzip or not). Never raises for bad
+    content: what is wrong is counted in the data quality."""
+    src = remote.shown(str(path)) if remote.is_url(path) else str(path)
+    q = DataQuality(files=1)
+    try:
+        data = read_document(path, InputLimits.resolve())     # over the document limit: an InputError, as said
+    except (OSError, EOFError, zlib.error) as exc:          # (gzip.BadGzipFile is an OSError)
+        q.add("unreadable", src, example=str(exc)[:200])
+        return SpanSet(quality=q, sources=[src])
+    reqs = fmt.requests(data, src, q)
+    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in reqs).encode()
+    lines = q.lines + data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    out = load_bytes(text, src, q) if text else SpanSet(quality=q, sources=[src])
+    q.lines = lines
+    out.spellings = {src: {fmt.NAME: len(reqs)}} if reqs else {}
+    return out

@@ -1,0 +1,127 @@
+"""Jaeger's own JSON: what the Jaeger UI's "Download Results" saves (``traces-<ms>.json``) and its "Trace JSON"
+shows, the answers of the query API before v3 (``/api/traces``, ``/api/traces/{id}``): ``{"data": [trace, ...]}``,
+a single trace ``{"traceID", "spans", "processes"}``, or a list of traces.
+
+Converted as Jaeger converts OTLP to its model, backwards: ``span.kind``, ``otel.status_code`` and
+``otel.status_description``, ``otel.scope.name`` and ``otel.scope.version`` tags become the span's kind, status and
+scope; the first ``CHILD_OF`` reference in the trace is the parent, the other references are links; logs are span
+events (named by their ``event`` field); a process is the resource (``serviceName`` is ``service.name``). Times are
+microseconds. Values Jaeger keeps only as text (arrays, maps) stay text.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..quality import DataQuality
+from ._build import KINDS, STATUS_CODES, hex_id, request
+
+NAME = "Jaeger JSON (UI download, API before v3)"
+
+_HEAD = re.compile(rb'\s*(?:\{\s*"data"\s*:\s*)?\[?\s*\{\s*"traceID"\s*:')
+_TAGS_TAKEN = {"span.kind", "otel.status_code", "otel.status_description", "otel.scope.name", "otel.scope.version",
+               "otel.library.name", "otel.library.version", "internal.span.format", "w3c.tracestate"}
+_TYPES = {"string": "stringValue", "bool": "boolValue", "int64": "intValue", "float64": "doubleValue",
+          "binary": "bytesValue"}
+
+
+def matches(head: bytes) -> bool:
+    return _HEAD.match(head) is not None
+
+
+def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
+    """One OTLP request per trace."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as exc:           # UnicodeDecodeError is a ValueError
+        q.add("invalid_json", source, example=str(exc)[:200])
+        return []
+    traces = doc.get("data") if isinstance(doc, dict) and "data" in doc else doc
+    if isinstance(traces, dict):
+        traces = [traces]
+    if not isinstance(traces, list):
+        q.add("unknown_format", source, example="a Jaeger answer without traces")
+        return []
+    out = []
+    for trace in traces:
+        if not isinstance(trace, dict) or not isinstance(trace.get("spans"), list):
+            q.add("bad_span", source, example="a trace without a list of spans")
+            continue
+        out.append(_trace(trace))
+    return out
+
+
+def _trace(trace: dict[str, Any]) -> dict[str, Any]:
+    processes: dict[str, Any] = trace["processes"] if isinstance(trace.get("processes"), dict) else {}
+    resources: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for span in trace["spans"]:
+        if not isinstance(span, dict):
+            continue
+        tags = _tags(span.get("tags"))
+        pid = str(span.get("processID", ""))
+        if pid not in resources:
+            proc: dict[str, Any] = processes[pid] if isinstance(processes.get(pid), dict) else {}
+            attrs = [{"key": "service.name", "value": {"stringValue": str(proc.get("serviceName", ""))}}]
+            resources[pid] = attrs + [a for a in _values(proc.get("tags")) if a["key"] != "service.name"]
+        scope = (str(tags.get("otel.scope.name", tags.get("otel.library.name", ""))),
+                 str(tags.get("otel.scope.version", tags.get("otel.library.version", ""))))
+        groups.setdefault((pid, *scope), []).append(_span(span, tags))
+    return request(groups, resources)
+
+
+def _span(span: dict[str, Any], tags: dict[str, Any]) -> dict[str, Any]:
+    trace_id = hex_id(span.get("traceID"), 32)
+    refs = [r for r in span.get("references") or [] if isinstance(r, dict)]
+    parent = next((r for r in refs if r.get("refType") == "CHILD_OF" and hex_id(r.get("traceID"), 32) == trace_id),
+                  None)
+    start, duration = span.get("startTime"), span.get("duration")
+    out: dict[str, Any] = {
+        "traceId": trace_id, "spanId": hex_id(span.get("spanID"), 16), "name": str(span.get("operationName", "")),
+        "kind": KINDS.get(str(tags.get("span.kind", "")).upper(), 0),
+        "attributes": [a for a in _values(span.get("tags")) if a["key"] not in _TAGS_TAKEN],
+    }
+    if parent is not None:
+        out["parentSpanId"] = hex_id(parent.get("spanID"), 16)
+    if isinstance(start, int) and isinstance(duration, int):
+        out["startTimeUnixNano"] = str(start * 1000)
+        out["endTimeUnixNano"] = str((start + duration) * 1000)
+    code = STATUS_CODES.get(str(tags.get("otel.status_code", "")).upper(), 0)
+    if not code and tags.get("error") is True:
+        code = STATUS_CODES["ERROR"]
+    out["status"] = {"code": code}
+    if tags.get("otel.status_description"):
+        out["status"]["message"] = str(tags["otel.status_description"])
+    links = [{"traceId": hex_id(r.get("traceID"), 32), "spanId": hex_id(r.get("spanID"), 16)}
+             for r in refs if r is not parent]
+    if links:
+        out["links"] = links
+    events = [_event(log) for log in span.get("logs") or [] if isinstance(log, dict)]
+    if events:
+        out["events"] = events
+    return out
+
+
+def _event(log: dict[str, Any]) -> dict[str, Any]:
+    fields = _values(log.get("fields"))
+    name = next((f["value"].get("stringValue") for f in fields if f["key"] == "event"), None)
+    ts = log.get("timestamp")
+    return {"timeUnixNano": str(ts * 1000) if isinstance(ts, int) else "0", "name": str(name or "log"),
+            "attributes": [f for f in fields if f["key"] != "event"]}
+
+
+def _tags(tags: Any) -> dict[str, Any]:
+    return {t["key"]: t.get("value") for t in tags or [] if isinstance(t, dict) and isinstance(t.get("key"), str)}
+
+
+def _values(tags: Any) -> list[dict[str, Any]]:
+    """OTLP attributes of Jaeger tags (``{"key", "type", "value"}``)."""
+    out = []
+    for t in tags or []:
+        if not isinstance(t, dict) or not isinstance(t.get("key"), str):
+            continue
+        kind = _TYPES.get(str(t.get("type", "string")).lower(), "stringValue")
+        v = t.get("value")
+        out.append({"key": t["key"], "value": {kind: str(v) if kind == "intValue" else v}})
+    return out

@@ -367,9 +367,9 @@ def _typed(fields: dict[str, pa.Array], name: str, expected: str | None, source:
     if target == "double":
         d = get("doubleValue", pa.nulls(n, pa.float64()))
         if "intValue" in fields:
-            d = pc.coalesce(d, pc.cast(fields["intValue"], pa.float64()))
+            d = pc.coalesce(d, pc.cast(fields["intValue"], pa.float64(), safe=False))     # (> 2^53: the nearest)
         if "stringValue" in fields:
-            d = pc.coalesce(d, pc.cast(_ints(fields["stringValue"], None, source, name), pa.float64()))
+            d = pc.coalesce(d, pc.cast(_ints(fields["stringValue"], None, source, name), pa.float64(), safe=False))
         return d
     if target == "bool":
         b = get("boolValue", pa.nulls(n, pa.bool_()))

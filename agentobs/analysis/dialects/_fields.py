@@ -56,7 +56,7 @@ def num(df: pd.DataFrame, names: Iterable[str]) -> np.ndarray:
         if pa.types.is_string(arr.type):
             v = pd.to_numeric(pd.Series(arr.to_pandas()), errors="coerce").to_numpy(dtype=float)
         elif pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type) or pa.types.is_boolean(arr.type):
-            v = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+            v = pc.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)  # (> 2^53: the nearest)
         else:
             continue
         out = np.where(np.isnan(out), v, out)
@@ -131,7 +131,7 @@ def _extract(objs: pa.Table | list[object], path: tuple[str, ...]) -> np.ndarray
             arr = pc.struct_field(arr, key)
         if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
             return pd.to_numeric(pd.Series(arr.to_pylist(), dtype=object), errors="coerce").to_numpy(dtype=float)
-        return pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+        return pc.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
     vals = []
     for o in objs:
         for key in path:

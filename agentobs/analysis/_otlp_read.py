@@ -16,13 +16,14 @@ import os
 import queue
 import types
 import zlib
-from typing import BinaryIO, Callable, Iterator, cast
+from typing import Any, BinaryIO, Callable, Iterator, cast
 
 from ..errors import InputError
 from . import remote
 from .input_limits import RATIO_ENV, DOCUMENT_ENV, InputLimits, human
 
 GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"          # a UTF-8 byte order mark (Windows tools write one): not part of the JSON
 
 _gzip: types.ModuleType = gzip
 _InflateError: type[BaseException] = zlib.error
@@ -46,38 +47,84 @@ def _size(f: BinaryIO) -> int:
 
 
 def head(path: str | os.PathLike[str], n: int = 65536) -> bytes:
-    """The first ``n`` bytes of the (decompressed) file."""
-    with _open(path) as f:
-        if f.read(2) == GZIP_MAGIC:
-            f.seek(0)
-            try:
-                with _gzip.open(f) as g:
-                    return g.read(n)
-            except _InflateError as exc:
-                raise zlib.error(str(exc)) from None
-        f.seek(0)
-        return f.read(n)
+    """The first ``n`` bytes of the (decompressed) file, without a UTF-8 byte order mark. A gzip stream that ends
+    early or is corrupt gives what came before that, and raises only when that is nothing."""
+    with open_stream(path, InputLimits()) as s:
+        parts: list[bytes] = []
+        got = 0
+        while got < n:
+            part = s.read(n - got)
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        broken = broken_by(s)
+        if broken is not None and not parts:
+            raise broken
+        return b"".join(parts)
+
+
+_BROKEN = (EOFError, _InflateError, zlib.error, gzip.BadGzipFile)   # a gzip stream cut short or corrupt
 
 
 class _Capped(io.RawIOBase):
-    """A decompressed stream that refuses to expand beyond ``limit`` bytes."""
+    """A decompressed stream that refuses to expand beyond ``limit`` bytes. A stream that ends early or is corrupt
+    ends there, keeping what came before; ``broken`` says why (``broken_by`` reads it).
 
-    def __init__(self, raw: BinaryIO, limit: int, path: str, size: int, limits: InputLimits):
-        self._raw, self._limit, self._path, self._size, self._limits = raw, limit, path, size, limits
+    The fast inflater (ISA-L) gives nothing of a read that meets the break, and reads ahead of what it gives, so
+    then the stream is read again with zlib's, one inflate at a time (``read1``, which loses nothing), from the
+    first byte not yet given: all that came before the break is kept, at the cost of inflating the file's start
+    twice, on this path only."""
+
+    def __init__(self, file: BinaryIO, limit: int, path: str, size: int, limits: InputLimits):
+        self._file, self._limit, self._path, self._size, self._limits = file, limit, path, size, limits
+        self._raw: Any = _gzip.GzipFile(fileobj=file)
+        self._careful = False
         self.total = 0
+        self.broken: Exception | None = None      # why the stream ended before its end, if it did
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b: bytearray) -> int:  # type: ignore[override]
-        try:
-            n = self._raw.readinto(b)  # type: ignore[attr-defined]
-        except _InflateError as exc:
-            raise zlib.error(str(exc)) from None
+        while self.broken is None:
+            try:
+                if self._careful:
+                    data = self._raw.read1(len(b))
+                    n = len(data)
+                    b[:n] = data
+                else:
+                    n = self._raw.readinto(b)
+                break
+            except _BROKEN as exc:
+                if self._careful:
+                    self._break(exc)
+                else:
+                    self._again()
+        else:
+            return 0        # the end, for the reader; ``broken`` says it came early
         self.total += n
         if self.total > self._limit:
             raise self.refused()
         return n
+
+    def _again(self) -> None:
+        """Reads the stream again with zlib's inflater, up to the first byte not yet given."""
+        self._careful = True
+        self._file.seek(0)
+        self._raw = gzip.GzipFile(fileobj=self._file)
+        left = self.total
+        try:
+            while left:
+                part = self._raw.read1(min(left, 1 << 20))
+                if not part:
+                    break
+                left -= len(part)
+        except _BROKEN as exc:
+            self._break(exc)
+
+    def _break(self, exc: BaseException) -> None:
+        self.broken = zlib.error(str(exc)) if isinstance(exc, _InflateError) else cast(Exception, exc)
 
     def refused(self) -> InputError:
         return InputError(
@@ -87,18 +134,30 @@ class _Capped(io.RawIOBase):
 
 
 def open_stream(path: str | os.PathLike[str], limits: InputLimits) -> BinaryIO:
-    """The file's bytes, decompressed when it is gzip, within the limits."""
+    """The file's bytes, decompressed when it is gzip, within the limits, without a UTF-8 byte order mark. A gzip
+    stream that ends early or is corrupt ends there: ``broken_by`` then says why."""
     p = remote.shown(str(path)) if remote.is_url(path) else str(path)
     f = _open(path)
     if f.read(2) != GZIP_MAGIC:
         f.seek(0)
+        if f.read(len(BOM)) != BOM:
+            f.seek(0)
         return f
     f.seek(0)
     size = _size(f)
     # the running count refuses a bomb while it is read; the size a gzip trailer declares is not trusted (a
     # truncated file's last four bytes are any four bytes, and a file of several members declares only the last)
-    capped = _Capped(_gzip.GzipFile(fileobj=f), limits.max_decompressed(size), p, size, limits)
-    return io.BufferedReader(capped, buffer_size=1 << 20)  # type: ignore[type-var]
+    capped = _Capped(f, limits.max_decompressed(size), p, size, limits)
+    stream = io.BufferedReader(capped, buffer_size=1 << 20)  # type: ignore[type-var]
+    if stream.peek(len(BOM))[:len(BOM)] == BOM:
+        stream.read(len(BOM))
+    return stream
+
+
+def broken_by(stream: BinaryIO) -> Exception | None:
+    """Why a stream of ``open_stream`` ended early (a gzip stream cut short or corrupt), or None."""
+    raw = getattr(stream, "raw", None)
+    return raw.broken if isinstance(raw, _Capped) else None
 
 
 class Buffers:
@@ -142,8 +201,9 @@ def chunks(path: str | os.PathLike[str], limits: InputLimits, on_long_line: Call
     stream = open_stream(path, limits)
     try:
         yield from _split(stream, limits, on_long_line, buffers or Buffers())
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise _Truncated(str(exc)) from None
+        broken = broken_by(stream)
+        if broken is not None:
+            raise _Truncated(str(broken))
     finally:
         stream.close()
 
@@ -245,18 +305,15 @@ def read_document_prefix(path: str | os.PathLike[str], limits: InputLimits) -> t
     came before that and the error (a document of several JSON values keeps the values before it)."""
     p = remote.shown(str(path)) if remote.is_url(path) else str(path)
     blocks: list[bytes] = []
-    size, broken = 0, None
+    size = 0
     with open_stream(path, limits) as s:
         while size <= limits.max_document_bytes:
-            try:
-                block = s.read(min(_FIRST_BLOCK, limits.max_document_bytes + 1 - size))     # (a failed read loses its block)
-            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                broken = exc
-                break
+            block = s.read(min(_FIRST_BLOCK, limits.max_document_bytes + 1 - size))
             if not block:
                 break
             blocks.append(block)
             size += len(block)
+        broken = broken_by(s)
     if size > limits.max_document_bytes:
         raise InputError(f"{p}: larger than {human(limits.max_document_bytes)}, the limit for a document read "
                          f"whole; set {DOCUMENT_ENV} to raise it")

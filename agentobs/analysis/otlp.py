@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from . import _arrow_memory, _otlp_ahead, _otlp_read, remote
+from . import _arrow_memory, _magic, _otlp_ahead, _otlp_read, remote
 from ._arrow_pandas import table_to_frame
 from ._otlp_arrow import Decoded
 from ._otlp_parse import Layout, Parsed, layout, parse_documents, parse_piece
@@ -230,7 +230,7 @@ def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:
         q.add("empty_file", source)
         return False
     if stripped[:1] != b"{" and layout(stripped) is not Layout.ARRAY:
-        q.add("unknown_format", source, example=stripped[:40].decode("utf-8", "replace"))
+        q.add("unknown_format", source, example=_magic.describe(head) or stripped[:40].decode("utf-8", "replace"))
         return False
     return True
 

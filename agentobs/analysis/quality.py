@@ -83,15 +83,24 @@ class DataQuality:
         return sum(i.count for i in self.issues if i.kind == kind)
 
     def summary(self, limit: int = 3) -> str:
-        """The main problems in one line (the largest counts first), for an error message."""
+        """The main problems in one line (the largest counts first), each with its first example (what went wrong,
+        e.g. the system's reason a file could not be read), for an error message."""
         if not self.issues:
             return "the input holds no spans"
         by_kind: dict[str, int] = {}
+        example: dict[str, str] = {}
         for i in self.issues:
             by_kind[i.kind] = by_kind.get(i.kind, 0) + i.count
+            if i.examples and i.kind not in example:
+                example[i.kind] = i.examples[0]
         top = sorted(by_kind.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-        return "; ".join(f"{n} x {kind} ({KINDS[kind]})" for kind, n in top)
+        return "; ".join(f"{n} x {kind} ({KINDS[kind]}" + (f": {_short(example[kind])})" if kind in example else ")")
+                         for kind, n in top)
 
     def to_dict(self) -> dict[str, Any]:
         return {"files": self.files, "lines": self.lines, "issues": [i.to_dict() for i in self.issues]}
 
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

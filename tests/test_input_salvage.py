@@ -1,0 +1,162 @@
+"""Input that used to cost everything now costs only what is damaged, and what cannot be read says what it is and
+what to do: a gzip stream cut short or followed by garbage keeps all that came before the break, a UTF-8 byte order
+mark is skipped, an integer too large for a double is a number (never a traceback), and a file in a format we do
+not read is named with the way out."""
+import bz2
+import gzip
+import io
+import json
+import lzma
+import zipfile
+import zlib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from agentobs.analysis.otlp import load_file
+from agentobs.analysis.runs import derive_runs
+from agentobs.analysis.sources import load_sources
+from agentobs.cli.main import cli
+
+FIXTURES = Path(__file__).parent / "dialects" / "fixtures"
+TAU2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau2"
+
+
+def _ids(ss) -> set[tuple[str, str]]:
+    return set(zip(ss.spans.trace_id, ss.spans.span_id))
+
+
+@pytest.mark.parametrize("damage", ["cut short", "garbage after the stream"])
+@pytest.mark.parametrize("name", ["langgraph", "openai_v2"])
+def test_a_damaged_gzip_stream_keeps_every_line_before_the_break(tmp_path, name, damage):
+    text = (FIXTURES / f"{name}.jsonl").read_bytes()
+    packed = gzip.compress(text)
+    raw = packed[: len(packed) * 4 // 5] if damage == "cut short" else packed + b"garbage, not gzip"
+    p = tmp_path / "t.jsonl.gz"
+    p.write_bytes(raw)
+    got = load_file(p)
+    inflated = zlib.decompressobj(wbits=31).decompress(raw)            # what zlib gives of the damaged stream
+    whole = inflated[: inflated.rfind(b"\n") + 1]
+    before = tmp_path / "before.jsonl"
+    before.write_bytes(whole)
+    assert len(whole) > 0
+    assert _ids(got) == _ids(load_file(before))
+    examples = [e for i in got.quality.issues if i.kind == "unreadable" for e in i.examples]
+    assert len(examples) == 1 and "what came before was read" in examples[0]
+    if damage == "cut short":
+        assert got.quality.count("invalid_json") == 1                  # the line the cut goes through
+    else:
+        assert len(got.spans) == len(load_file(FIXTURES / f"{name}.jsonl").spans)
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_byte_order_mark_is_skipped(tmp_path, compressed):
+    text = b"\xef\xbb\xbf" + (FIXTURES / "langfuse.jsonl").read_bytes()
+    p = tmp_path / ("bom.jsonl.gz" if compressed else "bom.jsonl")
+    p.write_bytes(gzip.compress(text) if compressed else text)
+    got = load_sources([str(p)])
+    assert not got.quality.issues, got.quality.to_dict()
+    assert _ids(got) == _ids(load_file(FIXTURES / "langfuse.jsonl"))
+
+
+def test_a_transcript_with_a_byte_order_mark_is_read(tmp_path):
+    src = sorted(TAU2.glob("*.json"))[0]
+    p = tmp_path / "bom.json"
+    p.write_bytes(b"\xef\xbb\xbf" + src.read_bytes())
+    got, want = derive_runs(load_sources([str(p)]))[0], derive_runs(load_sources([str(src)]))[0]
+    assert len(got) == len(want) > 0
+    cols = ["steps", "model_calls", "tool_calls", "tokens", "success"]      # (ids are made from the file's name)
+    assert sorted(map(tuple, got[cols].astype(str).values)) == sorted(map(tuple, want[cols].astype(str).values))
+
+
+def test_an_integer_above_two_to_the_53_is_a_number_not_a_traceback(tmp_path):
+    lines = (FIXTURES / "openai_v2.jsonl").read_text().splitlines()
+    big = 2 ** 53 + 1
+    old = '{"key":"gen_ai.usage.input_tokens","value":{"intValue":"'
+    at = lines[0].index(old) + len(old)
+    end = lines[0].index('"', at)
+    lines[0] = lines[0][:at] + str(big) + lines[0][end:]
+    p = tmp_path / "big.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    for command in (["report", str(p)], ["caps", str(p)], ["runs", str(p), "--out", str(tmp_path / "r.csv")]):
+        r = CliRunner().invoke(cli, command)
+        assert r.exit_code == 0, r.output
+        assert "Traceback" not in r.output
+    runs = pd.read_csv(tmp_path / "r.csv")
+    assert runs["input_tokens"].max() >= float(big) - 2
+
+
+def _protobuf(tmp_path: Path) -> bytes:
+    """A real OTLP protobuf request (the SDK's encoder) of a few spans."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    mem = InMemorySpanExporter()
+    tp = TracerProvider()
+    tp.add_span_processor(SimpleSpanProcessor(mem))
+    with tp.get_tracer("t").start_as_current_span("invoke_agent support"):
+        with tp.get_tracer("t").start_as_current_span("chat gpt-4o-mini"):
+            pass
+    return encode_spans(mem.get_finished_spans()).SerializeToString()
+
+
+def _zip(data: bytes) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("traces.jsonl", data)
+    return out.getvalue()
+
+
+def _parquet(data: bytes) -> bytes:
+    out = io.BytesIO()
+    pd.DataFrame({"line": data.decode().splitlines()}).to_parquet(out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("kind, make, says", [
+    ("bzip2", bz2.compress, "bzip2-compressed: only gzip is read"),
+    ("xz", lzma.compress, "xz-compressed: only gzip is read"),
+    ("zstd, as the collector writes it", lambda d: len(d).to_bytes(4, "big") + b"\x28\xb5\x2f\xfd" + d[:64],
+     "zstd-compressed"),
+    ("zip", _zip, "a zip archive: unzip it"),
+    ("parquet", _parquet, "a Parquet file"),
+    ("UTF-16", lambda d: d.decode().encode("utf-16"), "UTF-16 text: save it as UTF-8"),
+    ("protobuf", None, "binary protobuf"),
+    ("protobuf, length-prefixed as the collector writes it", None, "binary protobuf"),
+])
+def test_a_format_we_do_not_read_is_named_with_the_way_out(tmp_path, kind, make, says):
+    data = (FIXTURES / "openai_v2.jsonl").read_bytes()
+    if make is None:
+        raw = _protobuf(tmp_path)
+        raw = len(raw).to_bytes(4, "big") + raw if "length" in kind else raw
+    else:
+        raw = make(data)
+    p = tmp_path / "traces.bin"
+    p.write_bytes(raw)
+    r = CliRunner().invoke(cli, ["report", str(p)])
+    assert r.exit_code == 2
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"agentobs: error: no usable run in {p}: 1 x unknown_format")
+    assert says in lines[0], lines[0]
+
+
+def test_the_error_for_no_usable_run_gives_the_reason(tmp_path):
+    packed = gzip.compress((FIXTURES / "openai_v2.jsonl").read_bytes())
+    p = tmp_path / "cut.jsonl.gz"
+    p.write_bytes(packed[:40])                                       # too little to inflate a line
+    r = CliRunner().invoke(cli, ["report", str(p)])
+    assert r.exit_code == 2
+    assert "1 x unreadable (the file could not be read: " in r.output
+    assert "end-of-stream" in r.output or "ends early" in r.output, r.output
+
+
+def test_json_lines_still_read_after_the_changes_to_the_reader(tmp_path):
+    want = load_file(FIXTURES / "openai_v2.jsonl")
+    p = tmp_path / "x.jsonl.gz"
+    p.write_bytes(gzip.compress((FIXTURES / "openai_v2.jsonl").read_bytes()))
+    got = load_file(p)
+    assert _ids(got) == _ids(want) and not got.quality.issues
+    assert json.loads(json.dumps(got.spellings[str(p)])) == {"canonical": 8}

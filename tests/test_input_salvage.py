@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from agentobs.analysis.input_limits import InputLimits
 from agentobs.analysis.otlp import load_file
 from agentobs.analysis.runs import derive_runs
 from agentobs.analysis.sources import load_sources
@@ -160,3 +161,35 @@ def test_json_lines_still_read_after_the_changes_to_the_reader(tmp_path):
     got = load_file(p)
     assert _ids(got) == _ids(want) and not got.quality.issues
     assert json.loads(json.dumps(got.spellings[str(p)])) == {"canonical": 8}
+
+
+@pytest.mark.parametrize("first", ["tail -c", "null", "# a comment"])
+def test_a_damaged_first_line_costs_only_itself(tmp_path, first):
+    text = (FIXTURES / "openai_v2.jsonl").read_text()
+    lines = text.splitlines()
+    head = lines[0][len(lines[0]) // 2:] if first == "tail -c" else first       # a file cut at its start
+    p = tmp_path / "t.jsonl"
+    p.write_text("\n".join([head, *lines[1:]]) + "\n")
+    rest = tmp_path / "rest.jsonl"
+    rest.write_text("\n".join(lines[1:]) + "\n")
+    got = load_sources([str(p)])
+    assert _ids(got) == _ids(load_file(rest))
+    assert got.quality.count("invalid_json") + got.quality.count("not_otlp") == 1
+
+
+def test_null_lines_anywhere_never_crash_the_reader_and_cost_only_themselves(tmp_path):
+    """pyarrow's JSON reader (26.0.1) crashes the process on a null that starts one of its blocks: such lines must
+    never reach it, whatever the pieces."""
+    lines = (FIXTURES / "openai_v2.jsonl").read_text().splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        out += ["null", " null ", "\tnull\r"][: i % 4] + [line]
+    out.append("null")
+    p = tmp_path / "nulls.jsonl"
+    p.write_text("\n".join(out) + "\n")
+    want = _ids(load_file(FIXTURES / "openai_v2.jsonl"))
+    nulls = len(out) - len(lines)
+    for chunk in (1, 300, 5000, 1 << 20):
+        got = load_file(p, limits=InputLimits(chunk_bytes=chunk))
+        assert _ids(got) == want, chunk
+        assert got.quality.count("not_otlp") + got.quality.count("invalid_json") == nulls, chunk

@@ -229,10 +229,16 @@ def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:
     if not stripped:
         q.add("empty_file", source)
         return False
-    if stripped[:1] != b"{" and layout(stripped) is not Layout.ARRAY:
-        q.add("unknown_format", source, example=_magic.describe(head) or stripped[:40].decode("utf-8", "replace"))
-        return False
-    return True
+    if stripped[:1] == b"{" or layout(stripped) is Layout.ARRAY:
+        return True
+    what = _magic.describe(head)
+    if what is None and _LATER_OBJECT.search(head):     # JSON lines whose first line is damaged (tail -c, a
+        return True                                     # comment, a stray value): that line costs only itself
+    q.add("unknown_format", source, example=what or stripped[:40].decode("utf-8", "replace"))
+    return False
+
+
+_LATER_OBJECT = re.compile(rb'\n[ \t\r]*\{\s*"')          # a later line that starts an object
 
 
 # -- checks after loading ------------------------------------------------------------------------

@@ -56,21 +56,26 @@ def _walk(p: Path) -> list[Path]:
 # a JSON array whose first element is an OTLP request (or a saved Jaeger API v3 answer holding one)
 _REQUEST_ARRAY = re.compile(rb'\[\s*\{\s*(?:"result"\s*:\s*\{\s*)?"(?:resourceSpans|resource_spans|'
                             rb'resourceLogs|resourceMetrics|resource_logs|resource_metrics)"\s*:')
+# a line of OTLP JSON lines: it opens an object and names the resource spans (after a first line such as ``[]``)
+_OTLP_LINE = re.compile(rb'^\{[^\n]*"(?:resourceSpans|resource_spans)"', re.M)
+_BOM = b"\xef\xbb\xbf"          # a UTF-8 byte order mark: not part of the JSON
 
 
 def sniff(path: Path | str) -> str:
-    """'otlp', 'transcripts', the ``NAME`` of one of ``formats.FORMATS`` or 'unknown', from the first bytes of the
-    (decompressed) file."""
+    """'otlp', 'transcripts', the ``NAME`` of one of ``formats.FORMATS`` or 'unknown', from the first 8 KiB of the
+    (decompressed) file, a UTF-8 byte order mark left out. A file that opens an array is a transcript file unless
+    it is an array of OTLP requests or a line of the 8 KiB opens an object naming ``resourceSpans``."""
     try:
         raw = head(path, 8192)
     except (OSError, EOFError, zlib.error):
         return "unknown"
+    raw = raw.removeprefix(_BOM)
     other = formats.sniff(raw)
     if other is not None:
         return str(other.NAME)
     text = raw.lstrip()
-    if text.startswith(b"["):
-        return "otlp" if _REQUEST_ARRAY.match(text) else "transcripts"
+    if text.startswith(b"["):     # a JSON array of requests, or JSON lines after a first line of ``[]``
+        return "otlp" if _REQUEST_ARRAY.match(text) or _OTLP_LINE.search(text) else "transcripts"
     if text.startswith(b"{"):
         if any(k in text for k in (b'"resourceSpans"', b'"resource_spans"')):
             return "otlp"

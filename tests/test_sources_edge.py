@@ -3,15 +3,25 @@ links that cannot be read, and sources that are streams (a named pipe, standard 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from agentobs.analysis.sources import load_sources, sniff
+from agentobs.analysis.sources import expand, expand_sources, load_sources, sniff
+from agentobs.cli.main import cli
+from agentobs.errors import InputError
 
 FIXTURES = Path(__file__).parent / "dialects" / "fixtures"
 OPENAI = FIXTURES / "openai_v2.jsonl"            # OTLP JSON lines
 LANGFUSE = FIXTURES / "langfuse.jsonl"           # OTLP JSON lines, other runs
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+CLI = "import sys; from agentobs.cli.main import main; sys.argv[0] = 'agentobs'; main()"
 
 
 def _runs(ss) -> int:
@@ -87,3 +97,135 @@ def test_a_byte_order_mark_is_left_out_when_sniffing(tmp_path, name):
     else:
         p.write_bytes(bom + b"[]\n" + OPENAI.read_bytes())
         assert sniff(p) == "otlp"
+
+
+# -- folders and links that cannot be read -------------------------------------------------------------------
+
+
+def _source_errors(quality: dict) -> list[dict]:
+    return [i for i in quality["issues"] if i["kind"] == "source_error"]
+
+
+def test_a_dangling_link_in_a_folder_is_a_source_error(tmp_path):
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    shutil.copy(OPENAI, folder / "a.jsonl")
+    link = folder / "b.jsonl"
+    link.symlink_to(tmp_path / "gone.jsonl")
+    found = expand_sources([str(folder)])
+    assert found.paths == [str(folder / "a.jsonl")]
+    assert expand([str(folder)]) == found.paths          # the other callers get the readable files
+    [issue] = found.quality.issues
+    assert (issue.kind, issue.count, issue.source) == ("source_error", 1, str(folder))
+    assert str(link) in issue.examples[0] and "gone.jsonl" in issue.examples[0]
+    assert "No such file or directory" in issue.examples[0]
+
+    r = CliRunner().invoke(cli, ["report", str(folder), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output)
+    assert report["overview"]["runs"] == _runs_of(OPENAI)
+    [err] = _source_errors(report["data_quality"])
+    assert str(link) in err["examples"][0]
+
+
+def test_a_loop_of_links_is_a_source_error(tmp_path):
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    shutil.copy(OPENAI, folder / "a.jsonl")
+    (folder / "x.jsonl").symlink_to(folder / "y.jsonl")
+    (folder / "y.jsonl").symlink_to(folder / "x.jsonl")
+    found = expand_sources([str(folder)])
+    assert found.paths == [str(folder / "a.jsonl")]
+    assert found.quality.count("source_error") == 2
+    assert all("symbolic link" in e for e in found.quality.issues[0].examples)
+
+
+def test_a_missing_path_is_still_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="no such file or folder"):
+        expand([str(tmp_path / "nothing.jsonl")])
+
+
+@pytest.fixture
+def as_other_user():
+    """How to run the CLI so that a folder with mode 000 really cannot be read: as this user when it is not root;
+    as root, under ``setpriv`` as nobody (root ignores the mode). Yields (a command prefix, a folder that user can
+    enter); skips when neither is possible."""
+    base = Path(tempfile.mkdtemp(prefix="agentobs-srcedge-"))
+    base.chmod(0o755)
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            shutil.rmtree(base)
+            pytest.skip("running as root without setpriv: a folder's mode cannot make it unreadable")
+        prefix = NOBODY
+        probe = subprocess.run([*prefix, sys.executable, "-c", "import agentobs.cli.main"], capture_output=True,
+                               cwd=base)
+        if probe.returncode != 0:
+            shutil.rmtree(base)
+            pytest.skip(f"nobody cannot run this Python: {probe.stderr.decode(errors='replace')[-200:]}")
+    try:
+        yield prefix, base
+    finally:
+        for root, dirs, _files in os.walk(base):
+            for d in dirs:
+                os.chmod(os.path.join(root, d), 0o755)
+        shutil.rmtree(base)
+
+
+def _cli(prefix: list[str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(cwd)}
+    return subprocess.run([*prefix, sys.executable, "-c", CLI, *args], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=300)
+
+
+def test_an_unreadable_folder_is_a_source_error_and_the_rest_is_read(as_other_user):
+    prefix, base = as_other_user
+    locked = base / "locked"
+    locked.mkdir()
+    shutil.copy(OPENAI, locked / "a.jsonl")
+    other = base / "langfuse.jsonl"
+    shutil.copy(LANGFUSE, other)
+    other.chmod(0o644)
+    locked.chmod(0o000)
+    r = _cli(prefix, base, "report", str(locked), str(other), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["overview"]["runs"] == _runs_of(LANGFUSE)       # the locked folder's runs are not read
+    [err] = _source_errors(report["data_quality"])
+    assert err["source"] == str(locked)
+    assert err["examples"] == [f"{locked}: Permission denied"]
+
+
+def test_an_unreadable_subfolder_is_a_source_error(as_other_user):
+    prefix, base = as_other_user
+    top = base / "traces"
+    (top / "sub").mkdir(parents=True)
+    shutil.copy(LANGFUSE, top / "a.jsonl")
+    shutil.copy(OPENAI, top / "sub" / "b.jsonl")
+    for p in (top / "a.jsonl", top / "sub" / "b.jsonl"):
+        p.chmod(0o644)
+    top.chmod(0o755)
+    (top / "sub").chmod(0o000)
+    r = _cli(prefix, base, "report", str(top), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["overview"]["runs"] == _runs_of(LANGFUSE)
+    [err] = _source_errors(report["data_quality"])
+    assert (err["source"], err["count"]) == (str(top), 1)
+    assert err["examples"] == [f"{top / 'sub'}: Permission denied"]
+
+
+def test_nothing_readable_is_no_usable_run(as_other_user):
+    prefix, base = as_other_user
+    locked = base / "locked"
+    locked.mkdir()
+    shutil.copy(OPENAI, locked / "a.jsonl")
+    locked.chmod(0o000)
+    r = _cli(prefix, base, "report", str(locked))
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"agentobs: error: no usable run in {locked}: 1 x source_error")
+    assert f"{locked}: Permission denied" in r.stderr
+    assert "Traceback" not in r.stderr
+    inside = _cli(prefix, base, "report", str(locked / "a.jsonl"))     # a file in it, named: the same, no traceback
+    assert inside.returncode == 2
+    assert inside.stderr.startswith(f"agentobs: error: no usable run in {locked / 'a.jsonl'}: 1 x source_error")

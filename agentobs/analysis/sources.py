@@ -10,8 +10,11 @@ Files may also live in an object store or any fsspec filesystem (``s3://bucket/a
 from __future__ import annotations
 
 import glob
+import os
 import re
+import stat
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -23,9 +26,24 @@ from .otlp import SpanSet, check, load_file
 from .quality import DataQuality
 
 
+@dataclass(kw_only=True)
+class Expanded:
+    """What SOURCES name: the inputs to read, in a stable order, and what could not be listed (``source_error``:
+    an unreadable folder, a dangling symbolic link)."""
+    paths: list[str]
+    quality: DataQuality
+
+
 def expand(sources: Iterable[str]) -> list[str]:
-    """Files, folders (recursively), globs and URLs, in a stable order; a missing path is an InputError."""
+    """Files, folders (recursively), globs and URLs, in a stable order; a missing path is an InputError. What
+    cannot be listed is left out (``expand_sources`` says what)."""
+    return expand_sources(sources).paths
+
+
+def expand_sources(sources: Iterable[str]) -> Expanded:
+    """``expand``, with the folders and links that could not be read counted as ``source_error``."""
     out: list[str] = []
+    q = DataQuality()
     for s in sources:
         if is_jaeger_url(s):
             out.append(s)
@@ -33,24 +51,61 @@ def expand(sources: Iterable[str]) -> list[str]:
         if remote.is_url(s):
             out.extend(remote.expand(s))
             continue
-        if any(ch in s for ch in "*?[") and not Path(s).exists():    # a file may be named runs[1].jsonl
+        if any(ch in s for ch in "*?[") and not _exists(Path(s)):    # a file may be named runs[1].jsonl
             hits = sorted(glob.glob(s, recursive=True))
             if not hits:
                 raise InputError(f"{s}: the pattern matches no file")
-            out.extend(str(p) for h in hits for p in _walk(Path(h)))
+            out.extend(str(p) for h in hits for p in _walk(Path(h), q))
             continue
         p = Path(s)
-        if not p.exists():
-            raise InputError(f"{s}: no such file or folder")
-        out.extend(str(x) for x in _walk(p))
-    return out
+        try:
+            p.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            raise InputError(f"{s}: no such file or folder") from None
+        except OSError as exc:                 # a folder on the way that may not be searched, a loop of links
+            _cannot_read(q, s, exc)
+            continue
+        out.extend(str(x) for x in _walk(p, q))
+    return Expanded(paths=out, quality=q)
 
 
-def _walk(p: Path) -> list[Path]:
-    if p.is_dir():
-        return sorted(x for x in p.rglob("*") if x.is_file() and not x.name.startswith(".")
-                      and not x.name.endswith((".tmp", "-manifest.json")))
-    return [p]
+def _exists(p: Path) -> bool:
+    try:
+        return p.exists()
+    except OSError:                            # a folder on the way that may not be searched
+        return False
+
+
+def _walk(p: Path, q: DataQuality) -> list[Path]:
+    """The regular files under a folder (links to files followed, links to folders not), hidden and temporary
+    files left out; what cannot be read is counted against the folder named."""
+    if not p.is_dir():
+        return [p]
+    found: list[Path] = []
+    for root, _dirs, files in os.walk(p, onerror=lambda exc: _cannot_read(q, str(p), exc)):
+        for name in files:
+            if name.startswith(".") or name.endswith((".tmp", "-manifest.json")):
+                continue
+            x = Path(root, name)
+            try:
+                mode = x.stat().st_mode
+            except OSError as exc:             # a dangling symbolic link, a loop of links
+                _cannot_read(q, str(p), exc, link=x)
+                continue
+            if stat.S_ISREG(mode):
+                found.append(x)
+    return sorted(found)
+
+
+def _cannot_read(q: DataQuality, source: str, exc: OSError, link: Path | None = None) -> None:
+    where = exc.filename if exc.filename is not None else source
+    why = exc.strerror or str(exc)
+    if link is not None and link.is_symlink():
+        try:
+            why = f"a symbolic link to {os.readlink(link)}: {why}"
+        except OSError:
+            why = f"a symbolic link: {why}"
+    q.add("source_error", source, example=f"{where}: {why}")
 
 
 # a JSON array whose first element is an OTLP request (or a saved Jaeger API v3 answer holding one)
@@ -86,8 +141,9 @@ def sniff(path: Path | str) -> str:
 
 
 def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None = None) -> SpanSet:
+    found = expand_sources(sources)
     parts: list[SpanSet] = []
-    for s in expand(sources):
+    for s in found.paths:
         if is_jaeger_url(s):
             parts.append(fetch(parse_url(s), progress))
             continue
@@ -105,9 +161,9 @@ def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None 
         else:
             part = load_file(p, progress)
         parts.append(part)
-    out = SpanSet.concat(parts) if parts else SpanSet()
-    if not parts:
-        out.quality = DataQuality()
+    out = SpanSet.concat(parts)
+    found.quality.extend(out.quality)          # what could not be listed first, with all its examples
+    out.quality = found.quality
     return check(out)
 
 

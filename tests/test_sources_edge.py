@@ -2,18 +2,20 @@
 links that cannot be read, and sources that are streams (a named pipe, standard input, a process substitution)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.sources import expand, expand_sources, load_sources, sniff
+from agentobs.analysis.sources import expand, expand_sources, load_sources, sniff, total_bytes
 from agentobs.cli.main import cli
 from agentobs.errors import InputError
 
@@ -229,3 +231,154 @@ def test_nothing_readable_is_no_usable_run(as_other_user):
     inside = _cli(prefix, base, "report", str(locked / "a.jsonl"))     # a file in it, named: the same, no traceback
     assert inside.returncode == 2
     assert inside.stderr.startswith(f"agentobs: error: no usable run in {locked / 'a.jsonl'}: 1 x source_error")
+
+
+# -- streams: read once, into a temporary file, under their own name -----------------------------------------
+
+HANG = 120          # seconds before a read of a named pipe is taken to hang (a guard, not a speed assertion)
+TRANSCRIPT = [{"id": "run-1", "agent": "support", "model": "gpt-4o-mini",
+               "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}]
+
+
+@pytest.fixture
+def own_tmp(tmp_path, monkeypatch):
+    """The folder temporary files go to, to see that the stream's copy is removed."""
+    d = tmp_path / "tmp"
+    d.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(d))
+    return d
+
+
+def _through_fifo(tmp_path: Path, data: bytes, read):
+    """``read(path)`` of a named pipe a thread writes ``data`` into; fails (rather than hanging) when the reader
+    waits for a second writer."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "wb") as w, contextlib.suppress(BrokenPipeError):     # the reader may stop early
+            w.write(data)
+
+    got: dict = {}
+
+    def run() -> None:
+        try:
+            got["out"] = read(str(fifo))
+        except BaseException as exc:         # raised again in the test's thread
+            got["exc"] = exc
+
+    writer = threading.Thread(target=write, daemon=True)
+    reader = threading.Thread(target=run, daemon=True)
+    writer.start()
+    reader.start()
+    reader.join(HANG)
+    if reader.is_alive():                    # a second open waits for a writer: give it one that writes nothing
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(HANG)
+        pytest.fail("reading the named pipe hung: it was opened twice")
+    writer.join(HANG)
+    if "exc" in got:
+        raise got["exc"]
+    return str(fifo), got["out"]
+
+
+def test_a_named_pipe_is_read_once_under_its_own_name(tmp_path, own_tmp):
+    want = load_sources([str(OPENAI)])
+    fifo, got = _through_fifo(tmp_path, OPENAI.read_bytes(), lambda p: load_sources([p]))
+    assert len(got.spans) == len(want.spans) > 0
+    assert _runs(got) == _runs_of(OPENAI)
+    assert got.sources == [fifo]
+    assert set(got.spans["source"].astype(str)) == {fifo}
+    assert list(got.spellings) == [fifo]
+    assert not got.quality.issues
+    assert list(own_tmp.iterdir()) == []                  # the copy is gone
+
+
+def test_a_named_pipe_through_the_cli(tmp_path, own_tmp):
+    fifo, r = _through_fifo(tmp_path, OPENAI.read_bytes(),
+                            lambda p: CliRunner().invoke(cli, ["report", p, "--format", "json"]))
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output)
+    assert report["sources"] == [fifo]
+    assert report["overview"]["runs"] == _runs_of(OPENAI)
+    assert report["data_quality"]["issues"] == []
+    assert list(own_tmp.iterdir()) == []
+
+
+def test_a_transcript_through_a_pipe_keeps_ids_derived_from_its_name(tmp_path, own_tmp):
+    from agentobs.analysis.transcripts import transcripts_to_spans
+    fifo, got = _through_fifo(tmp_path, json.dumps(TRANSCRIPT).encode(), lambda p: load_sources([p]))
+    want = transcripts_to_spans(TRANSCRIPT, fifo)
+    assert len(got.spans) == len(want.spans) > 0
+    assert set(got.spans["trace_id"]) == set(want.spans["trace_id"])      # the same ids on every read
+    assert set(got.spans["source"].astype(str)) == {fifo}
+    assert list(own_tmp.iterdir()) == []
+
+
+def test_a_stream_over_the_limit_is_refused_and_its_copy_removed(tmp_path, own_tmp, monkeypatch):
+    monkeypatch.setenv("AGENTOBS_MAX_DOCUMENT_BYTES", "4K")
+    data = OPENAI.read_bytes()
+    assert len(data) > 4096
+    with pytest.raises(InputError, match=r"a stream \(not a regular file\) of more than 4 KiB.*"
+                                         r"AGENTOBS_MAX_DOCUMENT_BYTES"):
+        _through_fifo(tmp_path, data, lambda p: load_sources([p]))
+    assert list(own_tmp.iterdir()) == []
+
+
+def test_an_empty_stream_is_an_empty_file(tmp_path, own_tmp):
+    fifo, got = _through_fifo(tmp_path, b"", lambda p: load_sources([p]))
+    assert [(i.kind, i.source) for i in got.quality.issues] == [("empty_file", fifo)]
+    assert list(own_tmp.iterdir()) == []
+
+
+def test_standard_input_is_named_by_a_dash():
+    assert expand(["-", str(OPENAI)]) == ["-", str(OPENAI)]
+    assert total_bytes(["-"]) == 0                      # its size is not known before it is read
+
+
+def _cli_stdin(tmp_path: Path, stdin, *args: str, env: dict | None = None) -> subprocess.CompletedProcess[bytes]:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(exist_ok=True)
+    return subprocess.run([sys.executable, "-c", CLI, *args], stdin=stdin if not isinstance(stdin, bytes) else None,
+                          input=stdin if isinstance(stdin, bytes) else None, capture_output=True, timeout=300,
+                          env={**os.environ, "TMPDIR": str(tmp), **(env or {})})
+
+
+@pytest.mark.parametrize("name", ["-", "/dev/stdin"])
+def test_standard_input_from_a_pipe(tmp_path, name):
+    r = _cli_stdin(tmp_path, OPENAI.read_bytes(), "report", name, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["sources"] == [name]
+    assert report["overview"]["runs"] == _runs_of(OPENAI)
+    assert report["data_quality"]["issues"] == []
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_standard_input_from_a_file_and_with_other_sources(tmp_path):
+    with open(OPENAI, "rb") as f:
+        r = _cli_stdin(tmp_path, f, "report", "-", str(LANGFUSE), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["sources"] == ["-", str(LANGFUSE)]
+    assert report["overview"]["runs"] == _runs_of(OPENAI) + _runs_of(LANGFUSE)
+
+
+def test_standard_input_over_the_limit_is_one_line(tmp_path):
+    r = _cli_stdin(tmp_path, OPENAI.read_bytes(), "report", "-", env={"AGENTOBS_MAX_DOCUMENT_BYTES": "4K"})
+    assert r.returncode == 2
+    err = r.stderr.decode()
+    assert err.startswith("agentobs: error: -: a stream (not a regular file) of more than 4 KiB")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_a_process_substitution_is_read(tmp_path):
+    if shutil.which("bash") is None:
+        pytest.skip("no bash for a process substitution")
+    script = 'exec "$0" -c "$1" report <(cat "$2") --format json'
+    r = subprocess.run(["bash", "-c", script, sys.executable, CLI, str(OPENAI)], capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["sources"][0].startswith("/dev/fd/")
+    assert report["overview"]["runs"] == _runs_of(OPENAI)

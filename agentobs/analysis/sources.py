@@ -1,76 +1,149 @@
-"""Resolve the SOURCES a user names (files, folders, globs, Jaeger URLs, object-store URLs) into one SpanSet.
+"""Resolve the SOURCES a user names (files, folders, globs, Jaeger URLs, object-store URLs, ``-`` for standard
+input, pipes) into one SpanSet.
 
 A file is sniffed: OTLP JSON (JSON lines: our traces, a collector archive, a saved Jaeger answer; pretty-printed;
 a JSON array of requests), another trace format (``formats``: Jaeger's own JSON, the OpenTelemetry SDK's console
 output) or a chat-transcript file (tau2-bench results, a list of OpenAI-style runs). gzip is read
 transparently. Nothing here raises for bad content: problems land in the data quality.
 Files may also live in an object store or any fsspec filesystem (``s3://bucket/archive/``,
-``gs://...``, ``file://...``, globs in them): ``remote`` names and opens them.
+``gs://...``, ``file://...``, globs in them): ``remote`` names and opens them. A stream (standard input, a
+named pipe) is copied once into a temporary file, within the document limit, and read from there under its name.
 """
 from __future__ import annotations
 
+import errno
 import glob
+import json
+import os
 import re
+import stat
+import sys
+import tempfile
 import zlib
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import BinaryIO, Callable, Iterable, Iterator
+
+import pandas as pd
 
 from ..errors import InputError
 from . import formats, remote
-from ._otlp_read import head
+from ._otlp_read import head, read_document
+from .input_limits import DOCUMENT_ENV, InputLimits, human
 from .jaeger import fetch, is_jaeger_url, parse_url
 from .otlp import SpanSet, check, load_file
 from .quality import DataQuality
 
 
+STDIN = "-"          # a source naming standard input
+
+
+@dataclass(kw_only=True)
+class Expanded:
+    """What SOURCES name: the inputs to read, in a stable order, and what could not be listed (``source_error``:
+    an unreadable folder, a dangling symbolic link)."""
+    paths: list[str]
+    quality: DataQuality
+
+
 def expand(sources: Iterable[str]) -> list[str]:
-    """Files, folders (recursively), globs and URLs, in a stable order; a missing path is an InputError."""
+    """Files, folders (recursively), globs and URLs, in a stable order; a missing path is an InputError. What
+    cannot be listed is left out (``expand_sources`` says what)."""
+    return expand_sources(sources).paths
+
+
+def expand_sources(sources: Iterable[str]) -> Expanded:
+    """``expand``, with the folders and links that could not be read counted as ``source_error``."""
     out: list[str] = []
+    q = DataQuality()
     for s in sources:
-        if is_jaeger_url(s):
+        if s == STDIN or is_jaeger_url(s):
             out.append(s)
             continue
         if remote.is_url(s):
             out.extend(remote.expand(s))
             continue
-        if any(ch in s for ch in "*?[") and not Path(s).exists():    # a file may be named runs[1].jsonl
+        if any(ch in s for ch in "*?[") and not _exists(Path(s)):    # a file may be named runs[1].jsonl
             hits = sorted(glob.glob(s, recursive=True))
             if not hits:
                 raise InputError(f"{s}: the pattern matches no file")
-            out.extend(str(p) for h in hits for p in _walk(Path(h)))
+            out.extend(str(p) for h in hits for p in _walk(Path(h), q))
             continue
         p = Path(s)
-        if not p.exists():
-            raise InputError(f"{s}: no such file or folder")
-        out.extend(str(x) for x in _walk(p))
-    return out
+        try:
+            p.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            raise InputError(f"{s}: no such file or folder") from None
+        except OSError as exc:                 # a folder on the way that may not be searched, a loop of links
+            _cannot_read(q, s, exc)
+            continue
+        out.extend(str(x) for x in _walk(p, q))
+    return Expanded(paths=out, quality=q)
 
 
-def _walk(p: Path) -> list[Path]:
-    if p.is_dir():
-        return sorted(x for x in p.rglob("*") if x.is_file() and not x.name.startswith(".")
-                      and not x.name.endswith((".tmp", "-manifest.json")))
-    return [p]
+def _exists(p: Path) -> bool:
+    try:
+        return p.exists()
+    except OSError:                            # a folder on the way that may not be searched
+        return False
+
+
+def _walk(p: Path, q: DataQuality) -> list[Path]:
+    """The regular files under a folder (links to files followed, links to folders not), hidden and temporary
+    files left out; what cannot be read is counted against the folder named."""
+    if not p.is_dir():
+        return [p]
+    found: list[Path] = []
+    for root, _dirs, files in os.walk(p, onerror=lambda exc: _cannot_read(q, str(p), exc)):
+        for name in files:
+            if name.startswith(".") or name.endswith((".tmp", "-manifest.json")):
+                continue
+            x = Path(root, name)
+            try:
+                mode = x.stat().st_mode
+            except OSError as exc:             # a dangling symbolic link, a loop of links
+                _cannot_read(q, str(p), exc, link=x)
+                continue
+            if stat.S_ISREG(mode):
+                found.append(x)
+    return sorted(found)
+
+
+def _cannot_read(q: DataQuality, source: str, exc: OSError, link: Path | None = None) -> None:
+    where = exc.filename if exc.filename is not None else source
+    why = exc.strerror or str(exc)
+    if link is not None and link.is_symlink():
+        try:
+            why = f"a symbolic link to {os.readlink(link)}: {why}"
+        except OSError:
+            why = f"a symbolic link: {why}"
+    q.add("source_error", source, example=f"{where}: {why}")
 
 
 # a JSON array whose first element is an OTLP request (or a saved Jaeger API v3 answer holding one)
 _REQUEST_ARRAY = re.compile(rb'\[\s*\{\s*(?:"result"\s*:\s*\{\s*)?"(?:resourceSpans|resource_spans|'
                             rb'resourceLogs|resourceMetrics|resource_logs|resource_metrics)"\s*:')
+# a line of OTLP JSON lines: it opens an object and names the resource spans (after a first line such as ``[]``)
+_OTLP_LINE = re.compile(rb'^\{[^\n]*"(?:resourceSpans|resource_spans)"', re.M)
+_BOM = b"\xef\xbb\xbf"          # a UTF-8 byte order mark: not part of the JSON
 
 
 def sniff(path: Path | str) -> str:
-    """'otlp', 'transcripts', the ``NAME`` of one of ``formats.FORMATS`` or 'unknown', from the first bytes of the
-    (decompressed) file."""
+    """'otlp', 'transcripts', the ``NAME`` of one of ``formats.FORMATS`` or 'unknown', from the first 8 KiB of the
+    (decompressed) file, a UTF-8 byte order mark left out. A file that opens an array is a transcript file unless
+    it is an array of OTLP requests or a line of the 8 KiB opens an object naming ``resourceSpans``."""
     try:
         raw = head(path, 8192)
     except (OSError, EOFError, zlib.error):
         return "unknown"
+    raw = raw.removeprefix(_BOM)
     other = formats.sniff(raw)
     if other is not None:
         return str(other.NAME)
     text = raw.lstrip()
-    if text.startswith(b"["):
-        return "otlp" if _REQUEST_ARRAY.match(text) else "transcripts"
+    if text.startswith(b"["):     # a JSON array of requests, or JSON lines after a first line of ``[]``
+        return "otlp" if _REQUEST_ARRAY.match(text) or _OTLP_LINE.search(text) else "transcripts"
     if text.startswith(b"{"):
         if any(k in text for k in (b'"resourceSpans"', b'"resource_spans"')):
             return "otlp"
@@ -81,29 +154,124 @@ def sniff(path: Path | str) -> str:
 
 
 def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None = None) -> SpanSet:
+    found = expand_sources(sources)
     parts: list[SpanSet] = []
-    for s in expand(sources):
+    for s in found.paths:
         if is_jaeger_url(s):
             parts.append(fetch(parse_url(s), progress))
-            continue
-        p = s if remote.is_url(s) else Path(s)
-        kind = sniff(p)
-        other = next((f for f in formats.FORMATS if kind == f.NAME), None)
-        if kind == "transcripts" or other is not None:
-            if other is not None:
-                part = formats.load(p, other)
-            else:
-                from .transcripts import load_transcripts
-                part = load_transcripts(p)
-            if progress:
-                progress(_size(s))
+        elif remote.is_url(s):
+            parts.append(_load_one(s, progress))
+        elif is_stream(s):
+            parts.append(_load_stream(s))
         else:
-            part = load_file(p, progress)
-        parts.append(part)
-    out = SpanSet.concat(parts) if parts else SpanSet()
-    if not parts:
-        out.quality = DataQuality()
+            parts.append(_load_one(Path(s), progress))
+    out = SpanSet.concat(parts)
+    found.quality.extend(out.quality)          # what could not be listed first, with all its examples
+    out.quality = found.quality
     return check(out)
+
+
+def _load_one(p: Path | str, progress: Callable[[int], None] | None, name: str | None = None) -> SpanSet:
+    """One file (or object store URL), sniffed then loaded; ``name``: the stream it was copied from."""
+    kind = sniff(p)
+    other = next((f for f in formats.FORMATS if kind == f.NAME), None)
+    if kind == "transcripts" or other is not None:
+        part = formats.load(p, other) if other is not None else _transcripts(p, name)
+        if progress:
+            progress(_size(str(p)))
+        return part
+    return load_file(p, progress)
+
+
+def _transcripts(p: Path | str, name: str | None) -> SpanSet:
+    from .transcripts import load_transcripts, transcripts_to_spans
+    if name is not None:        # run ids derive from the source's name: the stream's, not its temporary copy's
+        try:
+            return transcripts_to_spans(json.loads(read_document(p, InputLimits.resolve())), name,
+                                        DataQuality(files=1))
+        except (ValueError, RecursionError, OSError, EOFError, zlib.error):
+            pass                # load_transcripts says what is wrong
+    return load_transcripts(p)
+
+
+# -- streams: standard input, a named pipe, a process substitution, a character device --------------------------
+
+
+def is_stream(source: str) -> bool:
+    """``-`` (standard input) or a local path that is not a regular file or a folder: its bytes can be read only
+    once, so it is copied (``copied``) before it is sniffed and loaded."""
+    if source == STDIN:
+        return True
+    try:
+        mode = os.stat(source).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+@contextmanager
+def copied(source: str, limits: InputLimits | None = None) -> Iterator[Path]:
+    """A temporary file holding the bytes of the stream ``source`` (``-``: standard input), removed afterwards, even
+    on error. A stream longer than ``max_document_bytes`` is an InputError (copying stops there)."""
+    limit = (limits or InputLimits.resolve()).max_document_bytes
+    fd, tmp = tempfile.mkstemp(prefix="agentobs-stream-")
+    path = Path(tmp)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if source == STDIN:
+                stdin = getattr(sys.stdin, "buffer", None)
+                if stdin is None:
+                    raise OSError(errno.EBADF, "standard input is closed", STDIN)
+                _copy(stdin, out, limit, source)
+            else:
+                with open(source, "rb") as f:
+                    _copy(f, out, limit, source)
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _copy(src: BinaryIO, out: BinaryIO, limit: int, source: str) -> None:
+    size = 0
+    while block := src.read(min(_COPY_BLOCK, limit + 1 - size)):
+        size += len(block)
+        if size > limit:
+            raise InputError(f"{source}: a stream (not a regular file) of more than {human(limit)}: a stream is "
+                             f"copied whole before it is read, within {DOCUMENT_ENV}; save it to a file, or set "
+                             f"{DOCUMENT_ENV} to raise the limit")
+        out.write(block)
+
+
+_COPY_BLOCK = 1 << 20
+
+
+def _load_stream(source: str) -> SpanSet:
+    """A stream read once into a temporary file, then loaded from there under its own name."""
+    try:
+        with copied(source) as path:
+            return _renamed(_load_one(path, None, source), str(path), source)
+    except OSError as exc:              # cannot be opened (a socket, no permission), a full disk
+        q = DataQuality(files=1)
+        q.add("unreadable", source, example=str(exc))
+        return SpanSet(quality=q, sources=[source])
+
+
+def _renamed(ss: SpanSet, old: str, new: str) -> SpanSet:
+    """``ss`` with the source ``old`` (a temporary copy) named ``new`` wherever it is named."""
+    ss.sources = [new if s == old else s for s in ss.sources]
+    ss.spellings = {new if k == old else k: v for k, v in ss.spellings.items()}
+    col = ss.spans.get("source")
+    if col is not None and len(col):
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            if old in col.cat.categories:
+                ss.spans["source"] = col.cat.rename_categories({old: new})
+        else:
+            ss.spans["source"] = col.replace(old, new)
+    for issue in ss.quality.issues:
+        if issue.source == old:
+            issue.source = new
+        issue.examples = [e.replace(old, new) for e in issue.examples]
+    return ss
 
 
 def _size(source: str) -> int:

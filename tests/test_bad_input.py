@@ -1,6 +1,7 @@
 """Bad input: every kind is counted in the data-quality section and never stops the report (issue 5, point 5)."""
 import copy
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -106,3 +107,13 @@ def test_gzip_input(tmp_path):
     gz = tmp_path / "t.jsonl.gz"
     gz.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
     assert len(analyze([str(gz)]).runs) == 2
+
+
+def test_a_segment_nothing_carries_is_an_error_that_says_so(tmp_path):
+    fixture = Path(__file__).parent / "dialects" / "fixtures" / "openai_v2.jsonl"
+    r = CliRunner().invoke(cli, ["report", str(fixture), "--segment", "no.such.attribute"])
+    assert r.exit_code == 2
+    assert r.output.strip() == ("agentobs: error: --segment no.such.attribute: no runs column and no attribute of a "
+                                "run's root span has this name (the runs columns: docs/analysis.md)")
+    ok = CliRunner().invoke(cli, ["report", str(fixture), "--segment", "service"])
+    assert ok.exit_code == 0, ok.output

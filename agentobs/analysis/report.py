@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 
 import pandas as pd
 
+from ..errors import InputError
 from .jaeger import shown
 from .labels import apply_labels, label_by_attribute, read_labels
 from .limits import DIMENSIONS, CapRecommendation, percentiles, recommend_all, segment_percentiles
@@ -186,8 +187,9 @@ def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: 
             seg_runs = runs
         else:
             attr = lookup.root_attribute(by)
-            if attr is None:
-                continue
+            if attr is None:            # a segment asked for that nothing carries: said, like --success-attr
+                raise InputError(f"--segment {by}: no runs column and no attribute of a run's root span has this "
+                                 f"name (the runs columns: docs/analysis.md)")
             seg_runs = runs.assign(**{by: runs["run_id"].map(attr)})
         report.segments[by] = segment_percentiles(seg_runs, by, METRICS, seed=opt.seed)
     report.caps = recommend_all(runs, target=opt.target, margin=opt.margin, seed=opt.seed)

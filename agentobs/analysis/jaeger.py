@@ -94,8 +94,13 @@ class JaegerSource:
         return "Basic " + base64.b64encode(":".join(self.credentials).encode()).decode("ascii")
 
 
+_SCHEMES = ("http", "https", "jaeger", "jaeger+http", "jaeger+https")
+
+
 def is_jaeger_url(text: str) -> bool:
-    return text.startswith(("http://", "https://", "jaeger://", "jaeger+http://", "jaeger+https://"))
+    """``http://``, ``https://``, ``jaeger://``, ``jaeger+http(s)://``, in any case (URL schemes are
+    case-insensitive, RFC 3986 3.1)."""
+    return remote.scheme(text) in _SCHEMES
 
 
 def redact(text: str) -> str:
@@ -121,9 +126,9 @@ def parse_url(text: str, now: datetime | None = None) -> JaegerSource:
     """``http://[user:pw@]host:16686?service=S&since=2h&until=...&page=200`` (since/until: durations or RFC 3339)."""
     now = now or datetime.now(timezone.utc)
     shown = redact(text)
-    raw = text.replace("jaeger+", "", 1)
-    if raw.startswith("jaeger://"):
-        raw = "http://" + raw[len("jaeger://"):]
+    sch, _, rest = text.partition("://")
+    sch = sch.lower().removeprefix("jaeger+")
+    raw = f"{'http' if sch == 'jaeger' else sch}://{rest}"
     try:
         u = urllib.parse.urlsplit(raw)
         u.port                                           # noqa: B018 - raises ValueError for a bad port

@@ -29,6 +29,9 @@ _PACKAGES = {"s3": "agentobs[s3]", "s3a": "agentobs[s3]", "gs": "gcsfs", "gcs": 
 # environment variables a filesystem's credentials may come from: a change makes a new filesystem object
 _CREDENTIAL_ENV = ("AWS_", "BOTO_", "GOOGLE_", "GCS", "AZURE_", "FSSPEC_")
 _SKIPPED_SUFFIXES = (".tmp", "-manifest.json")
+_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)@")             # a URL's user:password
+_ANY_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#]*@")        # the same anywhere in a text
+SECRET_MIN = 4          # a password this long is masked wherever it appears, a shorter one only as a word
 
 _lock = threading.Lock()
 _cache: dict[tuple[Any, ...], Any] = {}
@@ -94,13 +97,37 @@ def _filesystem(url: str) -> tuple[Any, str]:
 
 
 def _reason(exc: BaseException, url: str) -> str:
-    """One line about an exception, without the URL's credentials."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    u = urllib.parse.urlsplit(url)
-    for secret in (u.password, u.username):
-        if secret:
+    """One line about an exception, without the URL's credentials (``masked``)."""
+    return masked(" ".join(str(exc).split()) or type(exc).__name__, url)[:200]
+
+
+def masked(text: str, url: str) -> str:
+    """``text`` (a message about ``url``) with the credentials hidden, and nothing else changed:
+
+    - the userinfo of any URL in the text (``scheme://user:password@``) becomes ``***@``;
+    - ``url``'s own userinfo, wherever it is followed by ``@`` (``user:password@``, ``user@``), as written in the
+      URL (percent-encoded) or decoded;
+    - ``url``'s password anywhere, as written or decoded, when it has at least ``SECRET_MIN`` characters; a
+      shorter one only where it stands alone (not inside a word or a number), so that a one-letter password does
+      not turn ``refused`` into ``ref***sed``.
+
+    A user name alone is not a secret and is left where it is not userinfo."""
+    text = _ANY_USERINFO.sub(r"\1***@", text)
+    m = _USERINFO.match(url)
+    if not m:
+        return text
+    user, _, password = m.group(1).partition(":")
+    plain_user, plain_password = urllib.parse.unquote(user), urllib.parse.unquote(password)
+    infos = {m.group(1), f"{plain_user}:{plain_password}" if password else plain_user, user, plain_user}
+    for info in sorted((i for i in infos if i), key=len, reverse=True):
+        text = text.replace(info + "@", "***@")
+    for secret in sorted({password, plain_password, urllib.parse.quote(plain_password, safe="")} - {""}, key=len,
+                         reverse=True):
+        if len(secret) >= SECRET_MIN:
             text = text.replace(secret, "***")
-    return text[:200]
+        else:
+            text = re.sub(rf"(?<!\w){re.escape(secret)}(?!\w)", "***", text)
+    return text
 
 
 def _problem(exc: Exception, url: str) -> InputError:
@@ -174,4 +201,4 @@ def size(url: str) -> int:
         return 0
 
 
-__all__ = ["expand", "is_url", "open_binary", "scheme", "shown", "size"]
+__all__ = ["expand", "is_url", "masked", "open_binary", "scheme", "shown", "size"]

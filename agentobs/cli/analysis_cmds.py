@@ -4,13 +4,13 @@ The analysis (pandas, pyarrow) is imported when a command runs, not when its ``-
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..contract.files import write_text
 from ..errors import InputError
 from .common import jaeger_url
 from .render import console, json_text, say
@@ -24,19 +24,6 @@ if TYPE_CHECKING:
 EMIT_KINDS = ("budget", "pydantic-ai", "openai-agents")     # agentobs.analysis.emit.KINDS (a test keeps them equal)
 
 LARGE_INPUT = 20 * 1024 * 1024
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Writes the whole file or nothing: a temporary file in the same folder, then a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None] | None], Any],
@@ -140,7 +127,7 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
     if fmt == "json":
         text = json_text(r.to_dict(), indent=1)
         if out:
-            write_atomic(out, text + "\n")
+            write_text(out, text + "\n")
             say(f"Report (JSON): {out}")
         else:
             click.echo(text)
@@ -148,12 +135,12 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
     if fmt == "html":
         from ..analysis import html as html_report
         out = out or Path("agentobs-out/report.html")
-        write_atomic(out, html_report.render(r))
+        write_text(out, html_report.render(r))
         say(f"Report (HTML): {out}")
         return
     print_report(r)
     if out:
-        write_atomic(out, json_text(r.to_dict(), indent=1) + "\n")
+        write_text(out, json_text(r.to_dict(), indent=1) + "\n")
         say(f"JSON report: {out}")
 
 
@@ -196,7 +183,7 @@ def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
     df = r.runs.copy()
     for c in ("trace_ids", "signatures"):
         df[c] = df[c].map(lambda xs: ";".join(xs))
-    write_atomic(out, csv_text(df))
+    write_text(out, csv_text(df))
     say(f"{len(df)} runs: {out}")
 
 

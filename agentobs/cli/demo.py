@@ -14,9 +14,10 @@ import click
 
 from ..analysis import html as html_report
 from ..analysis.report import Options, analyze
+from ..contract.files import write_text
 from ..domain.scenarios import SEED000, SEED004, Result
 from ..telemetry import Telemetry, configure
-from .analysis_cmds import print_caps, write_atomic
+from .analysis_cmds import print_caps
 from .common import DEFAULT_OUT, jaeger_link, jaeger_url
 from .render import console, json_lines, say, table
 from .safe_text import http_url
@@ -99,7 +100,7 @@ def demo(fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None,
                                                                  ("control", "left")], rows))
     print_caps(report)
     html_path = out_dir / "report.html"
-    write_atomic(html_path, html_report.render(report))
+    write_text(html_path, html_report.render(report))
     console.print()
     say(f"Population traces: {pop_path} ({'; '.join(pop_lines)})")
     say(f"HTML report:       {html_path}")

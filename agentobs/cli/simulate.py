@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from ..contract.files import write_text
 from ..domain.population import PATTERNS, SIGNATURES, Record, simulate, summary
 from ..telemetry import OTelObserver, Telemetry
 from .common import report_export, telemetry_options
@@ -31,12 +31,7 @@ def run_population(tel: Telemetry, runs: int, seed: int, show_progress: bool = T
 def write_manifest(path: Path, records: list[Record], seed: int, traces: Path | None) -> None:
     body = {"schema_version": 1, "seed": seed, "traces": str(traces) if traces else None,
             "summary": summary(records), "runs": [r.to_dict() for r in records]}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(body, f, indent=1)
-    os.replace(tmp, path)
+    write_text(path, json.dumps(body, indent=1), mode=0o600)
 
 
 def print_summary(records: list[Record]) -> None:

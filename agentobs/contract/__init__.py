@@ -7,8 +7,10 @@ package, only the exception tree of ``agentobs.errors``).
     digest        the one fingerprint of a tool call
     pricing       ``Prices``: custom prices, then the genai-prices table (imported on first use)
     retry         ``RetryPolicy``: the one backoff
+    files         ``write_text``: the one way a whole file is written (atomically; links followed, FIFOs and
+                  devices streamed)
 
-The kernel, telemetry and analysis import this package; it imports none of them.
+The kernel, telemetry, analysis and the CLI import this package; it imports none of them.
 """
 from . import semconv
 from .digest import digest, digest_arguments

@@ -13,6 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..contract.files import write_text
 from ..errors import ReplayError
 from .calls import propose_async
 from .models import Model, ModelRequest, ModelResponse
@@ -51,12 +52,8 @@ class Recorder:
                 "responses": [asdict(r) for r in self.responses]}
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        p = Path(path)
-        tmp = p.with_name(p.name + ".tmp")
-        fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(self.to_dict(), f, sort_keys=True)
-        os.replace(tmp, p)
+        """Writes the recording whole or not at all (readable by its owner only when it is created)."""
+        write_text(path, json.dumps(self.to_dict(), sort_keys=True), mode=0o600)
 
 
 class Replayer:

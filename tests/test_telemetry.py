@@ -391,3 +391,9 @@ def test_instrumented_loops_can_name_their_toolbox(memory_tracing):
                     tool.done({"status": "ok"})
     assert sorted(s.name for s in exporter.get_finished_spans() if s.name.startswith("execute_tool")) == \
         ["execute_tool _OTHER", "execute_tool get_order"]
+
+
+def test_an_https_endpoint_is_secure_whatever_the_case_of_its_scheme():
+    from agentobs.telemetry.setup import _insecure
+    assert not _insecure("HTTPS://collector.example:4317") and not _insecure("https://collector.example:4317")
+    assert _insecure("http://127.0.0.1:4317") and _insecure("127.0.0.1:4317")

@@ -338,7 +338,7 @@ def _grpc_endpoint(endpoint: str) -> str:
 
 
 def _insecure(endpoint: str) -> bool:
-    return not endpoint.startswith("https://")
+    return not endpoint[:8].lower().startswith("https://")          # (a URL scheme has any case, RFC 3986)
 
 
 def _http_endpoint(endpoint: str, signal: str) -> str:

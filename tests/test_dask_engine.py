@@ -239,6 +239,27 @@ def test_transcripts_beside_otlp_files(data, cluster):
     assert set(dask.runs["source_kind"]) == {"transcript", "agentobs"}
 
 
+def test_other_formats_and_a_folder_with_a_broken_link_give_the_local_report(data, cluster, tmp_path):
+    """Jaeger's own JSON, and a folder holding a dangling link (a source_error, counted as the local engine counts
+    it): the engine loads every input with the local engine's sniffing (sources.load_one)."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    (folder / "jaeger.json").write_bytes((ROOT / "tests" / "data" / "jaeger_ui" / "download_results.json").read_bytes())
+    (folder / "gone.jsonl").symlink_to(tmp_path / "no-such-file.jsonl")
+    local, dask = both([folder, data / "crash.jsonl"], cluster, partitions=3)
+    assert_same(local, dask)
+    assert dask.quality.count("source_error") == 1
+    assert "explb-agent" in set(dask.runs["service"])
+
+
+def test_a_pipe_is_refused_by_the_cluster_with_the_way_out(cluster, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(Exception) as err:
+        analyze_dask([str(fifo)], settings=cluster)
+    assert "cannot be read by a Dask cluster's workers" in str(err.value) and "--engine local" in str(err.value)
+
+
 # -- random splits of an archive -------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

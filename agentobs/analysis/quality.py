@@ -74,8 +74,11 @@ class DataQuality:
         self.issues = [Issue(i.kind, i.count, i.source, list(i.examples)) for i in issues]
 
     def extend(self, other: DataQuality) -> None:
+        """Adds ``other``'s counts, files and lines, and its examples (up to three per kind and source)."""
         for issue in other.issues:
             self.add(issue.kind, issue.source, issue.count, issue.examples[0] if issue.examples else None)
+            mine = next(i for i in self.issues if i.kind == issue.kind and i.source == issue.source)
+            mine.examples.extend(issue.examples[1:][:max(0, 3 - len(mine.examples))])
         self.files += other.files
         self.lines += other.lines
 

@@ -160,19 +160,20 @@ def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None 
         if is_jaeger_url(s):
             parts.append(fetch(parse_url(s), progress))
         elif remote.is_url(s):
-            parts.append(_load_one(s, progress))
+            parts.append(load_one(s, progress))
         elif is_stream(s):
             parts.append(_load_stream(s))
         else:
-            parts.append(_load_one(Path(s), progress))
+            parts.append(load_one(Path(s), progress))
     out = SpanSet.concat(parts)
     found.quality.extend(out.quality)          # what could not be listed first, with all its examples
     out.quality = found.quality
     return check(out)
 
 
-def _load_one(p: Path | str, progress: Callable[[int], None] | None, name: str | None = None) -> SpanSet:
-    """One file (or object store URL), sniffed then loaded; ``name``: the stream it was copied from."""
+def load_one(p: Path | str, progress: Callable[[int], None] | None = None, name: str | None = None) -> SpanSet:
+    """One file (or object store URL), sniffed then loaded (as OTLP JSON, another format of ``formats`` or chat
+    transcripts); ``name``: the stream it was copied from. The Dask engine's scan loads each input with it too."""
     kind = sniff(p)
     other = next((f for f in formats.FORMATS if kind == f.NAME), None)
     if kind == "transcripts" or other is not None:
@@ -249,7 +250,7 @@ def _load_stream(source: str) -> SpanSet:
     """A stream read once into a temporary file, then loaded from there under its own name."""
     try:
         with copied(source) as path:
-            return _renamed(_load_one(path, None, source), str(path), source)
+            return _renamed(load_one(path, None, source), str(path), source)
     except OSError as exc:              # cannot be opened (a socket, no permission), a full disk
         q = DataQuality(files=1)
         q.add("unreadable", source, example=str(exc))

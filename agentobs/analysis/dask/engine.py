@@ -24,7 +24,7 @@ from ..input_limits import human
 from ..jaeger import is_jaeger_url, shown
 from ..labels import read_labels
 from ..report import Options, Report, summarize_runs
-from ..sources import expand, total_bytes
+from ..sources import STDIN, expand_sources, is_stream, total_bytes
 from . import merge
 from .partition import PartResult, Request, Schema, run as run_partition
 from .placement import bucket, extract_moves, moved_in, place
@@ -45,7 +45,12 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
     require()
     opt = options or Options()
     sources = list(sources)
-    units = expand(sources)
+    found = expand_sources(sources)
+    units = found.paths
+    streams = [u for u in units if u == STDIN or (not is_jaeger_url(u) and is_stream(u))]
+    if streams:
+        raise InputError(f"{shown(streams[0])}: a pipe or standard input cannot be read by a Dask cluster's workers; "
+                         "save it to a file, or use --engine local")
     labels = read_labels(opt.labels)[0] if opt.labels else None       # a bad labels file fails before any work
     st = settings or DaskSettings.resolve(scheduler=scheduler)
     sizes = [0 if is_jaeger_url(u) else total_bytes([u]) for u in units]
@@ -62,7 +67,9 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
     spellings: dict[str, dict[str, int]] = {}
     for s in summaries:
         spellings.update(s.spellings)
-    return summarize_runs(merge.runs(parts), merge.lookup(parts, schema), merge.quality(summaries, parts, schema),
+    quality = found.quality                 # what could not be listed first, as load_sources puts it
+    quality.extend(merge.quality(summaries, parts, schema))
+    return summarize_runs(merge.runs(parts), merge.lookup(parts, schema), quality,
                           merge.derivation(parts), opt, sources=sources_shown, spellings=spellings,
                           n_spans=sum(p.n_spans for p in parts))
 

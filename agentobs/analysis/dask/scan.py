@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 
 from ...contract import semconv as sc
-from ..otlp import load_file
 from ..quality import DataQuality
 from ..spanset import SpanSet
 from .pieces import ORD, Piece, bucket_of, home_key, pack, split, with_order
@@ -39,17 +38,13 @@ class Scanned:
 
 
 def load_one(source: str) -> SpanSet:
-    """One expanded source, loaded as ``sources.load_sources`` loads each: a Jaeger query, a transcripts file, or
-    OTLP JSON (a local path or a URL an fsspec filesystem reads)."""
+    """One expanded source, loaded as ``sources.load_sources`` loads each: a Jaeger query, or a file (a local path or
+    a URL an fsspec filesystem reads) sniffed and loaded by ``sources.load_one``."""
     from ..jaeger import fetch, is_jaeger_url, parse_url
-    from ..sources import sniff
+    from ..sources import load_one as load_file_or_url
     if is_jaeger_url(source):
         return fetch(parse_url(source), None)
-    p = source if "://" in source else Path(source)
-    if sniff(p) == "transcripts":
-        from ..transcripts import load_transcripts
-        return load_transcripts(p)
-    return load_file(p)
+    return load_file_or_url(source if "://" in source else Path(source))
 
 
 def scan(source: str, index: int, n_buckets: int) -> Scanned:

@@ -22,7 +22,6 @@ from agentobs.analysis.sources import load_sources
 from agentobs.cli.main import cli
 
 FIXTURES = Path(__file__).parent / "dialects" / "fixtures"
-TAU2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau2"
 
 
 def _ids(ss) -> set[tuple[str, str]]:
@@ -63,11 +62,19 @@ def test_a_byte_order_mark_is_skipped(tmp_path, compressed):
 
 
 def test_a_transcript_with_a_byte_order_mark_is_read(tmp_path):
-    src = sorted(TAU2.glob("*.json"))[0]
-    p = tmp_path / "bom.json"
-    p.write_bytes(b"\xef\xbb\xbf" + src.read_bytes())
-    got, want = derive_runs(load_sources([str(p)]))[0], derive_runs(load_sources([str(src)]))[0]
-    assert len(got) == len(want) > 0
+    runs = [{"id": f"run-{i}", "success": i % 2 == 0, "model": "gpt-4o-mini", "messages": [
+        {"role": "user", "content": "Refund order ord_1001"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": "get_order", "arguments": "{}"}}],
+         "usage": {"prompt_tokens": 100 + i, "completion_tokens": 20}},
+        {"role": "tool", "tool_call_id": f"c{i}", "content": "{\"status\": \"delivered\"}"},
+        {"role": "assistant", "content": "Done.", "usage": {"prompt_tokens": 150, "completion_tokens": 10}}]}
+        for i in range(4)]
+    plain, marked = tmp_path / "runs.json", tmp_path / "bom.json"
+    plain.write_text(json.dumps(runs))
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    got, want = derive_runs(load_sources([str(marked)]))[0], derive_runs(load_sources([str(plain)]))[0]
+    assert len(got) == len(want) == 4
     cols = ["steps", "model_calls", "tool_calls", "tokens", "success"]      # (ids are made from the file's name)
     assert sorted(map(tuple, got[cols].astype(str).values)) == sorted(map(tuple, want[cols].astype(str).values))
 

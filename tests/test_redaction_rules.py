@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from agentobs.telemetry import redaction_rules as rules
+from agentobs.contract import redaction_rules as rules
 from agentobs.contract import semconv as sc
 from agentobs.telemetry.content import REDACTED, Redactor
 

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from ..contract.redaction import shown
 from .report import Report
 
 PLOTS = ("steps_histogram", "cutoff_curve", "stop_reasons", "signatures", "context_growth")
@@ -22,8 +23,9 @@ _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _label(v: Any) -> str:
-    """A value from the traces as a plot label: one line, no control characters, at most LABEL_CHARS."""
-    s = _UNPRINTABLE.sub(" ", str(v))
+    """A value from the traces as a plot label: one line, no control characters, secrets masked, at most
+    LABEL_CHARS."""
+    s = _UNPRINTABLE.sub(" ", shown(str(v)))
     return s if len(s) <= LABEL_CHARS else s[: LABEL_CHARS - 1] + "…"
 
 
@@ -140,10 +142,18 @@ def _labels(values: Any) -> list[str]:
     return out
 
 
+def _shown(v: Any) -> Any:
+    """Every value the template writes, as agentobs shows text: secrets masked (not our plots' data URLs)."""
+    if isinstance(v, str) and not v.startswith("data:image/") and not hasattr(v, "__html__"):
+        return shown(v)
+    return v
+
+
 def _environment() -> Any:
     import jinja2
     env = jinja2.Environment(loader=jinja2.PackageLoader("agentobs.analysis", "templates"),
-                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             finalize=_shown)
     env.filters["text"] = lambda v: _UNPRINTABLE.sub(" ", str(v))          # autoescape does the escaping
     env.filters["href"] = _href
     return env

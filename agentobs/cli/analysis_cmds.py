@@ -188,15 +188,16 @@ def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
 
 
 def csv_text(df: pd.DataFrame) -> str:
-    """The CSV of ``df``: RFC 4180 line ends (CRLF, so a value holding a CR or LF is quoted, not split), and text a
-    spreadsheet would run as a formula prefixed with ``'``; numbers untouched."""
+    """The CSV of ``df``: RFC 4180 line ends (CRLF, so a value holding a CR or LF is quoted, not split), secrets in
+    text masked and text a spreadsheet would run as a formula prefixed with ``'``; numbers and ids untouched."""
     import pandas as pd
     out = df.copy()
     types = pd.api.types
     for c in out.columns:
         col = out[c]
         if not (types.is_numeric_dtype(col) or types.is_bool_dtype(col) or types.is_datetime64_any_dtype(col)):
-            out[c] = col.astype(object).map(csv_cell)
+            ids = str(c).endswith(("_id", "_ids"))  # one per run: masking each would cost more than the rest
+            out[c] = col.astype(object).map(lambda v, ids=ids: csv_cell(v, mask=not ids))
     out.columns = [csv_cell(str(c)) for c in out.columns]
     return out.to_csv(index=False, lineterminator="\r\n")
 

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..contract.redaction import shown
 from .safe_text import clean
 
 # markup and emoji codes off: a string that slips through unwrapped is still shown literally
@@ -63,7 +64,9 @@ def jsonable(o: Any) -> Any:
         return {_key(k): jsonable(v) for k, v in o.items()}
     if isinstance(o, (list, tuple, set, frozenset)):
         return [jsonable(v) for v in o]
-    if o is None or isinstance(o, (bool, str)):
+    if isinstance(o, str):
+        return shown(o)                      # secrets masked, as everywhere agentobs shows text
+    if o is None or isinstance(o, bool):
         return o
     if isinstance(o, int):
         return int(o)

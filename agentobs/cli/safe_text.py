@@ -1,17 +1,20 @@
 """Untrusted text made safe to show: text from traces is data, never markup or terminal control.
 
-``clean`` is for the terminal (and any one-line message): it removes whole escape sequences (CSI, OSC, DCS,
-SOS, PM, APC, two-byte ESC sequences, and their 8-bit C1 forms), every other C0/C1 control character and the
-bidirectional override characters, turns line and tab characters into spaces and shortens very long values.
-Rich markup is not escaped here: the CLI builds ``rich.text.Text`` objects from cleaned strings, which rich
-never parses as markup. ``http_url`` says whether a URL may become a link. ``csv_cell`` keeps a spreadsheet
-from running a cell as a formula (OWASP's CSV injection guidance: a leading single quote).
+``clean`` is for the terminal (and any one-line message): it masks secrets (``contract.redaction.shown``),
+removes whole escape sequences (CSI, OSC, DCS, SOS, PM, APC, two-byte ESC sequences, and their 8-bit C1 forms),
+every other C0/C1 control character and the bidirectional override characters, turns line and tab characters into
+spaces and shortens very long values. Rich markup is not escaped here: the CLI builds ``rich.text.Text`` objects
+from cleaned strings, which rich never parses as markup. ``http_url`` says whether a URL may become a link.
+``csv_cell`` masks secrets and keeps a spreadsheet from running a cell as a formula (OWASP's CSV injection
+guidance: a leading single quote).
 """
 from __future__ import annotations
 
 import re
 from typing import Any
 from urllib.parse import urlsplit
+
+from ..contract.redaction import shown
 
 MAX_CHARS = 500          # one value on the terminal; longer ones end with an ellipsis
 
@@ -27,8 +30,8 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
 def clean(value: Any, limit: int | None = MAX_CHARS) -> str:
-    """``value`` as one line of plain text a terminal shows as is, at most ``limit`` characters."""
-    text = value if isinstance(value, str) else str(value)
+    """``value`` as one line of plain text a terminal shows as is, at most ``limit`` characters, secrets masked."""
+    text = shown(value if isinstance(value, str) else str(value))
     # the common case is printable: nothing to remove
     out = text if text.isprintable() else _CONTROL.sub("", _SPACE.sub(" ", _SEQUENCE.sub("", text)))
     if limit is not None and len(out) > limit:
@@ -49,8 +52,13 @@ def http_url(url: str | None) -> str | None:
     return url.strip().rstrip("/")
 
 
-def csv_cell(value: Any) -> Any:
-    """A string a spreadsheet would run as a formula gets a leading ``'``; anything else is returned as is."""
-    if isinstance(value, str) and (value.startswith(FORMULA_START) or value.lstrip().startswith(FORMULA_START)):
+def csv_cell(value: Any, *, mask: bool = True) -> Any:
+    """A string with its secrets masked (unless ``mask`` is off: ids), and a leading ``'`` when a spreadsheet would
+    run it as a formula; anything else is returned as is."""
+    if not isinstance(value, str):
+        return value
+    if mask:
+        value = shown(value)
+    if value.startswith(FORMULA_START) or value.lstrip().startswith(FORMULA_START):
         return "'" + value
     return value

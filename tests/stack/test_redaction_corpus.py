@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from agentobs.telemetry import redaction_rules as rules
+from agentobs.contract import redaction_rules as rules
 from agentobs.telemetry.content import REDACTED, Redactor
 from agentobs.telemetry.otlp_json import any_value
 from stackutil import prom_query, unique_service, wait_for

@@ -1,0 +1,157 @@
+"""Masking secrets in text and values, with the rules of ``redaction_rules`` (which the collector applies too):
+what telemetry records (``agentobs.telemetry``) and what the analysis shows of the traces it reads (the
+report in every format, the runs table, a trace's tree) go through one ``Redactor``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from . import redaction_rules as rules
+
+REDACT_KEYS_ENV = "AGENTOBS_REDACT_KEYS"
+REDACTED = rules.MASK_IN_PROCESS
+
+
+_FLAGS = re.ASCII          # \b, \d, \s as in Go RE2, which the collector uses for the same rules
+_SECRET_ENV = re.compile(rules.SECRET_ENV_NAME, _FLAGS)
+_VALUE_RULES = tuple((name, re.compile(rx, _FLAGS)) for name, rx in rules.VALUE_RULES)
+_MAX_DEPTH = 8             # JSON documents nested in strings, parsed and redacted this deep
+
+
+class Redactor:
+    """Masks secrets, with the rules of ``agentobs.contract.redaction_rules``.
+
+    - a value under a sensitive key (``password``, ``x-api-key``, ``client_secret``, ...: the rules' key names, or
+      ``keys``, plus ``AGENTOBS_REDACT_KEYS``) is replaced whole, at any depth of maps and lists;
+    - inside strings, with ``patterns`` on (the default; ``AGENTOBS_REDACT_PATTERNS=0`` turns them off): the value
+      rules (PEM blocks, credentials in URLs, bearer tokens, name=value pairs, API keys and tokens of the known
+      families, e-mail addresses, IBANs, card numbers, SSNs), and the values of secret-looking environment
+      variables of this process;
+    - a string holding a JSON document (an object or an array) is parsed, redacted by key and value, and
+      serialized again; text that only contains JSON has its sensitive "key": value pairs masked in place.
+    """
+
+    def __init__(self, keys: Iterable[str] | None = None, *, env: Mapping[str, str] | None = None,
+                 patterns: bool = True):
+        environ = env if env is not None else os.environ
+        extra = [_name_pattern(k) for k in environ.get(REDACT_KEYS_ENV, "").split(",") if k.strip()]
+        given = rules.SENSITIVE_KEYS if keys is None else tuple(_name_pattern(k) for k in keys if k.strip())
+        names = given + tuple(extra)
+        self.keys = names
+        self._key = re.compile(rules.key_pattern(names), _FLAGS) if names else None
+        self._key_rules = tuple((re.compile(rx, _FLAGS), name == "json_key_escaped")
+                                for name, rx in rules.key_rules(names)) if names else ()
+        self.patterns = patterns
+        rules_here = list(_VALUE_RULES)
+        if names != rules.SENSITIVE_KEYS:      # name=value pairs follow this redactor's key names
+            kv = re.compile(rules.key_value_rule(names), _FLAGS) if names else None
+            kept: list[tuple[str, re.Pattern[str]]] = []
+            for n, rx in rules_here:             # in order; key_value rebuilt for these names, or dropped
+                if n == "key_value":
+                    if kv is None:
+                        continue
+                    rx = kv
+                kept.append((n, rx))
+            rules_here = kept
+        self._value_rules = tuple(rx for _, rx in rules_here)
+        self.env_secrets = sorted({v for k, v in environ.items() if _SECRET_ENV.search(k) and len(v) >= 8},
+                                  key=len, reverse=True)
+        self._clean: dict[str, bool] = {}
+
+    def clean(self, s: str) -> bool:
+        """Whether ``text`` leaves this (short) string alone; remembered for the vocabulary of codes and names."""
+        hit = self._clean.get(s)
+        if hit is None:
+            hit = self.text(s) == s
+            if len(self._clean) < 4096:
+                self._clean[s] = hit
+        return hit
+
+    def sensitive_key(self, key: str) -> bool:
+        return self._key is not None and self._key.search(key) is not None
+
+    def text(self, s: str) -> str:
+        """Masks secrets inside one string (no JSON parsing)."""
+        for secret in self.env_secrets:
+            if secret in s:
+                s = s.replace(secret, REDACTED)
+        for rx, escaped in self._key_rules:
+            s = rx.sub(_ESCAPED_MASK if escaped else _JSON_MASK, s)
+        if self.patterns:
+            for rx in self._value_rules:
+                s = rx.sub(REDACTED, s)
+        return s
+
+    def value(self, v: Any, _depth: int = 0) -> Any:
+        """Masks secrets in a value of any shape: strings (JSON documents in them too), maps, lists, tuples."""
+        if isinstance(v, str):
+            return self._string(v, _depth)
+        if isinstance(v, Mapping):
+            return {(self.text(k) if isinstance(k, str) else k):
+                    (REDACTED if isinstance(k, str) and self.sensitive_key(k) else self.value(x, _depth))
+                    for k, x in v.items()}
+        if isinstance(v, tuple):
+            return tuple(self.value(x, _depth) for x in v)
+        if isinstance(v, list):
+            return [self.value(x, _depth) for x in v]
+        return v
+
+    def json(self, v: Any) -> str:
+        """Redacts structure and strings, serializes, then redacts the serialized text once more."""
+        if isinstance(v, str):
+            try:
+                v = json.loads(v)
+            except ValueError:
+                return json.dumps(self.text(v))
+        return self.text(json.dumps(self.value(v), sort_keys=True, default=str))
+
+    def _string(self, s: str, depth: int) -> str:
+        head = s.lstrip()[:1]
+        if head in ("{", "[") and depth < _MAX_DEPTH:
+            try:
+                doc = json.loads(s)
+            except ValueError:
+                doc = None
+            if isinstance(doc, (dict, list)):
+                return self.text(json.dumps(self.value(doc, depth + 1), ensure_ascii=False))
+        return self.text(s)
+
+
+_JSON_MASK = r'\1"' + REDACTED + '"'
+_ESCAPED_MASK = r'\1\\"' + REDACTED + r'\\"'
+
+
+def _name_pattern(key: str) -> str:
+    """A key name given by the application (``keys``, AGENTOBS_REDACT_KEYS) as a rule fragment: case and the
+    separators ``_``, ``-``, ``.`` and space do not matter."""
+    return "[._ -]?".join(re.escape(part) for part in re.split(r"[._ -]+", key.strip().lower()) if part)
+
+
+_SHOWN: dict[str, str] = {}
+_SHOWN_KEPT = 1 << 16
+
+
+def shown(text: str) -> str:
+    """``text`` as agentobs shows it to a person (the terminal, the JSON and HTML reports, the runs CSV): with the
+    secrets masked by a ``Redactor`` of this process's settings (its key names and AGENTOBS_REDACT_KEYS, the values
+    of its secret-looking environment variables). Traces from other instrumentations keep what they were given:
+    an error message with an API key in it must not travel further in a report. Remembered per string."""
+    got = _SHOWN.get(text)
+    if got is None:
+        got = _default().text(text) if text else text
+        if len(_SHOWN) < _SHOWN_KEPT and len(text) < 4096:
+            _SHOWN[text] = got
+    return got
+
+
+_DEFAULT: list[Redactor] = []
+
+
+def _default() -> Redactor:
+    if not _DEFAULT:
+        _DEFAULT.append(Redactor())
+    return _DEFAULT[0]

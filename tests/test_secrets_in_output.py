@@ -1,0 +1,90 @@
+"""Secrets in the traces we read never reach what agentobs shows: the terminal report, the JSON and HTML reports,
+the runs CSV, the caps and a trace's tree. Every secret of tests/data/secrets_corpus.json (the corpus the in-process
+redactor and the collector are tested on) that a value shows is put where a trace from another instrumentation may carry it: a tool
+call's error type and status message, the agent's name, a tool's name and span name, the model's name."""
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agentobs.cli.main import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+# the secrets a value shows (not those that are secrets only for the key they sit under, which the analysis never
+# shows: it shows agents', tools' and models' names and errors, not arbitrary attributes)
+CORPUS = [e for e in json.loads((ROOT / "tests" / "data" / "secrets_corpus.json").read_text())["secrets"]
+          if e["family"] != "sensitive_key" and isinstance(e["value"], str)]
+FIXTURE = ROOT / "tests" / "dialects" / "fixtures" / "openai_v2.jsonl"
+
+
+def _attr(span: dict, key: str, value: str) -> None:
+    span["attributes"] = [a for a in span.get("attributes", []) if a["key"] != key]
+    span["attributes"].append({"key": key, "value": {"stringValue": value}})
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory) -> tuple[Path, list[str], str]:
+    """One copy of the fixture's first request per secret, under its own trace id, the secret in every place."""
+    first = json.loads(FIXTURE.read_text().splitlines()[0])
+    out, secrets = [], []
+    for i, entry in enumerate(CORPUS):
+        req = json.loads(json.dumps(first))
+        value = entry["value"]
+        secrets += entry["secret"]
+        for rs in req["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                for sp in ss["spans"]:
+                    sp["traceId"] = f"{i + 1:08x}" + sp["traceId"][8:]
+                    keys = {a["key"] for a in sp.get("attributes", [])}
+                    if "gen_ai.agent.name" in keys:
+                        _attr(sp, "gen_ai.agent.name", value)
+                    if "gen_ai.request.model" in keys:
+                        _attr(sp, "gen_ai.request.model", value)
+                    if "gen_ai.tool.name" in keys:
+                        _attr(sp, "gen_ai.tool.name", value)
+                        _attr(sp, "error.type", value)
+                        sp["name"] = f"execute_tool {value}"
+                        sp["status"] = {"code": 2, "message": value}
+        out.append(json.dumps(req))
+    p = tmp_path_factory.mktemp("secrets") / "traces.jsonl"
+    p.write_text("\n".join(out) + "\n")
+    trace_id = json.loads(out[0])["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+    return p, secrets, trace_id
+
+
+def _leaks(text: str, secrets: list[str]) -> list[str]:
+    return [s for s in secrets if s in text]
+
+
+def test_no_secret_reaches_any_output(traces, tmp_path):
+    path, secrets, trace_id = traces
+    runner = CliRunner()
+    outputs = {}
+    for name, args in {
+        "terminal report": ["report", str(path), "--segment", "agent"],
+        "json report": ["report", str(path), "--format", "json"],
+        "caps": ["caps", str(path)],
+        "caps json": ["caps", str(path), "--format", "json"],
+        "trace": ["trace", trace_id, str(path)],
+    }.items():
+        r = runner.invoke(cli, args)
+        assert r.exit_code == 0, (name, r.output)
+        outputs[name] = r.output
+    html = tmp_path / "r.html"
+    assert runner.invoke(cli, ["report", str(path), "--format", "html", "--out", str(html)]).exit_code == 0
+    outputs["html report"] = html.read_text()
+    csv = tmp_path / "runs.csv"
+    assert runner.invoke(cli, ["runs", str(path), "--out", str(csv)]).exit_code == 0
+    outputs["runs csv"] = csv.read_text()
+    assert "[REDACTED]" in outputs["runs csv"] and "[REDACTED]" in outputs["trace"]
+    leaks = {name: _leaks(text, secrets) for name, text in outputs.items()}
+    assert not any(leaks.values()), leaks
+
+
+def test_the_html_plots_still_embed_whole_images(traces, tmp_path):
+    path, _, _ = traces
+    html = tmp_path / "r.html"
+    assert CliRunner().invoke(cli, ["report", str(path), "--format", "html", "--out", str(html)]).exit_code == 0
+    text = html.read_text()
+    assert text.count("data:image/png;base64,") >= 1 and "[REDACTED]" not in text.split("data:image/png;base64,")[1][:2000]

@@ -45,7 +45,7 @@ class _Cut(Exception):
 
 
 def matches(head: bytes) -> bool:
-    """A first record, in one of the framings, that walks as OTLP traces to a span or to its end."""
+    """One of the first two records, in one of the framings, walks as OTLP traces to a span or to its end."""
     return any(_plausible(rec, whole) for rec, whole in _first_records(head))
 
 
@@ -75,7 +75,7 @@ def split(data: bytes, source: str, q: DataQuality) -> list[bytes]:
     file after a length that cannot be right (the records after it cannot be found)."""
     for frame in (_be32, _varint_framed):
         records, rest = frame(data)
-        if records and _plausible(records[0], True):
+        if records and (not rest or _plausible(records[0], True)):      # (the first record may be the corrupt one)
             if rest:
                 q.add("bad_line", source, example=f"record {len(records) + 1}: cut short or corrupt "
                                                   f"({len(rest)} bytes left after the last whole record)")
@@ -109,18 +109,28 @@ def _varint_framed(data: bytes) -> tuple[list[bytes], bytes]:
 
 
 def _first_records(head: bytes) -> list[tuple[bytes, bool]]:
-    """The first record of ``head`` in each framing, and whether it is whole (not cut by the end of ``head``)."""
+    """The first two records of ``head`` in each framing (the first may be the corrupt one), and whether each is
+    whole (not cut by the end of ``head``)."""
     out = []
-    if len(head) >= 5:
-        (n,) = struct.unpack_from(">I", head)
-        if 0 < n < _MAX_RECORD:
-            out.append((head[4:4 + n], 4 + n <= len(head)))
-    try:
-        n, j = _varint(head, 0)
-        if n > 0:
-            out.append((head[j:j + n], j + n <= len(head)))
-    except (_Bad, _Cut):
-        pass
+    i = 0
+    for _ in range(2):
+        if len(head) < i + 5:
+            break
+        (n,) = struct.unpack_from(">I", head, i)
+        if not 0 < n < _MAX_RECORD:
+            break
+        out.append((head[i + 4:i + 4 + n], i + 4 + n <= len(head)))
+        i += 4 + n
+    i = 0
+    for _ in range(2):
+        try:
+            n, j = _varint(head, i)
+        except (_Bad, _Cut):
+            break
+        if n == 0:
+            break
+        out.append((head[j:j + n], j + n <= len(head)))
+        i = j + n
     out.append((head, False))
     return out
 

@@ -96,19 +96,18 @@ def test_an_integer_above_two_to_the_53_is_a_number_not_a_traceback(tmp_path):
     assert runs["input_tokens"].max() >= float(big) - 2
 
 
-def _protobuf(tmp_path: Path) -> bytes:
-    """A real OTLP protobuf request (the SDK's encoder) of a few spans."""
-    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    mem = InMemorySpanExporter()
-    tp = TracerProvider()
-    tp.add_span_processor(SimpleSpanProcessor(mem))
-    with tp.get_tracer("t").start_as_current_span("invoke_agent support"):
-        with tp.get_tracer("t").start_as_current_span("chat gpt-4o-mini"):
-            pass
-    return encode_spans(mem.get_finished_spans()).SerializeToString()
+def _protobuf_metrics() -> bytes:
+    """A real OTLP protobuf metrics request (the SDK's encoder): protobuf, but not traces."""
+    from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    reader = InMemoryMetricReader()
+    mp = MeterProvider(metric_readers=[reader])
+    mp.get_meter("t").create_counter("gen_ai.client.token.usage").add(100, {"gen_ai.token.type": "input"})
+    data = reader.get_metrics_data()
+    mp.shutdown()
+    assert data is not None
+    return encode_metrics(data).SerializeToString()
 
 
 def _zip(data: bytes) -> bytes:
@@ -125,20 +124,20 @@ def _parquet(data: bytes) -> bytes:
 
 
 @pytest.mark.parametrize("kind, make, says", [
-    ("bzip2", bz2.compress, "bzip2-compressed: only gzip is read"),
-    ("xz", lzma.compress, "xz-compressed: only gzip is read"),
-    ("zstd, as the collector writes it", lambda d: len(d).to_bytes(4, "big") + b"\x28\xb5\x2f\xfd" + d[:64],
-     "zstd-compressed"),
+    ("bzip2", bz2.compress, "bzip2-compressed: only gzip and zstd are read"),
+    ("xz", lzma.compress, "xz-compressed: only gzip and zstd are read"),
     ("zip", _zip, "a zip archive: unzip it"),
     ("parquet", _parquet, "a Parquet file"),
     ("UTF-16", lambda d: d.decode().encode("utf-16"), "UTF-16 text: save it as UTF-8"),
-    ("protobuf", None, "binary protobuf"),
-    ("protobuf, length-prefixed as the collector writes it", None, "binary protobuf"),
+    ("protobuf metrics", None, "binary protobuf that is not OTLP traces"),
+    ("protobuf metrics, length-prefixed as the collector writes them", None, "binary protobuf that is not OTLP traces"),
 ])
 def test_a_format_we_do_not_read_is_named_with_the_way_out(tmp_path, kind, make, says):
+    """(zstd and OTLP protobuf traces, which the collector's file exporter writes, are read:
+    tests/test_collector_formats.py.)"""
     data = (FIXTURES / "openai_v2.jsonl").read_bytes()
     if make is None:
-        raw = _protobuf(tmp_path)
+        raw = _protobuf_metrics()
         raw = len(raw).to_bytes(4, "big") + raw if "length" in kind else raw
     else:
         raw = make(data)

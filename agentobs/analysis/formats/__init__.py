@@ -2,7 +2,9 @@
 
 Each format is one module with ``NAME`` (what the report's "read" section says), ``matches(head)`` (from the
 file's first bytes) and ``requests(data, source, quality)`` (the OTLP requests, canonical spelling, of the whole
-document; what it cannot convert is counted, never raised). The list ``FORMATS`` is closed and ordered.
+document; what it cannot convert is counted, never raised). A compression (``collector_zstd``) has
+``decompress(data, source, quality, limits)`` instead of ``requests``: what it gives back is read as what it is,
+OTLP JSON lines by the OTLP loader, or one of the formats. The list ``FORMATS`` is closed and ordered.
 """
 from __future__ import annotations
 
@@ -16,11 +18,11 @@ from .._otlp_read import read_document
 from ..input_limits import InputLimits
 from ..otlp import SpanSet, load_bytes
 from ..quality import DataQuality
-from . import console, jaeger_ui
+from . import collector_proto, collector_zstd, console, jaeger_ui
 
 __all__ = ["FORMATS", "FORMAT_NAMES", "load", "sniff"]
 
-FORMATS: tuple[ModuleType, ...] = (jaeger_ui, console)
+FORMATS: tuple[ModuleType, ...] = (jaeger_ui, console, collector_zstd, collector_proto)
 FORMAT_NAMES: frozenset[str] = frozenset(f.NAME for f in FORMATS)
 
 
@@ -34,15 +36,26 @@ def load(path: str | os.PathLike[str], fmt: ModuleType) -> SpanSet:
     content: what is wrong is counted in the data quality."""
     src = remote.shown(str(path)) if remote.is_url(path) else str(path)
     q = DataQuality(files=1)
+    limits = InputLimits.resolve()
     try:
-        data = read_document(path, InputLimits.resolve())     # over the document limit: an InputError, as said
+        data = read_document(path, limits)                   # over the document limit: an InputError, as said
     except (OSError, EOFError, zlib.error) as exc:          # (gzip.BadGzipFile is an OSError)
         q.add("unreadable", src, example=str(exc)[:200])
         return SpanSet(quality=q, sources=[src])
+    names: dict[str, int] = {}
+    if hasattr(fmt, "decompress"):                          # a compression: what is inside is read as what it is
+        data = fmt.decompress(data, src, q, limits)
+        names[fmt.NAME] = 1
+        inner = sniff(data[:8192])
+        if inner is None or inner is fmt:                   # OTLP JSON lines (the exporter's format: json)
+            out = load_bytes(data, src, q) if data.strip() else SpanSet(quality=q, sources=[src])
+            out.spellings = {src: {**names, **out.spellings.get(src, {})}}
+            return out
+        fmt = inner
     reqs = fmt.requests(data, src, q)
     text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in reqs).encode()
-    lines = q.lines + data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    lines = q.lines if fmt is collector_proto else q.lines + data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     out = load_bytes(text, src, q) if text else SpanSet(quality=q, sources=[src])
     q.lines = lines
-    out.spellings = {src: {fmt.NAME: len(reqs)}} if reqs else {}
+    out.spellings = {src: {**names, fmt.NAME: len(reqs)}} if reqs else {}
     return out

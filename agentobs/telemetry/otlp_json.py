@@ -19,33 +19,12 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import SpanKind, StatusCode
 
+from ..contract.otlp_values import attributes
+
 log = logging.getLogger("agentobs.telemetry")
 
 _KIND = {SpanKind.INTERNAL: 1, SpanKind.SERVER: 2, SpanKind.CLIENT: 3, SpanKind.PRODUCER: 4, SpanKind.CONSUMER: 5}
 _STATUS = {StatusCode.UNSET: 0, StatusCode.OK: 1, StatusCode.ERROR: 2}
-
-
-def any_value(v: Any) -> dict[str, Any]:
-    if isinstance(v, bool):
-        return {"boolValue": v}
-    if isinstance(v, int):
-        return {"intValue": str(v)}
-    if isinstance(v, float):
-        return {"doubleValue": v}
-    if isinstance(v, str):
-        return {"stringValue": v}
-    if isinstance(v, bytes):
-        import base64
-        return {"bytesValue": base64.b64encode(v).decode()}
-    if isinstance(v, (list, tuple)):
-        return {"arrayValue": {"values": [any_value(x) for x in v]}}
-    if isinstance(v, dict):
-        return {"kvlistValue": {"values": attributes(v)}}
-    return {"stringValue": str(v)}
-
-
-def attributes(attrs: Any) -> list[dict[str, Any]]:
-    return [{"key": k, "value": any_value(v)} for k, v in (attrs or {}).items()]
 
 
 def _flags(parent: Any) -> int:

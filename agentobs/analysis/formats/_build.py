@@ -1,34 +1,20 @@
 """OTLP JSON (canonical spelling) built from plain values: what the converters emit."""
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from ...contract.otlp_values import attributes as contract_attributes
 
 # OTLP span kinds by name
 KINDS = {"UNSPECIFIED": 0, "INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4, "CONSUMER": 5}
 STATUS_CODES = {"UNSET": 0, "OK": 1, "ERROR": 2}
 
 
-def any_value(v: Any) -> dict[str, Any]:
-    """An OTLP AnyValue of a JSON value (an object, which attributes cannot hold, becomes its JSON text)."""
-    if isinstance(v, bool):
-        return {"boolValue": v}
-    if isinstance(v, int):
-        return {"intValue": str(v)}
-    if isinstance(v, float):
-        return {"doubleValue": v}
-    if isinstance(v, str):
-        return {"stringValue": v}
-    if isinstance(v, list):
-        return {"arrayValue": {"values": [any_value(x) for x in v]}}
-    return {"stringValue": json.dumps(v, default=str)}
-
-
 def attributes(pairs: Any) -> list[dict[str, Any]]:
-    """OTLP attributes of a mapping of plain values."""
+    """OTLP attributes of a mapping of plain values read from a file (not a mapping: none; null values left out)."""
     if not isinstance(pairs, dict):
         return []
-    return [{"key": str(k), "value": any_value(v)} for k, v in pairs.items() if v is not None]
+    return contract_attributes({str(k): v for k, v in pairs.items() if v is not None})
 
 
 def hex_id(value: Any, digits: int) -> str:

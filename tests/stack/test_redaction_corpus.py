@@ -25,7 +25,7 @@ import pytest
 
 from agentobs.contract import redaction_rules as rules
 from agentobs.telemetry.content import REDACTED, Redactor
-from agentobs.telemetry.otlp_json import any_value
+from agentobs.contract.otlp_values import any_value
 from stackutil import prom_query, unique_service, wait_for
 
 pytestmark = pytest.mark.stack

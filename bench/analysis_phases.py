@@ -69,7 +69,7 @@ def timed_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     from agentobs.analysis.sources import load_sources
     from agentobs.analysis.view import report_view
     from agentobs.cli import render, terminal
-    from agentobs.cli.analysis_cmds import write_atomic
+    from agentobs.contract.files import write_text
 
     clock = _Clock()
     t0 = time.perf_counter()
@@ -91,7 +91,7 @@ def timed_report(path: str | os.PathLike[str]) -> dict[str, Any]:
             render.console.file = saved_file
     t3 = time.perf_counter()
     with tempfile.TemporaryDirectory() as d:
-        write_atomic(Path(d) / "report.json", render.json_text(r.to_dict(), indent=1) + "\n")
+        write_text(Path(d) / "report.json", render.json_text(r.to_dict(), indent=1) + "\n")
     t4 = time.perf_counter()
     clock.spent["render: terminal"] = t3 - t2
     clock.spent["render: JSON"] = t4 - t3

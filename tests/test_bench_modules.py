@@ -31,3 +31,14 @@ def test_each_target_row_belongs_to_one_module():
             assert not others, f"{m.__name__}: target {t.name!r} would be replaced by {others}"
     every = [t.name for m in modules for t in m.TARGETS]
     assert len(every) == len(set(every)), sorted(x for x in every if every.count(x) > 1)
+
+
+def test_the_analysis_benchmarks_report_phases_run_on_a_small_file():
+    """``timed_report`` imports what it times inside the function (a helper it used moved once and only the
+    28-minute benchmark run found out): run it on a fixture."""
+    from pathlib import Path
+
+    from bench.analysis_phases import timed_report
+    out = timed_report(Path(__file__).parent / "dialects" / "fixtures" / "openai_v2.jsonl")
+    assert out["runs"] == 9 and out["spans"] == 42 and out["total"] > 0
+    assert set(out["phases"]) >= {"load", "runs table", "pricing", "signatures"}

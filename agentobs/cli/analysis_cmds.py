@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..contract.files import write_text
 from ..errors import InputError
 from .common import jaeger_url
-from .render import console, json_text, say
+from .render import console, json_text, say, write_text
 from .safe_text import csv_cell, http_url
 
 if TYPE_CHECKING:

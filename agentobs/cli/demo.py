@@ -14,12 +14,11 @@ import click
 
 from ..analysis import html as html_report
 from ..analysis.report import Options, analyze
-from ..contract.files import write_text
 from ..domain.scenarios import SEED000, SEED004, Result
 from ..telemetry import Telemetry, configure
 from .analysis_cmds import print_caps
 from .common import DEFAULT_OUT, jaeger_link, jaeger_url
-from .render import console, json_lines, say, table
+from .render import console, json_lines, say, table, write_text
 from .safe_text import http_url
 from .simulate import print_summary, run_population, write_manifest
 

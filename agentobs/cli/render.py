@@ -16,7 +16,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..contract.redaction import shown
 from .safe_text import clean
 
 # markup and emoji codes off: a string that slips through unwrapped is still shown literally
@@ -65,6 +64,7 @@ def jsonable(o: Any) -> Any:
     if isinstance(o, (list, tuple, set, frozenset)):
         return [jsonable(v) for v in o]
     if isinstance(o, str):
+        from ..contract.redaction import shown
         return shown(o)                      # secrets masked, as everywhere agentobs shows text
     if o is None or isinstance(o, bool):
         return o
@@ -95,3 +95,10 @@ def json_text(o: Any, indent: int | None = None) -> str:
 def json_lines(objs: Iterable[dict[str, Any]]) -> None:
     for o in objs:
         click.echo(json_text(o))
+
+
+def write_text(path: Any, text: str, *, mode: int = 0o666) -> None:
+    """``agentobs.contract.files.write_text``, imported when a file is written: a command's ``--help`` loads no
+    contract."""
+    from ..contract.files import write_text as write
+    write(path, text, mode=mode)

@@ -14,8 +14,6 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..contract.redaction import shown
-
 MAX_CHARS = 500          # one value on the terminal; longer ones end with an ellipsis
 
 # string-terminated sequences (OSC, DCS, SOS, PM, APC) run to BEL or ST, or to the end of the text
@@ -31,6 +29,7 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 def clean(value: Any, limit: int | None = MAX_CHARS) -> str:
     """``value`` as one line of plain text a terminal shows as is, at most ``limit`` characters, secrets masked."""
+    from ..contract.redaction import shown  # here: `agentobs --help` needs neither the contract nor its rules
     text = shown(value if isinstance(value, str) else str(value))
     # the common case is printable: nothing to remove
     out = text if text.isprintable() else _CONTROL.sub("", _SPACE.sub(" ", _SEQUENCE.sub("", text)))
@@ -58,6 +57,7 @@ def csv_cell(value: Any, *, mask: bool = True) -> Any:
     if not isinstance(value, str):
         return value
     if mask:
+        from ..contract.redaction import shown
         value = shown(value)
     if value.startswith(FORMULA_START) or value.lstrip().startswith(FORMULA_START):
         return "'" + value

@@ -9,11 +9,10 @@ from typing import Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..contract.files import write_text
 from ..domain.population import PATTERNS, SIGNATURES, Record, simulate, summary
 from ..telemetry import OTelObserver, Telemetry
 from .common import report_export, telemetry_options
-from .render import console, say, table
+from .render import console, say, table, write_text
 
 
 def _trace_id(observers: list[Any]) -> str | None:

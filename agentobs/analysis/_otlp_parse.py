@@ -277,6 +277,8 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
     """Parses the piece with ``start``'s spelling, or one pyarrow points to. Touches nothing but the piece: a
     parser thread may call it while the caller decodes the piece before. ``multiline``: the piece is JSON values
     written over several lines each (pretty-printed), not one per line."""
+    if bytes(piece[:64]).lstrip()[:1] == b"n" or _LINE_OF_N.search(piece):     # once per piece, not per spelling
+        return _reason("JSON parse error: a line is null or not JSON")
     sp = start
     tried = {sp}
     while True:
@@ -337,8 +339,6 @@ _LINE_OF_N = re.compile(rb"\n[ \t\r]*n")
 
 
 def _read(piece: bytes | memoryview, sp: Spelling, max_block: int, multiline: bool = False) -> pa.Table:
-    if bytes(piece[:64]).lstrip()[:1] == b"n" or _LINE_OF_N.search(piece):
-        raise pa.ArrowInvalid("JSON parse error: a line is null or not JSON")
     block = min(_BLOCK, len(piece) + 1)
     options = sp.parse_options(multiline)
     while True:

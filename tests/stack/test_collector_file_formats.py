@@ -9,19 +9,13 @@ import signal
 import subprocess
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 from stackutil import STACK_SCRIPT, free_ports, listening, wait_for
+from test_collector_formats import _same_spans as same_spans     # the one comparison of spans, events, runs
 
 pytestmark = pytest.mark.stack
-
-SPAN_COLUMNS = ["trace_id", "span_id", "parent_span_id", "name", "kind", "status_code", "status_message",
-                "service_name", "start_ns", "end_ns"]
-RUN_COLUMNS = ["trace_id", "stop_reason", "status", "steps", "model_calls", "tool_calls", "input_tokens",
-               "output_tokens", "tokens", "cost_usd", "signature"]
-
 
 def _required() -> bool:
     return os.environ.get("AGENTOBS_REQUIRE_STACK", "") not in ("", "0")
@@ -64,15 +58,10 @@ service:
     return cfg
 
 
-def _frame(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    return df[columns].sort_values(columns[:2]).reset_index(drop=True)
-
-
 @pytest.mark.parametrize("gate", [None, "exporter.file.nativeCompression"])
 def test_the_collectors_proto_zstd_file_gives_the_spans_sent(collector_bin, tmp_path, gate):
     from agentobs.analysis.formats import collector_proto, collector_zstd
     from agentobs.analysis.otlp import load_file
-    from agentobs.analysis.runs import derive_runs
     from agentobs.analysis.sources import load_sources, sniff
     from agentobs.domain.scenarios import SEED000
     from agentobs.telemetry import configure
@@ -109,11 +98,4 @@ def test_the_collectors_proto_zstd_file_gives_the_spans_sent(collector_bin, tmp_
     got, want = load_sources([str(out)]), load_file(otlp)
     assert not got.quality.issues, got.quality.to_dict()
     assert set(got.spellings[str(out)]) == {collector_zstd.NAME, collector_proto.NAME}
-    attrs = sorted(c for c in want.spans.columns if "." in c)
-    assert len(got.spans) == len(want.spans) > 0 and set(attrs) <= set(got.spans.columns)
-    pd.testing.assert_frame_equal(_frame(got.spans, SPAN_COLUMNS + attrs), _frame(want.spans, SPAN_COLUMNS + attrs),
-                                  check_dtype=False, check_categorical=False)
-    assert len(got.events) == len(want.events) and len(got.links) == len(want.links)
-    g, w = derive_runs(got)[0], derive_runs(want)[0]
-    assert len(g) == len(w) > 0
-    pd.testing.assert_frame_equal(_frame(g, RUN_COLUMNS), _frame(w, RUN_COLUMNS), check_dtype=False)
+    same_spans(got, want)

@@ -82,13 +82,9 @@ def timed_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     clock.spent["runs table"] -= clock.spent["pricing"]      # price_calls runs inside derive_runs
     inside = sum(clock.spent[p] for p in ("runs table", "pricing", "signatures", "percentiles", "caps"))
     clock.spent["other analysis"] = (t2 - t1) - inside
-    with open(os.devnull, "w") as null:
-        saved_file = render.console.file
-        render.console.file = null
-        try:
-            terminal.print_view(report_view(r))
-        finally:
-            render.console.file = saved_file
+    # the console follows sys.stdout (it has no file of its own): redirect that, never pin the console to a stream
+    with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
+        terminal.print_view(report_view(r))
     t3 = time.perf_counter()
     with tempfile.TemporaryDirectory() as d:
         write_text(Path(d) / "report.json", render.json_text(r.to_dict(), indent=1) + "\n")

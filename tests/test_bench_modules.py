@@ -38,7 +38,11 @@ def test_the_analysis_benchmarks_report_phases_run_on_a_small_file():
     28-minute benchmark run found out): run it on a fixture."""
     from pathlib import Path
 
+    from agentobs.cli import render
     from bench.analysis_phases import timed_report
     out = timed_report(Path(__file__).parent / "dialects" / "fixtures" / "openai_v2.jsonl")
     assert out["runs"] == 9 and out["spans"] == 42 and out["total"] > 0
     assert set(out["phases"]) >= {"load", "runs table", "pricing", "signatures"}
+    # the CLI's console still follows sys.stdout: pinning it to the stream of the moment emptied every later
+    # CliRunner's output in the same process
+    assert render.console._file is None

@@ -18,11 +18,11 @@ from .._otlp_read import read_document
 from ..input_limits import InputLimits
 from ..otlp import SpanSet, load_bytes
 from ..quality import DataQuality
-from . import collector_proto, collector_zstd, console, jaeger_ui
+from . import collector_proto, collector_zstd, console, jaeger_ui, zipkin
 
 __all__ = ["FORMATS", "FORMAT_NAMES", "load", "sniff"]
 
-FORMATS: tuple[ModuleType, ...] = (jaeger_ui, console, collector_zstd, collector_proto)
+FORMATS: tuple[ModuleType, ...] = (jaeger_ui, console, zipkin, collector_zstd, collector_proto)
 FORMAT_NAMES: frozenset[str] = frozenset(f.NAME for f in FORMATS)
 
 

@@ -1,0 +1,259 @@
+"""Zipkin API v2 JSON: a JSON array of spans (what ``POST /api/v2/spans`` receives, what the OpenTelemetry Zipkin
+JSON exporters send, what Zipkin's "Download JSON" and ``GET /api/v2/trace/{id}`` give), a JSON array of traces,
+each an array of spans (``GET /api/v2/traces``), and, as the same reader takes them, JSON lines of spans or of span
+arrays and spans written one after another. Zipkin v1 JSON (``binaryAnnotations``) is not read (counted).
+
+A span: ``traceId`` (16 or 32 hex digits), ``id``, ``parentId``, ``kind`` (absent: an internal span), ``name``,
+``timestamp`` and ``duration`` (microseconds; a span without both is counted by the loader as ``bad_span``),
+``localEndpoint.serviceName`` (the resource's ``service.name``), ``remoteEndpoint`` (``peer.service``,
+``network.peer.address``, ``network.peer.port`` unless the tags hold them), ``tags``, ``annotations``.
+
+Converted as the OpenTelemetry Zipkin exporters convert OTLP, backwards where that is unambiguous: the tags
+``otel.status_code`` (with ``error``, the status description, or ``otel.status_description``) become the status, a
+lone ``error`` tag an error status; ``otel.scope.name``/``otel.scope.version`` (or the older ``otel.library.*``)
+the scope; ``otel.dropped_{attributes,events,links}_count`` the dropped counts. The exporter writes the resource's
+attributes into every span's tags: tags of the resource namespaces (``service.``, ``telemetry.``, ``host.``,
+``process.``...) go back to the resource. An annotation whose value is the exporter's JSON ``{"event name":
+{attributes}}`` is that event; any other annotation is an event named by its value. Tags are text: a tag whose
+attribute the contract types (``ATTRIBUTE_TYPES``) as a number or a boolean is read back as one when its text is
+exactly one, a ``string[]`` one from its JSON array text; other tags stay text (arrays too). Zipkin has no links
+(lost), ``debug`` is the exporter's sampled flag (ignored). A ``shared`` span (the server half of a span id shared
+with its client, B3 style) whose id its client holds in the same file gets an id of its own, as a child of the
+client span; its service's spans under that id follow it. Spans are kept in one OTLP request for the whole file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from typing import Any
+
+from ...contract.otlp_values import any_value
+from ...contract.semconv import ATTRIBUTE_TYPES
+from .._otlp_parse import values_as_lines
+from ..quality import DataQuality
+from ._build import KINDS, STATUS_CODES, hex_id, request
+
+NAME = "Zipkin JSON (API v2)"
+
+_STR = rb'"(?:[^"\\]|\\.)*"'
+_SCALAR = rb"(?:" + _STR + rb"|-?\d[\d.eE+-]*|true|false|null)"
+_FLAT_OBJECT = rb"\{\s*(?:" + _STR + rb"\s*:\s*" + _SCALAR + rb"\s*,?\s*)*\}"
+_FLAT_ARRAY = rb"\[\s*(?:(?:" + _SCALAR + rb"|" + _FLAT_OBJECT + rb")\s*,?\s*)*\]"
+_PAIR = re.compile(rb"\s*(" + _STR + rb")\s*:\s*(" + _SCALAR + rb"|" + _FLAT_OBJECT + rb"|" + _FLAT_ARRAY + rb")\s*,?")
+_OPEN = re.compile(rb"\s*(?:\[\s*){0,2}\{")
+_TRACE_ID = re.compile(rb'"[0-9a-fA-F]{1,32}"')
+_SPAN_ID = re.compile(rb'"[0-9a-fA-F]{1,16}"')
+
+_KINDS = {"CLIENT": KINDS["CLIENT"], "SERVER": KINDS["SERVER"], "PRODUCER": KINDS["PRODUCER"],
+          "CONSUMER": KINDS["CONSUMER"]}
+_SCOPE_TAGS = ("otel.scope.name", "otel.scope.version", "otel.library.name", "otel.library.version")
+_DROPPED = {"otel.dropped_attributes_count": "droppedAttributesCount",
+            "otel.dropped_events_count": "droppedEventsCount", "otel.dropped_links_count": "droppedLinksCount"}
+# attribute namespaces that only a resource holds (the exporter writes the resource's attributes into the tags)
+_RESOURCE_PREFIXES = ("service.", "telemetry.", "host.", "os.", "process.", "container.", "k8s.", "cloud.",
+                      "deployment.", "faas.", "device.", "webengine.")
+_INT = re.compile(r"-?\d{1,19}")
+_FLOAT = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
+
+def matches(head: bytes) -> bool:
+    """The first object (a span, maybe inside one or two arrays) names a hex ``traceId`` and a hex ``id`` among its
+    first keys (the Zipkin writers put them first; read as far as its values are flat)."""
+    m = _OPEN.match(head)
+    if m is None:
+        return False
+    pos, keys = m.end(), dict[bytes, bytes]()
+    while len(keys) < 32:
+        pair = _PAIR.match(head, pos)
+        if pair is None:
+            break
+        keys[pair.group(1)] = pair.group(2)
+        pos = pair.end()
+    trace_id, span_id = keys.get(b'"traceId"'), keys.get(b'"id"')
+    return (trace_id is not None and span_id is not None and _TRACE_ID.fullmatch(trace_id) is not None
+            and _SPAN_ID.fullmatch(span_id) is not None)
+
+
+def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
+    """One OTLP request for the whole file (spans grouped by resource and scope)."""
+    spans: list[tuple[dict[str, Any], str, bool]] = []            # (OTLP span, resource key, shared)
+    resources: dict[str, list[dict[str, Any]]] = {}
+    scopes: list[tuple[str, str]] = []
+    v1 = 0
+    for n, line in enumerate((values_as_lines(data, one_line_values=True) or b"").split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError) as exc:               # UnicodeDecodeError is a ValueError
+            q.add("invalid_json", source, example=f"line {n}: {str(exc)[:120]}")
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if not isinstance(item, dict):
+                q.add("bad_span", source, example=f"line {n}: not a Zipkin span ({type(item).__name__})")
+            elif "binaryAnnotations" in item:
+                v1 += 1
+            else:
+                span, res_key, res_attrs, scope = _span(item, source, q)
+                resources.setdefault(res_key, res_attrs)
+                spans.append((span, res_key, item.get("shared") is True))
+                scopes.append(scope)
+    if v1:
+        q.add("unknown_format", source, count=v1, example="Zipkin v1 JSON (binaryAnnotations): only v2 is read")
+    _own_ids_for_shared(spans)
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for (span, key, _), scope in zip(spans, scopes):
+        groups.setdefault((key, *scope), []).append(span)
+    return [request(groups, resources)] if groups else []
+
+
+def _span(item: dict[str, Any], source: str, q: DataQuality
+          ) -> tuple[dict[str, Any], str, list[dict[str, Any]], tuple[str, str]]:
+    """The OTLP span, its resource's key and attributes, and its scope (name, version)."""
+    raw = item.get("tags")
+    if raw is not None and not isinstance(raw, dict):
+        q.add("bad_value", source, example=f"span {item.get('id')}: tags are not an object (left out)")
+    tags: dict[str, Any] = {str(k): v for k, v in raw.items() if v is not None} if isinstance(raw, dict) else {}
+    taken: set[str] = set(_SCOPE_TAGS) | set(_DROPPED)
+
+    local = item["localEndpoint"] if isinstance(item.get("localEndpoint"), dict) else {}
+    res = {k: v for k, v in tags.items() if k.startswith(_RESOURCE_PREFIXES)}
+    taken |= set(res)
+    service = local.get("serviceName")
+    if isinstance(res.get("service.name"), str):          # as written (Zipkin keeps service names lower-cased)
+        service = res["service.name"]
+    if isinstance(service, str) and service:
+        res["service.name"] = service
+    res_attrs = [{"key": k, "value": any_value(v)} for k, v in sorted(res.items())]
+    res_key = json.dumps(res_attrs, sort_keys=True)
+
+    kind_text = item.get("kind")
+    kind = KINDS["INTERNAL"] if kind_text is None else _KINDS.get(str(kind_text).upper(), KINDS["UNSPECIFIED"])
+    if kind_text is not None and kind == KINDS["UNSPECIFIED"]:
+        q.add("bad_value", source, example=f"span {item.get('id')}: kind {str(kind_text)[:40]!r}")
+
+    code = STATUS_CODES.get(str(tags.get("otel.status_code", "")).upper(), 0)
+    message = tags.get("otel.status_description")
+    if "otel.status_code" in tags:
+        taken |= {"otel.status_code", "otel.status_description"}
+    if "error" in tags and code in (0, STATUS_CODES["ERROR"]):    # Zipkin's error tag: its value is the message
+        code = STATUS_CODES["ERROR"]
+        message = message or tags["error"]
+        taken |= {"error", "otel.status_description"}
+
+    out: dict[str, Any] = {
+        "traceId": hex_id(item.get("traceId"), 32), "spanId": hex_id(item.get("id"), 16),
+        "name": str(item.get("name") or ""), "kind": kind,
+        "attributes": [{"key": k, "value": any_value(_typed(k, v))} for k, v in tags.items() if k not in taken]
+        + _remote(item.get("remoteEndpoint"), tags) + _local(local, tags),
+        "status": {"code": code},
+    }
+    if message and isinstance(message, str):
+        out["status"]["message"] = message
+    parent = item.get("parentId")
+    if parent and hex_id(parent, 16).strip("0"):
+        out["parentSpanId"] = hex_id(parent, 16)
+    start, duration = _micros(item.get("timestamp")), _micros(item.get("duration"))
+    if start is not None and duration is not None:
+        out["startTimeUnixNano"] = str(start * 1000)
+        out["endTimeUnixNano"] = str((start + duration) * 1000)
+    for tag, field in _DROPPED.items():
+        count = _typed("", tags.get(tag), "int")
+        if isinstance(count, int) and count > 0:
+            out[field] = count
+    events = [_event(a, source, q) for a in item.get("annotations") or [] if isinstance(a, dict)]
+    if any(e is None for e in events):
+        q.add("bad_value", source, count=sum(e is None for e in events),
+              example=f"span {item.get('id')}: an annotation without a timestamp in microseconds (left out)")
+    if any(events):
+        out["events"] = [e for e in events if e is not None]
+    scope = (str(tags.get("otel.scope.name", tags.get("otel.library.name", ""))),
+             str(tags.get("otel.scope.version", tags.get("otel.library.version", ""))))
+    return out, res_key, res_attrs, scope
+
+
+def _typed(key: str, value: Any, expected: str | None = None) -> Any:
+    """A tag's text as the contract's type of its attribute when it is exactly one; otherwise as it is."""
+    expected = expected or ATTRIBUTE_TYPES.get(key)
+    if not isinstance(value, str) or expected in (None, "string"):
+        return value
+    text = value.strip()
+    if expected == "int" and _INT.fullmatch(text):
+        number = int(text)
+        return number if -(2 ** 63) <= number < 2 ** 63 else value
+    if expected == "double" and _FLOAT.fullmatch(text):
+        d = float(text)
+        return d if math.isfinite(d) else value
+    if expected == "bool" and text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if expected == "string[]" and text.startswith("["):
+        try:
+            items = json.loads(text)
+        except (ValueError, RecursionError):
+            return value
+        if isinstance(items, list) and all(not isinstance(x, (list, dict)) for x in items):
+            return [x if isinstance(x, str) else json.dumps(x) for x in items if x is not None]
+    return value
+
+
+def _remote(endpoint: Any, tags: dict[str, Any]) -> list[dict[str, Any]]:
+    if not isinstance(endpoint, dict):
+        return []
+    found = {"peer.service": endpoint.get("serviceName"),
+             "network.peer.address": endpoint.get("ipv4") or endpoint.get("ipv6"),
+             "network.peer.port": endpoint.get("port")}
+    return [{"key": k, "value": any_value(v)} for k, v in found.items() if v not in (None, "") and k not in tags]
+
+
+def _local(endpoint: dict[str, Any], tags: dict[str, Any]) -> list[dict[str, Any]]:
+    found = {"network.local.address": endpoint.get("ipv4") or endpoint.get("ipv6"),
+             "network.local.port": endpoint.get("port")}
+    return [{"key": k, "value": any_value(v)} for k, v in found.items() if v not in (None, "") and k not in tags]
+
+
+def _micros(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+def _event(annotation: dict[str, Any], source: str, q: DataQuality) -> dict[str, Any] | None:
+    ts = _micros(annotation.get("timestamp"))
+    if ts is None:
+        return None
+    value = annotation.get("value")
+    name, attrs = str(value if value is not None else ""), {}
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):
+            parsed = None
+        if isinstance(parsed, dict) and len(parsed) == 1:        # the exporter's {"event name": {attributes}}
+            (key, inner), = parsed.items()
+            if isinstance(inner, dict):
+                name, attrs = key, {k: v for k, v in inner.items() if v is not None}
+    return {"timeUnixNano": str(ts * 1000), "name": name,
+            "attributes": [{"key": k, "value": any_value(v)} for k, v in attrs.items()]}
+
+
+def _own_ids_for_shared(spans: list[tuple[dict[str, Any], str, bool]]) -> None:
+    """A shared span whose id another (unshared) span of its trace holds: its own id, as that span's child; the
+    spans of its service whose parent is that id become its children."""
+    unshared = {(s["traceId"], s["spanId"]) for s, _, shared in spans if not shared}
+    moved: dict[tuple[str, str, str], str] = {}                   # (trace, old id, resource) -> new id
+    for span, key, shared in spans:
+        old = (span["traceId"], span["spanId"])
+        if shared and old in unshared:
+            new = hashlib.sha256(f"{old[0]}:{old[1]}:{key}:shared".encode()).hexdigest()[:16]
+            moved[(*old, key)] = new
+            span["spanId"], span["parentSpanId"] = new, old[1]
+    if not moved:
+        return
+    for span, key, _ in spans:
+        child_of = moved.get((span["traceId"], span.get("parentSpanId", ""), key))
+        if child_of is not None and span["spanId"] != child_of:
+            span["parentSpanId"] = child_of

@@ -240,16 +240,20 @@ def test_transcripts_beside_otlp_files(data, cluster):
 
 
 def test_other_formats_and_a_folder_with_a_broken_link_give_the_local_report(data, cluster, tmp_path):
-    """Jaeger's own JSON, and a folder holding a dangling link (a source_error, counted as the local engine counts
-    it): the engine loads every input with the local engine's sniffing (sources.load_one)."""
+    """Jaeger's own JSON, Zipkin JSON (an array of traces, gzip), and a folder holding a dangling link (a
+    source_error, counted as the local engine counts it): the engine loads every input with the local engine's
+    sniffing (sources.load_one)."""
     folder = tmp_path / "traces"
     folder.mkdir()
     (folder / "jaeger.json").write_bytes((ROOT / "tests" / "data" / "jaeger_ui" / "download_results.json").read_bytes())
+    (folder / "zipkin.json.gz").write_bytes((ROOT / "tests" / "data" / "zipkin" / "traces.json.gz").read_bytes())
     (folder / "gone.jsonl").symlink_to(tmp_path / "no-such-file.jsonl")
     local, dask = both([folder, data / "crash.jsonl"], cluster, partitions=3)
     assert_same(local, dask)
     assert dask.quality.count("source_error") == 1
     assert "explb-agent" in set(dask.runs["service"])
+    assert dask.spellings[str(folder / "zipkin.json.gz")] == {"Zipkin JSON (API v2)": 1}
+    assert dask.quality.count("unknown_format") == 0 and len(dask.runs) >= 20
 
 
 def test_a_pipe_is_refused_by_the_cluster_with_the_way_out(cluster, tmp_path):

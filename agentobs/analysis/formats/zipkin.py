@@ -20,6 +20,12 @@ exactly one, a ``string[]`` one from its JSON array text; other tags stay text (
 (lost), ``debug`` is the exporter's sampled flag (ignored). A ``shared`` span (the server half of a span id shared
 with its client, B3 style) whose id its client holds in the same file gets an id of its own, as a child of the
 client span; its service's spans under that id follow it. Spans are kept in one OTLP request for the whole file.
+
+Recognized by the first span's keys: a hex ``traceId`` and ``id``, and no key a Zipkin span has not (as far as the
+first 8 KiB go), so a JSON array of OTLP requests or spans, Jaeger's JSON and chat transcripts are not taken. The
+layouts are read as the console exporter's objects are (``values_as_lines``): a value that is not JSON (a file cut
+short, a corrupt span) costs one ``invalid_json`` and the values after it are read; in an array of traces, that
+value is the whole trace.
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ import hashlib
 import json
 import math
 import re
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 from ...contract.otlp_values import any_value
@@ -37,14 +44,13 @@ from ._build import KINDS, STATUS_CODES, hex_id, request
 
 NAME = "Zipkin JSON (API v2)"
 
-_STR = rb'"(?:[^"\\]|\\.)*"'
-_SCALAR = rb"(?:" + _STR + rb"|-?\d[\d.eE+-]*|true|false|null)"
-_FLAT_OBJECT = rb"\{\s*(?:" + _STR + rb"\s*:\s*" + _SCALAR + rb"\s*,?\s*)*\}"
-_FLAT_ARRAY = rb"\[\s*(?:(?:" + _SCALAR + rb"|" + _FLAT_OBJECT + rb")\s*,?\s*)*\]"
-_PAIR = re.compile(rb"\s*(" + _STR + rb")\s*:\s*(" + _SCALAR + rb"|" + _FLAT_OBJECT + rb"|" + _FLAT_ARRAY + rb")\s*,?")
-_OPEN = re.compile(rb"\s*(?:\[\s*){0,2}\{")
-_TRACE_ID = re.compile(rb'"[0-9a-fA-F]{1,32}"')
-_SPAN_ID = re.compile(rb'"[0-9a-fA-F]{1,16}"')
+# the fields of a Zipkin span (v2; ``binaryAnnotations`` is v1's, sniffed to be counted)
+_FIELDS = frozenset({"traceId", "id", "parentId", "kind", "name", "timestamp", "duration", "localEndpoint",
+                     "remoteEndpoint", "tags", "annotations", "debug", "shared", "binaryAnnotations"})
+_OPEN = re.compile(r"\s*(?:\[\s*){0,2}\{")
+_SPACE = re.compile(r"\s*")
+_TRACE_ID = re.compile(r"[0-9a-fA-F]{1,32}")
+_SPAN_ID = re.compile(r"[0-9a-fA-F]{1,16}")
 
 _KINDS = {"CLIENT": KINDS["CLIENT"], "SERVER": KINDS["SERVER"], "PRODUCER": KINDS["PRODUCER"],
           "CONSUMER": KINDS["CONSUMER"]}
@@ -59,21 +65,48 @@ _FLOAT = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
 def matches(head: bytes) -> bool:
-    """The first object (a span, maybe inside one or two arrays) names a hex ``traceId`` and a hex ``id`` among its
-    first keys (the Zipkin writers put them first; read as far as its values are flat)."""
-    m = _OPEN.match(head)
+    """The first object (maybe inside one or two arrays) has a hex ``traceId`` and a hex ``id``, and no key (as far as
+    the head goes) that a Zipkin span has not."""
+    text = head.decode("utf-8", "replace")
+    m = _OPEN.match(text)
     if m is None:
         return False
-    pos, keys = m.end(), dict[bytes, bytes]()
-    while len(keys) < 32:
-        pair = _PAIR.match(head, pos)
-        if pair is None:
-            break
-        keys[pair.group(1)] = pair.group(2)
-        pos = pair.end()
-    trace_id, span_id = keys.get(b'"traceId"'), keys.get(b'"id"')
-    return (trace_id is not None and span_id is not None and _TRACE_ID.fullmatch(trace_id) is not None
-            and _SPAN_ID.fullmatch(span_id) is not None)
+    keys = _first_keys(text, m.end())
+    trace_id, span_id = keys.get("traceId"), keys.get("id")
+    return (keys.keys() <= _FIELDS and isinstance(trace_id, str) and _TRACE_ID.fullmatch(trace_id) is not None
+            and isinstance(span_id, str) and _SPAN_ID.fullmatch(span_id) is not None)
+
+
+def _first_keys(text: str, pos: int) -> dict[str, str | None]:
+    """The keys of the object opened before ``pos`` (to its end, or to the end of the text), each with its value
+    when that is a string."""
+    keys: dict[str, str | None] = {}
+    depth = 1
+    while pos < len(text) and depth > 0:
+        c = text[pos]
+        if c == '"':
+            try:
+                word, pos = scanstring(text, pos + 1)
+            except ValueError:                      # cut short by the end of the head
+                break
+            after = _SPACE.match(text, pos).end()   # type: ignore[union-attr]
+            if depth == 1 and text[after:after + 1] == ":":
+                value_at = _SPACE.match(text, after + 1).end()   # type: ignore[union-attr]
+                keys[word] = None
+                if text[value_at:value_at + 1] == '"':
+                    try:
+                        keys[word], pos = scanstring(text, value_at + 1)
+                    except ValueError:
+                        break
+                else:
+                    pos = value_at
+            continue
+        if c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+        pos += 1
+    return keys
 
 
 def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:

@@ -4,7 +4,8 @@ input, pipes) into one SpanSet.
 A file is sniffed: OTLP JSON (JSON lines: our traces, a collector archive, a saved Jaeger answer; pretty-printed;
 a JSON array of requests), another trace format (``formats``: Jaeger's own JSON, Zipkin JSON, the OpenTelemetry
 SDK's console output, the collector's protobuf and zstd files) or a chat-transcript file (tau2-bench results, a
-list of OpenAI-style runs). gzip is read transparently. Nothing here raises for bad content: problems land in the data quality.
+list of OpenAI-style runs). gzip is read transparently. Nothing here raises for bad content: problems land in the
+data quality.
 Files may also live in an object store or any fsspec filesystem (``s3://bucket/archive/``,
 ``gs://...``, ``file://...``, globs in them): ``remote`` names and opens them. A stream (standard input, a
 named pipe) is copied once into a temporary file, within the document limit, and read from there under its name.

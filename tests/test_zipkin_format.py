@@ -195,6 +195,22 @@ def test_a_bad_annotation_or_kind_costs_a_value_and_keeps_its_span(tmp_path):
     assert len(ss.spans) == n and len(ss.events) == len(load_file(OTLP).events) - 1
 
 
+def test_deeply_nested_tag_and_event_values_stay_text_and_raise_nothing(tmp_path):
+    deep = [[[]]]
+    for _ in range(900):
+        deep = [deep]
+    span = {"traceId": "463ac35c9f6413ad", "id": "0000000000000001", "name": "x", "timestamp": 1, "duration": 2,
+            "tags": {"a": deep, "b": {"c": 1}},
+            "annotations": [{"timestamp": 1, "value": json.dumps({"e": {"d": deep}})}]}
+    p = tmp_path / "deep.json"
+    p.write_text(json.dumps([span]))
+    ss = load_sources([str(p)])
+    assert not ss.quality.issues and len(ss.spans) == 1
+    row = ss.spans.iloc[0]
+    assert row["a"] == json.dumps(deep) and row["b"] == '{"c": 1}'
+    assert ss.events["d"].tolist() == [json.dumps(deep)]
+
+
 def test_a_broken_zipkin_file_is_an_error_that_says_what_it_is(tmp_path):
     p = tmp_path / "trace.json"
     p.write_text(SPANS.read_text()[:300])

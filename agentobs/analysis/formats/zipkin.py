@@ -129,7 +129,11 @@ def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
             elif "binaryAnnotations" in item:
                 v1 += 1
             else:
-                span, res_key, res_attrs, scope = _span(item, source, q)
+                try:
+                    span, res_key, res_attrs, scope = _span(item, source, q)
+                except RecursionError:                            # (values are flattened to text before)
+                    q.add("bad_span", source, example=f"line {n}: a span nested too deeply to convert")
+                    continue
                 resources.setdefault(res_key, res_attrs)
                 spans.append((span, res_key, item.get("shared") is True))
                 scopes.append(scope)
@@ -148,7 +152,7 @@ def _span(item: dict[str, Any], source: str, q: DataQuality
     raw = item.get("tags")
     if raw is not None and not isinstance(raw, dict):
         q.add("bad_value", source, example=f"span {item.get('id')}: tags are not an object (left out)")
-    tags: dict[str, Any] = {str(k): v for k, v in raw.items() if v is not None} if isinstance(raw, dict) else {}
+    tags: dict[str, Any] = {str(k): _plain(v) for k, v in raw.items() if v is not None} if isinstance(raw, dict) else {}
     taken: set[str] = set(_SCOPE_TAGS) | set(_DROPPED)
 
     local = item["localEndpoint"] if isinstance(item.get("localEndpoint"), dict) else {}
@@ -231,6 +235,16 @@ def _typed(key: str, value: Any, expected: str | None = None) -> Any:
     return value
 
 
+def _plain(value: Any) -> Any:
+    """A value as an attribute takes it: a scalar, or a list of scalars (an OpenTelemetry array); anything else (a
+    map, a list of lists, which no OpenTelemetry attribute is) as its JSON text."""
+    if isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, list) and all(isinstance(x, (str, int, float, bool)) for x in value):
+        return value
+    return json.dumps(value)
+
+
 def _remote(endpoint: Any, tags: dict[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(endpoint, dict):
         return []
@@ -268,7 +282,7 @@ def _event(annotation: dict[str, Any], source: str, q: DataQuality) -> dict[str,
         if isinstance(parsed, dict) and len(parsed) == 1:        # the exporter's {"event name": {attributes}}
             (key, inner), = parsed.items()
             if isinstance(inner, dict):
-                name, attrs = key, {k: v for k, v in inner.items() if v is not None}
+                name, attrs = key, {k: _plain(v) for k, v in inner.items() if v is not None}
     return {"timeUnixNano": str(ts * 1000), "name": name,
             "attributes": [{"key": k, "value": any_value(v)} for k, v in attrs.items()]}
 

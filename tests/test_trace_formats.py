@@ -158,3 +158,37 @@ def test_a_broken_jaeger_file_is_an_error_that_says_what_it_is(tmp_path):
     assert r.exit_code == 2
     assert r.output.startswith(f"agentobs: error: no usable run in {p}: 1 x invalid_json")
     assert "Traceback" not in r.output
+
+
+def _nested(depth: int) -> object:
+    value: object = "x"
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_a_console_span_nested_too_deeply_costs_only_itself(tmp_path):
+    """A value nested close to Python's recursion limit (the json module reads it) raised RecursionError from the
+    conversion to OTLP: a traceback instead of a report."""
+    otlp, console = _scenarios(tmp_path)
+    first = json.loads(console.read_text().split("\n}\n", 1)[0] + "\n}")
+    first["attributes"] = {"deep": _nested(900)}
+    console.write_text(console.read_text() + json.dumps(first, indent=4) + "\n")
+    r = CliRunner().invoke(cli, ["report", str(console)])
+    assert r.exit_code == 0, r.output
+    assert "Traceback" not in r.output
+    got = load_sources([str(console)])
+    assert got.quality.count("bad_span") == 1
+    assert len(got.spans) == len(load_file(otlp).spans)
+
+
+def test_jaeger_entries_that_are_not_spans_are_counted(tmp_path):
+    doc = json.loads((JAEGER / "download_results.json").read_text())
+    trace = doc["data"][0]
+    n = len(trace["spans"])
+    trace["spans"] += [None, "a span?"]
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(doc))
+    ss = load_sources([str(p)])
+    assert ss.quality.count("bad_span") == 2                 # silently left out before
+    assert len(ss.spans) == n

@@ -43,9 +43,14 @@ def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
             q.add("not_otlp", source, example=f"line {n}: not a span of the ConsoleSpanExporter")
             continue
         res: dict[str, Any] = span["resource"] if isinstance(span.get("resource"), dict) else {}
-        key = json.dumps(res.get("attributes"), sort_keys=True, default=str)
-        resources.setdefault(key, attributes(res.get("attributes")))
-        groups.setdefault((key, "", ""), []).append(_span(span))
+        try:
+            converted = _span(span)
+            key = json.dumps(res.get("attributes"), sort_keys=True, default=str)
+            resources.setdefault(key, attributes(res.get("attributes")))
+        except RecursionError:                  # a value nested deeper than Python's recursion limit goes
+            q.add("bad_span", source, example=f"line {n}: a span nested too deeply to convert")
+            continue
+        groups.setdefault((key, "", ""), []).append(converted)
     return [request(groups, resources)] if groups else []
 
 

@@ -48,26 +48,32 @@ def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
         if not isinstance(trace, dict) or not isinstance(trace.get("spans"), list):
             q.add("bad_span", source, example="a trace without a list of spans")
             continue
-        out.append(_trace(trace))
+        out.append(_trace(trace, source, q))
     return out
 
 
-def _trace(trace: dict[str, Any]) -> dict[str, Any]:
+def _trace(trace: dict[str, Any], source: str, q: DataQuality) -> dict[str, Any]:
     processes: dict[str, Any] = trace["processes"] if isinstance(trace.get("processes"), dict) else {}
     resources: dict[str, list[dict[str, Any]]] = {}
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for span in trace["spans"]:
         if not isinstance(span, dict):
+            q.add("bad_span", source, example=f"not a Jaeger span ({type(span).__name__})")
             continue
-        tags = _tags(span.get("tags"))
-        pid = str(span.get("processID", ""))
-        if pid not in resources:
-            proc: dict[str, Any] = processes[pid] if isinstance(processes.get(pid), dict) else {}
-            attrs = [{"key": "service.name", "value": {"stringValue": str(proc.get("serviceName", ""))}}]
-            resources[pid] = attrs + [a for a in _values(proc.get("tags")) if a["key"] != "service.name"]
+        try:
+            tags = _tags(span.get("tags"))
+            pid = str(span.get("processID", ""))
+            if pid not in resources:
+                proc: dict[str, Any] = processes[pid] if isinstance(processes.get(pid), dict) else {}
+                attrs = [{"key": "service.name", "value": {"stringValue": str(proc.get("serviceName", ""))}}]
+                resources[pid] = attrs + [a for a in _values(proc.get("tags")) if a["key"] != "service.name"]
+            converted = _span(span, tags)
+        except RecursionError:                  # a value nested deeper than Python's recursion limit goes
+            q.add("bad_span", source, example=f"span {str(span.get('spanID'))[:40]}: nested too deeply to convert")
+            continue
         scope = (str(tags.get("otel.scope.name", tags.get("otel.library.name", ""))),
                  str(tags.get("otel.scope.version", tags.get("otel.library.version", ""))))
-        groups.setdefault((pid, *scope), []).append(_span(span, tags))
+        groups.setdefault((pid, *scope), []).append(converted)
     return request(groups, resources)
 
 

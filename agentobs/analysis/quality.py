@@ -11,7 +11,7 @@ from typing import Any
 KINDS = {
     "empty_file": "the file is empty",
     "unreadable": "the file could not be read",
-    "unknown_format": "not OTLP JSON, a Jaeger answer or a chat transcript",
+    "unknown_format": "not a trace format agentobs reads (OTLP, Jaeger, Zipkin, console exporter) or a chat transcript",
     "invalid_json": "a line is not valid JSON (truncated?)",
     "not_otlp": "a JSON line has no resourceSpans",
     "bad_span": "a span lacks a valid trace id, span id or timestamps (dropped)",

@@ -50,6 +50,7 @@ BENCHMARKS = [
     "bench.guard_bench",
     "bench.spellings_bench",
     "bench.concurrency_bench",
+    "bench.folder_bench",
 ]
 # run only when named with --only (their own virtual environments, servers, long runs); never in CI
 OPTIONAL = [

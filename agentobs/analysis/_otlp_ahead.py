@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from . import _otlp_read
+from . import _otlp_read, remote
 from ._otlp_parse import Parse, parse
 from ._otlp_spelling import Spelling
 from .input_limits import InputLimits
@@ -47,7 +47,12 @@ class Ahead:
 
 def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[[], Spelling]) -> Iterator[Ahead]:
     """The file's pieces, read by one thread and parsed by another, ahead of the caller. Closing the iterator
-    stops both threads."""
+    stops both threads. A small local file (one piece, at most 1 MiB on disk) is read in the caller's thread,
+    unparsed (the caller parses it): with one piece there is nothing to overlap, and two threads per file cost a
+    few milliseconds, which a folder of thousands of small files pays thousands of times."""
+    if _small(path, limits):
+        yield from _inline(path, limits)
+        return
     buffers = _otlp_read.Buffers(_otlp_read.Buffers.pool_of(_SLOTS))
     read_q: queue.Queue[Ahead | None] = queue.Queue(maxsize=1)       # read, not parsed yet
     handed: queue.Queue[Ahead | None] = queue.Queue(maxsize=1)       # parsed, for the caller
@@ -123,6 +128,28 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
             t.join()
         _drain(handed)                      # what a thread put before it saw the stop
         _drain(read_q)
+
+
+_SMALL_BYTES = 1 << 20
+
+
+def _small(path: str | os.PathLike[str], limits: InputLimits) -> bool:
+    if remote.is_url(path):
+        return False
+    try:
+        return os.stat(path).st_size <= min(_SMALL_BYTES, limits.chunk_bytes)
+    except OSError:
+        return False                        # the reader meets it, and says so
+
+
+def _inline(path: str | os.PathLike[str], limits: InputLimits) -> Iterator[Ahead]:
+    longs: list[tuple[int, int]] = []
+    for piece, first, lines in _otlp_read.chunks(path, limits, lambda n, length: longs.append((n, length))):
+        item = Ahead(piece=bytes(piece), first=first, lines=lines, long_lines=longs[:])
+        longs.clear()
+        yield item
+    if longs:
+        yield Ahead(long_lines=longs[:])
 
 
 def _drain(q: queue.Queue[Ahead | None]) -> None:

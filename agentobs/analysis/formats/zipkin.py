@@ -48,6 +48,7 @@ NAME = "Zipkin JSON (API v2)"
 _FIELDS = frozenset({"traceId", "id", "parentId", "kind", "name", "timestamp", "duration", "localEndpoint",
                      "remoteEndpoint", "tags", "annotations", "debug", "shared", "binaryAnnotations"})
 _OPEN = re.compile(r"\s*(?:\[\s*){0,2}\{")
+_OTLP = re.compile(rb'"resource_?[sS]pans"')                  # an OTLP request, in either spelling
 _SPACE = re.compile(r"\s*")
 _TRACE_ID = re.compile(r"[0-9a-fA-F]{1,32}")
 _SPAN_ID = re.compile(r"[0-9a-fA-F]{1,16}")
@@ -67,6 +68,8 @@ _FLOAT = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 def matches(head: bytes) -> bool:
     """The first object (maybe inside one or two arrays) has a hex ``traceId`` and a hex ``id``, and no key (as far as
     the head goes) that a Zipkin span has not."""
+    if b'"traceId"' not in head or _OTLP.search(head, 0, 256):   # (the scan below walks the first object)
+        return False
     text = head.decode("utf-8", "replace")
     m = _OPEN.match(text)
     if m is None:

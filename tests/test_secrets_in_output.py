@@ -1,7 +1,8 @@
 """Secrets in the traces we read never reach what agentobs shows: the terminal report, the JSON and HTML reports,
 the runs CSV, the caps and a trace's tree. Every secret of tests/data/secrets_corpus.json (the corpus the in-process
 redactor and the collector are tested on) that a value shows is put where a trace from another instrumentation may carry it: a tool
-call's error type and status message, the agent's name, a tool's name and span name, the model's name."""
+call's error type and status message, the agent's name, a tool's name and span name, the model's name, the task and
+conversation ids."""
 import json
 from pathlib import Path
 
@@ -39,6 +40,8 @@ def traces(tmp_path_factory) -> tuple[Path, list[str], str]:
                     keys = {a["key"] for a in sp.get("attributes", [])}
                     if "gen_ai.agent.name" in keys:
                         _attr(sp, "gen_ai.agent.name", value)
+                        _attr(sp, "gen_ai.conversation.id", value)      # ids are what the agent's code put there
+                        _attr(sp, "agentobs.task.id", value)
                     if "gen_ai.request.model" in keys:
                         _attr(sp, "gen_ai.request.model", value)
                     if "gen_ai.tool.name" in keys:

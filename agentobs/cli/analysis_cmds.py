@@ -4,6 +4,7 @@ The analysis (pandas, pyarrow) is imported when a command runs, not when its ``-
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -186,17 +187,23 @@ def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
     say(f"{len(df)} runs: {out}")
 
 
+_HEX_IDS = re.compile(r"[0-9a-f]*(?:[ ,;]+[0-9a-f]+)*")      # a hex id, or a list of them
+
+
 def csv_text(df: pd.DataFrame) -> str:
     """The CSV of ``df``: RFC 4180 line ends (CRLF, so a value holding a CR or LF is quoted, not split), secrets in
-    text masked and text a spreadsheet would run as a formula prefixed with ``'``; numbers and ids untouched."""
+    text masked and text a spreadsheet would run as a formula prefixed with ``'``; numbers untouched. Ids are
+    masked too (a task or conversation id is whatever the agent's code put there), except hex ones (trace and span
+    ids), which no secret rule masks: one per run, masking those would cost more than the rest of the file."""
     import pandas as pd
     out = df.copy()
     types = pd.api.types
     for c in out.columns:
         col = out[c]
         if not (types.is_numeric_dtype(col) or types.is_bool_dtype(col) or types.is_datetime64_any_dtype(col)):
-            ids = str(c).endswith(("_id", "_ids"))  # one per run: masking each would cost more than the rest
-            out[c] = col.astype(object).map(lambda v, ids=ids: csv_cell(v, mask=not ids))
+            ids = str(c).endswith(("_id", "_ids"))
+            out[c] = col.astype(object).map(
+                lambda v, ids=ids: csv_cell(v, mask=not (ids and isinstance(v, str) and _HEX_IDS.fullmatch(v))))
     out.columns = [csv_cell(str(c)) for c in out.columns]
     return out.to_csv(index=False, lineterminator="\r\n")
 

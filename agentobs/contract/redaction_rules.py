@@ -100,6 +100,10 @@ VALUE_RULES: tuple[tuple[str, str], ...] = (
     ("slack_token", r"\b(?:xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,})"),
     # Google API keys
     ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    # other services' prefixed tokens: Hugging Face (hf_), Groq (gsk_), Replicate (r8_), npm (npm_), PyPI
+    # (pypi-AgEIcHlwaS5vcmc: "pypi.org" in the token's base64 header)
+    ("prefixed_token", r"\b(?:hf_[A-Za-z0-9]{30,}|gsk_[A-Za-z0-9]{30,}|r8_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{30,}"
+                       r"|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{30,})"),
     # JSON Web Tokens
     ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"),
     # e-mail addresses

@@ -354,6 +354,11 @@ def test_clean_removes_whole_sequences_and_keeps_text():
     assert clean("tab\there\nnew\rline") == "tab here new line"
     assert clean("[bold]kept[/bold] \U0001f600 \u05e9\u05dc\u05d5\u05dd") == "[bold]kept[/bold] \U0001f600 \u05e9\u05dc\u05d5\u05dd"
     assert clean("x" * 600).endswith("…") and len(clean("x" * 600)) == 500
+    # an invisible character is shown, not kept invisible ("gpt-4\u200bo" looked like "gpt-4o"); joiners in emoji
+    # and scripts stay
+    assert clean("gpt-4\u200bo\ufeff") == "gpt-4<U+200B>o<U+FEFF>"
+    assert clean("\U0001f468\u200d\U0001f469 \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645") == \
+        "\U0001f468\u200d\U0001f469 \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
 
 
 def test_json_text_is_strict_json_for_any_value():
@@ -369,9 +374,14 @@ def test_json_text_is_strict_json_for_any_value():
 
 def test_http_url_and_csv_cell():
     assert http_url("http://127.0.0.1:16686/") == "http://127.0.0.1:16686"
-    assert http_url("HTTPS://jaeger.example") == "HTTPS://jaeger.example"
+    assert http_url("HTTPS://jaeger.example") == "https://jaeger.example"
     for bad in ("javascript:alert(1)", "data:,x", "http://", "//host", "ftp://h", "http://h\x1b]0;x\x07", None, ""):
         assert http_url(bad) is None, bad
+    # a base for /trace/<id> links: credentials, a query or a fragment made every link broken (and showed them)
+    assert http_url("http://me:hunter2pass@jaeger.local:16686/") == "http://jaeger.local:16686"
+    assert http_url("http://jaeger.local:16686/?token=abc123#x") == "http://jaeger.local:16686"
+    assert http_url("https://ops.example/jaeger/?a=1") == "https://ops.example/jaeger"
+    assert http_url("http://[::1]:16686") == "http://[::1]:16686"
     assert [csv_cell(v) for v in ("=1", "+1", "-1", "@a", "\t=1", "\r1", " =1", "ok", 5, -2.5)] == \
         ["'=1", "'+1", "'-1", "'@a", "'\t=1", "'\r1", "' =1", "ok", 5, -2.5]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 MAX_CHARS = 500          # one value on the terminal; longer ones end with an ellipsis
 
@@ -24,6 +24,9 @@ _SEQUENCE = re.compile(
     re.S)
 _SPACE = re.compile(r"[\t\n\v\f\r\x85\u2028\u2029]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# invisible characters that no script needs (zero-width space, word joiner, invisible operators, a BOM, the
+# Mongolian vowel separator): "gpt-4\u200bo" would look like "gpt-4o", so they are shown as <U+200B>
+_INVISIBLE = re.compile(r"[\u200b\u2060-\u2064\ufeff\u180e]")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
@@ -32,23 +35,29 @@ def clean(value: Any, limit: int | None = MAX_CHARS) -> str:
     from ..contract.redaction import shown  # here: `agentobs --help` needs neither the contract nor its rules
     text = shown(value if isinstance(value, str) else str(value))
     # the common case is printable: nothing to remove
-    out = text if text.isprintable() else _CONTROL.sub("", _SPACE.sub(" ", _SEQUENCE.sub("", text)))
+    if not text.isprintable():
+        text = _CONTROL.sub("", _SPACE.sub(" ", _SEQUENCE.sub("", text)))
+        text = _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+    out = text
     if limit is not None and len(out) > limit:
         out = out[: limit - 1] + "…"
     return out
 
 
 def http_url(url: str | None) -> str | None:
-    """``url`` without trailing slashes when it is an http or https URL with a host; else None."""
+    """``url`` as a base for links (``{url}/trace/{id}``) when it is an http or https URL with a host, else None:
+    without user name and password (a link is shown and shared; the browser asks for them), query, fragment or
+    trailing slashes (a link's path goes after the base's)."""
     if not url:
         return None
     try:
         parts = urlsplit(url.strip())
     except ValueError:
         return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc or not url.strip().isprintable():
+    host = parts.netloc.rpartition("@")[2]
+    if parts.scheme.lower() not in ("http", "https") or not host or not url.strip().isprintable():
         return None
-    return url.strip().rstrip("/")
+    return urlunsplit((parts.scheme, host, parts.path, "", "")).rstrip("/")
 
 
 def csv_cell(value: Any, *, mask: bool = True) -> Any:

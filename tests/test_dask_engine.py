@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -146,11 +147,15 @@ def test_simulated_population_with_a_labels_file(data, cluster, tmp_path):
     labels = tmp_path / "labels.csv"
     picked = base.runs["run_id"].iloc[::3].tolist()
     labels.write_text("run_id,success\n" + "".join(f"{r},{i % 2 == 0}\n" for i, r in enumerate(picked))
-                      + "no-such-run,true\n")
+                      + "no-such-run,true\n" + f"{picked[0]},false\n"       # a conflict: picked[0] unlabelled
+                      + "".join(f"{t.upper()},true\n" for t in base.runs["trace_ids"].iloc[1][:1]))   # any case
     for opt in (None, Options(labels=str(labels), target=0.05)):
         local, dask = both([data / "population.jsonl"], cluster, opt)
         assert_same(local, dask)
     assert dask.quality.count("unmatched_label") == 1 and dask.quality.count("unlabelled_run") > 0
+    assert dask.quality.count("conflicting_label") == 1
+    by_run = dask.runs.set_index("run_id")["success"]
+    assert pd.isna(by_run[picked[0]]) and by_run[base.runs["run_id"].iloc[1]] == True  # noqa: E712
     assert (dask.runs["resumes"] > 0).any(), "the population has resumed runs (segments joined by span links)"
 
 

@@ -59,6 +59,8 @@ def expand_sources(sources: Iterable[str]) -> Expanded:
     out: list[str] = []
     q = DataQuality()
     for s in sources:
+        if not s:                      # Path("") is ".": an empty argument (an unset variable) would read the folder
+            raise InputError("an empty source: name a file, folder, glob or URL (or '.' for the current folder)")
         if s == STDIN or is_jaeger_url(s):
             out.append(s)
             continue

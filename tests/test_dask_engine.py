@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -253,9 +254,12 @@ def test_other_formats_and_a_folder_with_a_broken_link_give_the_local_report(dat
     (folder / "jaeger.json").write_bytes((ROOT / "tests" / "data" / "jaeger_ui" / "download_results.json").read_bytes())
     (folder / "zipkin.json.gz").write_bytes((ROOT / "tests" / "data" / "zipkin" / "traces.json.gz").read_bytes())
     (folder / "gone.jsonl").symlink_to(tmp_path / "no-such-file.jsonl")
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)     # a gzip bomb, 260 KiB to 260 MiB: counted, the rest read
+    (folder / "bomb.jsonl.gz").write_bytes(z.compress(b'{"resourceSpans": []}\n')
+                                           + b"".join(z.compress(b" " * (1 << 20)) for _ in range(260)) + z.flush())
     local, dask = both([folder, data / "crash.jsonl"], cluster, partitions=3)
     assert_same(local, dask)
-    assert dask.quality.count("source_error") == 1
+    assert dask.quality.count("source_error") == 1 and dask.quality.count("unreadable") == 1
     assert "explb-agent" in set(dask.runs["service"])
     assert dask.spellings[str(folder / "zipkin.json.gz")] == {"Zipkin JSON (API v2)": 1}
     assert dask.quality.count("unknown_format") == 0 and len(dask.runs) >= 20

@@ -11,6 +11,7 @@ from agentobs.analysis.limits import BY_COLUMN, cutoff_table, percentiles, recom
 from agentobs.analysis.report import Options, analyze
 from agentobs.cli.main import cli
 from agentobs.domain.population import SIGNATURES, simulate, summary
+from agentobs.errors import InputError
 from agentobs.telemetry import configure
 
 
@@ -106,6 +107,38 @@ def test_labels_file_overrides_and_reports_unmatched(population, tmp_path):
     j = tmp_path / "labels.json"
     j.write_text(json.dumps({records[0].trace_ids[0] if records[0].trace_ids else "x": False}))
     assert len(analyze([str(path)], Options(labels=str(j))).runs) == len(records)
+
+
+def test_conflicting_labels_leave_the_run_unlabelled_and_hex_ids_match_in_any_case(tmp_path):
+    """Two rows X,true and X,false gave whichever came last, silently; an upper-case trace id was unmatched."""
+    msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]
+    src = tmp_path / "runs.json"
+    src.write_text(json.dumps([{"id": f"r{i}", "messages": msgs} for i in range(4)]))
+    runs = analyze([str(src)]).runs.set_index("conversation_id")
+    trace = runs["trace_id"].astype(str)
+    labels = tmp_path / "labels.csv"
+    labels.write_text("run_id,success\n"
+                      "r0,true\nr0,false\n"                                       # a conflict: r0 unlabelled
+                      f"{trace['r1'].upper()},true\n{trace['r1']},yes\n"           # the same label twice: fine
+                      f"{trace['r2'].upper()}:{'A' * 16},false\n"                 # no such run (unmatched)
+                      "R3,false\n")                                               # not a hex id: case kept
+    report = analyze([str(src)], Options(labels=str(labels)))
+    got = report.runs.set_index("conversation_id")["success"]
+    assert pd.isna(got["r0"]) and got["r1"] == True and pd.isna(got["r2"]) and pd.isna(got["r3"])  # noqa: E712
+    q = report.quality
+    assert q.count("conflicting_label") == 1 and q.count("unmatched_label") == 2 and q.count("unlabelled_run") == 3
+    issue = next(i for i in q.issues if i.kind == "conflicting_label")
+    assert issue.examples == ["r0: labelled both true and false (left unlabelled)"]
+    # a JSON object with the key twice is the same conflict (json.loads kept the last value)
+    j = tmp_path / "labels.json"
+    j.write_text('{"r0": true, "r0": false, "r1": true}')
+    report = analyze([str(src)], Options(labels=str(j)))
+    assert report.quality.count("conflicting_label") == 1 and pd.isna(report.runs.set_index("conversation_id")
+                                                                       ["success"]["r0"])
+    # only conflicts: nothing usable, said in one line naming the run
+    j.write_text('[{"run_id": "r0", "success": true}, {"run_id": "r0", "success": false}]')
+    with pytest.raises(InputError, match="no usable run_id,success pair [(]r0 is labelled both true and false[)]"):
+        analyze([str(src)], Options(labels=str(j)))
 
 
 def test_report_outputs(population, tmp_path):

@@ -17,8 +17,10 @@ import socket
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -146,11 +148,15 @@ def test_simulated_population_with_a_labels_file(data, cluster, tmp_path):
     labels = tmp_path / "labels.csv"
     picked = base.runs["run_id"].iloc[::3].tolist()
     labels.write_text("run_id,success\n" + "".join(f"{r},{i % 2 == 0}\n" for i, r in enumerate(picked))
-                      + "no-such-run,true\n")
+                      + "no-such-run,true\n" + f"{picked[0]},false\n"       # a conflict: picked[0] unlabelled
+                      + "".join(f"{t.upper()},true\n" for t in base.runs["trace_ids"].iloc[1][:1]))   # any case
     for opt in (None, Options(labels=str(labels), target=0.05)):
         local, dask = both([data / "population.jsonl"], cluster, opt)
         assert_same(local, dask)
     assert dask.quality.count("unmatched_label") == 1 and dask.quality.count("unlabelled_run") > 0
+    assert dask.quality.count("conflicting_label") == 1
+    by_run = dask.runs.set_index("run_id")["success"]
+    assert pd.isna(by_run[picked[0]]) and by_run[base.runs["run_id"].iloc[1]] == True  # noqa: E712
     assert (dask.runs["resumes"] > 0).any(), "the population has resumed runs (segments joined by span links)"
 
 
@@ -248,9 +254,12 @@ def test_other_formats_and_a_folder_with_a_broken_link_give_the_local_report(dat
     (folder / "jaeger.json").write_bytes((ROOT / "tests" / "data" / "jaeger_ui" / "download_results.json").read_bytes())
     (folder / "zipkin.json.gz").write_bytes((ROOT / "tests" / "data" / "zipkin" / "traces.json.gz").read_bytes())
     (folder / "gone.jsonl").symlink_to(tmp_path / "no-such-file.jsonl")
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)     # a gzip bomb, 260 KiB to 260 MiB: counted, the rest read
+    (folder / "bomb.jsonl.gz").write_bytes(z.compress(b'{"resourceSpans": []}\n')
+                                           + b"".join(z.compress(b" " * (1 << 20)) for _ in range(260)) + z.flush())
     local, dask = both([folder, data / "crash.jsonl"], cluster, partitions=3)
     assert_same(local, dask)
-    assert dask.quality.count("source_error") == 1
+    assert dask.quality.count("source_error") == 1 and dask.quality.count("unreadable") == 1
     assert "explb-agent" in set(dask.runs["service"])
     assert dask.spellings[str(folder / "zipkin.json.gz")] == {"Zipkin JSON (API v2)": 1}
     assert dask.quality.count("unknown_format") == 0 and len(dask.runs) >= 20

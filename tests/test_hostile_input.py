@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import zlib
 
 import pandas as pd
 import pytest
@@ -285,6 +286,36 @@ def test_a_bomb_whose_trailer_hides_its_size_is_refused_while_reading(tmp_path):
     limits = InputLimits(gzip_allowance_bytes=1 << 20, max_gzip_ratio=50)
     with pytest.raises(InputError, match="decompression bomb"):
         load_file(bomb, limits=limits)
+
+
+def _bomb(path):
+    """A gzip file of 260 KiB that expands to 260 MiB: over the default limit (200 times its size, at least 256 MiB)."""
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = z.compress(b'{"resourceSpans": []}\n') + b"".join(z.compress(b" " * (1 << 20)) for _ in range(260))
+    path.write_bytes(block + z.flush())
+    return path
+
+
+def test_a_gzip_bomb_in_a_folder_is_that_files_problem_and_the_rest_is_read(good, tmp_path):
+    """A bomb among the files of a folder (or of a pattern) stopped the whole analysis with the bomb's error."""
+    lines, want = good
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    _write(folder, lines, "good.jsonl")
+    bomb = _bomb(folder / "bomb.jsonl.gz")
+    for sources in ([str(folder)], [str(folder / "*")]):
+        report = analyze(sources)
+        assert len(report.runs) == len(want)
+        issues = [i for i in report.quality.issues if i.kind == "unreadable"]
+        assert [(i.source, i.count) for i in issues] == [(str(bomb), 1)] and report.quality.files == 2
+        assert issues[0].examples[0].startswith("bomb.jsonl.gz: decompresses to more than 256 MiB")
+        assert issues[0].examples[0].endswith("set AGENTOBS_MAX_GZIP_RATIO to a larger ratio")
+    result = CliRunner().invoke(cli, ["report", str(folder)])
+    assert result.exit_code == 0 and "decompression bomb" in result.stdout, result.output
+    # named on its own (even beside another file), it is still refused in one line
+    for sources in ([str(bomb)], [str(bomb), str(folder / "good.jsonl")]):
+        with pytest.raises(InputError, match="likely decompression bomb"):
+            analyze(sources)
 
 
 def test_the_cli_refuses_a_gzip_bomb_in_bounded_memory(tmp_path):

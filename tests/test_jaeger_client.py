@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import socket
 import threading
 import time
 import urllib.parse
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -423,6 +424,32 @@ def test_url_errors_do_not_echo_userinfo_or_unknown_parameters():
     assert "since must be before until" in str(err.value)
     assert "hunter2" not in str(err.value) and "abc123" not in str(err.value) and "me:" not in str(err.value)
     assert redact("jaeger+https://u:p@h:1/base?token=t&service=s") == "jaeger+https://h:1/base?token=***&service=s"
+
+
+@pytest.mark.parametrize("param, value, says", [
+    ("since", "1000000d", "out of range"),                  # was OverflowError: date value out of range
+    ("since", "99999999999d", "out of range"),              # was OverflowError: ... too large to convert to C int
+    ("until", "99999999999d", "out of range"),
+    ("since", "0001-01-01T00:00:00+01:00", "out of range"),  # year 0 in UTC (it failed at the first request)
+    ("until", "9999-12-31T23:59:59-01:00", "out of range"),
+    ("since", "\u00b2h", "use a duration"),                  # a superscript two: str.isdigit() but not float()
+    ("since", "-5h", "use a duration"),
+])
+def test_a_time_out_of_range_or_unusable_is_a_one_line_error_before_any_request(param, value, says):
+    url = f"http://127.0.0.1:1/?service=x&{param}={urllib.parse.quote(value)}"
+    with pytest.raises(InputError, match=f"time {re.escape(repr(value))}.*{says}"):
+        parse_url(url)
+    result = CliRunner().invoke(cli, ["report", url])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert result.stderr.startswith(f"agentobs: error: time {value!r}")
+
+
+def test_durations_and_timestamps_are_read_in_utc():
+    now = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    src = parse_url("http://h:1/?since=1.5h&until=2026-01-02T01:00:00%2B02:00", now=now)
+    assert src.start == datetime(2026, 1, 1, 22, 30, tzinfo=timezone.utc)
+    assert src.end == datetime(2026, 1, 1, 23, 0, tzinfo=timezone.utc) and src.end.utcoffset() == timedelta(0)
+    assert parse_url("http://h:1/?since=.5d", now=now).start == datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
 
 
 def test_the_cli_gives_one_line_and_exit_2_when_every_request_fails_and_never_shows_the_password(jaeger):

@@ -145,6 +145,20 @@ def test_a_missing_path_is_still_an_input_error(tmp_path):
         expand([str(tmp_path / "nothing.jsonl")])
 
 
+@pytest.mark.parametrize("command", [["report"], ["caps"], ["trace", "0" * 31 + "1"]])
+def test_an_empty_source_is_a_usage_error_not_the_current_folder(tmp_path, monkeypatch, command):
+    """``agentobs report ""`` (an unset variable) read the current folder: Path("") is "."."""
+    shutil.copy(OPENAI, tmp_path / "runs.jsonl")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="an empty source"):
+        expand([str(tmp_path / "runs.jsonl"), ""])
+    result = CliRunner().invoke(cli, [*command, ""])
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert result.stderr == ("agentobs: error: an empty source: name a file, folder, glob or URL "
+                             "(or '.' for the current folder)\n")
+    assert CliRunner().invoke(cli, ["report", "."]).exit_code == 0       # the folder, when named
+
+
 @pytest.fixture
 def as_other_user():
     """How to run the CLI so that a folder with mode 000 really cannot be read: as this user when it is not root;

@@ -433,3 +433,51 @@ def test_tau2_simulation_shapes_never_raise():
     assert _kinds(out) == {"bad_run": 3}
     roots = out.spans[out.spans["parent_span_id"].isna()]
     assert list(roots[sc.CONVERSATION_ID]) == ["b"] and pd.isna(roots.iloc[0]["agentobs.label.success"])
+
+
+def test_out_of_range_tokens_and_times_are_bad_values_of_their_run_not_a_crash(tmp_path):
+    """Token counts beyond 64 bits (2**63, 1e300), totals that overflow (two calls of 2**62) and dates the spans'
+    nanoseconds cannot hold (0001-01-01 as a run's start_time) made the frame raise (TypeError, OverflowError)."""
+    def run(run_id, usage, **extra):
+        msgs = [{"role": "user", "content": "hi", "timestamp": "2024-01-01T00:00:00Z"},
+                {"role": "assistant", "content": "ok", "usage": usage, "timestamp": "2024-01-01T00:00:01Z"},
+                {"role": "assistant", "content": "ok", "usage": {"prompt_tokens": 2, "completion_tokens": 3},
+                 "timestamp": "2024-01-01T00:00:02Z"}]
+        return {"id": run_id, "messages": msgs, **extra}
+    doc = {"runs": [
+        run("big", {"prompt_tokens": 2**63, "completion_tokens": 1}),
+        run("float", {"prompt_tokens": 1e300, "completion_tokens": 1}),
+        run("sum", {"prompt_tokens": 2**63 - 2, "completion_tokens": 1}),         # + 2 overflows the total
+        run("old", {"prompt_tokens": 1, "completion_tokens": 1}, start_time="0001-01-01T00:00:00"),
+        run("late", {"prompt_tokens": 1, "completion_tokens": 1}, end_time="9999-12-31T23:59:59"),
+        run("fine", {"prompt_tokens": 1, "completion_tokens": 1}),
+    ]}
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(doc))
+    out = load_transcripts(path)
+    issue = next(i for i in out.quality.issues if i.kind == "bad_run")
+    assert _kinds(out) == {"bad_run": 5} and len(issue.examples) == 3
+    assert issue.examples[0] == ("run big: message 1: token count 9223372036854775808 is more than a 64-bit "
+                                 "integer holds (tokens unknown)")
+    assert "1e+300" in issue.examples[1]
+    assert issue.examples[2].startswith("run sum: the run's input tokens add up to 9223372036854775808,")
+    roots = out.spans[out.spans["parent_span_id"].isna()].set_index(sc.CONVERSATION_ID)
+    assert list(roots.index) == ["big", "float", "sum", "old", "late", "fine"]     # every run kept
+    assert roots[sc.USAGE_INPUT_TOKENS].isna().tolist() == [True, True, True, False, False, False]
+    assert roots.loc["sum", sc.USAGE_OUTPUT_TOKENS] == 4                             # the other total is fine
+    start = pd.Timestamp("2024-01-01T00:00:00Z").value
+    assert roots.loc["old", "start_ns"] == start and roots.loc["late", "end_ns"] == start + 2 * 10**9
+    detail = transcripts_to_spans({"runs": doc["runs"][3:4]}, "x").quality.issues[0].examples[0]
+    assert detail == ('run old: unusable start_time "0001-01-01T00:00:00" '
+                      "(out of range: spans hold 1677-09-21 to 2262-04-11)")
+    # the same date in a message: the message's time is unusable, the run kept (it was skipped: OverflowError)
+    old_msg = run("msg", {"prompt_tokens": 1, "completion_tokens": 1})
+    old_msg["messages"][0]["timestamp"] = "0001-01-01T00:00:00"
+    one = transcripts_to_spans([old_msg], "y")
+    assert one.quality.issues[0].examples[0].startswith('run msg: message 0 has an unusable timestamp "0001-')
+    assert len(one.spans) == 3 and one.spans["start_ns"].min() == start + 10**9
+    # a tau2 trial number beyond 64 bits is ignored, with a note
+    tau2 = {"simulations": [{"id": "s", "trial": 2**64, "messages": doc["runs"][5]["messages"]}]}
+    t = transcripts_to_spans(tau2, "z")
+    assert t.quality.issues[0].examples[0] == "run s: trial 18446744073709551616 is out of range (ignored)"
+    assert pd.isna(t.spans["agentobs.transcript.trial"]).all()

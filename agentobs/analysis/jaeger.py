@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import urllib.parse
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -154,17 +155,27 @@ def parse_url(text: str, now: datetime | None = None) -> JaegerSource:
     return JaegerSource(base=base, services=services, start=start, end=end, page=max(1, page), credentials=credentials)
 
 
+_DURATION = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([smhd])")
+
+
 def _when(value: str | None, now: datetime, default: datetime) -> datetime:
+    """``since``/``until``: a duration back from now (``2h``) or an RFC 3339 timestamp, in UTC. A time a
+    datetime cannot hold (``since=1000000d``, a timestamp in year 1 east of UTC) is an InputError, like any
+    other unusable time."""
     if value is None:
         return default
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    if value[-1:] in units and value[:-1].replace(".", "", 1).isdigit():
-        return now - timedelta(seconds=float(value[:-1]) * units[value[-1]])
+    duration = _DURATION.fullmatch(value)
     try:
+        if duration:
+            return now - timedelta(seconds=float(duration[1]) * units[duration[2]])
         t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
     except ValueError:
         raise InputError(f"time {value!r}: use a duration like 2h or 30m, or an RFC 3339 timestamp") from None
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    except OverflowError:
+        raise InputError(f"time {value!r} is out of range: use a duration like 2h or 30d, or an RFC 3339 "
+                         "timestamp between the years 1 and 9999") from None
 
 
 def _utc(t: datetime) -> str:

@@ -3,12 +3,15 @@
 A labels file is CSV (``run_id,success``) or JSON (a list of ``{"run_id", "success"}`` or an
 object ``{run_id: success}``). A label's id is matched against the trace id, the
 ``gen_ai.conversation.id`` and the ``agentobs.task.id`` of each run; ids that match no run
-and runs without a label are reported in the data quality.
+and runs without a label are reported in the data quality. Hex ids (a trace id, ``<trace id>:<span id>``)
+match in any case, as ``agentobs trace`` takes them. An id given both true and false is a conflict: it is
+counted (``conflicting_label``) and labels nothing, so its run is unlabelled; repeating the same label is fine.
 """
 from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,30 @@ from .quality import DataQuality
 
 _TRUE = {"1", "true", "yes", "y", "success", "pass", "passed", "ok"}
 _FALSE = {"0", "false", "no", "n", "failure", "fail", "failed"}
+_HEX_ID = re.compile(r"[0-9a-fA-F]{32}(?::[0-9a-fA-F]{16})?")     # a trace id, or <trace id>:<span id>
+
+
+def fold(key: str) -> str:
+    """A label key or run key as compared: hex ids (stored in lower case) in lower case, any other id as it is."""
+    return key.lower() if _HEX_ID.fullmatch(key) else key
+
+
+def _fold(keys: pd.Series) -> pd.Series:
+    """``fold`` on a column of ids (nulls kept)."""
+    keys = keys.astype("string")
+    hex_id = keys.str.fullmatch(_HEX_ID.pattern).fillna(False).astype(bool)
+    return keys.str.lower().where(hex_id, keys)
+
+
+class _Object(dict[str, Any]):
+    """A JSON object that keeps its (key, value) pairs in order, repeated keys included."""
+    pairs: list[tuple[str, Any]]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    obj = _Object(pairs)
+    obj.pairs = pairs
+    return obj
 
 
 def _bool(v: Any) -> bool | None:
@@ -31,22 +58,23 @@ def _bool(v: Any) -> bool | None:
     return None
 
 
-def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str]]:
-    """Returns (run id -> success, problems). An unreadable or shapeless file is an InputError."""
+def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str], list[str]]:
+    """Returns (run id -> success, problems, conflicts): unusable rows, and the ids labelled both true and false
+    (left out of the labels, each as an example naming it). An unreadable or shapeless file is an InputError."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"labels file {p}: cannot be read ({exc})") from None
     problems: list[str] = []
-    labels: dict[str, bool] = {}
+    seen: dict[str, set[bool]] = {}
     stripped = text.lstrip()
     if stripped.startswith(("[", "{")):
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_object)
         except json.JSONDecodeError as exc:
             raise InputError(f"labels file {p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-        items = data.items() if isinstance(data, dict) else (
+        items = data.pairs if isinstance(data, _Object) else (
             ((d.get("run_id", d.get("id")), d.get("success", d.get("label"))) if isinstance(d, dict) else (None, None))
             for d in data)
         for rid, val in items:
@@ -54,7 +82,7 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str]]:
             if rid is None or b is None:
                 problems.append(f"{rid!r}: {val!r}")
                 continue
-            labels[str(rid)] = b
+            seen.setdefault(fold(str(rid)), set()).add(b)
     else:
         rows = list(csv.reader(text.splitlines()))
         if not rows:
@@ -74,10 +102,15 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str]]:
             if b is None:
                 problems.append(f"line {n}: success={r[si]!r}")
                 continue
-            labels[r[ri].strip()] = b
+            seen.setdefault(fold(r[ri].strip()), set()).add(b)
+    labels = {rid: values.pop() for rid, values in seen.items() if len(values) == 1}
+    conflicts = [f"{rid}: labelled both true and false (left unlabelled)" for rid, values in seen.items()
+                 if len(values) > 1]
     if not labels:
-        raise InputError(f"labels file {p}: no usable run_id,success pair")
-    return labels, problems
+        more = f" ({conflicts[0].split(': ')[0]} is labelled both true and false)" if len(conflicts) == 1 else \
+            f" ({len(conflicts)} run ids are labelled both true and false)" if conflicts else ""
+        raise InputError(f"labels file {p}: no usable run_id,success pair{more}")
+    return labels, problems, conflicts
 
 
 def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: DataQuality) -> pd.DataFrame:
@@ -91,11 +124,11 @@ def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: Da
     matched: set[str] = set()
     values = pd.Series(pd.NA, index=out.index, dtype="boolean")
     for col in ("run_id", "task_id", "conversation_id"):
-        keys = out[col].astype("string")
+        keys = _fold(out[col].astype("string"))
         hit = keys.isin(list(labels)) & values.isna()
         values[hit] = [labels[k] for k in keys[hit]]
         matched |= set(keys[hit].dropna())
-    ex = out["trace_ids"].explode().dropna().astype(str).rename("trace").reset_index()
+    ex = _fold(out["trace_ids"].explode().dropna().astype(str)).astype(str).rename("trace").reset_index()
     ex["runs"] = ex["trace"].map(ex.drop_duplicates(["index", "trace"])["trace"].value_counts())
     cand = ex[ex["trace"].isin(list(labels)) & values.reindex(ex["index"]).isna().to_numpy()]
     ambiguous = set(cand.loc[cand["runs"] > 1, "trace"])

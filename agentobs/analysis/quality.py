@@ -29,6 +29,7 @@ KINDS = {
     "bad_run": "a transcript run could not be imported",
     "unmatched_label": "a label's run id matches no run",
     "ambiguous_label": "a label keyed by a trace id whose trace holds several runs (key it by run id)",
+    "conflicting_label": "a run id labelled both true and false in the labels file (the run is left unlabelled)",
     "unlabelled_run": "a run has no label in the labels file",
     "source_error": "a source (Jaeger, a folder) could not be queried",
 }

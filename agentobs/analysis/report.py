@@ -158,9 +158,11 @@ def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: 
     """The report from the runs table (one row per run, sorted by run id): labels, signatures and their examples,
     percentiles, segments, caps. Shared by both engines."""
     if opt.labels:
-        labels, problems = read_labels(opt.labels)
+        labels, problems, conflicts = read_labels(opt.labels)
         for p in problems:
             q.add("bad_run", opt.labels, example=f"label {p}")
+        for c in conflicts:
+            q.add("conflicting_label", opt.labels, example=c)
         runs = apply_labels(runs, labels, opt.labels, q)
     runs = classify(runs)
     sigs = summarize(runs, opt.examples)

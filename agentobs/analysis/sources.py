@@ -22,7 +22,7 @@ import sys
 import tempfile
 import zlib
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
 
@@ -43,9 +43,11 @@ STDIN = "-"          # a source naming standard input
 @dataclass(kw_only=True)
 class Expanded:
     """What SOURCES name: the inputs to read, in a stable order, and what could not be listed (``source_error``:
-    an unreadable folder, a dangling symbolic link)."""
+    an unreadable folder, a dangling symbolic link). ``listed``: the inputs found in a folder or by a pattern, not
+    named one by one (one of them over an input limit is counted, not fatal: ``load_unit``)."""
     paths: list[str]
     quality: DataQuality
+    listed: set[str] = field(default_factory=set)
 
 
 def expand(sources: Iterable[str]) -> list[str]:
@@ -57,19 +59,26 @@ def expand(sources: Iterable[str]) -> list[str]:
 def expand_sources(sources: Iterable[str]) -> Expanded:
     """``expand``, with the folders and links that could not be read counted as ``source_error``."""
     out: list[str] = []
+    listed: set[str] = set()
     q = DataQuality()
     for s in sources:
+        if not s:                      # Path("") is ".": an empty argument (an unset variable) would read the folder
+            raise InputError("an empty source: name a file, folder, glob or URL (or '.' for the current folder)")
         if s == STDIN or is_jaeger_url(s):
             out.append(s)
             continue
         if remote.is_url(s):
-            out.extend(remote.expand(s))
+            found = remote.expand(s)
+            out.extend(found)
+            listed.update(x for x in found if x != s)
             continue
         if any(ch in s for ch in "*?[") and not _exists(Path(s)):    # a file may be named runs[1].jsonl
             hits = sorted(glob.glob(s, recursive=True))
             if not hits:
                 raise InputError(f"{s}: the pattern matches no file")
-            out.extend(str(p) for h in hits for p in _walk(Path(h), q))
+            files = [str(p) for h in hits for p in _walk(Path(h), q)]
+            out.extend(files)
+            listed.update(files)
             continue
         p = Path(s)
         try:
@@ -79,8 +88,10 @@ def expand_sources(sources: Iterable[str]) -> Expanded:
         except OSError as exc:                 # a folder on the way that may not be searched, a loop of links
             _cannot_read(q, s, exc)
             continue
-        out.extend(str(x) for x in _walk(p, q))
-    return Expanded(paths=out, quality=q)
+        files = [str(x) for x in _walk(p, q)]
+        out.extend(files)
+        listed.update(x for x in files if x != s)
+    return Expanded(paths=out, quality=q, listed=listed)
 
 
 def _exists(p: Path) -> bool:
@@ -160,16 +171,31 @@ def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None 
     for s in found.paths:
         if is_jaeger_url(s):
             parts.append(fetch(parse_url(s), progress))
-        elif remote.is_url(s):
-            parts.append(load_one(s, progress))
-        elif is_stream(s):
+        elif not remote.is_url(s) and is_stream(s):
             parts.append(_load_stream(s))
         else:
-            parts.append(load_one(Path(s), progress))
+            parts.append(load_unit(s, progress, listed=s in found.listed))
     out = SpanSet.concat(parts)
     found.quality.extend(out.quality)          # what could not be listed first, with all its examples
     out.quality = found.quality
     return check(out)
+
+
+def load_unit(source: str, progress: Callable[[int], None] | None = None, *, listed: bool = False) -> SpanSet:
+    """One expanded file or object store URL, loaded by ``load_one``. A file over an input limit (a likely
+    decompression bomb, a document too large to read whole) is an InputError when it was named on its own; when it
+    was ``listed`` (found in a folder or by a pattern), it is counted as ``unreadable``, saying which limit to raise,
+    and the other files are read. Both engines load each input with it."""
+    try:
+        return load_one(source if remote.is_url(source) else Path(source), progress)
+    except InputError as exc:
+        if not listed:
+            raise
+        name = remote.shown(source) if remote.is_url(source) else source
+        q = DataQuality(files=1)
+        why = str(exc)       # named by its base name: the issue names the file, and a long path would crowd out the fix
+        q.add("unreadable", name, example=why.replace(name, name.rstrip("/").rsplit("/", 1)[-1], 1))
+        return SpanSet(quality=q, sources=[name])
 
 
 def load_one(p: Path | str, progress: Callable[[int], None] | None = None, name: str | None = None) -> SpanSet:

@@ -23,6 +23,8 @@ Decisions on ambiguous input (kept in one place here; the tests pin them):
   assistant message is a model call and its tokens are unknown (null, never 0). ``usage`` present but
   malformed still marks a model call, with null tokens and a data-quality note.
 * Run token totals are the sum over the run's model calls; null as soon as one call's tokens are unknown.
+  Token counts are 64-bit: a count above 2**63 - 1 (or not a whole number) is malformed usage, and a total
+  that would exceed it is null, with a data-quality note either way.
   Tokens on ``user`` messages (tau2's user simulator) are not the agent's and are ignored.
 * Tool calls are taken from assistant messages only, and never when ``requestor == "user"``; the number of
   user-side calls seen is kept on the root (``agentobs.transcript.user_tool_calls``).
@@ -34,7 +36,7 @@ Decisions on ambiguous input (kept in one place here; the tests pin them):
   ``tool_error``, the status message = the result's first line (at most 200 characters) and
   ``agentobs.tool.result_status`` = ``error`` (``ok`` for other results, null when there is no result).
 * Times. ``recorded`` when any message has a usable ISO 8601 timestamp (naive timestamps are taken as
-  UTC; gaps are filled from the previous message, and times are clamped to be non-decreasing so no span
+  UTC; a time the spans' 64-bit nanoseconds cannot hold, before 1677-09-21 or after 2262-04-11, is unusable; gaps are filled from the previous message, and times are clamped to be non-decreasing so no span
   ends before it starts); otherwise ``synthetic``: the run starts at 2000-01-01T00:00:00Z and message
   ``i`` is at ``i + 1`` seconds. A chat span runs from the previous message's time (the run start for the
   first) to its own; a tool span from the message before its result to the result (zero length at the
@@ -97,6 +99,7 @@ TOOL_ERROR = "tool_error"
 NORMAL_TERMINATIONS = frozenset({"user_stop", "agent_stop"})
 SYNTHETIC_EPOCH_NS = 946_684_800 * 10**9                  # 2000-01-01T00:00:00Z
 _NS = 10**9
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1        # what the Int64 columns (tokens, times) hold
 
 # Every key emitted, with its contract type. Each is a column of the spans frame, even when all null,
 # so a transcript import always has the same schema.
@@ -239,13 +242,17 @@ def _tau2_runs(doc: dict[str, Any], source: str) -> list[_Run | None]:
         run_id = _id(s.get("id"))
         reward_info = s.get("reward_info")
         reward = _num(reward_info.get("reward")) if isinstance(reward_info, dict) else None
+        trial = _int(s.get("trial"))
+        problems = []
+        if trial is None and _big_int(s.get("trial")):
+            problems.append(f"trial {json.dumps(s.get('trial'), default=str)[:40]} is out of range (ignored)")
         out.append(_Run(
             fmt=FORMAT_TAU2, key=run_id if run_id is not None else f"#{n}", run_id=run_id,
             messages=s.get("messages"), agent=agent, model=model, provider=_provider(None, model),
             service="tau2-bench", success=None if reward is None else reward == 1.0, reward=reward,
             termination=_str(s.get("termination_reason")), cost=_num(s.get("agent_cost")),
             start_time=s.get("start_time"), end_time=s.get("end_time"), task_id=_id(s.get("task_id")),
-            domain=domain or _domain_from_file_name(source), trial=_int(s.get("trial"))))
+            domain=domain or _domain_from_file_name(source), trial=trial, problems=problems))
     return out
 
 
@@ -407,16 +414,20 @@ def _import_run(run: _Run, source: str, problems: list[str]) -> list[_Row]:
                              name=f"{sc.OP_EXECUTE_TOOL} {name}", kind=_KIND_INTERNAL, start_ns=t0, end_ns=t1,
                              service=run.service, attrs=attrs, status=status, message=message))
 
+    total_in, total_out = _total(tin, "input", problems), _total(tout, "output", problems)
     run_cost = run.cost
     if run_cost is None and call_costs:
-        run_cost = math.fsum(call_costs)
-    elif run_cost == 0.0 and unpriced and _total(tin) != 0:
+        try:
+            run_cost = math.fsum(call_costs)
+        except OverflowError:
+            problems.append("the calls' costs add up to more than a float holds (run cost unknown)")
+    elif run_cost == 0.0 and unpriced and total_in != 0:
         run_cost = None                     # an unpriced model reports 0 USD: unknown, not free
     abnormal = run.termination is not None and run.termination not in NORMAL_TERMINATIONS
     root_attrs = {
         sc.OPERATION_NAME: sc.OP_INVOKE_AGENT, sc.AGENT_NAME: run.agent, sc.PROVIDER_NAME: run.provider,
         sc.REQUEST_MODEL: run.model, sc.CONVERSATION_ID: run.run_id,
-        sc.USAGE_INPUT_TOKENS: _total(tin), sc.USAGE_OUTPUT_TOKENS: _total(tout),
+        sc.USAGE_INPUT_TOKENS: total_in, sc.USAGE_OUTPUT_TOKENS: total_out,
         sc.COST_USD: run_cost, sc.UNPRICED_CALLS: unpriced,
         LABEL_SUCCESS: run.success, LABEL_REWARD: run.reward, TRANSCRIPT_TERMINATION: run.termination,
         TRANSCRIPT_FORMAT: run.fmt, TRANSCRIPT_TIMING: timing, TRANSCRIPT_TASK_ID: run.task_id,
@@ -442,7 +453,7 @@ def _message(pos: int, m: Any, problems: list[str]) -> _Msg | None:
     if raw_ts is not None:
         ts = _parse_time(raw_ts)
         if ts is None:
-            problems.append(f"message {pos} has an unusable timestamp {json.dumps(raw_ts, default=str)[:40]}")
+            problems.append(f"message {pos} has an unusable timestamp {_unusable_time(raw_ts)}")
     out = _Msg(pos=pos, role=role, ts=ts)
     if role == "assistant":
         out.usage = _usage(m.get("usage"), pos, problems)
@@ -500,10 +511,15 @@ def _usage(u: Any, pos: int, problems: list[str]) -> tuple[int | None, int | Non
     if u is None:
         return None
     if isinstance(u, dict):
-        pt = _int(u.get("prompt_tokens", u.get("input_tokens")))
-        ct = _int(u.get("completion_tokens", u.get("output_tokens")))
+        raw_pt, raw_ct = u.get("prompt_tokens", u.get("input_tokens")), u.get("completion_tokens", u.get("output_tokens"))
+        pt, ct = _int(raw_pt), _int(raw_ct)
         if pt is not None and ct is not None and pt >= 0 and ct >= 0:
             return pt, ct
+        big = [json.dumps(v) for v in (raw_pt, raw_ct) if _big_int(v)]
+        if big:
+            problems.append(f"message {pos}: token count {big[0][:30]} is more than a 64-bit integer holds "
+                            "(tokens unknown)")
+            return None, None
     problems.append(f"message {pos}: malformed usage {json.dumps(u, default=str)[:60]} (tokens unknown)")
     return None, None
 
@@ -530,7 +546,7 @@ def _times(run: _Run, msgs: list[_Msg], problems: list[str]) -> tuple[int, int, 
     st, et = _parse_time(run.start_time), _parse_time(run.end_time)
     for name, raw_t, parsed in (("start_time", run.start_time, st), ("end_time", run.end_time, et)):
         if raw_t is not None and parsed is None:
-            problems.append(f"unusable {name} {json.dumps(raw_t, default=str)[:40]}")
+            problems.append(f"unusable {name} {_unusable_time(raw_t)}")
     if st is not None:
         start = min(start, st)
     if et is not None:
@@ -615,7 +631,18 @@ def _parse_time(v: Any) -> int | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)            # naive timestamps (tau2's) are taken as UTC
     delta = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)
-    return (delta.days * 86_400 + delta.seconds) * _NS + delta.microseconds * 1000
+    ns = (delta.days * 86_400 + delta.seconds) * _NS + delta.microseconds * 1000
+    return ns if _INT64_MIN <= ns <= _INT64_MAX else None     # 0001-01-01 or 9999-12-31: not a span time
+
+
+def _unusable_time(v: Any) -> str:
+    """An unusable time as shown in a data-quality example, saying why when it is a valid date out of range."""
+    shown = json.dumps(v, default=str)[:40]
+    try:
+        datetime.fromisoformat(v.strip())
+    except (AttributeError, TypeError, ValueError):
+        return shown
+    return f"{shown} (out of range: spans hold 1677-09-21 to 2262-04-11)"
 
 
 def _str(v: Any) -> str | None:
@@ -633,13 +660,21 @@ def _id(v: Any) -> str | None:
 
 
 def _int(v: Any) -> int | None:
+    """A whole number a 64-bit integer holds (``3`` or ``3.0``), else None."""
     if isinstance(v, bool):
         return None
-    if isinstance(v, int):
-        return v
     if isinstance(v, float) and v.is_integer():
-        return int(v)
+        v = int(v)
+    if isinstance(v, int) and _INT64_MIN <= v <= _INT64_MAX:
+        return v
     return None
+
+
+def _big_int(v: Any) -> bool:
+    """True for a whole number too large (either sign) for a 64-bit integer: ``2**63``, ``1e300``."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
+        return False
+    return not _INT64_MIN <= v <= _INT64_MAX
 
 
 def _num(v: Any) -> float | None:
@@ -649,10 +684,15 @@ def _num(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def _total(values: list[int | None]) -> int | None:
+def _total(values: list[int | None], what: str, problems: list[str]) -> int | None:
+    """The sum, or None when a value is unknown or the sum is more than a 64-bit integer holds (noted)."""
     if any(v is None for v in values):
         return None
-    return int(sum(values))     # type: ignore[arg-type]
+    total = int(sum(values))    # type: ignore[arg-type]
+    if not _INT64_MIN <= total <= _INT64_MAX:
+        problems.append(f"the run's {what} tokens add up to {total}, more than a 64-bit integer holds (total unknown)")
+        return None
+    return total
 
 
 def _first_line(content: Any) -> str | None:

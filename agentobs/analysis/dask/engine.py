@@ -58,7 +58,8 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
     with client_for(st) as client:
         n = partitions or max(_threads(client), math.ceil(expanded / st.partition_bytes), 1)
         try:
-            parts, summaries, schema = _compute(client, units, sizes, n, opt, labels, progress or _quiet)
+            parts, summaries, schema = _compute(client, units, sizes, n, opt, labels, progress or _quiet,
+                                                found.listed)
         except AgentobsError:
             raise
         except Exception as exc:  # noqa: BLE001 - the cluster's failures, said in one line
@@ -75,10 +76,11 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
 
 
 def _compute(client: Any, units: list[str], sizes: list[int], n: int, opt: Options,
-             labels: dict[str, bool] | None, advance: Advance) -> tuple[list[PartResult], list[Summary], Schema]:
+             labels: dict[str, bool] | None, advance: Advance, listed: set[str]
+             ) -> tuple[list[PartResult], list[Summary], Schema]:
     from distributed import as_completed
     tag = uuid.uuid4().hex[:12]
-    scans = [client.submit(scan, u, i, n, key=f"agentobs-scan-{tag}-{i}") for i, u in enumerate(units)]
+    scans = [client.submit(scan, u, i, n, u in listed, key=f"agentobs-scan-{tag}-{i}") for i, u in enumerate(units)]
     heads = [client.submit(summary_of, f, key=f"agentobs-summary-{tag}-{i}") for i, f in enumerate(scans)]
     summaries: list[Summary | None] = [None] * len(units)
     index = {f.key: i for i, f in enumerate(heads)}

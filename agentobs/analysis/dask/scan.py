@@ -7,7 +7,6 @@ give every partition the types of the whole input), the input's data quality, sp
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -37,18 +36,19 @@ class Scanned:
     buckets: list[bytes | None] = field(default_factory=list)
 
 
-def load_one(source: str) -> SpanSet:
+def load_one(source: str, listed: bool = False) -> SpanSet:
     """One expanded source, loaded as ``sources.load_sources`` loads each: a Jaeger query, or a file (a local path or
-    a URL an fsspec filesystem reads) sniffed and loaded by ``sources.load_one``."""
+    a URL an fsspec filesystem reads) sniffed and loaded by ``sources.load_unit`` (``listed``: found in a folder or
+    by a pattern, see there)."""
     from ..jaeger import fetch, is_jaeger_url, parse_url
-    from ..sources import load_one as load_file_or_url
+    from ..sources import load_unit
     if is_jaeger_url(source):
         return fetch(parse_url(source), None)
-    return load_file_or_url(source if "://" in source else Path(source))
+    return load_unit(source, None, listed=listed)
 
 
-def scan(source: str, index: int, n_buckets: int) -> Scanned:
-    ss = load_one(source)
+def scan(source: str, index: int, n_buckets: int, listed: bool = False) -> Scanned:
+    ss = load_one(source, listed)
     spans = with_order(ss.spans, index)
     piece = Piece(spans, with_order(ss.events, index), with_order(ss.links, index))
     tasks = _tasks(spans)

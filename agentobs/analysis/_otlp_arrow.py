@@ -3,9 +3,10 @@
 The nested resourceSpans/scopeSpans/spans lists are flattened with Arrow compute and attributes are
 scattered into one column per key (typed by the contract where it names the key). Arrow in, Arrow out:
 the public loader (``otlp``) unifies the pieces and converts them to pandas once. Every field is checked here, vectorized: an id that is
-neither hex nor base64 of the right length, a timestamp or integer out of the 64-bit range, a span kind
-or status code outside its enumeration, text that is not UTF-8. A bad value costs its span (ids,
-timestamps) or only itself (the rest), and is counted in the data quality; it never costs the piece.
+neither hex nor base64 of the right length, a timestamp or integer out of the 64-bit range, a parent id naming
+the span itself, a span kind or status code outside its enumeration, text that is not UTF-8. A bad value costs its
+span (ids, timestamps) or only itself (the rest: a parent id naming its own span leaves a root), and is counted in
+the data quality; it never costs the piece.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._otlp_ids import normalize_ids
+from ._otlp_sanitize import self_parent_example
 from ._otlp_spelling import SPAN_KINDS, STATUS_CODES, Spelling
 from .quality import DataQuality
 
@@ -49,6 +51,7 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
     start = _ints(pc.struct_field(spans, f("startTimeUnixNano")), q, source, "startTimeUnixNano")
     end = _ints(pc.struct_field(spans, f("endTimeUnixNano")), q, source, "endTimeUnixNano")
     keep = ~(bad_trace | bad_span | bad_parent | _null(start) | _null(end))
+    parent = _not_itself(parent, span_id, keep, q, source)
     cols["trace_id"] = trace_id
     cols["span_id"] = span_id
     cols["parent_span_id"] = parent
@@ -122,6 +125,20 @@ def _drop(out: Decoded, keep: np.ndarray, q: DataQuality, source: str, spans: pa
             owner = t.column("_owner").to_numpy()
             t = t.filter(pa.array(keep[owner]))
             setattr(out, name, t if t.num_rows else None)
+
+
+def _not_itself(parent: pa.Array, span_id: pa.Array, kept: np.ndarray, q: DataQuality, source: str) -> pa.Array:
+    """The parent ids, but one that names its own span: that reference is unusable (``bad_value`` when its span is
+    ``kept``), the span is a root."""
+    itself = pc.fill_null(pc.equal(parent, span_id), False)
+    if not pc.any(itself).as_py():
+        return parent
+    itself = pc.and_(itself, pa.array(kept))
+    n = pc.sum(itself).as_py() or 0
+    if not n:
+        return parent
+    _bad(q, source, n, self_parent_example(pc.filter(span_id, itself)[0].as_py()))
+    return pc.if_else(itself, pa.scalar(None, pa.string()), parent)
 
 
 # -- values ------------------------------------------------------------------------------------------

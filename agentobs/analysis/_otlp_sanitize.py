@@ -2,7 +2,8 @@
 
 Accepts every spelling the fast path does (see ``_otlp_spelling``) and more: a span whose values have
 mixed spellings, doubles written as "NaN", numbers where text belongs. Ids must be hex or base64 of the
-right length and timestamps 64-bit integers, or the span is dropped (``bad_span``); any other value
+right length and timestamps 64-bit integers, or the span is dropped (``bad_span``); a parent id naming the span
+itself is dropped (``bad_value``, the span is a root); any other value
 that cannot be used is dropped alone (``bad_value``), its span kept. Text is made valid UTF-8.
 """
 from __future__ import annotations
@@ -91,6 +92,10 @@ def _nanos(v: Any) -> str | None:
     if isinstance(v, int) and 0 <= v <= INT64[1]:
         return str(v)
     return None
+
+
+def self_parent_example(span_id: str) -> str:
+    return f"parentSpanId: {span_id} is the span's own id (the span is taken as a root)"
 
 
 def _enum(v: Any, names: tuple[str, ...], what: str, bad: _Bad) -> int:
@@ -192,6 +197,9 @@ def _span(s: Any, bad: _Bad) -> dict[str, Any] | None:
         isinstance(raw_parent, str) and set(raw_parent) == {"0"})
     if tid is None or sid is None or t0 is None or t1 is None or not parent_ok:
         return None
+    if parent is not None and parent == sid:
+        bad.q.add("bad_value", bad.source, example=self_parent_example(sid))
+        parent = None
     name = s.get("name")
     out: dict[str, Any] = {"traceId": tid, "spanId": sid, "startTimeUnixNano": t0, "endTimeUnixNano": t1,
                            "name": _text(name) if isinstance(name, str) else "",

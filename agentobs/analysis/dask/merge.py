@@ -22,7 +22,8 @@ from .partition import PartResult, Schema
 from .pieces import ORD
 from .scan import Summary
 
-# otlp.check's notes, in the order it makes them (bad_value: the negative counts, column by column)
+# otlp.check's notes, in the order it makes them (bad_value: the parent cycles broken, then the negative counts,
+# column by column)
 CHECK_ORDER = ("bad_span", "duplicate_span", "parent_cycle", "bad_value", "negative_duration", "orphan_span",
                "missing_root")
 # runs.derive_runs' notes, in the order it makes them (matched by their words after the count)
@@ -39,12 +40,15 @@ def quality(summaries: list[Summary], parts: list[PartResult], schema: Schema) -
         for src in s.sources:
             rank.setdefault(src, s.index)
 
-    def add_ranked(kind: str, counts: Counter[str], example: str | None = None) -> None:
+    def add_ranked(kind: str, counts: Counter[str], example: str | dict[str, str] | None = None) -> None:
         for src, n in sorted(counts.items(), key=lambda kv: (-kv[1], rank.get(kv[0], len(rank)), kv[0])):
-            q.add(kind, src, n, example)
+            q.add(kind, src, n, example.get(src) if isinstance(example, dict) else example)
 
     for kind in CHECK_ORDER:
         if kind == "bad_value":
+            cut = sorted(c for p in parts for c in p.cut)          # each source's example: its first span
+            add_ranked(kind, Counter(src for _, src, _ in cut),
+                       {src: e for _, src, e in reversed(cut)})
             for col in schema.frames["spans"].template.columns:
                 counts = Counter[str]()
                 for p in parts:

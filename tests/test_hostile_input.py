@@ -466,3 +466,28 @@ def test_a_parent_cycle_through_the_root_is_broken_at_its_agent_span(tmp_path):
     assert len(out) == 1 and out[0].startswith("agentobs: error: no usable run in") and "parent_cycle" in out[0]
     mixed = check(load_file(_bot_file(tmp_path, calls, _bot_run("2" * 32), name="mixed.jsonl")))
     assert list(_runs_of(mixed).index) == ["2" * 32] and mixed.quality.count("parent_cycle") == 2
+
+
+@pytest.mark.parametrize("careful", [False, True])
+def test_a_time_of_0_or_before_1970_is_no_time(tmp_path, careful):
+    """OTLP's 0 is unset: such a span (and one starting before 1970) is dropped and counted like one without a
+    time. It was kept, and a call starting at 0 made the run's active time 1.8e9 s, with no note."""
+    p = _bot_file(tmp_path, _bot_run("1" * 32, chat_start=0), _bot_run("2" * 32, root_start=-5),
+                  _bot_run("3" * 32), careful=careful)
+    ss = check(load_file(p))
+    assert ss.quality.count("bad_span") == 2
+    assert _examples(ss.quality, "bad_span")[0].startswith("span bbbbbbbbbbbbbbbb: startTimeUnixNano 0 is unset")
+    for n, spans, said in ((1, _bot_run("5" * 32, root_start=-5), "aaaaaaaaaaaaaaaa: startTimeUnixNano -5 is before"),
+                           (3, [dict(s, endTimeUnixNano="0") for s in _bot_run("6" * 32)], "endTimeUnixNano 0 is unset")):
+        q = check(load_file(_bot_file(tmp_path, spans, careful=careful, name=f"{n}.jsonl"))).quality
+        assert q.count("bad_span") == n
+        assert said in _examples(q, "bad_span")[0]
+    runs = _runs_of(ss)
+    assert runs.loc["1" * 32, "spans"] == 2 and runs.loc["1" * 32, "active_s"] == 1.0
+    assert runs.loc["2" * 32, "wall_s"] == 1.0 and runs.loc["2" * 32, "run_root"] == "trace"
+    assert runs["wall_s"].max() < 10 and runs["active_s"].max() < 10
+    assert runs.loc["3" * 32].equals(_runs_of(check(load_file(_bot_file(tmp_path, _bot_run("3" * 32),
+                                                                       name="good.jsonl")))).loc["3" * 32])
+    small = [dict(s, startTimeUnixNano="1", endTimeUnixNano="2") for s in _bot_run("4" * 32)]  # near 1970: a time
+    ss = check(load_file(_bot_file(tmp_path, small, careful=careful, name="small.jsonl")))
+    assert ss.quality.count("bad_span") == 0 and len(ss.spans) == 3

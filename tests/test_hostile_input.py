@@ -491,3 +491,22 @@ def test_a_time_of_0_or_before_1970_is_no_time(tmp_path, careful):
     small = [dict(s, startTimeUnixNano="1", endTimeUnixNano="2") for s in _bot_run("4" * 32)]  # near 1970: a time
     ss = check(load_file(_bot_file(tmp_path, small, careful=careful, name="small.jsonl")))
     assert ss.quality.count("bad_span") == 0 and len(ss.spans) == 3
+
+
+def test_token_sums_beyond_64_bits_are_null_and_counted_never_wrapped(tmp_path):
+    """Two calls of 2^62 input tokens (each a valid int64) sum past 2^63 - 1: it wrapped to -9.2e18 tokens and
+    `caps --emit budget` recommended max_tokens=1, with "No problems found"."""
+    p = _bot_file(tmp_path, _bot_run("1" * 32, tokens=2 ** 62), _bot_run("2" * 32))
+    ss = check(load_file(p))
+    runs = _runs_of(ss)
+    assert runs.loc["1" * 32, ["input_tokens", "tokens"]].isna().all()
+    assert runs.loc["1" * 32, "max_input_tokens"] == 2 ** 62 and runs.loc["1" * 32, "output_tokens"] == 2
+    assert runs.loc["2" * 32, "tokens"] == 202 and runs.loc["2" * 32, "input_tokens"] == 200
+    assert ss.quality.count("bad_value") == 2
+    assert _examples(ss.quality, "bad_value")[0].startswith(f"run {'1' * 32}: input_tokens 9.22337e+18 is beyond")
+    report = analyze([str(p)])
+    assert report.quality.count("bad_value") == 2
+    assert (report.runs["tokens"].dropna() >= 0).all()
+    res = CliRunner().invoke(cli, ["caps", str(p), "--emit", "budget"])
+    assert res.exit_code == 0, res.output
+    assert "max_tokens=1," not in res.output and "max_tokens=-" not in res.output

@@ -3,7 +3,7 @@
 Runs rows are concatenated and sorted by run id (the local runs table's order). Data-quality notes: the inputs'
 own notes in input order (as ``SpanSet.concat`` gathers them), then ``check``'s notes kind by kind in the order
 it makes them, each kind's sources by count, larger first, ties in input order (``value_counts``' order), then
-the unplaced calls. The derivation's counts are summed; its notes, which start with a count, are summed per
+``derive_runs``' values beyond the 64-bit range in run id order, then the unplaced calls. The derivation's counts are summed; its notes, which start with a count, are summed per
 wording.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pandas as pd
 from ..dialects import DIALECT_NAMES
 from ..quality import DataQuality
 from ..report import SpanLookup
-from ..runs import NOT_ALWAYS_DERIVABLE, Derivation
+from ..runs import NOT_ALWAYS_DERIVABLE, Derivation, overflow_order
 from .partition import PartResult, Schema
 from .pieces import ORD
 from .scan import Summary
@@ -65,6 +65,8 @@ def quality(summaries: list[Summary], parts: list[PartResult], schema: Schema) -
                 if k == kind:
                     counts[src] += n
         add_ranked(kind, counts)
+    for _run, _col, src, example in sorted((o for p in parts for o in p.derivation.overflow), key=overflow_order):
+        q.add("bad_value", src, example=example)
     unplaced = Counter[str]()
     for p in parts:
         for src, n in p.unplaced:

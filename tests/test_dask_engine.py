@@ -235,6 +235,32 @@ def test_data_quality_notes_of_all_partitions_are_merged(cluster, tmp_path):
     assert dask.quality.count("bad_value") == local.quality.count("bad_value") > 0
 
 
+def test_self_parents_parent_cycles_unset_times_and_sums_beyond_64_bits_give_the_local_report(cluster, tmp_path):
+    """check() breaks a parent cycle at its agent span and derive_runs leaves a sum beyond 64 bits null, both with a
+    bad_value note, in every partition; a span that is its own parent, or has a time of 0 or before 1970, is the
+    loader's note."""
+    from test_hostile_input import _bot_file, _bot_run
+    calls = _bot_run("3" * 32)[1:]
+    calls[0]["parentSpanId"], calls[1]["parentSpanId"] = "c" * 16, "b" * 16
+    files = [_bot_file(tmp_path, _bot_run("1" * 32, root_parent="a" * 16), name="self.jsonl"),
+             _bot_file(tmp_path, _bot_run("2" * 32, root_parent="b" * 16), _bot_run("4" * 32, root_parent="c" * 16),
+                       name="cycles.jsonl"),
+             _bot_file(tmp_path, calls, _bot_run("5" * 32, chat_start=0), _bot_run("7" * 32, root_start=-5),
+                       name="calls.jsonl"),
+             _bot_file(tmp_path, _bot_run("8" * 32, tokens=2 ** 62), _bot_run("6" * 32, tokens=2 ** 62),
+                       _bot_run("9" * 32), name="big.jsonl")]
+    for parts in (1, 3, 6):
+        local, dask = both(files, cluster, partitions=parts)
+        assert_same(local, dask)
+    assert len(dask.runs) == 8
+    by_source = {(i.kind, Path(i.source).name): (i.count, i.examples) for i in dask.quality.issues}
+    assert by_source[("bad_value", "cycles.jsonl")][0] == 2 and by_source[("parent_cycle", "calls.jsonl")][0] == 2
+    assert by_source[("bad_value", "self.jsonl")][0] == 1 and by_source[("bad_span", "calls.jsonl")][0] == 2
+    count, examples = by_source[("bad_value", "big.jsonl")]          # two columns of two runs, in run id order
+    assert count == 4 and [e.split(":")[0] for e in examples] == [f"run {'6' * 32}"] * 2 + [f"run {'8' * 32}"]
+    assert dask.runs.set_index("run_id").loc["9" * 32, "tokens"] == 202
+
+
 TAU2 = ROOT.parent / "shared" / "data" / "tau2"
 
 

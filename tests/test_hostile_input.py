@@ -199,14 +199,21 @@ def test_upper_case_ids_are_found_and_linked(good, tmp_path):
     assert res.exit_code == 0 and "invoke_agent" in res.output
 
 
-def test_a_parent_cycle_is_dropped_and_counted(good, tmp_path):
+@pytest.mark.parametrize("agent", [False, True])
+def test_a_parent_cycle_is_dropped_and_counted(good, tmp_path, agent):
+    """Two spans, each the other's parent: dropped; when they are agent spans (the span taken is an agent
+    invocation), the cycle is broken at the first of them instead, which becomes a root."""
     lines, want = good
     a = _stranger(_a_span(lines))
+    if not agent:
+        a["name"], a["attributes"] = "work", []
     root = copy.deepcopy(a)
     a["spanId"], a["parentSpanId"] = "a" * 16, "b" * 16
     b = dict(copy.deepcopy(a), spanId="b" * 16, parentSpanId="a" * 16)
     ss = check(load_file(_write(tmp_path, _with_extra(_with_extra(_with_extra(lines, root), a), b))))
-    assert ss.quality.count("parent_cycle") == 2
+    assert ss.quality.count("parent_cycle") == (0 if agent else 2)
+    assert ss.quality.count("bad_value") == (1 if agent else 0)
+    assert ss.spans["span_id"].isin(["a" * 16, "b" * 16]).sum() == (2 if agent else 0)
     _keeps_every_run(ss, want)
 
 
@@ -404,3 +411,133 @@ def test_lines_that_are_not_requests_go_the_careful_path_at_once(tmp_path):
     mixed.write_text("".join(json.dumps(doc) + "\n" if i % 3 == 0 else "{}\n" for i in range(30)))
     ss = load_file(mixed)
     assert len(ss.spans) == 10 * 2000 and ss.quality.count("not_otlp") == 20
+
+
+# -- the parent graph, unset times and integer overflow, on small runs built here: an `invoke_agent bot` root and two
+# `chat m` model calls under it (what a user's exporter may write, one defect at a time) ----------------------------
+
+_T0 = 1_796_053_745_000_000_000
+
+
+def _bot_span(trace, span, name, parent=None, start=_T0, end=_T0 + 10 ** 9, **attrs):
+    out = {"traceId": trace, "spanId": span, "name": name, "kind": 1, "startTimeUnixNano": str(start),
+           "endTimeUnixNano": str(end),
+           "attributes": [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}}
+                          for k, v in attrs.items()]}
+    if parent:
+        out["parentSpanId"] = parent
+    return out
+
+
+def _bot_run(trace, tokens=100, chat_start=_T0, root_parent=None, root_start=_T0):
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m", "gen_ai.usage.input_tokens": tokens,
+            "gen_ai.usage.output_tokens": 1}
+    return [_bot_span(trace, "a" * 16, "invoke_agent bot", root_parent, start=root_start,
+                      **{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bot"}),
+            _bot_span(trace, "b" * 16, "chat m", "a" * 16, start=chat_start, **chat),
+            _bot_span(trace, "c" * 16, "chat m", "a" * 16, **chat)]
+
+
+def _bot_file(tmp_path, *runs, careful=False, name="bot.jsonl"):
+    """One request per run; ``careful``: each written so that the fast path refuses it (a span kind by name beside
+    one by number), to be read the careful way."""
+    lines = []
+    for spans in runs:
+        if careful:
+            spans = [dict(spans[0], kind="SPAN_KIND_INTERNAL"), *spans[1:]]
+        lines.append(json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": spans}]}]}))
+    return _write(tmp_path, lines, name)
+
+
+def _examples(q, kind):
+    return [e for i in q.issues if i.kind == kind for e in i.examples]
+
+
+@pytest.mark.parametrize("careful", [False, True])
+def test_a_span_that_is_its_own_parent_is_a_root_and_its_run_is_kept(tmp_path, careful):
+    """It crashed every command (a zero-size maximum after the cycle check dropped every span), and beside good
+    files its run disappeared as a parent cycle."""
+    p = _bot_file(tmp_path, _bot_run("1" * 32, root_parent="a" * 16), _bot_run("2" * 32), careful=careful)
+    ss = check(load_file(p))
+    assert (ss.quality.count("careful_path") > 0) == careful
+    assert ss.quality.count("bad_value") == 1 and ss.quality.count("parent_cycle") == 0
+    assert "aaaaaaaaaaaaaaaa is the span's own id" in _examples(ss.quality, "bad_value")[0]
+    runs = _runs_of(ss)
+    assert list(runs.index) == ["1" * 32, "2" * 32] and list(runs["spans"]) == [3, 3]
+    assert list(runs["run_root"]) == ["agent", "agent"] and list(runs["tokens"]) == [202, 202]
+    alone = _bot_file(tmp_path, _bot_run("1" * 32, root_parent="a" * 16), name="alone.jsonl")
+    for cmd in (["report"], ["caps", "--emit", "budget"], ["runs", "--out", str(tmp_path / "runs.csv")]):
+        for f in (p, alone):
+            res = CliRunner().invoke(cli, [*cmd, str(f)])
+            assert res.exit_code == 0 and res.exception is None, res.output
+
+
+def test_a_parent_cycle_through_the_root_is_broken_at_its_agent_span(tmp_path):
+    """The root's parent id names a model call under it: the cycle is broken at the agent span (it becomes the
+    root again, counted); a cycle of spans without an agent is still dropped, and alone it is a clean error."""
+    p = _bot_file(tmp_path, _bot_run("1" * 32, root_parent="b" * 16), _bot_run("2" * 32))
+    ss = check(load_file(p))
+    assert ss.quality.count("bad_value") == 1 and ss.quality.count("parent_cycle") == 0
+    example = _examples(ss.quality, "bad_value")[0]
+    assert "span aaaaaaaaaaaaaaaa" in example and "a cycle of 2 spans" in example
+    runs = _runs_of(ss)
+    assert list(runs.index) == ["1" * 32, "2" * 32] and list(runs["spans"]) == [3, 3]
+    assert list(runs["run_root"]) == ["agent", "agent"]
+    res = CliRunner().invoke(cli, ["report", str(_bot_file(tmp_path, _bot_run("1" * 32, root_parent="c" * 16),
+                                                           name="alone.jsonl"))])
+    assert res.exit_code == 0 and res.exception is None, res.output
+    calls = _bot_run("3" * 32)[1:]                       # two model calls, each the other's parent, and no agent
+    calls[0]["parentSpanId"], calls[1]["parentSpanId"] = "c" * 16, "b" * 16
+    alone = _bot_file(tmp_path, calls, name="calls.jsonl")
+    ss = check(load_file(alone))
+    assert ss.spans.empty and ss.quality.count("parent_cycle") == 2
+    res = CliRunner().invoke(cli, ["report", str(alone)])
+    assert res.exit_code == 2, res.output
+    out = res.output.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith("agentobs: error: no usable run in") and "parent_cycle" in out[0]
+    mixed = check(load_file(_bot_file(tmp_path, calls, _bot_run("2" * 32), name="mixed.jsonl")))
+    assert list(_runs_of(mixed).index) == ["2" * 32] and mixed.quality.count("parent_cycle") == 2
+
+
+@pytest.mark.parametrize("careful", [False, True])
+def test_a_time_of_0_or_before_1970_is_no_time(tmp_path, careful):
+    """OTLP's 0 is unset: such a span (and one starting before 1970) is dropped and counted like one without a
+    time. It was kept, and a call starting at 0 made the run's active time 1.8e9 s, with no note."""
+    p = _bot_file(tmp_path, _bot_run("1" * 32, chat_start=0), _bot_run("2" * 32, root_start=-5),
+                  _bot_run("3" * 32), careful=careful)
+    ss = check(load_file(p))
+    assert ss.quality.count("bad_span") == 2
+    assert _examples(ss.quality, "bad_span")[0].startswith("span bbbbbbbbbbbbbbbb: startTimeUnixNano 0 is unset")
+    for n, spans, said in ((1, _bot_run("5" * 32, root_start=-5), "aaaaaaaaaaaaaaaa: startTimeUnixNano -5 is before"),
+                           (3, [dict(s, endTimeUnixNano="0") for s in _bot_run("6" * 32)], "endTimeUnixNano 0 is unset")):
+        q = check(load_file(_bot_file(tmp_path, spans, careful=careful, name=f"{n}.jsonl"))).quality
+        assert q.count("bad_span") == n
+        assert said in _examples(q, "bad_span")[0]
+    runs = _runs_of(ss)
+    assert runs.loc["1" * 32, "spans"] == 2 and runs.loc["1" * 32, "active_s"] == 1.0
+    assert runs.loc["2" * 32, "wall_s"] == 1.0 and runs.loc["2" * 32, "run_root"] == "trace"
+    assert runs["wall_s"].max() < 10 and runs["active_s"].max() < 10
+    assert runs.loc["3" * 32].equals(_runs_of(check(load_file(_bot_file(tmp_path, _bot_run("3" * 32),
+                                                                       name="good.jsonl")))).loc["3" * 32])
+    small = [dict(s, startTimeUnixNano="1", endTimeUnixNano="2") for s in _bot_run("4" * 32)]  # near 1970: a time
+    ss = check(load_file(_bot_file(tmp_path, small, careful=careful, name="small.jsonl")))
+    assert ss.quality.count("bad_span") == 0 and len(ss.spans) == 3
+
+
+def test_token_sums_beyond_64_bits_are_null_and_counted_never_wrapped(tmp_path):
+    """Two calls of 2^62 input tokens (each a valid int64) sum past 2^63 - 1: it wrapped to -9.2e18 tokens and
+    `caps --emit budget` recommended max_tokens=1, with "No problems found"."""
+    p = _bot_file(tmp_path, _bot_run("1" * 32, tokens=2 ** 62), _bot_run("2" * 32))
+    ss = check(load_file(p))
+    runs = _runs_of(ss)
+    assert runs.loc["1" * 32, ["input_tokens", "tokens"]].isna().all()
+    assert runs.loc["1" * 32, "max_input_tokens"] == 2 ** 62 and runs.loc["1" * 32, "output_tokens"] == 2
+    assert runs.loc["2" * 32, "tokens"] == 202 and runs.loc["2" * 32, "input_tokens"] == 200
+    assert ss.quality.count("bad_value") == 2
+    assert _examples(ss.quality, "bad_value")[0].startswith(f"run {'1' * 32}: input_tokens 9.22337e+18 is beyond")
+    report = analyze([str(p)])
+    assert report.quality.count("bad_value") == 2
+    assert (report.runs["tokens"].dropna() >= 0).all()
+    res = CliRunner().invoke(cli, ["caps", str(p), "--emit", "budget"])
+    assert res.exit_code == 0, res.output
+    assert "max_tokens=1," not in res.output and "max_tokens=-" not in res.output

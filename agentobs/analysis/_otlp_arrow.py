@@ -3,9 +3,10 @@
 The nested resourceSpans/scopeSpans/spans lists are flattened with Arrow compute and attributes are
 scattered into one column per key (typed by the contract where it names the key). Arrow in, Arrow out:
 the public loader (``otlp``) unifies the pieces and converts them to pandas once. Every field is checked here, vectorized: an id that is
-neither hex nor base64 of the right length, a timestamp or integer out of the 64-bit range, a span kind
-or status code outside its enumeration, text that is not UTF-8. A bad value costs its span (ids,
-timestamps) or only itself (the rest), and is counted in the data quality; it never costs the piece.
+neither hex nor base64 of the right length, a timestamp or integer out of the 64-bit range, a time of 0 (unset)
+or before 1970, a parent id naming the span itself, a span kind or status code outside its enumeration, text that
+is not UTF-8. A bad value costs its span (ids, timestamps) or only itself (the rest: a parent id naming its own
+span leaves a root), and is counted in the data quality; it never costs the piece.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._otlp_ids import normalize_ids
+from ._otlp_sanitize import self_parent_example, unset_time_example
 from ._otlp_spelling import SPAN_KINDS, STATUS_CODES, Spelling
 from .quality import DataQuality
 
@@ -48,7 +50,10 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
                                        empty_is_null=True)
     start = _ints(pc.struct_field(spans, f("startTimeUnixNano")), q, source, "startTimeUnixNano")
     end = _ints(pc.struct_field(spans, f("endTimeUnixNano")), q, source, "endTimeUnixNano")
-    keep = ~(bad_trace | bad_span | bad_parent | _null(start) | _null(end))
+    other = bad_trace | bad_span | bad_parent | _null(start) | _null(end)
+    unset, why = _unset_times(start, end, span_id, ~other)
+    keep = ~(other | unset)
+    parent = _not_itself(parent, span_id, keep, q, source)
     cols["trace_id"] = trace_id
     cols["span_id"] = span_id
     cols["parent_span_id"] = parent
@@ -67,7 +72,7 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
     links = _links_arrow(pc.struct_field(spans, "links"), trace_id, span_id, sp, q, source)
     out = Decoded(pa.table(cols), events, links)
     if not keep.all():
-        _drop(out, keep, q, source, spans)
+        _drop(out, keep, q, source, spans, unset=(unset, why))
         if out.spans.num_rows == 0:
             return None
     return out
@@ -109,10 +114,17 @@ def _null(arr: pa.Array) -> np.ndarray:
     return arr.is_null().to_numpy(zero_copy_only=False)
 
 
-def _drop(out: Decoded, keep: np.ndarray, q: DataQuality, source: str, spans: pa.Array) -> None:
+def _drop(out: Decoded, keep: np.ndarray, q: DataQuality, source: str, spans: pa.Array,
+          unset: tuple[np.ndarray, str] | None = None) -> None:
+    """Drops the spans not to ``keep``, counted as ``bad_span``: first those of ``unset`` (a mask and its
+    example), then the others with the first one as the example."""
     bad = np.nonzero(~keep)[0]
-    example = json.dumps(spans[int(bad[0])].as_py(), default=str)[:80]
-    q.add("bad_span", source, count=len(bad), example=example)
+    if unset is not None and unset[0].any():
+        q.add("bad_span", source, count=int(unset[0].sum()), example=unset[1])
+        bad = np.nonzero(~keep & ~unset[0])[0]
+    if len(bad):
+        example = json.dumps(spans[int(bad[0])].as_py(), default=str)[:80]
+        q.add("bad_span", source, count=len(bad), example=example)
     mask = pa.array(keep)
     out.spans = out.spans.filter(mask)
     # events and links of a dropped span go with it (their rows carry the span's index)
@@ -122,6 +134,33 @@ def _drop(out: Decoded, keep: np.ndarray, q: DataQuality, source: str, spans: pa
             owner = t.column("_owner").to_numpy()
             t = t.filter(pa.array(keep[owner]))
             setattr(out, name, t if t.num_rows else None)
+
+
+def _not_itself(parent: pa.Array, span_id: pa.Array, kept: np.ndarray, q: DataQuality, source: str) -> pa.Array:
+    """The parent ids, but one that names its own span: that reference is unusable (``bad_value`` when its span is
+    ``kept``), the span is a root."""
+    itself = pc.fill_null(pc.equal(parent, span_id), False)
+    if not pc.any(itself).as_py():
+        return parent
+    itself = pc.and_(itself, pa.array(kept))
+    n = pc.sum(itself).as_py() or 0
+    if not n:
+        return parent
+    _bad(q, source, n, self_parent_example(pc.filter(span_id, itself)[0].as_py()))
+    return pc.if_else(itself, pa.scalar(None, pa.string()), parent)
+
+
+def _unset_times(start: pa.Array, end: pa.Array, span_id: pa.Array, usable: np.ndarray) -> tuple[np.ndarray, str]:
+    """The ``usable`` spans whose start or end time is 0 (OTLP: unset) or negative (before 1970), and the example
+    that says so: like a missing time, it costs the span (``bad_span``)."""
+    low = np.zeros(len(start), dtype=bool)
+    for arr in (start, end):
+        low |= pc.fill_null(pc.less_equal(arr, 0), False).to_numpy(zero_copy_only=False)
+    low &= usable
+    if not low.any():
+        return low, ""
+    i = int(np.flatnonzero(low)[0])
+    return low, unset_time_example(span_id[i].as_py(), start[i].as_py(), end[i].as_py())
 
 
 # -- values ------------------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 Accepts every spelling the fast path does (see ``_otlp_spelling``) and more: a span whose values have
 mixed spellings, doubles written as "NaN", numbers where text belongs. Ids must be hex or base64 of the
-right length and timestamps 64-bit integers, or the span is dropped (``bad_span``); any other value
+right length and timestamps positive 64-bit integers (0 is OTLP's "unset"), or the span is dropped (``bad_span``);
+a parent id naming the span itself is dropped (``bad_value``, the span is a root); any other value
 that cannot be used is dropped alone (``bad_value``), its span kept. Text is made valid UTF-8.
 """
 from __future__ import annotations
@@ -81,16 +82,31 @@ def hex_id(v: Any, nbytes: int) -> str | None:
     return None if out == "0" * (2 * nbytes) else out
 
 
-def _nanos(v: Any) -> str | None:
+def _int64(v: Any) -> int | None:
+    """A 64-bit integer from an integer, an integral float or a string of digits; None otherwise."""
     if isinstance(v, bool):
         return None
     if isinstance(v, float):
         v = int(v) if v.is_integer() else None
     if isinstance(v, str) and v.strip().lstrip("-").isdigit():
         v = int(v.strip())
-    if isinstance(v, int) and 0 <= v <= INT64[1]:
-        return str(v)
-    return None
+    return v if isinstance(v, int) and INT64[0] <= v <= INT64[1] else None
+
+
+def _nanos(v: Any) -> str | None:
+    """A time in nanoseconds since the epoch; None when it is not one, or is 0 (OTLP: unset) or negative."""
+    t = _int64(v)
+    return str(t) if t is not None and t > 0 else None
+
+
+def unset_time_example(span_id: str, start: int, end: int) -> str:
+    """What is wrong with a span whose start or end time is 0 or negative (the fast and careful paths say it alike)."""
+    what, v = ("startTimeUnixNano", start) if start <= 0 else ("endTimeUnixNano", end)
+    return f"span {span_id}: {what} {v} is {'unset' if v == 0 else 'before 1970'} (the span has no usable time)"
+
+
+def self_parent_example(span_id: str) -> str:
+    return f"parentSpanId: {span_id} is the span's own id (the span is taken as a root)"
 
 
 def _enum(v: Any, names: tuple[str, ...], what: str, bad: _Bad) -> int:
@@ -192,6 +208,9 @@ def _span(s: Any, bad: _Bad) -> dict[str, Any] | None:
         isinstance(raw_parent, str) and set(raw_parent) == {"0"})
     if tid is None or sid is None or t0 is None or t1 is None or not parent_ok:
         return None
+    if parent is not None and parent == sid:
+        bad.q.add("bad_value", bad.source, example=self_parent_example(sid))
+        parent = None
     name = s.get("name")
     out: dict[str, Any] = {"traceId": tid, "spanId": sid, "startTimeUnixNano": t0, "endTimeUnixNano": t1,
                            "name": _text(name) if isinstance(name, str) else "",
@@ -201,9 +220,9 @@ def _span(s: Any, bad: _Bad) -> dict[str, Any] | None:
         out["parentSpanId"] = parent
     events = []
     for e in _list(s.get("events")):
-        t = _nanos(_get(e, "timeUnixNano", "time_unix_nano")) if isinstance(e, dict) else None
-        if t is not None:
-            events.append({"timeUnixNano": t, "name": _text(e.get("name", "")),
+        t = _int64(_get(e, "timeUnixNano", "time_unix_nano")) if isinstance(e, dict) else None
+        if t is not None and t >= 0:
+            events.append({"timeUnixNano": str(t), "name": _text(e.get("name", "")),
                            "attributes": _attrs(e.get("attributes"), bad)})
     out["events"] = events
     links = []
@@ -222,6 +241,18 @@ def _span(s: Any, bad: _Bad) -> dict[str, Any] | None:
         out["status"] = {"code": _enum(st.get("code"), STATUS_CODES, "status code", bad),
                          "message": _text(msg) if isinstance(msg, str) else None}
     return out
+
+
+def _why_dropped(s: Any) -> str:
+    """The example of a dropped span: its time when that is 0 or negative, else its first fields."""
+    if not isinstance(s, dict):
+        return _short(s)
+    tid, sid = hex_id(_get(s, "traceId", "trace_id"), 16), hex_id(_get(s, "spanId", "span_id"), 8)
+    t0, t1 = (_int64(_get(s, k, k2)) for k, k2 in (("startTimeUnixNano", "start_time_unix_nano"),
+                                                    ("endTimeUnixNano", "end_time_unix_nano")))
+    if tid is not None and sid is not None and t0 is not None and t1 is not None and min(t0, t1) <= 0:
+        return unset_time_example(sid, t0, t1)
+    return json.dumps({k: s.get(k) for k in list(s)[:4]}, default=str)[:80]
 
 
 def sanitize_request(obj: Any, source: str, q: DataQuality) -> dict[str, Any] | None:
@@ -248,8 +279,7 @@ def sanitize_request(obj: Any, source: str, q: DataQuality) -> dict[str, Any] | 
                 for s in _list(ss.get("spans")):
                     clean = _span(s, bad)
                     if clean is None:
-                        q.add("bad_span", source, example=_short(s) if not isinstance(s, dict) else
-                              json.dumps({k: s.get(k) for k in list(s)[:4]}, default=str)[:80])
+                        q.add("bad_span", source, example=_why_dropped(s))
                     else:
                         spans.append(clean)
                 scope = _dict(ss.get("scope"))

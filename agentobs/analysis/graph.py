@@ -71,6 +71,30 @@ def in_cycle(parent: np.ndarray) -> np.ndarray:
     return anc >= 0
 
 
+def cycle_of(parent: np.ndarray) -> np.ndarray:
+    """For every span on a parent cycle, the cycle's smallest row (its label); -1 for the others (those under a
+    cycle included).
+
+    The 2^k-th ancestors of the spans in or under cycles, 2^k > n levels up, are the spans on them (on a cycle,
+    the 2^k-th ancestor is a permutation of it); the smallest row of each cycle is then found by pointer doubling
+    around it, one round doubling the window.
+    """
+    n = len(parent)
+    anc = parent.copy()
+    for _ in range(_rounds(n)):
+        if not (anc >= 0).any():
+            return np.full(n, -1, dtype=np.int64)
+        anc = np.where(anc >= 0, anc[np.maximum(anc, 0)], -1)
+    on = np.zeros(n, dtype=bool)
+    on[anc[anc >= 0]] = True
+    label = np.where(on, np.arange(n), -1)
+    up = np.where(on, parent, -1)                  # a span on a cycle has its parent on it
+    for _ in range(_rounds(n)):
+        label = np.where(on, np.minimum(label, label[np.maximum(up, 0)]), -1)
+        up = np.where(on, up[np.maximum(up, 0)], -1)
+    return label.astype(np.int64)
+
+
 def chain_top(parent: np.ndarray) -> np.ndarray:
     """The last span up each chain of parents that is in the input (itself for a span without one)."""
     top = np.where(parent >= 0, parent, np.arange(len(parent)))

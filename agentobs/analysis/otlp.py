@@ -243,9 +243,14 @@ _LATER_OBJECT = re.compile(rb'\n[ \t\r]*\{\s*"')          # a later line that st
 
 # -- checks after loading ------------------------------------------------------------------------
 
-def check(spanset: SpanSet) -> SpanSet:
-    """Vectorized structural checks: duplicates dropped, parent cycles dropped, negative durations,
-    orphans and rootless traces counted."""
+def check(spanset: SpanSet, cut: list[tuple[int, str, str]] | None = None) -> SpanSet:
+    """Vectorized structural checks: duplicates dropped, parent cycles broken at an agent span or dropped, negative
+    durations, orphans and rootless traces counted.
+
+    A parent cycle through an agent span (a run's root whose parent id names a span under it) is broken there: the
+    agent span that started first on the cycle loses its parent reference (``bad_value``) and becomes a root, so
+    its run is kept. The spans of the other cycles, and those under them, are dropped (``parent_cycle``). ``cut``,
+    when given, is filled with (row in the returned spans, source, example) of each span made a root so."""
     from .graph import in_cycle, span_keys
 
     df, q = spanset.spans, spanset.quality
@@ -279,11 +284,28 @@ def check(spanset: SpanSet) -> SpanSet:
         if len(spanset.links):
             spanset.links = spanset.links.drop_duplicates().reset_index(drop=True)
     cyclic = in_cycle(keys.parent)
+    broken, why = np.zeros(len(df), dtype=bool), np.full(len(df), None, dtype=object)
+    if cyclic.any():
+        broken, why = _break_cycles(df, keys.parent)
+        if broken.any():
+            df = df.copy()
+            df.loc[broken, "parent_span_id"] = pd.NA
+            keys = span_keys(df)
+            cyclic = in_cycle(keys.parent)
     if cyclic.any():
         count("parent_cycle", cyclic)
         df = df.loc[~cyclic].reset_index(drop=True)
-        src = src[~cyclic]
+        src, broken, why = src[~cyclic], broken[~cyclic], why[~cyclic]
         keys = span_keys(df)
+    if broken.any():
+        for s_, n in pd.Series(src[broken]).value_counts().items():
+            q.add("bad_value", str(s_), int(n), example=str(why[broken & (src == s_)][0]))
+        if cut is not None:
+            cut.extend((int(i), str(src[i]), str(why[i])) for i in np.flatnonzero(broken))
+    if df.empty:                          # every span was on or under a parent cycle
+        spanset.spans = df
+        spanset.known_keys(keys)
+        return spanset
     _counts_not_negative(df, src, q)
     start = df["start_ns"].astype("float64").to_numpy()
     end = df["end_ns"].astype("float64").to_numpy()
@@ -299,6 +321,34 @@ def check(spanset: SpanSet) -> SpanSet:
     spanset.spans = df
     spanset.known_keys(keys)
     return spanset
+
+
+def _break_cycles(df: pd.DataFrame, parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mask of the spans whose parent reference breaks a cycle, and what to say of each): on each cycle, the agent
+    span that started first (then the first in the input); a span that is its own parent is a root whatever it
+    is. A cycle without an agent span is left as it is (its spans are dropped)."""
+    from .dialects import AGENT, normalize
+    from .graph import cycle_of
+
+    n = len(df)
+    broken, why = np.zeros(n, dtype=bool), np.full(n, None, dtype=object)
+    label = cycle_of(parent)
+    rows = np.flatnonzero(label >= 0)
+    if not len(rows):
+        return broken, why
+    agent = normalize(df.iloc[rows].reset_index(drop=True)).kind == AGENT
+    itself = parent[rows] == rows
+    size = np.bincount(label[rows], minlength=n)
+    on = pd.DataFrame({"cycle": label[rows], "start": df["start_ns"].astype("float64").to_numpy()[rows],
+                       "row": rows})[agent | itself]
+    pick = on.sort_values(["cycle", "start", "row"], kind="stable").drop_duplicates("cycle")["row"].to_numpy()
+    broken[pick] = True
+    sid = df["span_id"].astype(object).to_numpy()
+    tid = df["trace_id"].astype(object).to_numpy()
+    for i in pick.tolist():
+        what = "its own id" if parent[i] == i else f"a span under it (a cycle of {int(size[label[i]])} spans)"
+        why[i] = f"parentSpanId of span {sid[i]} (trace {tid[i]}) names {what}: dropped, the span taken as a root"
+    return broken, why
 
 
 # numeric attributes that count or cost something: a negative value is unusable (dropped, counted)

@@ -42,6 +42,9 @@ class Derivation:
     notes: list[str] = field(default_factory=list)
     dialects: dict[str, int] = field(default_factory=dict)    # spans classified by each dialect
     unplaced: int = 0                                          # model and tool calls in no run
+    # integer values beyond the 64-bit range (a sum of huge token counts), left null: (run id, column, source,
+    # what to say), in run id and column order; ``derive_runs`` counts each as ``bad_value``
+    overflow: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
 # -- reading the span frame -----------------------------------------------------------------------------
@@ -520,11 +523,41 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     _default_labels(out, ctx.last)
     out["signature"] = pd.array([pd.NA] * ident.n_runs, dtype="string")
     out["signatures"] = [[] for _ in range(ident.n_runs)]
+    der.overflow = _overflowing(out, ctx.last["source"].astype(str).to_numpy())
+    for _run, _col, src, example in der.overflow:
+        ss.quality.add("bad_value", src, example=example)
     for col in NOT_ALWAYS_DERIVABLE:
         miss = int(pd.isna(out[col]).sum())
         if miss:
             der.missing[col] = miss
     return _typed(out), spans, der
+
+
+_INT64_END = 2.0 ** 63
+_COLUMN_ORDER = {name: k for k, name in enumerate(RUN_COLUMNS)}
+
+
+def overflow_order(record: tuple[str, str, str, str]) -> tuple[str, int]:
+    """The order of ``Derivation.overflow``: by run id, then column."""
+    return record[0], _COLUMN_ORDER[record[1]]
+
+
+def _overflowing(out: pd.DataFrame, source: np.ndarray) -> list[tuple[str, str, str, str]]:
+    """Makes null the values of integer columns that a 64-bit integer cannot hold (they would wrap around: two
+    calls of 2^62 input tokens sum to -2^63), and says which: (run id, column, source of the run's root, example)
+    in run id and column order."""
+    found: list[tuple[str, str, str, str]] = []
+    ids = out["run_id"].astype(str).to_numpy()
+    for name, t in RUN_COLUMNS.items():
+        if t != "Int64" or name not in out.columns or out[name].dtype.kind != "f":
+            continue
+        v = out[name].to_numpy(dtype=float, na_value=np.nan)
+        bad = ~np.isnan(v) & ~((v >= -_INT64_END) & (v < _INT64_END))
+        if bad.any():
+            found += [(ids[i], name, str(source[i]), f"run {ids[i]}: {name} {v[i]:.6g} is beyond the 64-bit integer "
+                                                      "range (left null)") for i in np.flatnonzero(bad).tolist()]
+            out[name] = np.where(bad, np.nan, v)
+    return sorted(found, key=overflow_order)
 
 
 def _typed(out: pd.DataFrame) -> pd.DataFrame:

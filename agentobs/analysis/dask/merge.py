@@ -3,7 +3,7 @@
 Runs rows are concatenated and sorted by run id (the local runs table's order). Data-quality notes: the inputs'
 own notes in input order (as ``SpanSet.concat`` gathers them), then ``check``'s notes kind by kind in the order
 it makes them, each kind's sources by count, larger first, ties in input order (``value_counts``' order), then
-the unplaced calls. The derivation's counts are summed; its notes, which start with a count, are summed per
+``derive_runs``' values beyond the 64-bit range in run id order, then the unplaced calls. The derivation's counts are summed; its notes, which start with a count, are summed per
 wording.
 """
 from __future__ import annotations
@@ -17,12 +17,13 @@ import pandas as pd
 from ..dialects import DIALECT_NAMES
 from ..quality import DataQuality
 from ..report import SpanLookup
-from ..runs import NOT_ALWAYS_DERIVABLE, Derivation
+from ..runs import NOT_ALWAYS_DERIVABLE, Derivation, overflow_order
 from .partition import PartResult, Schema
 from .pieces import ORD
 from .scan import Summary
 
-# otlp.check's notes, in the order it makes them (bad_value: the negative counts, column by column)
+# otlp.check's notes, in the order it makes them (bad_value: the parent cycles broken, then the negative counts,
+# column by column)
 CHECK_ORDER = ("bad_span", "duplicate_span", "parent_cycle", "bad_value", "negative_duration", "orphan_span",
                "missing_root")
 # runs.derive_runs' notes, in the order it makes them (matched by their words after the count)
@@ -39,12 +40,15 @@ def quality(summaries: list[Summary], parts: list[PartResult], schema: Schema) -
         for src in s.sources:
             rank.setdefault(src, s.index)
 
-    def add_ranked(kind: str, counts: Counter[str], example: str | None = None) -> None:
+    def add_ranked(kind: str, counts: Counter[str], example: str | dict[str, str] | None = None) -> None:
         for src, n in sorted(counts.items(), key=lambda kv: (-kv[1], rank.get(kv[0], len(rank)), kv[0])):
-            q.add(kind, src, n, example)
+            q.add(kind, src, n, example.get(src) if isinstance(example, dict) else example)
 
     for kind in CHECK_ORDER:
         if kind == "bad_value":
+            cut = sorted(c for p in parts for c in p.cut)          # each source's example: its first span
+            add_ranked(kind, Counter(src for _, src, _ in cut),
+                       {src: e for _, src, e in reversed(cut)})
             for col in schema.frames["spans"].template.columns:
                 counts = Counter[str]()
                 for p in parts:
@@ -61,6 +65,8 @@ def quality(summaries: list[Summary], parts: list[PartResult], schema: Schema) -
                 if k == kind:
                     counts[src] += n
         add_ranked(kind, counts)
+    for _run, _col, src, example in sorted((o for p in parts for o in p.derivation.overflow), key=overflow_order):
+        q.add("bad_value", src, example=example)
     unplaced = Counter[str]()
     for p in parts:
         for src, n in p.unplaced:

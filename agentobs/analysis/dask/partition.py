@@ -72,6 +72,8 @@ class PartResult:
     negatives: list[tuple[str, str, int]]                    # bad_value of check, per column: column, source, count
     negative_examples: dict[str, tuple[int, str]]            # column -> (order of the first such span, example)
     unplaced: list[tuple[str, int]]                          # source, count
+    cut: list[tuple[int, str, str]] = field(default_factory=list)   # bad_value of check, a parent cycle broken:
+                                                                    # order of the span, source, example
     attributes: dict[str, pd.Series] = field(default_factory=dict)
     spans: pd.DataFrame = field(default_factory=pd.DataFrame)   # the spans of the runs that may be shown, with _ord
     events: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -133,7 +135,8 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
     ss = SpanSet(spans=frames["spans"], events=frames["events"], links=frames["links"].drop(columns=ORD),
                  quality=DataQuality())
     negative = _negative_counts(ss.spans)
-    check(ss)
+    cut: list[tuple[int, str, str]] = []
+    check(ss, cut)
     order = ss.spans[ORD].to_numpy()
     negatives, examples = _negatives(negative, order)
     ev_order = ss.events[ORD].to_numpy() if ORD in ss.events.columns else np.zeros(0, dtype=np.int64)
@@ -146,7 +149,7 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
     if req.success_attr:
         runs = label_by_attribute(runs, spans, *req.success_attr)
     out = PartResult(runs, der, len(spans), issues, negatives, examples,
-                     [(i.source, i.count) for i in loose.issues])
+                     [(i.source, i.count) for i in loose.issues], [(int(order[r]), s, e) for r, s, e in cut])
     for by in req.segments:
         if by not in runs.columns and by in spans.columns:
             attr = root_attribute(spans, by)

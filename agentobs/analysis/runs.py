@@ -299,7 +299,10 @@ def _repeats(c: _Ctx, der: Derivation) -> dict[str, object]:
         der.notes.append(f"{int(unrecorded.sum())} runs asked for tools (a model call's finish reason) but record "
                          "no tool spans: their tool calls and repeats could not be counted")
     if not tool.any():
-        return {**{k: np.where(unrecorded, np.nan, 0.0) for k in cols}, "longest_stall": _stalls(c, None)}
+        # no tool calls at all: every model call moved the conversation on (the same answer as for a run without
+        # tool calls among runs with some: a run's figures never depend on the other runs read with it)
+        none = (np.array([], dtype=run.dtype), np.array([], dtype=c.start.dtype), np.array([], dtype=bool))
+        return {**{k: np.where(unrecorded, np.nan, 0.0) for k in cols}, "longest_stall": _stalls(c, none)}
     t = pd.DataFrame({"run": run[tool], "start": c.start[tool], "parent": c.keys.parent[tool],
                       "fp": c.fingerprint[tool]})
     known = t["fp"].notna().to_numpy()
@@ -351,7 +354,7 @@ def _per_run(s: pd.Series, n: int) -> np.ndarray:
     return s.reindex(range(n)).to_numpy(dtype=float)
 
 
-def _stalls(c: _Ctx, calls: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> np.ndarray:
+def _stalls(c: _Ctx, calls: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
     n, run = c.n, c.ident.run
     step = c.kind(STEP) & c.g.inside
     ours = np.full(n, np.nan)
@@ -359,7 +362,7 @@ def _stalls(c: _Ctx, calls: tuple[np.ndarray, np.ndarray, np.ndarray] | None) ->
         ours = pd.Series(_f(c.spans, sc.STEP_STALLS)[step]).groupby(run[step]).max().reindex(range(n)).to_numpy()
     chat = c.kind(CHAT) & c.g.inside
     foreign = np.full(n, np.nan)
-    if calls is not None and chat.any():
+    if chat.any():
         # other traces: consecutive model calls whose tool calls all repeated earlier ones
         r, t_start, new = calls
         m = pd.DataFrame({"run": run[chat], "start": c.start[chat]}).sort_values("start", kind="stable")

@@ -141,6 +141,25 @@ def test_conflicting_labels_leave_the_run_unlabelled_and_hex_ids_match_in_any_ca
         analyze([str(src)], Options(labels=str(j)))
 
 
+
+def test_labels_csv_blank_rows_are_skipped_and_problem_lines_are_the_files_lines(tmp_path):
+    """A spreadsheet's trailing blank rows were counted as bad rows; without a header every problem was named one
+    line too far down; a row with no run id labelled a run called ''."""
+    from agentobs.analysis.labels import read_labels
+    with_header = tmp_path / "a.csv"
+    with_header.write_text("run_id,success\r\nr0,true\r\n\r\n ,false\r\nr1,maybe\r\n,\r\n  \r\n")
+    labels, problems, conflicts = read_labels(with_header)
+    assert labels == {"r0": True} and conflicts == []
+    assert problems == ["line 4: no run_id", "line 5: success='maybe'"]
+    no_header = tmp_path / "b.csv"
+    no_header.write_text("r0,true\nr1\nr2,false\n\n\n")
+    labels, problems, _ = read_labels(no_header)
+    assert labels == {"r0": True, "r2": False} and problems == ["line 2: r1"]
+    as_json = tmp_path / "c.json"
+    as_json.write_text('[{"run_id": "", "success": true}, {"run_id": "r0", "success": true}]')
+    labels, problems, _ = read_labels(as_json)
+    assert labels == {"r0": True} and problems == ["'': True"]
+
 def test_report_outputs(population, tmp_path):
     path, _ = population
     runner = CliRunner()

@@ -79,7 +79,7 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str], list[str]
             for d in data)
         for rid, val in items:
             b = _bool(val)
-            if rid is None or b is None:
+            if rid is None or not str(rid).strip() or b is None:
                 problems.append(f"{rid!r}: {val!r}")
                 continue
             seen.setdefault(fold(str(rid)), set()).add(b)
@@ -89,20 +89,25 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str], list[str]
             raise InputError(f"labels file {p} is empty: give run_id,success rows")
         header = [h.strip().lower() for h in rows[0]]
         if "run_id" in header and "success" in header:
-            ri, si, body = header.index("run_id"), header.index("success"), rows[1:]
+            ri, si, first = header.index("run_id"), header.index("success"), 1
         elif len(rows[0]) >= 2 and _bool(rows[0][1]) is not None:
-            ri, si, body = 0, 1, rows
+            ri, si, first = 0, 1, 0
         else:
             raise InputError(f"labels file {p}: the CSV needs columns run_id,success")
-        for n, r in enumerate(body, 2):
+        for n, r in enumerate(rows[first:], first + 1):        # n: the row's line (1-based)
+            if not any(cell.strip() for cell in r):            # a blank line (a spreadsheet's trailing rows)
+                continue
             if len(r) <= max(ri, si):
                 problems.append(f"line {n}: {','.join(r)}")
                 continue
-            b = _bool(r[si])
+            rid, b = r[ri].strip(), _bool(r[si])
+            if not rid:
+                problems.append(f"line {n}: no run_id")
+                continue
             if b is None:
                 problems.append(f"line {n}: success={r[si]!r}")
                 continue
-            seen.setdefault(fold(r[ri].strip()), set()).add(b)
+            seen.setdefault(fold(rid), set()).add(b)
     labels = {rid: values.pop() for rid, values in seen.items() if len(values) == 1}
     conflicts = [f"{rid}: labelled both true and false (left unlabelled)" for rid, values in seen.items()
                  if len(values) > 1]

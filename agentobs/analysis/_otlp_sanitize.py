@@ -144,9 +144,7 @@ def _scalar(v: Any, bad: _Bad, what: str) -> dict[str, Any] | None:
         return None
     d = _get(v, "doubleValue", "double_value")
     if d is not None:
-        if isinstance(d, str) and d.strip() in ("NaN", "Infinity", "-Infinity"):
-            return None                        # valid protobuf JSON, but no usable number
-        try:
+        try:                                   # "NaN", "Infinity": valid protobuf JSON, but no usable number
             x = float(d) if not isinstance(d, bool) else None
         except (TypeError, ValueError):
             x = None

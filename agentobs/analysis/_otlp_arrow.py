@@ -35,12 +35,15 @@ class Decoded:
     links: pa.Table | None
 
 
-def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Spelling()) -> Decoded | None:
-    """The spans of one parsed piece, checked; None when it holds none."""
+def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Spelling(), *,
+                 row_sources: pa.DictionaryArray | None = None, mixed: set[str] | None = None) -> Decoded | None:
+    """The spans of one parsed piece, checked; None when it holds none. ``row_sources``: the source of each row
+    of ``table`` (a batch of several small files, ``_otlp_batch``), instead of ``source`` for every span.
+    ``mixed``: filled with the attribute keys whose values came in several kinds (``pivot_attributes``)."""
     found = _spans_of(table, sp)
     if found is None:
         return None
-    spans, span_res, service = found
+    spans, span_res, service, res_row = found
     n = len(spans)
     f = sp.f
     cols: dict[str, Any] = {}
@@ -65,10 +68,13 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
     cols["status_code"] = _enum(pc.struct_field(status, "code"), STATUS_CODES, q, source, "status code")
     cols["status_message"] = _text(pc.struct_field(status, "message"), q, source, "status message")
     cols["service_name"] = _text(pc.take(service, span_res), q, source, "service.name")
-    cols["source"] = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([source]))
-    for name, col in pivot_attributes(pc.struct_field(spans, "attributes"), n, source, q, sp).items():
+    if row_sources is None:
+        cols["source"] = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([source]))
+    else:
+        cols["source"] = row_sources.take(pc.take(res_row, span_res))
+    for name, col in pivot_attributes(pc.struct_field(spans, "attributes"), n, source, q, sp, mixed).items():
         cols[f"attr:{name}" if name in cols else name] = col
-    events = _events_arrow(pc.struct_field(spans, "events"), trace_id, span_id, source, q, sp)
+    events = _events_arrow(pc.struct_field(spans, "events"), trace_id, span_id, source, q, sp, mixed)
     links = _links_arrow(pc.struct_field(spans, "links"), trace_id, span_id, sp, q, source)
     out = Decoded(pa.table(cols), events, links)
     if not keep.all():
@@ -78,8 +84,9 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
     return out
 
 
-def _spans_of(table: pa.Table, sp: Spelling) -> tuple[pa.Array, pa.Array, pa.Array] | None:
-    """(spans, index of each span's resource, service.name per resource), or None when there are no spans."""
+def _spans_of(table: pa.Table, sp: Spelling) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array] | None:
+    """(spans, index of each span's resource, service.name per resource, row of the table of each resource), or
+    None when there are no spans."""
     if sp.wrapped:
         col = table.column("result")
         rs = pc.struct_field(_one_chunk(col), sp.f("resourceSpans")) if col.num_chunks else None
@@ -101,9 +108,10 @@ def _spans_of(table: pa.Table, sp: Spelling) -> tuple[pa.Array, pa.Array, pa.Arr
         res_parts.append(pc.take(ss_parent, pc.list_parent_indices(sp_lists)))
     if not spans_parts or sum(len(p) for p in spans_parts) == 0:
         return None
+    rows = pc.list_parent_indices(rs)
     if len(spans_parts) == 1:
-        return spans_parts[0], res_parts[0], service
-    return pa.concat_arrays(spans_parts), pa.concat_arrays(res_parts), service
+        return spans_parts[0], res_parts[0], service, rows
+    return pa.concat_arrays(spans_parts), pa.concat_arrays(res_parts), service, rows
 
 
 def _one_chunk(col: pa.ChunkedArray) -> pa.Array:
@@ -289,12 +297,13 @@ _KIND_OF = {"stringValue": "string", "intValue": "int", "doubleValue": "double",
 
 
 def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
-                     sp: Spelling = Spelling()) -> dict[str, pa.Array]:
+                     sp: Spelling = Spelling(), mixed: set[str] | None = None) -> dict[str, pa.Array]:
     """One Arrow column per attribute key, aligned with the n owners of ``attrs``.
 
     Each value field is extracted (and intValue parsed) once for all entries; per key, one scatter
     of entry indices and one ``take`` build the column. A key whose values come in several kinds,
-    or in another kind than the contract says, goes through ``_typed`` and is counted as wrong_type.
+    or in another kind than the contract says, goes through ``_typed`` and is counted as wrong_type; a key of
+    several kinds joins ``mixed``.
     """
     from ..contract.semconv import ATTRIBUTE_TYPES
 
@@ -349,6 +358,8 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
         elif not present:
             out[name] = pa.nulls(n, pa.string())
         else:
+            if mixed is not None and len(present) > 1:
+                mixed.add(name)
             local = np.full(n, -1, dtype=np.int64)
             local[parent[sel]] = np.arange(len(sel))
             col = _typed({f: pc.take(field(f), pa.array(sel)) for f in present}, name, expected, source, q)
@@ -484,7 +495,7 @@ def _kvlist_text(arr: pa.Array) -> pa.Array:
 # -- events and links --------------------------------------------------------------------------------
 
 def _events_arrow(events: pa.Array, trace_id: pa.Array, span_id: pa.Array, source: str,
-                  q: DataQuality, sp: Spelling) -> pa.Table | None:
+                  q: DataQuality, sp: Spelling, mixed: set[str] | None = None) -> pa.Table | None:
     parent = pc.list_parent_indices(events)
     flat = pc.list_flatten(events)
     if len(flat) == 0:
@@ -493,7 +504,8 @@ def _events_arrow(events: pa.Array, trace_id: pa.Array, span_id: pa.Array, sourc
             "name": _text(pc.struct_field(flat, "name"), q, source, "event name"),
             "time_ns": _ints(pc.struct_field(flat, sp.f("timeUnixNano")), q, source, "timeUnixNano"),
             "_owner": parent}
-    for name, col in pivot_attributes(pc.struct_field(flat, "attributes"), len(flat), source, q, sp).items():
+    for name, col in pivot_attributes(pc.struct_field(flat, "attributes"), len(flat), source, q, sp,
+                                      mixed).items():
         cols[f"attr:{name}" if name in cols else name] = col
     return pa.table(cols)
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pandas as pd
+from pandas.api.types import union_categoricals
 
 from .graph import SpanKeys, span_keys
 from .quality import DataQuality
@@ -71,7 +72,11 @@ def _concat(frames: list[pd.DataFrame], empty: Callable[[], pd.DataFrame]) -> pd
             for c in widen:
                 f[c] = _widen(f[c], mixed[c])
         fixed.append(f)
-    return pd.concat(fixed, ignore_index=True, sort=False)
+    out = pd.concat(fixed, ignore_index=True, sort=False)
+    if all("source" in f.columns and isinstance(f["source"].dtype, pd.CategoricalDtype) for f in fixed):
+        # each file's frame has its own categories, which concat would turn into object: the union keeps them
+        out["source"] = union_categoricals([f["source"] for f in fixed])
+    return out
 
 
 def _widen(s: pd.Series, dtypes: list[Any]) -> pd.Series:

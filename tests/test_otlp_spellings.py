@@ -216,16 +216,38 @@ LINE_SPELLINGS = {
 }
 
 
-@pytest.fixture(scope="module")
-def line_variants(emitted):
-    folder, canonical, batches = emitted
+def _variants(batches):
     otlp = []
     for b in batches:                    # OTLP/JSON of the batch: hex ids, integer enums
         d = json_format.MessageToDict(b, use_integers_for_enums=True)
         _walk(d, _hex_ids)
         otlp.append(d)
-    variants = {name: [fn(b, d) for b, d in zip(batches, otlp)] for name, fn in LINE_SPELLINGS.items()}
-    return _runs(canonical)[1], variants
+    return {name: [fn(b, d) for b, d in zip(batches, otlp)] for name, fn in LINE_SPELLINGS.items()}
+
+
+@pytest.fixture(scope="module")
+def line_variants(emitted):
+    folder, canonical, batches = emitted
+    return _runs(canonical)[1], _variants(batches)
+
+
+def _per_span(batches):
+    """The batches' spans, one request each (resource and scope kept), as protobuf messages."""
+    out = []
+    for b in batches:
+        for rs in b.resource_spans:
+            for ss in rs.scope_spans:
+                for span in ss.spans:
+                    req = type(b)()
+                    r = req.resource_spans.add()
+                    r.resource.CopyFrom(rs.resource)
+                    r.schema_url = rs.schema_url
+                    s_ = r.scope_spans.add()
+                    s_.scope.CopyFrom(ss.scope)
+                    s_.schema_url = ss.schema_url
+                    s_.spans.add().CopyFrom(span)
+                    out.append(req)
+    return out
 
 
 @settings(max_examples=15, deadline=None, derandomize=True, database=None,
@@ -242,3 +264,33 @@ def test_any_spelling_chosen_line_by_line_gives_the_canonical_runs(line_variants
         ss, got = _runs(path)
     _fast(ss)
     _same(got, want)
+
+
+def test_lines_of_random_spellings_are_parsed_once_per_spelling_and_kept_in_file_order(emitted, tmp_path,
+                                                                                      monkeypatch):
+    """Lines of several spellings are parsed grouped by spelling (not a parse per run of one spelling) and put back
+    in file order: spans, events and links row for row as the same lines all in the canonical spelling."""
+    import agentobs.analysis._otlp_parse as parse
+    variants = _variants(_per_span(emitted[2]))
+    n = len(variants["canonical"])
+    rng = random.Random(11)
+    names = [rng.choice(sorted(variants)) for _ in range(n)]
+    runs = 1 + sum(a != b for a, b in zip(names, names[1:]))
+    assert runs > 2 * len(variants)              # the spellings change often: grouping has work to do
+    mixed = _write(tmp_path / "mixed.jsonl", [variants[name][i] for i, name in enumerate(names)])
+    plain = _write(tmp_path / "plain.jsonl", variants["canonical"])
+    calls = []
+    real = parse.pj.read_json
+    monkeypatch.setattr(parse.pj, "read_json", lambda *a, **k: calls.append(1) or real(*a, **k))
+    got = check(load_file(mixed))
+    monkeypatch.undo()
+    assert len(calls) <= 2 + len(set(names)), f"{len(calls)} parses for {runs} runs of {len(set(names))} spellings"
+    _fast(got)
+    want = check(load_file(plain))
+    for name in ("spans", "events", "links"):
+        a, b = getattr(got, name), getattr(want, name)
+        assert len(a) > 0, name
+        pd.testing.assert_frame_equal(a.drop(columns=["source"], errors="ignore"),
+                                      b.drop(columns=["source"], errors="ignore"), check_dtype=True, obj=name,
+                                      check_like=True)    # (attribute columns in the order the groups met them)
+    assert sum(got.spellings[str(mixed)].values()) == n and len(got.spellings[str(mixed)]) > 3

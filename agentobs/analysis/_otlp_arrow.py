@@ -36,10 +36,14 @@ class Decoded:
 
 
 def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Spelling(), *,
-                 row_sources: pa.DictionaryArray | None = None, mixed: set[str] | None = None) -> Decoded | None:
+                 row_sources: pa.DictionaryArray | None = None, mixed: set[str] | None = None,
+                 row_lines: np.ndarray | None = None) -> Decoded | None:
     """The spans of one parsed piece, checked; None when it holds none. ``row_sources``: the source of each row
     of ``table`` (a batch of several small files, ``_otlp_batch``), instead of ``source`` for every span.
-    ``mixed``: filled with the attribute keys whose values came in several kinds (``pivot_attributes``)."""
+    ``mixed``: filled with the attribute keys whose values came in several kinds (``pivot_attributes``).
+    ``row_lines``: the line of the file each row of ``table`` was read from; spans, events and links then carry
+    their request's line in a ``_line`` column (lines of several spellings parsed apart are put back in file
+    order by it: ``_otlp_parse``)."""
     found = _spans_of(table, sp)
     if found is None:
         return None
@@ -76,12 +80,24 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
         cols[f"attr:{name}" if name in cols else name] = col
     events = _events_arrow(pc.struct_field(spans, "events"), trace_id, span_id, source, q, sp, mixed)
     links = _links_arrow(pc.struct_field(spans, "links"), trace_id, span_id, sp, q, source)
+    if row_lines is not None:
+        line = row_lines[pc.take(res_row, span_res).to_numpy(zero_copy_only=False)]
+        cols["_line"] = line
+        events = _with_line(events, line)
+        links = _with_line(links, line)
     out = Decoded(pa.table(cols), events, links)
     if not keep.all():
         _drop(out, keep, q, source, spans, unset=(unset, why))
         if out.spans.num_rows == 0:
             return None
     return out
+
+
+def _with_line(t: pa.Table | None, line: np.ndarray) -> pa.Table | None:
+    """``t`` (events or links, ``_owner`` the index of their span) with their span's line."""
+    if t is None:
+        return None
+    return t.append_column("_line", pa.array(line[t.column("_owner").to_numpy()]))
 
 
 def _spans_of(table: pa.Table, sp: Spelling) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array] | None:
@@ -490,6 +506,45 @@ def _kvlist_text(arr: pa.Array) -> pa.Array:
             obj[e["key"]] = next((v[k] for k in v if v[k] is not None), None)
         out.append(json.dumps(obj, sort_keys=True, default=str))
     return pa.array(out, type=pa.string())
+
+
+# -- many tables, one ---------------------------------------------------------------------------------
+
+_ROWS_PER_CHUNK = 8192
+
+
+def unify(tables: list[pa.Table]) -> pa.Table | None:
+    """The tables concatenated, a column of several types cast to one (numbers to float64, else text; a list
+    joined with commas)."""
+    if not tables:
+        return None
+    if len(tables) == 1:
+        return tables[0]
+    types: dict[str, set[pa.DataType]] = {}
+    for t in tables:
+        for fld in t.schema:
+            types.setdefault(fld.name, set()).add(fld.type)
+    target: dict[str, pa.DataType] = {}
+    for name, ts in types.items():
+        if len(ts) == 1:
+            continue
+        if all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in ts):
+            target[name] = pa.float64()
+        elif not any(pa.types.is_dictionary(t) for t in ts):
+            target[name] = pa.string()
+    fixed = []
+    for t in tables:
+        for name, typ in target.items():
+            if name in t.column_names and t.schema.field(name).type != typ:
+                col = t.column(name)
+                if pa.types.is_list(col.type):
+                    col = pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
+                t = t.set_column(t.column_names.index(name), name, col.cast(typ))
+        fixed.append(t)
+    out = pa.concat_tables(fixed, promote_options="default")
+    if len(fixed) > out.num_rows // _ROWS_PER_CHUNK + 1:
+        out = out.combine_chunks()     # many small pieces (a file of mixed spellings): one layout, whatever the path
+    return out
 
 
 # -- events and links --------------------------------------------------------------------------------

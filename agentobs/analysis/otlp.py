@@ -20,13 +20,11 @@ from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import InputError
 from . import _arrow_memory, _magic, _otlp_ahead, _otlp_read, remote
 from ._arrow_pandas import table_to_frame
-from ._otlp_arrow import Decoded
+from ._otlp_arrow import Decoded, unify
 from ._otlp_parse import Layout, Parsed, layout, parse_documents, parse_piece
 from ._otlp_spelling import Spelling
 from .input_limits import InputLimits, LINE_ENV, human
@@ -180,47 +178,12 @@ def frames(parts: list[Decoded], q: DataQuality) -> SpanSet:
     """Unifies the pieces' column types, concatenates them and converts to pandas once."""
     if not parts:
         return SpanSet(quality=q)
-    spans = _unify([p.spans for p in parts])
-    events = _unify([p.events.drop_columns(["_owner"]) for p in parts if p.events is not None])
-    links = _unify([p.links.drop_columns(["_owner"]) for p in parts if p.links is not None])
+    spans = unify([p.spans for p in parts])
+    events = unify([p.events.drop_columns(["_owner"]) for p in parts if p.events is not None])
+    links = unify([p.links.drop_columns(["_owner"]) for p in parts if p.links is not None])
     return SpanSet(spans=table_to_frame(spans) if spans is not None else empty_spans(),
                    events=table_to_frame(events) if events is not None else empty_events(),
                    links=table_to_frame(links) if links is not None else empty_links(), quality=q)
-
-
-_ROWS_PER_CHUNK = 8192
-
-
-def _unify(tables: list[pa.Table]) -> pa.Table | None:
-    if not tables:
-        return None
-    if len(tables) == 1:
-        return tables[0]
-    types: dict[str, set[pa.DataType]] = {}
-    for t in tables:
-        for fld in t.schema:
-            types.setdefault(fld.name, set()).add(fld.type)
-    target: dict[str, pa.DataType] = {}
-    for name, ts in types.items():
-        if len(ts) == 1:
-            continue
-        if all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in ts):
-            target[name] = pa.float64()
-        elif not any(pa.types.is_dictionary(t) for t in ts):
-            target[name] = pa.string()
-    fixed = []
-    for t in tables:
-        for name, typ in target.items():
-            if name in t.column_names and t.schema.field(name).type != typ:
-                col = t.column(name)
-                if pa.types.is_list(col.type):
-                    col = pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
-                t = t.set_column(t.column_names.index(name), name, col.cast(typ))
-        fixed.append(t)
-    out = pa.concat_tables(fixed, promote_options="default")
-    if len(fixed) > out.num_rows // _ROWS_PER_CHUNK + 1:
-        out = out.combine_chunks()     # many small pieces (a file of mixed spellings): one layout, whatever the path
-    return out
 
 
 def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:

@@ -3,8 +3,9 @@
 A piece is parsed whole by ``pyarrow.json`` with the schema of its spelling (``_otlp_spelling``). When
 pyarrow says the piece uses another spelling, the piece is parsed again with that one (the spelling
 is then kept for the next pieces of the file, so a file in one spelling pays once). When the piece
-holds lines of several spellings, it is cut into runs of lines whose first bytes show one spelling
-(``Spelling.sniff``), each parsed at once. When a piece
+holds lines of several spellings, its lines are grouped by the spelling their first bytes show
+(``Spelling.sniff``), each group parsed at once, and the rows put back in file order; when a group fails, the
+piece is read in runs of consecutive lines of one spelling. When a piece
 holds something no spelling explains (a truncated line, a value of the wrong type, a line that is not
 OTLP), it is cut in two at a line boundary and each half tried again, down to single lines; only those
 lines take the careful path (``_otlp_sanitize``: ``json`` per line, usable spans kept). The report

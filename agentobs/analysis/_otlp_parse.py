@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -111,14 +112,21 @@ def _by_spelling(runs: list[tuple[bytes, int, Spelling]], source: str, q: DataQu
         lines.extend(first + i for i, text in enumerate(piece.split(b"\n")) if text.strip())
     saved = q.snapshot()
     found = Parsed()
-    for sp, (members, lines) in groups.items():
-        got = parse(b"".join(members), max_block, sp)
-        reason = got if isinstance(got, str) else (
-            "lines of different shapes" if got[0].num_rows != len(lines) else
-            _decode(got[0], got[1], source, q, found, np.asarray(lines, dtype=np.int64)))
-        if reason is not None:
-            q.restore(saved)
-            return False
+    # the groups are parsed two at a time while the one before is decoded: each is smaller than a block of
+    # pyarrow's reader, which then parses it on one thread
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="agentobs-spelling") as pool:
+        parsing = [(lines, pool.submit(parse, b"".join(members), max_block, sp))
+                   for sp, (members, lines) in groups.items()]
+        for lines, future in parsing:
+            got = future.result()
+            reason = got if isinstance(got, str) else (
+                "lines of different shapes" if got[0].num_rows != len(lines) else
+                _decode(got[0], got[1], source, q, found, np.asarray(lines, dtype=np.int64)))
+            if reason is not None:
+                for _, later in parsing:
+                    later.cancel()
+                q.restore(saved)
+                return False
     merged = Decoded(*(_in_line_order([getattr(p, name) for p in found.parts])
                        for name in ("spans", "events", "links")))
     if merged.spans is not None:

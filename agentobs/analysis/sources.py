@@ -177,11 +177,14 @@ def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None 
     limits = InputLimits.resolve()
     parts: list[SpanSet] = []
     batch: list[_otlp_batch.Small] = []
+    held = 0                                   # the batch's bytes
 
     def flush() -> None:
+        nonlocal held
         parts.extend(_otlp_batch.load_all(batch, lambda s: load_unit(s, progress, listed=s in found.listed),
                                           limits.max_line_bytes, progress))
         batch.clear()
+        held = 0
 
     for s in found.paths:
         if is_jaeger_url(s):
@@ -192,7 +195,8 @@ def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None 
             parts.append(_load_stream(s))
         elif (member := _small(s, limits)) is not None:
             batch.append(member)
-            if sum(len(m.data) for m in batch) >= _otlp_batch.BATCH_BYTES:
+            held += len(member.data)
+            if held >= _otlp_batch.BATCH_BYTES:
                 flush()
         else:
             flush()

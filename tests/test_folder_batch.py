@@ -228,3 +228,49 @@ def test_a_line_limit_below_a_file_keeps_its_files_out_of_batches(tmp_path, monk
     assert len(alone) == 6
     assert batched.quality.count("line_too_long") == 6
     _assert_same(batched, single)
+
+
+def _old_scope_name(line: str) -> str:
+    """The request with instrumentationLibrarySpans/instrumentationLibrary (OTLP before 0.15) for scopeSpans."""
+    req = json.loads(line)
+    for rs in req["resourceSpans"]:
+        rs["instrumentationLibrarySpans"] = [{"instrumentationLibrary": ss.get("scope", {}), "spans": ss["spans"]}
+                                             for ss in rs.pop("scopeSpans")]
+    return json.dumps(req)
+
+
+def _two_resources(line: str) -> str:
+    """The request's spans under two resources (the second a copy of the first with another service name)."""
+    req = json.loads(line)
+    rs = req["resourceSpans"][0]
+    other = json.loads(json.dumps(rs))
+    other["resource"]["attributes"] = [a for a in other["resource"].get("attributes", [])
+                                       if a["key"] != "service.name"] + [
+        {"key": "service.name", "value": {"stringValue": "second"}}]
+    for ss in other["scopeSpans"]:
+        for span in ss["spans"]:
+            span["spanId"] = span["spanId"][::-1]
+            span.pop("parentSpanId", None)
+    req["resourceSpans"].append(other)
+    return json.dumps(req)
+
+
+LAYOUTS = {
+    "CRLF line breaks": lambda lines: "\r\n".join(lines) + "\r\n",
+    "blank and white-space lines between": lambda lines: "\n  \n".join(lines) + "\n\t\n",
+    "saved Jaeger API v3 answers": lambda lines: "".join(json.dumps({"result": json.loads(x)}) + "\n"
+                                                         for x in lines),
+    "instrumentationLibrarySpans": lambda lines: "".join(_old_scope_name(x) + "\n" for x in lines),
+    "two resources per request": lambda lines: "".join(_two_resources(x) + "\n" for x in lines),
+}
+
+
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_other_layouts_and_spellings_of_small_files_give_what_each_file_gives(tmp_path, monkeypatch, name):
+    reqs = [r for n in NAMES for r in _requests(n)][:120]
+    for i in range(0, len(reqs), 3):
+        (tmp_path / f"{i:04d}.jsonl").write_text(LAYOUTS[name](reqs[i:i + 3]))
+    batched, single, alone = _load_both(tmp_path, monkeypatch)
+    assert len(batched.spans) >= len(reqs) and not any(i.kind == "careful_path" for i in batched.quality.issues)
+    _assert_same(batched, single)
+    assert len(alone) < 5, alone                  # these are batched, not read one by one

@@ -274,7 +274,7 @@ def test_transcripts_beside_otlp_files(data, cluster):
 def test_other_formats_and_a_folder_with_a_broken_link_give_the_local_report(data, cluster, tmp_path):
     """Jaeger's own JSON, Zipkin JSON (an array of traces, gzip), and a folder holding a dangling link (a
     source_error, counted as the local engine counts it): the engine loads every input with the local engine's
-    sniffing (sources.load_one)."""
+    sniffing (sources.load_units)."""
     folder = tmp_path / "traces"
     folder.mkdir()
     (folder / "jaeger.json").write_bytes((ROOT / "tests" / "data" / "jaeger_ui" / "download_results.json").read_bytes())
@@ -289,6 +289,29 @@ def test_other_formats_and_a_folder_with_a_broken_link_give_the_local_report(dat
     assert "explb-agent" in set(dask.runs["service"])
     assert dask.spellings[str(folder / "zipkin.json.gz")] == {"Zipkin JSON (API v2)": 1}
     assert dask.quality.count("unknown_format") == 0 and len(dask.runs) >= 20
+
+
+def test_a_folder_of_small_files_is_scanned_a_batch_per_task_and_gives_the_local_report(data, cluster, tmp_path):
+    """A file per span of the population, with odd files among them (another format, a bad line, gzip): the
+    scan takes small files in a row together (a task each cost more than reading them) and the report is the
+    local one."""
+    from agentobs.analysis.dask.engine import _units
+    folder = tmp_path / "spans"
+    folder.mkdir()
+    lines = [x for line in _lines(data / "archive.jsonl") for x in _explode(line)]
+    for i, x in enumerate(lines):
+        (folder / f"{i:05d}.jsonl").write_text(x + "\n")
+    (folder / "00100-bad.jsonl").write_text(lines[0] + "\n{not json\n")
+    (folder / "00200-zipkin.json.gz").write_bytes((ROOT / "tests" / "data" / "zipkin" / "traces.json.gz").read_bytes())
+    (folder / "00300-large.jsonl").write_text("".join(x + "\n" for x in lines[:4000]))
+    paths = sorted(str(p) for p in folder.iterdir())
+    units, sizes = _units(paths, [os.path.getsize(p) for p in paths])
+    assert [p for u in units for p in u] == paths and sum(sizes) == sum(os.path.getsize(p) for p in paths)
+    assert len(units) < 10 < len(paths)
+    assert (str(folder / "00300-large.jsonl"),) in units              # over a batch member's size: on its own
+    local, dask = both([folder], cluster, partitions=3)
+    assert_same(local, dask)
+    assert dask.quality.count("careful_path") == 1 and len(dask.runs) >= 60
 
 
 def test_a_pipe_is_refused_by_the_cluster_with_the_way_out(cluster, tmp_path):

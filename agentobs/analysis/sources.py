@@ -174,6 +174,17 @@ def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None 
     """The SpanSet of everything ``sources`` name, checked. Small OTLP JSON lines files in a row (a folder of
     per-trace files) are read in batches (``_otlp_batch``): the same spans, sources and counts as one by one."""
     found = expand_sources(sources)
+    out = SpanSet.concat(load_units(found.paths, found.listed, progress))
+    found.quality.extend(out.quality)          # what could not be listed first, with all its examples
+    out.quality = found.quality
+    return check(out)
+
+
+def load_units(units: Iterable[str], listed: set[str], progress: Callable[[int], None] | None = None
+               ) -> list[SpanSet]:
+    """Expanded sources loaded, not checked: a Jaeger query, a stream (copied once), a file or object store URL
+    (``load_unit``); small local OTLP JSON lines files in a row in batches. ``listed``: the units found in a folder
+    or by a pattern. Both engines load with it (the Dask engine a few consecutive small files per task)."""
     limits = InputLimits.resolve()
     parts: list[SpanSet] = []
     batch: list[_otlp_batch.Small] = []
@@ -181,12 +192,12 @@ def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None 
 
     def flush() -> None:
         nonlocal held
-        parts.extend(_otlp_batch.load_all(batch, lambda s: load_unit(s, progress, listed=s in found.listed),
+        parts.extend(_otlp_batch.load_all(batch, lambda s: load_unit(s, progress, listed=s in listed),
                                           limits.max_line_bytes, progress))
         batch.clear()
         held = 0
 
-    for s in found.paths:
+    for s in units:
         if is_jaeger_url(s):
             flush()
             parts.append(fetch(parse_url(s), progress))
@@ -200,12 +211,15 @@ def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None 
                 flush()
         else:
             flush()
-            parts.append(load_unit(s, progress, listed=s in found.listed))
+            parts.append(load_unit(s, progress, listed=s in listed))
     flush()
-    out = SpanSet.concat(parts)
-    found.quality.extend(out.quality)          # what could not be listed first, with all its examples
-    out.quality = found.quality
-    return check(out)
+    return parts
+
+
+def batchable(source: str, size: int) -> bool:
+    """Whether ``source`` of ``size`` bytes may be read in a batch with its neighbours (a small local file; whether
+    it is OTLP JSON lines is seen when it is read)."""
+    return not (is_jaeger_url(source) or remote.is_url(source)) and 0 < size <= _otlp_batch.SMALL_BYTES
 
 
 def _small(source: str, limits: InputLimits) -> _otlp_batch.Small | None:

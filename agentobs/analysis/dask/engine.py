@@ -1,8 +1,9 @@
 """The Dask engine's steps, from the client: scan, place, move, derive per partition, merge, summarize.
 
-    1. scan      one task per input: load it (``load_file``), bucket its rows by a hash of each trace's task id
-                 (of its trace id when it has none), compress them and keep them on the worker; return a summary
-                 (task ids and span links per trace, column types, data quality).
+    1. scan      one task per input (small files in a row: up to a batch, 32 MiB, per task): load it as locally,
+                 bucket its rows by a hash of each trace's task id (of its trace id when it has none), compress
+                 them and keep them on the worker; return a summary (task ids and span links per trace, column
+                 types, data quality).
     2. place     on the client: traces joined by a task id or a link form a group; a group goes to one partition.
     3. move      for the inputs holding rows the scan put in another bucket than their group's: copy those rows
                  out, by partition (on the worker holding the input); the buckets stay as they are.
@@ -24,7 +25,8 @@ from ..input_limits import human
 from ..jaeger import is_jaeger_url, shown
 from ..labels import read_labels
 from ..report import Options, Report, summarize_runs
-from ..sources import STDIN, expand_sources, is_stream, total_bytes
+from .. import _otlp_batch
+from ..sources import STDIN, batchable, expand_sources, is_stream, total_bytes
 from . import merge
 from .partition import PartResult, Request, Schema, run as run_partition
 from .placement import bucket, extract_moves, moved_in, place
@@ -55,10 +57,11 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
     st = settings or DaskSettings.resolve(scheduler=scheduler)
     sizes = [0 if is_jaeger_url(u) else total_bytes([u]) for u in units]
     expanded = sum(size * GZIP_EXPANSION if u.endswith(".gz") else size for u, size in zip(units, sizes, strict=True))
+    groups, sizes = _units(units, sizes)
     with client_for(st) as client:
         n = partitions or max(_threads(client), math.ceil(expanded / st.partition_bytes), 1)
         try:
-            parts, summaries, schema = _compute(client, units, sizes, n, opt, labels, progress or _quiet,
+            parts, summaries, schema = _compute(client, groups, sizes, n, opt, labels, progress or _quiet,
                                                 found.listed)
         except AgentobsError:
             raise
@@ -75,12 +78,31 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
                           n_spans=sum(p.n_spans for p in parts))
 
 
-def _compute(client: Any, units: list[str], sizes: list[int], n: int, opt: Options,
+def _units(paths: list[str], sizes: list[int]) -> tuple[list[tuple[str, ...]], list[int]]:
+    """The scan's units and their sizes: each input on its own, but small local files in a row together, up to the
+    bytes of one batch (``sources.load_units`` reads them in batches): a task per file of a folder of thousands of
+    small files cost more than reading them."""
+    units: list[tuple[str, ...]] = []
+    out: list[int] = []
+    open_group = False
+    for path, size in zip(paths, sizes, strict=True):
+        small = batchable(path, size)
+        if small and open_group and out[-1] + size <= _otlp_batch.BATCH_BYTES:
+            units[-1] += (path,)
+            out[-1] += size
+        else:
+            units.append((path,))
+            out.append(size)
+        open_group = small
+    return units, out
+
+
+def _compute(client: Any, units: list[tuple[str, ...]], sizes: list[int], n: int, opt: Options,
              labels: dict[str, bool] | None, advance: Advance, listed: set[str]
              ) -> tuple[list[PartResult], list[Summary], Schema]:
     from distributed import as_completed
     tag = uuid.uuid4().hex[:12]
-    scans = [client.submit(scan, u, i, n, u in listed, key=f"agentobs-scan-{tag}-{i}") for i, u in enumerate(units)]
+    scans = [client.submit(scan, u, i, n, listed & set(u), key=f"agentobs-scan-{tag}-{i}") for i, u in enumerate(units)]
     heads = [client.submit(summary_of, f, key=f"agentobs-summary-{tag}-{i}") for i, f in enumerate(scans)]
     summaries: list[Summary | None] = [None] * len(units)
     index = {f.key: i for i, f in enumerate(heads)}

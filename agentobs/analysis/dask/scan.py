@@ -36,19 +36,15 @@ class Scanned:
     buckets: list[bytes | None] = field(default_factory=list)
 
 
-def load_one(source: str, listed: bool = False) -> SpanSet:
-    """One expanded source, loaded as ``sources.load_sources`` loads each: a Jaeger query, or a file (a local path or
-    a URL an fsspec filesystem reads) sniffed and loaded by ``sources.load_unit`` (``listed``: found in a folder or
-    by a pattern, see there)."""
-    from ..jaeger import fetch, is_jaeger_url, parse_url
-    from ..sources import load_unit
-    if is_jaeger_url(source):
-        return fetch(parse_url(source), None)
-    return load_unit(source, None, listed=listed)
+def load_unit(unit: tuple[str, ...], listed: set[str]) -> SpanSet:
+    """One unit of the scan, loaded as ``sources.load_sources`` loads its sources: a Jaeger query, a file (a local
+    path or a URL an fsspec filesystem reads), or a few consecutive small files (read in batches)."""
+    from ..sources import load_units
+    return SpanSet.concat(load_units(unit, listed))
 
 
-def scan(source: str, index: int, n_buckets: int, listed: bool = False) -> Scanned:
-    ss = load_one(source, listed)
+def scan(unit: tuple[str, ...], index: int, n_buckets: int, listed: set[str] | None = None) -> Scanned:
+    ss = load_unit(unit, listed or set())
     spans = with_order(ss.spans, index)
     piece = Piece(spans, with_order(ss.events, index), with_order(ss.links, index))
     tasks = _tasks(spans)

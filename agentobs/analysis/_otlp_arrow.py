@@ -47,7 +47,7 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
     found = _spans_of(table, sp)
     if found is None:
         return None
-    spans, span_res, service, res_row = found
+    spans, span_res, service, rs = found
     n = len(spans)
     f = sp.f
     cols: dict[str, Any] = {}
@@ -75,13 +75,13 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
     if row_sources is None:
         cols["source"] = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([source]))
     else:
-        cols["source"] = row_sources.take(pc.take(res_row, span_res))
+        cols["source"] = row_sources.take(_rows(rs, span_res))
     for name, col in pivot_attributes(pc.struct_field(spans, "attributes"), n, source, q, sp, mixed).items():
         cols[f"attr:{name}" if name in cols else name] = col
     events = _events_arrow(pc.struct_field(spans, "events"), trace_id, span_id, source, q, sp, mixed)
     links = _links_arrow(pc.struct_field(spans, "links"), trace_id, span_id, sp, q, source)
     if row_lines is not None:
-        line = row_lines[pc.take(res_row, span_res).to_numpy(zero_copy_only=False)]
+        line = row_lines[_rows(rs, span_res).to_numpy(zero_copy_only=False)]
         cols["_line"] = line
         events = _with_line(events, line)
         links = _with_line(links, line)
@@ -93,6 +93,11 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
     return out
 
 
+def _rows(rs: pa.Array, span_res: pa.Array) -> pa.Array:
+    """The row of the parsed table each span came from (``rs``: the rows' resourceSpans lists)."""
+    return pc.take(pc.list_parent_indices(rs), span_res)
+
+
 def _with_line(t: pa.Table | None, line: np.ndarray) -> pa.Table | None:
     """``t`` (events or links, ``_owner`` the index of their span) with their span's line."""
     if t is None:
@@ -101,8 +106,8 @@ def _with_line(t: pa.Table | None, line: np.ndarray) -> pa.Table | None:
 
 
 def _spans_of(table: pa.Table, sp: Spelling) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array] | None:
-    """(spans, index of each span's resource, service.name per resource, row of the table of each resource), or
-    None when there are no spans."""
+    """(spans, index of each span's resource, service.name per resource, the rows' resourceSpans lists), or None
+    when there are no spans."""
     if sp.wrapped:
         col = table.column("result")
         rs = pc.struct_field(_one_chunk(col), sp.f("resourceSpans")) if col.num_chunks else None
@@ -124,10 +129,9 @@ def _spans_of(table: pa.Table, sp: Spelling) -> tuple[pa.Array, pa.Array, pa.Arr
         res_parts.append(pc.take(ss_parent, pc.list_parent_indices(sp_lists)))
     if not spans_parts or sum(len(p) for p in spans_parts) == 0:
         return None
-    rows = pc.list_parent_indices(rs)
     if len(spans_parts) == 1:
-        return spans_parts[0], res_parts[0], service, rows
-    return pa.concat_arrays(spans_parts), pa.concat_arrays(res_parts), service, rows
+        return spans_parts[0], res_parts[0], service, rs
+    return pa.concat_arrays(spans_parts), pa.concat_arrays(res_parts), service, rs
 
 
 def _one_chunk(col: pa.ChunkedArray) -> pa.Array:

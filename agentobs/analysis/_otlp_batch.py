@@ -95,6 +95,5 @@ def _batch(files: list[Small], max_block: int) -> SpanSet | None:
     out = frames([part] if part is not None else [], q)
     q.lines = sum(f.lines for f in files)
     out.quality, out.sources = q, names
-    shown = ", ".join(sp.describe()) or "canonical"
-    out.spellings = {f.source: {shown: f.rows} for f in files}
+    out.spellings = {f.source: {sp.label(): f.rows} for f in files}
     return out

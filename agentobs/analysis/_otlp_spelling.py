@@ -49,6 +49,10 @@ class Spelling:
                  "int_numbers": "integer values as numbers", "wrapped": "Jaeger API answers"}
         return [text for key, text in names.items() if getattr(self, key)]
 
+    def label(self) -> str:
+        """How the report's "read" section names the spelling: what differs from canonical, or "canonical"."""
+        return ", ".join(self.describe()) or "canonical"
+
     def schema(self) -> pa.Schema:
         return _schema(self)
 

@@ -167,7 +167,7 @@ def _finish(out: Parsed, q: DataQuality, source: str, how: Layout = Layout.LINES
     ss = frames(out.parts, q)
     ss.quality, ss.sources = q, [source]
     shown = f", {how.value}" if how.value else ""
-    ss.spellings = {source: {(", ".join(sp.describe()) or "canonical") + shown: rows
+    ss.spellings = {source: {sp.label() + shown: rows
                              for sp, rows in out.spellings.items()}}
     return ss
 

@@ -294,3 +294,57 @@ def test_lines_of_random_spellings_are_parsed_once_per_spelling_and_kept_in_file
                                       b.drop(columns=["source"], errors="ignore"), check_dtype=True, obj=name,
                                       check_like=True)    # (attribute columns in the order the groups met them)
     assert sum(got.spellings[str(mixed)].values()) == n and len(got.spellings[str(mixed)]) > 3
+
+
+def _frames_equal(got, want):
+    for name in ("spans", "events", "links"):
+        a, b = getattr(got, name), getattr(want, name)
+        assert len(a) > 0, name
+        pd.testing.assert_frame_equal(a.drop(columns=["source"], errors="ignore"),
+                                      b.drop(columns=["source"], errors="ignore"), check_dtype=True, obj=name,
+                                      check_like=True)
+
+
+def test_pieces_of_lines_in_several_spellings_are_parsed_by_spelling_ahead_of_the_decoding(emitted, tmp_path,
+                                                                                           monkeypatch):
+    """A file read in many pieces (not one small piece read inline): the parser thread cuts each mixed piece by
+    spelling and parses the groups itself, so the caller only decodes; once a piece was mixed, the next are not
+    parsed whole first. The spans, events and links are those of the same lines all in the canonical spelling."""
+    import agentobs.analysis._otlp_ahead as ahead
+    from agentobs.analysis.input_limits import InputLimits
+    variants = _variants(_per_span(emitted[2]))
+    n = len(variants["canonical"])
+    rng = random.Random(5)
+    names = [rng.choice(sorted(variants)) for _ in range(n)]
+    mixed = _write(tmp_path / "mixed.jsonl", [variants[name][i] for i, name in enumerate(names)])
+    plain = _write(tmp_path / "plain.jsonl", variants["canonical"])
+    limits = InputLimits(chunk_bytes=max(1024, mixed.stat().st_size // 6))
+    handed, whole = [], []
+    real_groups, real_parse = ahead.parse_groups, ahead.parse
+    monkeypatch.setattr(ahead, "parse_groups", lambda *a: handed.append(g := real_groups(*a)) or g)
+    monkeypatch.setattr(ahead, "parse", lambda *a, **k: whole.append(1) or real_parse(*a, **k))
+    got = check(load_file(mixed, limits=limits))
+    monkeypatch.undo()
+    groups = [g for g in handed if g is not None]
+    assert len(groups) >= 4, f"{len(groups)} pieces parsed by spelling ahead"
+    assert len(whole) <= 1 + (len(handed) - len(groups)), "pieces after a mixed one were parsed whole first"
+    _fast(got)
+    _frames_equal(got, check(load_file(plain)))
+    assert sum(got.spellings[str(mixed)].values()) == n
+
+
+def test_a_bad_line_among_lines_in_several_spellings_costs_only_itself_when_parsed_ahead(emitted, tmp_path):
+    """A line no spelling explains, in a piece the parser thread parsed by spelling: the group holding it fails,
+    the piece is read run by run, and only that line takes the careful path; the rest is what the same lines give
+    read inline (one small piece)."""
+    from agentobs.analysis.input_limits import InputLimits
+    variants = _variants(_per_span(emitted[2]))
+    n = len(variants["canonical"])
+    rng = random.Random(8)
+    lines = [variants[rng.choice(sorted(variants))][i] for i in range(n)]
+    lines.insert(n // 2, lines[n // 2][: len(lines[n // 2]) // 2])       # a line cut short
+    path = _write(tmp_path / "mixed.jsonl", lines)
+    got = load_file(path, limits=InputLimits(chunk_bytes=max(1024, path.stat().st_size // 5)))
+    inline = load_file(path)
+    assert got.quality.count("careful_path") == 1 == inline.quality.count("careful_path")
+    _frames_equal(check(got), check(inline))

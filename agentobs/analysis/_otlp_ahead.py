@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from . import _otlp_read, remote
-from ._otlp_parse import Parse, parse
+from ._otlp_parse import Groups, Parse, parse, parse_groups
 from ._otlp_spelling import Spelling
 from .input_limits import InputLimits
 
@@ -33,7 +33,7 @@ class Ahead:
     piece: bytes | memoryview = b""
     first: int = 1
     lines: int = 0
-    parsed: Parse | None = None
+    parsed: Parse | Groups | None = None
     long_lines: list[tuple[int, int]] = field(default_factory=list)   # (line number, length), dropped
     error: BaseException | None = None                                 # raised by the reader after this piece
     _buffers: _otlp_read.Buffers | None = None
@@ -88,6 +88,7 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
 
     def parse_ahead() -> None:
         learnt: Spelling | None = None      # the spelling the last piece parsed with: pieces ahead of the caller's
+        mixed = False                       # the last piece held lines of several spellings
         try:
             while not stop.is_set():
                 try:
@@ -98,7 +99,7 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
                     return
                 if item.lines:
                     try:
-                        item.parsed = parse(item.piece, limits.max_line_bytes, learnt or spelling())
+                        item.parsed, mixed = _parse(item, limits.max_line_bytes, learnt or spelling(), mixed)
                     except Exception:        # not parsed ahead: the caller parses it, and meets the error itself
                         item.parsed = None
                     if isinstance(item.parsed, tuple):
@@ -128,6 +129,19 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
             t.join()
         _drain(handed)                      # what a thread put before it saw the stop
         _drain(read_q)
+
+
+def _parse(item: Ahead, max_block: int, start: Spelling, mixed: bool) -> tuple[Parse | Groups, bool]:
+    """What the parser makes of a piece, and whether it held lines of several spellings. Such a piece is parsed one
+    spelling at a time here, not by the caller, so the parses overlap the caller's decoding as a whole piece's
+    do; once a piece was, the next ones are cut by spelling first (a whole parse of lines in several spellings
+    fails, after it has cost as much as a parse that succeeds)."""
+    if mixed and (groups := parse_groups(item.piece, item.first, max_block)) is not None:
+        return groups, True
+    got = parse(item.piece, max_block, start)
+    if isinstance(got, str) and (groups := parse_groups(item.piece, item.first, max_block)) is not None:
+        return groups, True
+    return got, False
 
 
 _SMALL_BYTES = 1 << 20

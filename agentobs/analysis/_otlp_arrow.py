@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -363,7 +364,8 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
             converted[f] = pa.concat_arrays([a, pa.nulls(1, a.type)])
         return converted[f]
 
-    out: dict[str, pa.Array] = {}
+    out: dict[str, pa.Array | None] = {}
+    plain: dict[str, list[int]] = {}        # value field -> the keys whose entries all hold it, as the contract says
     for k, name in enumerate(names):
         sel = order[bounds[k]:bounds[k + 1]]
         if len(sel) == 0 or name is None or _is_content(name):
@@ -371,10 +373,9 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
         present = [f for f, count in held.items() if count[k]]
         expected = ATTRIBUTE_TYPES.get(name)
         kinds = {_KIND_OF[f] for f in present}
-        pos = np.full(n, null_at, dtype=np.int64)
-        pos[parent[sel]] = sel
         if len(present) == 1 and (expected is None or kinds == {expected}):
-            out[name] = pc.take(field(present[0]), pa.array(pos))
+            plain.setdefault(present[0], []).append(k)
+            out[name] = None                # filled below: the columns keep the keys' order
         elif not present:
             out[name] = pa.nulls(n, pa.string())
         else:
@@ -384,7 +385,33 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
             local[parent[sel]] = np.arange(len(sel))
             col = _typed({f: pc.take(field(f), pa.array(sel)) for f in present}, name, expected, source, q)
             out[name] = pc.take(col, pa.array(local, mask=local < 0))
-    return out
+    for f, ks in plain.items():
+        for name, col in _columns(field(f), ks, names, codes, parent, n, null_at):
+            out[name] = col
+    return {name: col for name, col in out.items() if col is not None}
+
+
+_TAKE_CELLS = 1 << 22       # cells (keys x owners) per take: the index array costs 8 bytes a cell
+
+
+def _columns(values: pa.Array, keys: list[int], names: list[str | None], codes: np.ndarray, parent: np.ndarray,
+             n: int, null_at: int) -> Iterator[tuple[str, pa.Array]]:
+    """The columns of ``keys`` (codes of attribute keys whose entries all hold ``values``' field), n owners each:
+    a few keys at a time, one ``take`` for all of them, cut into columns (slices, no copy). A take per key made
+    the fixed cost of a call most of the pivot when a piece holds many keys and few owners (a piece of lines in
+    several spellings is decoded a group at a time)."""
+    per = max(1, _TAKE_CELLS // max(n, 1))
+    for start in range(0, len(keys), per):
+        chunk = keys[start:start + per]
+        slot = np.full(len(names) + 1, -1, dtype=np.int64)      # key code -> its place in this take (code -1: last)
+        slot[chunk] = np.arange(len(chunk))
+        at = slot[codes]
+        entries = np.flatnonzero(at >= 0)
+        pos = np.full(len(chunk) * n, null_at, dtype=np.int64)
+        pos[at[entries] * n + parent[entries]] = entries        # a key twice on one owner: its last entry, as before
+        taken = pc.take(values, pa.array(pos))
+        for i, k in enumerate(chunk):
+            yield str(names[k]), taken.slice(i * n, n)
 
 
 _INDEXED = re.compile(r"\.\d+(\.|$)")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 import json
 import re
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -49,14 +50,19 @@ class Parsed:
 
 
 def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQuality, out: Parsed,
-                max_block: int, parsed: Parse | None = None) -> None:
+                max_block: int, parsed: Parse | Groups | None = None) -> None:
     """Decodes one piece of whole lines into ``out``; never raises for bad content. A view (of the reader's
-    buffer) is parsed in place and copied only when it has to be cut. ``parsed``: what ``parse`` already made of
-    the whole piece (read ahead in another thread)."""
+    buffer) is parsed in place and copied only when it has to be cut. ``parsed``: what ``parse`` (or
+    ``parse_groups``) already made of the whole piece (read ahead in another thread)."""
     careful: list[tuple[int, bytes, str]] = []
     # (piece, its first line, the spelling to try first, whether it was already cut by spelling, whether its
     # lines were screened)
     stack: list[tuple[bytes | memoryview, int, Spelling | None, bool, bool]] = [(data, first_line, None, False, False)]
+    if isinstance(parsed, Groups):
+        if decode_groups(parsed.parsed, source, q, out):
+            return
+        parsed = None                       # a group failed: each run of one spelling at once, cut where it fails
+        stack = [(p, n, sp, True, False) for p, n, sp in reversed(_runs_by_spelling(bytes(data), first_line))]
     while stack:
         item, line, hint, cut, screened = stack.pop()
         if not len(item) or (isinstance(item, bytes) and item.isspace()):
@@ -99,34 +105,62 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
         _careful(careful, source, q, out)
 
 
-def _by_spelling(runs: list[tuple[bytes, int, Spelling]], source: str, q: DataQuality, out: Parsed,
-                 max_block: int) -> bool:
-    """Decodes the runs' lines grouped by spelling, one parse per spelling (a parse and a decode per run made a
-    file of lines in random spellings three times slower), then puts spans, events and links back in file order
-    (by their request's line). False, with nothing kept or counted, when a group does not take the fast path
-    whole: the runs are then read one by one."""
+@dataclass(frozen=True, kw_only=True)
+class Groups:
+    """A piece of lines in several spellings, parsed one spelling at a time (by the parser thread, ahead of the
+    caller): per spelling, what ``parse`` made of its lines and each line's number in the file."""
+    parsed: list[tuple[Parse, np.ndarray]]
+
+
+def group_by_spelling(runs: list[tuple[bytes, int, Spelling]]) -> list[tuple[Spelling, bytes, np.ndarray]]:
+    """The runs' lines joined per spelling (first seen first), with the file line of each non-blank line."""
     groups: dict[Spelling, tuple[list[bytes], list[int]]] = {}
     for piece, first, sp in runs:
         members, lines = groups.setdefault(sp, ([], []))
         members.append(piece if piece.endswith(b"\n") else piece + b"\n")
         lines.extend(first + i for i, text in enumerate(piece.split(b"\n")) if text.strip())
+    return [(sp, b"".join(members), np.asarray(lines, dtype=np.int64)) for sp, (members, lines) in groups.items()]
+
+
+def parse_groups(piece: bytes | memoryview, first_line: int, max_block: int) -> Groups | None:
+    """The piece parsed one spelling at a time, in this thread (the parser thread's way: it overlaps the caller's
+    decoding); None when its lines show one spelling."""
+    runs = _runs_by_spelling(bytes(piece), first_line)
+    if len(runs) < 2:
+        return None
+    groups = group_by_spelling(runs)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="agentobs-spelling") as pool:
+        parsed = list(pool.map(lambda g: parse(g[1], max_block, g[0]), groups))
+    return Groups(parsed=[(got, lines) for got, (_, _, lines) in zip(parsed, groups, strict=True)])
+
+
+def _by_spelling(runs: list[tuple[bytes, int, Spelling]], source: str, q: DataQuality, out: Parsed,
+                 max_block: int) -> bool:
+    """Decodes the runs' lines grouped by spelling, one parse per spelling (a parse and a decode per run made a
+    file of lines in random spellings three times slower). The groups are parsed two at a time while the one
+    before is decoded: each is smaller than a block of pyarrow's reader, which then parses it on one thread."""
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="agentobs-spelling") as pool:
+        parsing = [(lines, pool.submit(parse, text, max_block, sp)) for sp, text, lines in group_by_spelling(runs)]
+        try:
+            return decode_groups(((future.result(), lines) for lines, future in parsing), source, q, out)
+        finally:
+            for _, later in parsing:
+                later.cancel()
+
+
+def decode_groups(groups: Iterable[tuple[Parse, np.ndarray]], source: str, q: DataQuality, out: Parsed) -> bool:
+    """Decodes each spelling's parsed lines, then puts spans, events and links back in file order (by their
+    request's line). False, with nothing kept or counted, when a group did not take the fast path whole: the
+    piece's runs are then read one by one."""
     saved = q.snapshot()
     found = Parsed()
-    # the groups are parsed two at a time while the one before is decoded: each is smaller than a block of
-    # pyarrow's reader, which then parses it on one thread
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="agentobs-spelling") as pool:
-        parsing = [(lines, pool.submit(parse, b"".join(members), max_block, sp))
-                   for sp, (members, lines) in groups.items()]
-        for lines, future in parsing:
-            got = future.result()
-            reason = got if isinstance(got, str) else (
-                "lines of different shapes" if got[0].num_rows != len(lines) else
-                _decode(got[0], got[1], source, q, found, np.asarray(lines, dtype=np.int64)))
-            if reason is not None:
-                for _, later in parsing:
-                    later.cancel()
-                q.restore(saved)
-                return False
+    for got, lines in groups:
+        reason = got if isinstance(got, str) else (
+            "lines of different shapes" if got[0].num_rows != len(lines) else
+            _decode(got[0], got[1], source, q, found, lines))
+        if reason is not None:
+            q.restore(saved)
+            return False
     merged = Decoded(*(_in_line_order([getattr(p, name) for p in found.parts])
                        for name in ("spans", "events", "links")))
     if merged.spans is not None:

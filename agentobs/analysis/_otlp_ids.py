@@ -18,6 +18,7 @@ _B64[np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456
     np.arange(64, dtype=np.uint8)
 _B64[ord("-")], _B64[ord("_")] = 62, 63          # the URL-safe alphabet
 _B64[ord("=")] = 0
+_B64_CHAR = (_B64 != 255) & (np.arange(256) != ord("="))     # a character of either alphabet, not padding
 _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
@@ -38,7 +39,8 @@ def normalize_ids(arr: pa.Array, nbytes: int, *, zero_is_null: bool = False,
             s = pc.if_else(empty, pa.scalar(None, pa.string()), s)
     missing = s.is_null().to_numpy(zero_copy_only=False)
     if not _all_lower_hex(s, width):
-        s = _convert(s, nbytes)
+        b64 = _all_padded_base64(s, nbytes)
+        s = b64 if b64 is not None else _convert(s, nbytes)
     bad = s.is_null().to_numpy(zero_copy_only=False) & ~missing
     zero = pc.fill_null(pc.equal(s, "0" * width), False)
     if pc.any(zero).as_py():
@@ -62,6 +64,29 @@ def _all_lower_hex(s: pa.Array, width: int) -> bool:
         return False
     data = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0]:offsets[-1]]
     return bool(_LOWER_HEX[data].all())
+
+
+def _all_padded_base64(s: pa.Array, nbytes: int) -> pa.Array | None:
+    """The ids as lower-case hex when every present one is padded base64 (as protobuf's JSON writer spells them),
+    checked and decoded on the raw buffers; else None (``_convert`` then sorts them out one by one)."""
+    present = s.drop_null() if s.null_count else s
+    m = len(present)
+    if m == 0:
+        return None
+    sig, padded = (8 * nbytes + 5) // 6, 4 * ((nbytes + 2) // 3)
+    _, offsets_buf, data_buf = present.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int32)[present.offset:present.offset + m + 1]
+    if not (np.diff(offsets) == padded).all():
+        return None
+    chars = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0]:offsets[-1]].reshape(m, padded)
+    if not (_B64_CHAR[chars[:, :sig]].all() and (chars[:, sig:] == ord("=")).all()):
+        return None
+    hexed = _b64_to_hex(present, nbytes)
+    if not s.null_count:
+        return hexed
+    valid = s.is_valid().to_numpy(zero_copy_only=False)
+    pos = np.cumsum(valid) - 1
+    return pc.take(hexed, pa.array(pos, mask=~valid))
 
 
 def _convert(s: pa.Array, nbytes: int) -> pa.Array:

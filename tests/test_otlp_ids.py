@@ -1,0 +1,39 @@
+"""Trace and span ids in every spelling become the same lower-case hex (``_otlp_ids``): the check on the raw
+buffers that takes a whole column of padded base64 at once gives what the per-id conversion gives."""
+import base64
+
+import pyarrow as pa
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentobs.analysis._otlp_ids import _convert, normalize_ids
+
+_IDS = st.integers(min_value=0, max_value=6).flatmap(lambda kind: st.lists(st.one_of(
+    st.binary(min_size=16, max_size=16).map(lambda b: base64.b64encode(b).decode()),
+    st.binary(min_size=16, max_size=16).map(lambda b: base64.urlsafe_b64encode(b).decode()),
+    st.binary(min_size=16, max_size=16).map(lambda b: base64.b64encode(b).decode().rstrip("=")),
+    st.binary(min_size=16, max_size=16).map(lambda b: b.hex().upper()),
+    st.just(None), st.just(""), st.just("A" * 22 + "=="), st.just("A" * 24), st.just("!" * 22 + "=="),
+    st.text(min_size=20, max_size=26),
+) if kind == 0 else st.one_of(st.binary(min_size=16, max_size=16).map(lambda b: base64.b64encode(b).decode()),
+                              st.just(None)), max_size=30))
+
+
+@given(_IDS)
+def test_base64_ids_in_bulk_are_what_each_id_gives(ids):
+    arr = pa.array(ids, type=pa.string())
+    got, bad = normalize_ids(arr, 16, empty_is_null=True)
+    s = pa.array([None if v == "" else v for v in ids], type=pa.string())
+    want = _convert(s, 16)
+    zero = "0" * 32
+    assert got.to_pylist() == [None if v == zero else v for v in want.to_pylist()]
+    assert bad.tolist() == [v is not None and w in (None, zero) for v, w in zip(s.to_pylist(), want.to_pylist())]
+
+
+def test_protobuf_base64_ids_become_hex():
+    raw = [bytes(range(i, i + 16)) for i in range(3)]
+    got, bad = normalize_ids(pa.array([base64.b64encode(b).decode() for b in raw] + [None]), 16, empty_is_null=True)
+    assert got.to_pylist() == [b.hex() for b in raw] + [None] and not bad.any()
+    spans = [bytes(range(i, i + 8)) for i in range(3)]
+    got, bad = normalize_ids(pa.array([base64.b64encode(b).decode() for b in spans]), 8)
+    assert got.to_pylist() == [b.hex() for b in spans] and not bad.any()

@@ -8,7 +8,8 @@ back (``Ahead.done`` gives a piece's buffer back). What the reader meets (lines 
 stream, a refused bomb) travels with the pieces through the parser and is reported or raised by the caller, in
 file order. The threads touch nothing of the caller's: the parser starts each piece with the spelling the piece
 before parsed with (pyarrow's errors teach it), else the caller's ``spelling()``; a wrong guess only costs a second
-parse.
+parse. A piece of lines in several spellings is parsed one spelling at a time here too (``parse_groups``), and the
+caller decodes the groups.
 """
 from __future__ import annotations
 

@@ -319,15 +319,16 @@ def test_pieces_of_lines_in_several_spellings_are_parsed_by_spelling_ahead_of_th
     mixed = _write(tmp_path / "mixed.jsonl", [variants[name][i] for i, name in enumerate(names)])
     plain = _write(tmp_path / "plain.jsonl", variants["canonical"])
     limits = InputLimits(chunk_bytes=max(1024, mixed.stat().st_size // 6))
-    handed, whole = [], []
-    real_groups, real_parse = ahead.parse_groups, ahead.parse
-    monkeypatch.setattr(ahead, "parse_groups", lambda *a: handed.append(g := real_groups(*a)) or g)
+    groups, cuts, whole = [], [], []
+    real_groups, real_runs, real_parse = ahead.parse_groups, ahead.runs_by_spelling, ahead.parse
+    monkeypatch.setattr(ahead, "parse_groups", lambda *a: groups.append(g := real_groups(*a)) or g)
+    monkeypatch.setattr(ahead, "runs_by_spelling", lambda *a: cuts.append(r := real_runs(*a)) or r)
     monkeypatch.setattr(ahead, "parse", lambda *a, **k: whole.append(1) or real_parse(*a, **k))
     got = check(load_file(mixed, limits=limits))
     monkeypatch.undo()
-    groups = [g for g in handed if g is not None]
+    one_spelling = sum(len(r) < 2 for r in cuts)
     assert len(groups) >= 4, f"{len(groups)} pieces parsed by spelling ahead"
-    assert len(whole) <= 1 + (len(handed) - len(groups)), "pieces after a mixed one were parsed whole first"
+    assert len(whole) <= 1 + one_spelling, "pieces after a mixed one were parsed whole first"
     _fast(got)
     _frames_equal(got, check(load_file(plain)))
     assert sum(got.spellings[str(mixed)].values()) == n

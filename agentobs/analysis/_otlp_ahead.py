@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from . import _otlp_read, remote
-from ._otlp_parse import Groups, Parse, parse, parse_groups
+from ._otlp_parse import Groups, Parse, parse, parse_groups, runs_by_spelling
 from ._otlp_spelling import Spelling
 from .input_limits import InputLimits
 
@@ -137,11 +137,14 @@ def _parse(item: Ahead, max_block: int, start: Spelling, mixed: bool) -> tuple[P
     spelling at a time here, not by the caller, so the parses overlap the caller's decoding as a whole piece's
     do; once a piece was, the next ones are cut by spelling first (a whole parse of lines in several spellings
     fails, after it has cost as much as a parse that succeeds)."""
-    if mixed and (groups := parse_groups(item.piece, item.first, max_block)) is not None:
-        return groups, True
+    runs = runs_by_spelling(item.piece, item.first) if mixed else None
+    if runs is not None and len(runs) > 1:
+        return parse_groups(runs, max_block), True
     got = parse(item.piece, max_block, start)
-    if isinstance(got, str) and (groups := parse_groups(item.piece, item.first, max_block)) is not None:
-        return groups, True
+    if isinstance(got, str):
+        runs = runs if runs is not None else runs_by_spelling(item.piece, item.first)     # cut once per piece
+        if len(runs) > 1:
+            return parse_groups(runs, max_block), True
     return got, False
 
 

@@ -405,14 +405,7 @@ def _columns(values: pa.Array, keys: list[int], names: list[str | None], order: 
     for all of them, cut into columns (slices, no copy), when the owners are few (a take per key made the fixed cost
     of a call most of the pivot when a piece holds many keys and few owners: a piece of lines in several spellings
     is decoded a group at a time); a take per key otherwise."""
-    if n >= _BATCH_BELOW:
-        for k in keys:
-            pos = np.full(n, null_at, dtype=np.int64)
-            sel = order[bounds[k]:bounds[k + 1]]
-            pos[parent[sel]] = sel                      # a key twice on one owner: its last entry
-            yield str(names[k]), pc.take(values, pa.array(pos))
-        return
-    per = max(1, _TAKE_CELLS // max(n, 1))
+    per = max(1, _TAKE_CELLS // max(n, 1)) if n < _BATCH_BELOW else 1
     for start in range(0, len(keys), per):
         chunk = keys[start:start + per]
         sels = [order[bounds[k]:bounds[k + 1]] for k in chunk]

@@ -122,12 +122,14 @@ def group_by_spelling(runs: list[tuple[bytes, int, Spelling]]) -> list[tuple[Spe
     return [(sp, b"".join(members), np.asarray(lines, dtype=np.int64)) for sp, (members, lines) in groups.items()]
 
 
-def parse_groups(piece: bytes | memoryview, first_line: int, max_block: int) -> Groups | None:
-    """The piece parsed one spelling at a time, in this thread (the parser thread's way: it overlaps the caller's
-    decoding); None when its lines show one spelling."""
-    runs = _runs_by_spelling(bytes(piece), first_line)
-    if len(runs) < 2:
-        return None
+def runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[tuple[bytes, int, Spelling]]:
+    """The piece cut into runs of consecutive lines of one spelling (``_runs_by_spelling``), from a view too."""
+    return _runs_by_spelling(bytes(piece), first_line)
+
+
+def parse_groups(runs: list[tuple[bytes, int, Spelling]], max_block: int) -> Groups:
+    """The runs' lines parsed one spelling at a time, all before returning (the parser thread's way: it overlaps
+    the caller's decoding)."""
     groups = group_by_spelling(runs)
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="agentobs-spelling") as pool:
         parsed = list(pool.map(lambda g: parse(g[1], max_block, g[0]), groups))

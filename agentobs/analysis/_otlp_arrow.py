@@ -277,6 +277,8 @@ def _text(arr: pa.Array, q: DataQuality | None, source: str, what: str) -> pa.Ar
     """The array, with invalid UTF-8 replaced (U+FFFD) and counted."""
     if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         return arr
+    if _ascii(arr):
+        return arr
     try:
         arr.validate(full=True)
         return arr
@@ -288,6 +290,22 @@ def _text(arr: pa.Array, q: DataQuality | None, source: str, what: str) -> pa.Ar
     n_bad = sum(1 for v, s in zip(values, fixed) if v is not None and s is not None and s.encode("utf-8") != v)
     _bad(q, source, n_bad, f"{what}: invalid UTF-8 (replaced)")
     return pa.array(fixed, type=pa.string())
+
+
+def _ascii(arr: pa.Array) -> bool:
+    """True when the bytes of every value of a string array are ASCII (so valid UTF-8): one pass over its data
+    buffer, against a validation that costs per value (most of it for millions of short attribute keys)."""
+    bufs = arr.buffers()
+    if len(arr) == 0 or bufs[1] is None or bufs[2] is None:
+        return True
+    width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offsets = np.frombuffer(bufs[1], dtype=width, count=arr.offset + len(arr) + 1)
+    lo, hi = int(offsets[arr.offset]), int(offsets[-1])
+    if hi <= lo:
+        return True
+    if lo < 0 or hi > bufs[2].size:
+        return False
+    return int(np.frombuffer(bufs[2], dtype=np.uint8, count=hi)[lo:].max()) < 0x80
 
 
 def _resource_service(resource: pa.Array) -> pa.Array:
@@ -392,20 +410,40 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
 
 
 _TAKE_CELLS = 1 << 22       # cells (keys x owners) per take: the index array costs 8 bytes a cell
-# keys are taken together only for pieces of fewer owners: with more, a take per key costs no more in calls than
-# in cells, and one take of many keys' cells was slower (measured on the 1M-span population file: 5.2 s against
-# 5.0 s for the load)
+# keys are taken together only for pieces of fewer owners; with more, each key's column is built from its own
+# values (``_spread``): a take of n owners per key cost about 7 ns a cell even where most of them are null
 _BATCH_BELOW = 8192
 
 
 def _columns(values: pa.Array, keys: list[int], names: list[str | None], order: np.ndarray, bounds: np.ndarray,
              parent: np.ndarray, n: int, null_at: int) -> Iterator[tuple[str, pa.Array]]:
     """The columns of ``keys`` (codes of attribute keys whose entries all hold ``values``' field; ``order`` the
-    entries sorted by key, ``bounds`` each key's range in it), n owners each: a few keys at a time, one ``take``
-    for all of them, cut into columns (slices, no copy), when the owners are few (a take per key made the fixed cost
-    of a call most of the pivot when a piece holds many keys and few owners: a piece of lines in several spellings
-    is decoded a group at a time); a take per key otherwise."""
-    per = max(1, _TAKE_CELLS // max(n, 1)) if n < _BATCH_BELOW else 1
+    entries sorted by key, ``bounds`` each key's range in it), n owners each.
+
+    When the owners are few, a few keys at a time: one ``take`` for all of them, cut into columns (slices, no
+    copy); a take per key made the fixed cost of a call most of the pivot when a piece holds many keys and few
+    owners (a piece of lines in several spellings is decoded a group at a time). Otherwise one column per key,
+    taking only the key's own entries and spreading them over the n owners (``_spread``): most keys of a piece
+    of several dialects are on a few of its spans."""
+    if n >= _BATCH_BELOW:
+        for k in keys:
+            sel = order[bounds[k]:bounds[k + 1]]
+            owners = parent[sel]
+            if len(owners) > 1:
+                last = np.empty(len(owners), dtype=bool)        # a key twice on one owner: its last entry
+                np.not_equal(owners[1:], owners[:-1], out=last[:-1])
+                last[-1] = True
+                if not last.all():
+                    sel, owners = sel[last], owners[last]
+            taken = pc.take(values, pa.array(sel))
+            col = _spread(taken, owners, n)
+            if col is None:
+                pos = np.full(n, null_at, dtype=np.int64)
+                pos[owners] = sel
+                col = pc.take(values, pa.array(pos))
+            yield str(names[k]), col
+        return
+    per = max(1, _TAKE_CELLS // max(n, 1))
     for start in range(0, len(keys), per):
         chunk = keys[start:start + per]
         sels = [order[bounds[k]:bounds[k + 1]] for k in chunk]
@@ -416,6 +454,48 @@ def _columns(values: pa.Array, keys: list[int], names: list[str | None], order: 
         taken = pc.take(values, pa.array(pos))
         for i, k in enumerate(chunk):
             yield str(names[k]), taken.slice(i * n, n)
+
+
+_FIXED = {pa.int64(): np.int64, pa.float64(): np.float64}
+
+
+def _spread(taken: pa.Array, owners: np.ndarray, n: int) -> pa.Array | None:
+    """An array of n values: ``taken[i]`` at ``owners[i]`` (distinct, ascending), null elsewhere; built from
+    ``taken``'s buffers (the values of strings and lists are shared, not copied). None for a type it does not
+    build (the caller takes)."""
+    typ = taken.type
+    m = len(taken)
+    if taken.offset:
+        return None
+    valid = np.zeros(n, dtype=bool)
+    if taken.null_count:
+        valid[owners] = taken.is_valid().to_numpy(zero_copy_only=False)
+    else:
+        valid[owners] = True
+    nulls = n - (m - taken.null_count)
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    bufs = taken.buffers()
+    dtype = _FIXED.get(typ)
+    if dtype is not None:
+        out = np.zeros(n, dtype=dtype)
+        out[owners] = np.frombuffer(bufs[1], dtype=dtype, count=m)
+        return pa.Array.from_buffers(typ, n, [bitmap, pa.py_buffer(out)], nulls)
+    if pa.types.is_boolean(typ):
+        bits = np.zeros(n, dtype=bool)
+        bits[owners] = np.unpackbits(np.frombuffer(bufs[1], dtype=np.uint8), count=m, bitorder="little")
+        return pa.Array.from_buffers(typ, n, [bitmap, pa.py_buffer(np.packbits(bits, bitorder="little"))], nulls)
+    string, listed = pa.types.is_string(typ), pa.types.is_list(typ)
+    if not (string or listed or pa.types.is_large_string(typ)):
+        return None
+    width = np.int64 if pa.types.is_large_string(typ) else np.int32
+    offsets = np.frombuffer(bufs[1], dtype=width, count=m + 1)
+    lengths = np.zeros(n + 1, dtype=width)
+    lengths[0] = offsets[0]
+    lengths[owners + 1] = np.diff(offsets)
+    spread = pa.py_buffer(np.cumsum(lengths, dtype=width))
+    if listed:
+        return pa.Array.from_buffers(typ, n, [bitmap, spread], nulls, children=[taken.values])
+    return pa.Array.from_buffers(typ, n, [bitmap, spread, bufs[2]], nulls)
 
 
 _INDEXED = re.compile(r"\.\d+(\.|$)")

@@ -63,7 +63,7 @@ def _all_lower_hex(s: pa.Array, width: int) -> bool:
     if not (np.diff(offsets) == width).all():
         return False
     data = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0]:offsets[-1]]
-    return bool(_LOWER_HEX[data].all())
+    return bool(_LOWER_HEX.take(data).all())        # (take: half the time of indexing with the bytes)
 
 
 def _all_padded_base64(s: pa.Array, nbytes: int) -> pa.Array | None:

@@ -1,6 +1,8 @@
-"""Trace and span ids in every spelling become the same lower-case hex (``_otlp_ids``): the check on the raw
-buffers that takes a whole column of padded base64 at once gives what the per-id conversion gives."""
+"""Trace and span ids in every spelling become the same lower-case hex (``_otlp_ids``): the bulk paths on the raw
+buffers (a whole column of padded base64 at once; a column of mixed spellings by length) give what converting
+each id by itself with Python's own ``re`` and ``base64`` gives."""
 import base64
+import re
 
 import pyarrow as pa
 from hypothesis import given
@@ -8,13 +10,28 @@ from hypothesis import strategies as st
 
 from agentobs.analysis._otlp_ids import _convert, normalize_ids
 
+
+def _one(v, nbytes):
+    """One id by itself: hex of either case, or base64 of either alphabet with or without its padding."""
+    if v is None:
+        return None
+    sig, padded = (8 * nbytes + 5) // 6, 4 * ((nbytes + 2) // 3)
+    if re.fullmatch(f"[0-9a-fA-F]{{{2 * nbytes}}}", v, re.ASCII):
+        return v.lower()
+    if re.fullmatch(f"[A-Za-z0-9+/_-]{{{sig}}}={{0,{padded - sig}}}", v, re.ASCII):
+        raw = base64.b64decode(v.rstrip("=").replace("-", "+").replace("_", "/") + "=" * (padded - sig))
+        return raw[:nbytes].hex()
+    return None
+
 _IDS = st.integers(min_value=0, max_value=6).flatmap(lambda kind: st.lists(st.one_of(
     st.binary(min_size=16, max_size=16).map(lambda b: base64.b64encode(b).decode()),
     st.binary(min_size=16, max_size=16).map(lambda b: base64.urlsafe_b64encode(b).decode()),
     st.binary(min_size=16, max_size=16).map(lambda b: base64.b64encode(b).decode().rstrip("=")),
     st.binary(min_size=16, max_size=16).map(lambda b: b.hex().upper()),
     st.just(None), st.just(""), st.just("A" * 22 + "=="), st.just("A" * 24), st.just("!" * 22 + "=="),
-    st.text(min_size=20, max_size=26),
+    st.text(min_size=20, max_size=26), st.text(alphabet="0123456789abcdefABCDEFgG=-_+/", min_size=10, max_size=33),
+    st.binary(min_size=8, max_size=8).map(lambda b: base64.urlsafe_b64encode(b).decode().rstrip("=")),
+    st.binary(min_size=8, max_size=8).map(lambda b: b.hex().upper()),
 ) if kind == 0 else st.one_of(st.binary(min_size=16, max_size=16).map(lambda b: base64.b64encode(b).decode()),
                               st.just(None)), max_size=30))
 
@@ -25,6 +42,7 @@ def test_base64_ids_in_bulk_are_what_each_id_gives(ids):
     got, bad = normalize_ids(arr, 16, empty_is_null=True)
     s = pa.array([None if v == "" else v for v in ids], type=pa.string())
     want = _convert(s, 16)
+    assert want.to_pylist() == [_one(v, 16) for v in s.to_pylist()]
     zero = "0" * 32
     assert got.to_pylist() == [None if v == zero else v for v in want.to_pylist()]
     assert bad.tolist() == [v is not None and w in (None, zero) for v, w in zip(s.to_pylist(), want.to_pylist())]
@@ -37,3 +55,12 @@ def test_protobuf_base64_ids_become_hex():
     spans = [bytes(range(i, i + 8)) for i in range(3)]
     got, bad = normalize_ids(pa.array([base64.b64encode(b).decode() for b in spans]), 8)
     assert got.to_pylist() == [b.hex() for b in spans] and not bad.any()
+
+
+@given(_IDS, st.integers(0, 3), st.sampled_from([8, 16]))
+def test_ids_of_mixed_spellings_convert_as_each_id_alone(ids, head, nbytes):
+    arr = pa.array(ids, type=pa.string())
+    arr = arr.slice(min(head, len(arr)))
+    got = _convert(arr, nbytes)
+    assert got.to_pylist() == [_one(v, nbytes) for v in arr.to_pylist()]
+    assert got.null_count == sum(1 for v in arr.to_pylist() if _one(v, nbytes) is None)

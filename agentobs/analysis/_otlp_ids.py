@@ -20,6 +20,8 @@ _B64[ord("-")], _B64[ord("_")] = 62, 63          # the URL-safe alphabet
 _B64[ord("=")] = 0
 _B64_CHAR = (_B64 != 255) & (np.arange(256) != ord("="))     # a character of either alphabet, not padding
 _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+_LOWER = np.arange(256, dtype=np.uint8)                       # ASCII upper-case letters to lower case
+_LOWER[ord("A"):ord("Z") + 1] += 32
 
 
 def normalize_ids(arr: pa.Array, nbytes: int, *, zero_is_null: bool = False,
@@ -90,25 +92,46 @@ def _all_padded_base64(s: pa.Array, nbytes: int) -> pa.Array | None:
 
 
 def _convert(s: pa.Array, nbytes: int) -> pa.Array:
-    """Hex of any case and base64 to lower-case hex; anything else null."""
-    width = 2 * nbytes
-    lower = pc.utf8_lower(s)
-    hex_ok = pc.fill_null(pc.match_substring_regex(lower, f"^[0-9a-f]{{{width}}}$"), False)
-    padded = 4 * ((nbytes + 2) // 3)
-    b64_ok = pc.fill_null(pc.and_(
-        pc.greater_equal(pc.utf8_length(s), (8 * nbytes + 5) // 6),
-        pc.match_substring_regex(s, f"^[A-Za-z0-9+/_-]{{{(8 * nbytes + 5) // 6}}}={{0,{padded - (8 * nbytes + 5) // 6}}}$")),
-        False)
-    out = pc.if_else(hex_ok, lower, pa.scalar(None, pa.string()))
-    rows = np.nonzero(b64_ok.to_numpy(zero_copy_only=False))[0]
-    if len(rows):
-        cand = pc.utf8_rpad(pc.take(s, pa.array(rows)), width=padded, padding="=")
-        decoded = _b64_to_hex(cand, nbytes)
-        pos = np.full(len(s), -1, dtype=np.int64)
-        pos[rows] = np.arange(len(rows))
-        from_b64 = pc.take(decoded, pa.array(pos, mask=pos < 0))
-        out = pc.coalesce(out, from_b64)
-    return out
+    """Hex of any case and base64 (either alphabet, padded or not) to lower-case hex; anything else null.
+
+    Vectorized on the raw buffers: the ids of each length a valid id can have (hex, base64 with 0, 1 or 2 padding
+    characters) are gathered as a matrix of bytes, checked and converted at once."""
+    width, sig, padded = 2 * nbytes, (8 * nbytes + 5) // 6, 4 * ((nbytes + 2) // 3)
+    s = s.cast(pa.string())
+    m = len(s)
+    out = np.zeros((m, width), dtype=np.uint8)
+    ok = np.zeros(m, dtype=bool)
+    bufs = s.buffers()
+    if m and bufs[2] is not None:
+        offsets = np.frombuffer(bufs[1], dtype=np.int32, count=s.offset + m + 1)[s.offset:]
+        data = np.frombuffer(bufs[2], dtype=np.uint8)
+        lengths = np.diff(offsets)
+        if s.null_count:
+            lengths = np.where(s.is_valid().to_numpy(zero_copy_only=False), lengths, -1)
+        rows = np.flatnonzero(lengths == width)
+        if len(rows):
+            chars = _LOWER[data[offsets[rows, None] + np.arange(width)]]
+            good = _LOWER_HEX.take(chars).all(axis=1)
+            out[rows[good]] = chars[good]
+            ok[rows[good]] = True
+        for length in range(sig, padded + 1):
+            rows = np.flatnonzero(lengths == length)
+            if not len(rows):
+                continue
+            chars = data[offsets[rows, None] + np.arange(length)]
+            good = _B64_CHAR.take(chars[:, :sig]).all(axis=1) & (chars[:, sig:] == ord("=")).all(axis=1)
+            rows, chars = rows[good], chars[good]
+            if len(rows):
+                full = np.full((len(rows), padded), ord("="), dtype=np.uint8)
+                full[:, :length] = chars
+                out[rows] = _b64_bytes_to_hex(full, nbytes)
+                ok[rows] = True
+    data_out = out[ok].reshape(-1)
+    offsets_out = np.zeros(m + 1, dtype=np.int32)
+    np.cumsum(ok * width, out=offsets_out[1:])
+    validity = None if ok.all() else pa.py_buffer(np.packbits(ok, bitorder="little"))
+    return pa.Array.from_buffers(pa.string(), m, [validity, pa.py_buffer(offsets_out), pa.py_buffer(data_out)],
+                                 m - int(ok.sum()))
 
 
 def _b64_to_hex(cand: pa.Array, nbytes: int) -> pa.Array:
@@ -119,16 +142,23 @@ def _b64_to_hex(cand: pa.Array, nbytes: int) -> pa.Array:
     offsets = np.frombuffer(offsets_buf, dtype=np.int32)[cand.offset:cand.offset + m + 1]
     width = int(offsets[1] - offsets[0]) if m else 0
     chars = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0]:offsets[-1]].reshape(m, width)
-    six = _B64[chars]
-    bad = (six == 255).any(axis=1)
-    quads = six.astype(np.uint32).reshape(m, width // 4, 4)
+    bad = (_B64[chars] == 255).any(axis=1)
+    hexed = _b64_bytes_to_hex(chars, nbytes)
+    out = pa.array(hexed.reshape(-1).view(f"S{2 * nbytes}")).cast(pa.string())
+    if bad.any():
+        out = pc.if_else(pa.array(bad), pa.scalar(None, pa.string()), out)
+    return out
+
+
+def _b64_bytes_to_hex(chars: np.ndarray, nbytes: int) -> np.ndarray:
+    """Rows of padded base64 characters (a matrix of bytes, width a multiple of 4) to rows of the lower-case hex
+    of their first ``nbytes`` bytes (characters outside the alphabet read as 0: the caller checks them)."""
+    m, width = chars.shape
+    quads = _B64[chars].astype(np.uint32).reshape(m, width // 4, 4) & 63
     bits = (quads[..., 0] << 18) | (quads[..., 1] << 12) | (quads[..., 2] << 6) | quads[..., 3]
     raw = np.stack([(bits >> 16) & 255, (bits >> 8) & 255, bits & 255], axis=-1).reshape(m, -1)[:, :nbytes]
     raw = raw.astype(np.uint8)
     hexed = np.empty((m, 2 * nbytes), dtype=np.uint8)
     hexed[:, 0::2] = _HEX_DIGITS[raw >> 4]
     hexed[:, 1::2] = _HEX_DIGITS[raw & 15]
-    out = pa.array(hexed.reshape(-1).view(f"S{2 * nbytes}")).cast(pa.string())
-    if bad.any():
-        out = pc.if_else(pa.array(bad), pa.scalar(None, pa.string()), out)
-    return out
+    return hexed

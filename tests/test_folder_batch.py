@@ -160,7 +160,8 @@ def _hostile_folder(folder: Path) -> dict[str, str | bytes]:
         "b-transcript.json": json.dumps([{"messages": [{"role": "user", "content": "hi"},
                                                        {"role": "assistant", "content": "hello"}]}]),
     }
-    odd["b-gzip.jsonl.gz"] = gzip.compress((next(good) + "\n").encode())
+    cut = gzip.compress(("\n".join(next(good) for _ in range(3)) + "\n").encode())
+    odd["b-gzip-cut.jsonl.gz"] = cut[:len(cut) // 2]
     # spread among the good files (a bad file beside bad ones would be read alone whatever the batch checks)
     for k, (name, text) in enumerate(odd.items()):
         path = folder / f"a{5 * k + 2:03d}-{name[2:]}"
@@ -183,14 +184,40 @@ def test_odd_and_hostile_files_among_good_ones_cost_only_themselves(tmp_path, mo
     good_alone = [a for a in alone if "good" in a]
     assert len(good_alone) <= len(odd), alone
     assert {"bad-json.jsonl", "null-line.jsonl", "unset-time.jsonl", "wrong-type.jsonl",
-            "protobuf-spelling.jsonl", "pretty.json", "array.json", "gzip.jsonl.gz"} <= {a[5:] for a in alone}
+            "protobuf-spelling.jsonl", "pretty.json", "array.json", "gzip-cut.jsonl.gz"} <= {a[5:] for a in alone}
     named = {(i.kind, Path(i.source).name[5:]) for i in batched.quality.issues}
     assert ("empty_file", "empty.jsonl") in named
     assert ("careful_path", "bad-json.jsonl") in named, named
     assert ("bad_span", "unset-time.jsonl") in named, named
     assert not any("good" in src for _, src in named), named
     custom = batched.spans.loc[batched.spans["app.custom"].notna(), ["source", "app.custom"]]
-    assert sorted(custom["app.custom"].astype(str)) == ["7", "7.5", "9", "True", "seven"]
+    # (written as one file's load writes them: true, not Python's True)
+    assert sorted(custom["app.custom"].astype(str)) == ["7", "7.5", "9", "seven", "true"]
+
+
+def test_small_gzip_files_are_read_in_batches_with_what_each_gives(tmp_path, monkeypatch):
+    reqs = [r for name in NAMES for r in _requests(name)]
+    for i, req in enumerate(reqs[:40]):
+        data = (req + "\n").encode()
+        if i % 2:
+            (tmp_path / f"f{i:03d}.jsonl.gz").write_bytes(gzip.compress(data))
+        else:
+            (tmp_path / f"f{i:03d}.jsonl").write_bytes(data)
+    batched, single, alone = _load_both(tmp_path, monkeypatch)
+    assert alone == []
+    _assert_same(batched, single)
+    assert len(batched.sources) == 40
+
+
+def test_a_gzip_file_that_inflates_past_a_small_file_is_read_on_its_own(tmp_path, monkeypatch):
+    reqs = [r for name in NAMES for r in _requests(name)]
+    for i, req in enumerate(reqs[:6]):
+        (tmp_path / f"f{i:03d}.jsonl").write_text(req + "\n")
+    big = ((reqs[0] + "\n") * (_otlp_batch.SMALL_BYTES // len(reqs[0]) + 2)).encode()
+    (tmp_path / "f003-big.jsonl.gz").write_bytes(gzip.compress(big))
+    batched, single, alone = _load_both(tmp_path, monkeypatch)
+    assert alone == ["f003-big.jsonl.gz"]
+    _assert_same(batched, single)
 
 
 def test_a_pattern_naming_small_files_batches_them_too(tmp_path, monkeypatch):

@@ -652,14 +652,24 @@ def unify(tables: list[pa.Table]) -> pa.Table | None:
         for name, typ in target.items():
             if name in t.column_names and t.schema.field(name).type != typ:
                 col = t.column(name)
-                if pa.types.is_list(col.type):
-                    col = pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
-                t = t.set_column(t.column_names.index(name), name, col.cast(typ))
+                t = t.set_column(t.column_names.index(name), name, as_text(col) if typ == pa.string() else
+                                 col.cast(typ))
         fixed.append(t)
     out = pa.concat_tables(fixed, promote_options="default")
     if len(fixed) > out.num_rows // _ROWS_PER_CHUNK + 1:
         out = out.combine_chunks()     # many small pieces (a file of mixed spellings): one layout, whatever the path
     return out
+
+
+def as_text(col: pa.Array | pa.ChunkedArray) -> pa.ChunkedArray:
+    """A column as text, the way a column of several types becomes one: a list joined with commas, anything else
+    cast by Arrow (booleans as ``true``/``false``, a whole double without its ``.0``). ``unify`` does this for the
+    pieces of one file, ``spanset`` for the frames of several files, so both give the same text."""
+    if isinstance(col, pa.Array):
+        col = pa.chunked_array([col])
+    if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+        return pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
+    return col.cast(pa.string())
 
 
 # -- events and links --------------------------------------------------------------------------------

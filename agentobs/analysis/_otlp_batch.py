@@ -8,8 +8,8 @@ row's source is its file.
 
 A batch is only taken when it gives what the files give one by one, so the report does not depend on how files
 were grouped: every file is sniffed in the spelling the batch parsed with, every line is a request the fast path
-took, nothing was counted against the data (no issue at all), and no attribute key came in several kinds.
-Otherwise the batch is cut in halves, down to
+took, and nothing was counted against the data (no issue at all). (An attribute key of several kinds is one
+column either way, its values written as text the same way: ``_otlp_arrow.as_text``.) Otherwise the batch is cut in halves, down to
 single files, which the caller loads on their own (a bad file costs a few extra parses of its neighbours, and
 its issues name it and its lines as they always did).
 """
@@ -36,19 +36,21 @@ SMALL_BYTES = 1 << 20       # a file up to this size may join a batch
 class Small:
     """A small file's bytes, as ``small`` checked them: plain JSON lines opening with an object."""
     source: str
-    data: bytes
+    data: bytes              # decompressed, for a gzip file
+    disk_bytes: int          # the file's size on disk (what a progress bar counts)
     rows: int                # lines that are not blank: pyarrow's rows
     lines: int               # lines, a last one without a line break counted
     spelling: Spelling       # sniffed from the file's first bytes, as its own load would start with
 
 
-def small(source: str, data: bytes) -> Small | None:
-    """``data`` (the whole file ``source``, already sniffed as OTLP JSON) as a batch member, or None when it is to
-    be loaded on its own: not opening with an object, or written over several lines (pretty-printed)."""
+def small(source: str, data: bytes, *, disk_bytes: int | None = None) -> Small | None:
+    """``data`` (the whole file ``source``, decompressed, already sniffed as OTLP JSON) as a batch member, or None
+    when it is to be loaded on its own: not opening with an object, or written over several lines
+    (pretty-printed). ``disk_bytes``: the file's size on disk, if not ``len(data)`` (a gzip file)."""
     if not data.startswith(b"{") or layout(data[:65536]) is not Layout.LINES:
         return None             # a byte order mark, leading space, an array, pretty-printed: its own load reads it
     rows = sum(1 for line in data.split(b"\n") if line.strip())
-    return Small(source=source, data=data, rows=rows,
+    return Small(source=source, data=data, disk_bytes=len(data) if disk_bytes is None else disk_bytes, rows=rows,
                  lines=data.count(b"\n") + (0 if data.endswith(b"\n") else 1), spelling=Spelling.sniff(data[:65536]))
 
 
@@ -63,7 +65,7 @@ def load_all(files: list[Small], alone: Callable[[str], SpanSet], max_block: int
     got = _batch(files, max_block)
     if got is not None:
         if progress:
-            progress(sum(len(f.data) for f in files))
+            progress(sum(f.disk_bytes for f in files))
         return [got]
     mid = len(files) // 2
     return load_all(files[:mid], alone, max_block, progress) + load_all(files[mid:], alone, max_block, progress)
@@ -82,15 +84,12 @@ def _batch(files: list[Small], max_block: int) -> SpanSet | None:
     index = np.repeat(np.arange(len(files), dtype=np.int32), [f.rows for f in files])
     names = [f.source for f in files]
     q = DataQuality(files=len(files))
-    mixed: set[str] = set()
     try:
-        part = decode_arrow(table, names[0], q, sp, mixed=mixed,
+        part = decode_arrow(table, names[0], q, sp,
                             row_sources=pa.DictionaryArray.from_arrays(pa.array(index), pa.array(names)))
     except DECODE_ERRORS:
         return None
-    if q.issues or mixed:
-        # an issue names the batch's first file, and a key of several kinds is one column here but a column per
-        # kind joined by the concatenation when the files are read one by one (which writes true as True)
+    if q.issues:                # an issue names the batch's first file
         return None
     out = frames([part] if part is not None else [], q)
     q.lines = sum(f.lines for f in files)

@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..errors import InputError
 from . import _otlp_batch, formats, remote
-from ._otlp_read import head, read_document
+from ._otlp_read import GZIP_MAGIC, broken_by, head, open_stream, read_document
 from .input_limits import DOCUMENT_ENV, InputLimits, human
 from .jaeger import fetch, is_jaeger_url, parse_url
 from .otlp import SpanSet, check, load_file
@@ -223,21 +223,29 @@ def batchable(source: str, size: int) -> bool:
 
 
 def _small(source: str, limits: InputLimits) -> _otlp_batch.Small | None:
-    """A small local OTLP JSON lines file as a batch member (its bytes read), or None: batching is off, or the file
-    is remote, large, compressed, another format or not plain JSON lines (it is loaded on its own)."""
+    """A small local OTLP JSON lines file as a batch member (its bytes read, decompressed if it is gzip), or None:
+    batching is off, or the file is remote, large (on disk or decompressed), a gzip stream that is cut short,
+    corrupt or refused, another format or not plain JSON lines (it is loaded on its own, which says why)."""
     if not _otlp_batch.BATCH_BYTES or remote.is_url(source):
         return None
+    most = min(_otlp_batch.SMALL_BYTES, limits.chunk_bytes, limits.max_line_bytes)
     try:
-        size = os.stat(source).st_size
-        if not 0 < size <= min(_otlp_batch.SMALL_BYTES, limits.chunk_bytes, limits.max_line_bytes):
+        size = disk = os.stat(source).st_size
+        if not 0 < size <= most:
             return None
         with open(source, "rb") as f:
             data = f.read(size + 1)
-    except OSError:
+        if data[:2] == GZIP_MAGIC and len(data) == size:
+            with open_stream(source, limits) as stream:
+                data = stream.read(most + 1)
+                if broken_by(stream) is not None or not 0 < len(data) <= most:
+                    return None
+                size = len(data)
+    except (OSError, InputError, EOFError, zlib.error):
         return None                          # its own load says what is wrong
     if len(data) != size or sniff_head(data) != "otlp":
         return None
-    return _otlp_batch.small(source, data)
+    return _otlp_batch.small(source, data, disk_bytes=disk)
 
 
 def load_unit(source: str, progress: Callable[[int], None] | None = None, *, listed: bool = False) -> SpanSet:

@@ -5,8 +5,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pandas as pd
+import pyarrow as pa
 from pandas.api.types import union_categoricals
 
+from ._otlp_arrow import as_text
 from .graph import SpanKeys, span_keys
 from .quality import DataQuality
 from .schema import empty_events, empty_links, empty_spans
@@ -80,7 +82,13 @@ def _concat(frames: list[pd.DataFrame], empty: Callable[[], pd.DataFrame]) -> pd
 
 
 def _widen(s: pd.Series, dtypes: list[Any]) -> pd.Series:
+    """A column of several dtypes across frames, as one: numbers as Float64, anything else as text written as
+    the loader writes it for one file (``_otlp_arrow.as_text``), so that a key's values read the same whether
+    its spans came in one file or in several."""
     kinds = {str(d) for d in dtypes}
     if kinds <= {"Int64", "Float64", "int64", "float64"}:
         return s.astype("Float64")
-    return s.astype("string")
+    if isinstance(s.dtype, pd.CategoricalDtype) or s.dtype == object:
+        return s.astype("string")
+    text = as_text(pa.array(s.array, from_pandas=True))
+    return pd.Series(pd.StringDtype("pyarrow").__from_arrow__(text), index=s.index, name=s.name)

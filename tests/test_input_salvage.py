@@ -8,6 +8,8 @@ import io
 import json
 import lzma
 import zipfile
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -200,3 +202,17 @@ def test_null_lines_anywhere_never_crash_the_reader_and_cost_only_themselves(tmp
         got = load_file(p, limits=InputLimits(chunk_bytes=chunk))
         assert _ids(got) == want, chunk
         assert got.quality.count("not_otlp") + got.quality.count("invalid_json") == nulls, chunk
+
+
+@pytest.mark.parametrize("blank", [" " * 63, " " * 64, " " * 65, " \t\r\n" * 2000, "\n" * 70])
+def test_a_null_after_any_amount_of_white_space_at_the_start_never_crashes_the_reader(tmp_path, blank):
+    """The first line too: a null after more white space than a quick look at the start covers (it took the
+    process down with a segmentation fault). Loaded in a child process, so a crash fails the test, not the run."""
+    p = tmp_path / "lead.jsonl"
+    p.write_text(blank + "null\n" + (FIXTURES / "openai_v2.jsonl").read_text())
+    code = ("import sys; from agentobs.analysis.otlp import load_file; ss = load_file(sys.argv[1]); "
+            "print(len(ss.spans), ss.quality.count('not_otlp') + ss.quality.count('invalid_json'))")
+    done = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    spans, bad = map(int, done.stdout.split())
+    assert spans == len(load_file(FIXTURES / "openai_v2.jsonl").spans) and bad == 1

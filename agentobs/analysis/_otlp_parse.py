@@ -366,7 +366,7 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
     """Parses the piece with ``start``'s spelling, or one pyarrow points to. Touches nothing but the piece: a
     parser thread may call it while the caller decodes the piece before. ``multiline``: the piece is JSON values
     written over several lines each (pretty-printed), not one per line."""
-    if bytes(piece[:64]).lstrip()[:1] == b"n" or _LINE_OF_N.search(piece):     # once per piece, not per spelling
+    if _FIRST_OF_N.match(piece) or _LINE_OF_N.search(piece):      # once per piece, not per spelling
         return _reason("JSON parse error: a line is null or not JSON")
     sp = start
     tried = {sp}
@@ -427,6 +427,7 @@ def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, m
 # a line that starts with "n" (after white space): null, or not JSON. pyarrow's reader (26.0.1) crashes the process
 # on a null that starts one of its blocks, so such a piece is never given to it: its lines go the careful path
 _LINE_OF_N = re.compile(rb"\n[ \t\r]*n")
+_FIRST_OF_N = re.compile(rb"[ \t\r\n]*n")         # the first line, after any amount of white space
 
 
 def _read(piece: bytes | memoryview, sp: Spelling, max_block: int, multiline: bool = False) -> pa.Table:

@@ -681,7 +681,7 @@ def _events_arrow(events: pa.Array, trace_id: pa.Array, span_id: pa.Array, sourc
     if len(flat) == 0:
         return None
     cols = {"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
-            "name": _text(pc.struct_field(flat, "name"), q, source, "event name"),
+            "name": pc.fill_null(_text(pc.struct_field(flat, "name"), q, source, "event name"), ""),   # (as unnamed)
             "time_ns": _ints(pc.struct_field(flat, sp.f("timeUnixNano")), q, source, "timeUnixNano"),
             "_owner": parent}
     for name, col in pivot_attributes(pc.struct_field(flat, "attributes"), len(flat), source, q, sp,

@@ -12,6 +12,7 @@ import base64
 import binascii
 import json
 import math
+import re
 from typing import Any
 
 from ._otlp_spelling import SPAN_KINDS, STATUS_CODES
@@ -88,9 +89,19 @@ def _int64(v: Any) -> int | None:
         return None
     if isinstance(v, float):
         v = int(v) if v.is_integer() else None
-    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
-        v = int(v.strip())
+    if isinstance(v, str):
+        v = _int_text(v)
     return v if isinstance(v, int) and INT64[0] <= v <= INT64[1] else None
+
+
+_DIGITS = re.compile(r"-?[0-9]{1,19}", re.ASCII)    # (as the fast path: more digits are out of range)
+
+
+def _int_text(v: str) -> int | None:
+    """The integer a string of ASCII digits (an optional minus sign first, white space around) writes, as the fast
+    path reads it; None for anything else ("--5", "²", "٣")."""
+    t = v.strip()
+    return int(t) if _DIGITS.fullmatch(t) else None
 
 
 def _nanos(v: Any) -> str | None:
@@ -116,7 +127,7 @@ def _enum(v: Any, names: tuple[str, ...], what: str, bad: _Bad) -> int:
         key = v.strip().upper()
         if key in names:
             return names.index(key)
-        if key.isdigit():
+        if key.isascii() and key.isdigit() and len(key) < 10:
             v = int(key)
     if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < len(names):
         return v
@@ -136,8 +147,8 @@ def _scalar(v: Any, bad: _Bad, what: str) -> dict[str, Any] | None:
             i = int(i)
         if isinstance(i, float) and i.is_integer():
             i = int(i)
-        if isinstance(i, str) and i.strip().lstrip("-").isdigit():
-            i = int(i.strip())
+        if isinstance(i, str):
+            i = _int_text(i) if _int_text(i) is not None else i
         if isinstance(i, int) and INT64[0] <= i <= INT64[1]:
             return {"intValue": str(i)}
         bad.value(what, i)
@@ -146,7 +157,7 @@ def _scalar(v: Any, bad: _Bad, what: str) -> dict[str, Any] | None:
     if d is not None:
         try:                                   # "NaN", "Infinity": valid protobuf JSON, but no usable number
             x = float(d) if not isinstance(d, bool) else None
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):       # (an integer beyond a double's range)
             x = None
         if x is None or not math.isfinite(x):
             bad.value(what, d)
@@ -220,7 +231,8 @@ def _span(s: Any, bad: _Bad) -> dict[str, Any] | None:
     for e in _list(s.get("events")):
         t = _int64(_get(e, "timeUnixNano", "time_unix_nano")) if isinstance(e, dict) else None
         if t is not None and t >= 0:
-            events.append({"timeUnixNano": str(t), "name": _text(e.get("name", "")),
+            name = e.get("name")
+            events.append({"timeUnixNano": str(t), "name": "" if name is None else _text(name),
                            "attributes": _attrs(e.get("attributes"), bad)})
     out["events"] = events
     links = []

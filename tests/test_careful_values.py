@@ -1,0 +1,61 @@
+"""Values that send a line to the careful path (``_otlp_sanitize``) cost only themselves, as on the fast path: text
+that only looks like an integer ("--5", superscript or other non-ASCII digits), a double beyond a double's range,
+thousands of digits (past Python's limit on int()), an event without a name (found by fuzzing the loader: each of these raised out of the load)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentobs.analysis.otlp import load_file
+from agentobs.analysis.report import analyze
+
+SPAN = {"traceId": "424e564a3293b4d02f67adf455360bbb", "spanId": "5953a0458922013c", "name": "invoke_agent a",
+        "startTimeUnixNano": "1796053745167367420", "endTimeUnixNano": "1796053745196794426"}
+# a value of another shape than the rest of the line's: the fast parser refuses the line, the careful path reads it
+FORCE = {"key": "force", "value": "x"}
+
+
+def _write(tmp_path, span: dict) -> str:
+    p = tmp_path / "t.jsonl"
+    p.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n")
+    return str(p)
+
+
+@pytest.mark.parametrize("value", [{"intValue": "--5"}, {"intValue": "²"}, {"intValue": "٣"}, {"intValue": "5-"},
+                                   {"intValue": "7" * 5000}, {"intValue": "0" * 30 + "5"},
+                                   {"doubleValue": 10 ** 400}, {"doubleValue": -(10 ** 400)}])
+def test_a_value_that_is_no_number_costs_only_itself(tmp_path, value):
+    ss = load_file(_write(tmp_path, {**SPAN, "attributes": [FORCE, {"key": "n", "value": value}]}))
+    assert len(ss.spans) == 1
+    assert ss.quality.count("careful_path") == 1 and ss.quality.count("bad_value") >= 1
+    assert "n" not in ss.spans.columns or ss.spans["n"].isna().all()
+
+
+@pytest.mark.parametrize("kind", ["²", "٣", "--1", "3" * 5000])
+def test_a_span_kind_of_other_digits_is_unspecified_and_counted(tmp_path, kind):
+    ss = load_file(_write(tmp_path, {**SPAN, "kind": kind, "attributes": [FORCE]}))
+    assert len(ss.spans) == 1 and int(ss.spans["kind"].iloc[0]) == 0
+    assert ss.quality.count("bad_value") == 1
+
+
+@pytest.mark.parametrize("careful", [False, True])
+def test_an_event_without_a_name_is_unnamed_and_the_report_is_made(tmp_path, careful):
+    span = {**SPAN, "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}},
+                                   *([FORCE] if careful else [])],
+            "events": [{"timeUnixNano": "1796053745167367421"}, {"timeUnixNano": "1796053745167367422",
+                                                                 "name": None}]}
+    path = _write(tmp_path, span)
+    ss = load_file(path)
+    assert ss.events["name"].tolist() == ["", ""]
+    assert ss.quality.count("careful_path") == (1 if careful else 0)
+    assert len(analyze([path]).runs) == 1
+
+
+def test_a_time_of_thousands_of_digits_costs_only_its_span(tmp_path):
+    good = {**SPAN, "spanId": "5953a0458922013d", "attributes": [FORCE]}
+    bad = {**SPAN, "startTimeUnixNano": "9" * 5000, "attributes": [FORCE]}
+    p = tmp_path / "t.jsonl"
+    p.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [good, bad]}]}]}) + "\n")
+    ss = load_file(str(p))
+    assert ss.spans["span_id"].tolist() == ["5953a0458922013d"]

@@ -59,3 +59,12 @@ def test_a_time_of_thousands_of_digits_costs_only_its_span(tmp_path):
     p.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [good, bad]}]}]}) + "\n")
     ss = load_file(str(p))
     assert ss.spans["span_id"].tolist() == ["5953a0458922013d"]
+
+
+@pytest.mark.parametrize("text", [
+    '{"runs":[{"messages":[{"role":"user","content":"hi"}],"cost":1' + "0" * 309 + '}]}',
+])
+def test_a_transcript_cost_beyond_a_double_is_no_number_and_the_report_is_made(tmp_path, text):
+    p = tmp_path / "t.json"
+    p.write_text(text)
+    assert len(analyze([str(p)]).runs) == 1

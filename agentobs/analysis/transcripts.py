@@ -680,7 +680,10 @@ def _big_int(v: Any) -> bool:
 def _num(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    f = float(v)
+    try:
+        f = float(v)
+    except OverflowError:           # an integer beyond a double's range: no usable number
+        return None
     return f if math.isfinite(f) else None
 
 

@@ -127,8 +127,9 @@ def _enum(v: Any, names: tuple[str, ...], what: str, bad: _Bad) -> int:
         key = v.strip().upper()
         if key in names:
             return names.index(key)
-        if key.isascii() and key.isdigit() and len(key) < 10:
-            v = int(key)
+        number = _int_text(key)
+        if number is not None:
+            v = number
     if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < len(names):
         return v
     bad.value(what, v)
@@ -148,7 +149,8 @@ def _scalar(v: Any, bad: _Bad, what: str) -> dict[str, Any] | None:
         if isinstance(i, float) and i.is_integer():
             i = int(i)
         if isinstance(i, str):
-            i = _int_text(i) if _int_text(i) is not None else i
+            number = _int_text(i)
+            i = i if number is None else number         # (the text itself is the bad value's example)
         if isinstance(i, int) and INT64[0] <= i <= INT64[1]:
             return {"intValue": str(i)}
         bad.value(what, i)

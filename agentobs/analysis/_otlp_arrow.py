@@ -558,10 +558,8 @@ def _typed(fields: dict[str, pa.Array], name: str, expected: str | None, source:
             b = pc.coalesce(b, pc.equal(pc.utf8_lower(fields["stringValue"]), "true"))
         return b
     # string: everything as text
-    parts = [fields[f] if f in ("stringValue", "bytesValue", "kvlistValue") else
-             pc.binary_join(fields[f], ",") if f == "arrayValue" else pc.cast(fields[f], pa.string())
-             for f in ("stringValue", "intValue", "doubleValue", "boolValue", "bytesValue", "kvlistValue",
-                       "arrayValue") if f in fields]
+    parts = [as_text(fields[f]) for f in ("stringValue", "intValue", "doubleValue", "boolValue", "bytesValue",
+                                          "kvlistValue", "arrayValue") if f in fields]
     return pc.coalesce(*parts) if len(parts) > 1 else parts[0]
 
 
@@ -661,14 +659,15 @@ def unify(tables: list[pa.Table]) -> pa.Table | None:
     return out
 
 
-def as_text(col: pa.Array | pa.ChunkedArray) -> pa.ChunkedArray:
-    """A column as text, the way a column of several types becomes one: a list joined with commas, anything else
-    cast by Arrow (booleans as ``true``/``false``, a whole double without its ``.0``). ``unify`` does this for the
-    pieces of one file, ``spanset`` for the frames of several files, so both give the same text."""
-    if isinstance(col, pa.Array):
-        col = pa.chunked_array([col])
+def as_text(col: Any) -> Any:
+    """A column (Array or ChunkedArray, given back as the same) as text, the way values of several kinds become
+    one: a list joined with commas, anything else cast by Arrow (booleans as ``true``/``false``, a whole double
+    without its ``.0``). ``_typed`` does this for one key's values in a piece, ``unify`` for the pieces of one file,
+    ``spanset`` for the frames of several files, so all three give the same text."""
+    if isinstance(col, pa.ChunkedArray):
+        return pa.chunked_array([as_text(c) for c in col.chunks], pa.string())
     if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
-        return pa.chunked_array([pc.binary_join(c, ",") for c in col.chunks], pa.string())
+        return pc.binary_join(col, ",")
     return col.cast(pa.string())
 
 

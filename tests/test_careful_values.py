@@ -68,3 +68,28 @@ def test_a_transcript_cost_beyond_a_double_is_no_number_and_the_report_is_made(t
     p = tmp_path / "t.json"
     p.write_text(text)
     assert len(analyze([str(p)]).runs) == 1
+
+
+@pytest.mark.parametrize("careful", [False, True])
+@pytest.mark.parametrize("time, kept, counted", [(None, None, 0), ("0", 0, 0), ("-5", None, 1), ("abc", None, 1),
+                                                 ("1.5", None, 1), ("9" * 20, None, 1), (1.5, None, 1)])
+def test_an_event_with_no_usable_time_is_kept_without_one_on_both_paths(tmp_path, careful, time, kept, counted):
+    """An event whose time is missing, before 1970 or no integer keeps its name with no time, on the fast path and
+    on the careful path alike, and an unusable time is counted (the careful path used to drop such events
+    without a word)."""
+    event = {"name": "e"} if time is None else {"name": "e", "timeUnixNano": time}
+    span = {**SPAN, "attributes": [FORCE] if careful else [],
+            "events": [event, {"name": "ok", "timeUnixNano": "1796053745167367421"}]}
+    ss = load_file(_write(tmp_path, span))
+    got = [(n, None if t is None or t != t else int(t)) for n, t in
+           zip(ss.events["name"], ss.events["time_ns"].astype(object).where(ss.events["time_ns"].notna(), None))]
+    assert got == [("e", kept), ("ok", 1796053745167367421)]
+    assert ss.quality.count("bad_value") == counted
+    assert len(ss.spans) == 1
+
+
+def test_an_event_that_is_not_an_object_is_counted(tmp_path):
+    ss = load_file(_write(tmp_path, {**SPAN, "attributes": [FORCE],
+                                     "events": ["oops", {"name": "ok", "timeUnixNano": "1796053745167367421"}]}))
+    assert ss.events["name"].tolist() == ["ok"]
+    assert ss.quality.count("bad_value") == 1 and len(ss.spans) == 1

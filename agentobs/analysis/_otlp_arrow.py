@@ -681,12 +681,24 @@ def _events_arrow(events: pa.Array, trace_id: pa.Array, span_id: pa.Array, sourc
         return None
     cols = {"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
             "name": pc.fill_null(_text(pc.struct_field(flat, "name"), q, source, "event name"), ""),   # (as unnamed)
-            "time_ns": _ints(pc.struct_field(flat, sp.f("timeUnixNano")), q, source, "timeUnixNano"),
+            "time_ns": _event_times(pc.struct_field(flat, sp.f("timeUnixNano")), q, source),
             "_owner": parent}
     for name, col in pivot_attributes(pc.struct_field(flat, "attributes"), len(flat), source, q, sp,
                                       mixed).items():
         cols[f"attr:{name}" if name in cols else name] = col
     return pa.table(cols)
+
+
+def _event_times(arr: pa.Array, q: DataQuality, source: str) -> pa.Array:
+    """An event's time: as ``_ints`` reads it, and a time before 1970 is none (null, counted); a missing time is
+    null, not counted (the event is kept either way)."""
+    times = _ints(arr, q, source, "span event timeUnixNano")
+    before = pc.fill_null(pc.less(times, 0), False)
+    n = pc.sum(before).as_py() or 0
+    if n:
+        _bad(q, source, n, "span event timeUnixNano: a time before 1970 is not usable")
+        times = pc.if_else(before, pa.scalar(None, pa.int64()), times)
+    return times
 
 
 def _links_arrow(links: pa.Array, trace_id: pa.Array, span_id: pa.Array, sp: Spelling, q: DataQuality,

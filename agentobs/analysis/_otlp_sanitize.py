@@ -231,11 +231,19 @@ def _span(s: Any, bad: _Bad) -> dict[str, Any] | None:
         out["parentSpanId"] = parent
     events = []
     for e in _list(s.get("events")):
-        t = _int64(_get(e, "timeUnixNano", "time_unix_nano")) if isinstance(e, dict) else None
+        if not isinstance(e, dict):
+            bad.value("span event", e)
+            continue
+        name = e.get("name")
+        event: dict[str, Any] = {"name": "" if name is None else _text(name),
+                                 "attributes": _attrs(e.get("attributes"), bad)}
+        raw_t = _get(e, "timeUnixNano", "time_unix_nano")
+        t = _int64(raw_t)
         if t is not None and t >= 0:
-            name = e.get("name")
-            events.append({"timeUnixNano": str(t), "name": "" if name is None else _text(name),
-                           "attributes": _attrs(e.get("attributes"), bad)})
+            event["timeUnixNano"] = str(t)
+        elif raw_t is not None:         # kept without a time, as on the fast path (a missing time is not counted)
+            bad.value("span event timeUnixNano", raw_t)
+        events.append(event)
     out["events"] = events
     links = []
     for link in _list(s.get("links")):

@@ -209,6 +209,26 @@ def test_user_errors_are_one_line(tmp_path):
         assert "Traceback" not in res.output and res.output.count("\n") <= 2, res.output
 
 
+def test_a_bug_is_one_line_too_and_its_traceback_is_there_on_request(tmp_path, monkeypatch):
+    """An exception nobody expected (a bug) ends in one line that says it is one, exit status 3; with
+    AGENTOBS_DEBUG=1 it propagates with its traceback."""
+    import agentobs.analysis.report as report
+
+    def broken(*args, **kwargs):
+        raise TypeError("'int' object is not iterable\nsecond line")
+
+    monkeypatch.setattr(report, "analyze", broken)
+    path = tmp_path / "t.jsonl"
+    path.write_text("")
+    res = CliRunner().invoke(cli, ["report", str(path)])
+    assert res.exit_code == 3, res.output
+    assert res.output.startswith("agentobs: internal error: TypeError: 'int' object is not iterable (a bug")
+    assert res.output.count("\n") == 1 and "Traceback" not in res.output
+    monkeypatch.setenv("AGENTOBS_DEBUG", "1")
+    res = CliRunner().invoke(cli, ["report", str(path)])
+    assert isinstance(res.exception, TypeError)
+
+
 def test_an_aborted_segment_is_unlabelled_when_recovered_and_failed_when_not(tmp_path):
     """crash_resume: the crashed segment (aborted by SimulatedCrash) and its recovery; then a crash alone."""
     from agentobs.domain import policies

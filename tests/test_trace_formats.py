@@ -192,3 +192,27 @@ def test_jaeger_entries_that_are_not_spans_are_counted(tmp_path):
     ss = load_sources([str(p)])
     assert ss.quality.count("bad_span") == 2                 # silently left out before
     assert len(ss.spans) == n
+
+
+@pytest.mark.parametrize("where, field, value", [("span", "tags", 1), ("span", "logs", 7), ("span", "references", "x"),
+                                                 ("log", "fields", 7), ("process", "tags", {"k": "v"})])
+def test_a_jaeger_list_field_that_is_not_a_list_is_counted_and_the_span_kept(tmp_path, where, field, value):
+    """A span's tags, logs or references, a log's fields or a process's tags that are not a list raised TypeError out
+    of the report (found by fuzzing); now each is read as empty and counted as bad_value, its span kept."""
+    doc = json.loads((JAEGER / "download_results.json").read_text())
+    trace = doc["data"][0]
+    span = trace["spans"][0]
+    if where == "span":
+        span[field] = value
+    elif where == "log":
+        span["logs"] = [{"timestamp": span["startTime"] + 5, "fields": value}]
+    else:
+        trace["processes"][span["processID"]][field] = value
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(doc))
+    want = load_sources([str(JAEGER / "download_results.json")])
+    ss = load_sources([str(p)])
+    assert len(ss.spans) == len(want.spans)
+    assert ss.quality.count("bad_value") == 1
+    r = CliRunner().invoke(cli, ["report", str(p)])
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output

@@ -314,3 +314,16 @@ def test_a_fresh_run_of_the_real_exporter_reads_as_the_committed_fixtures(tmp_pa
         a, b = analyze([str(fresh_file)]).runs, analyze([str(committed)]).runs
         a, b = (r[stable].sort_values(stable, na_position="first").reset_index(drop=True) for r in (a, b))
         pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize("annotations", [7, "soon", {"timestamp": 1}])
+def test_annotations_that_are_not_a_list_cost_a_value_and_keep_their_span(tmp_path, annotations):
+    """Annotations that are a number raised TypeError out of the report, a string was read as no annotations
+    without a word (found by fuzzing)."""
+    def damage(spans):
+        with_events = [s for s in spans if s.get("annotations")]
+        with_events[0]["annotations"] = annotations
+    p, n = _damaged(tmp_path, damage)
+    ss = load_sources([str(p)])
+    assert {i.kind: i.count for i in ss.quality.issues} == {"bad_value": 1}
+    assert len(ss.spans) == n

@@ -1,4 +1,5 @@
-"""The agentobs command line: parse, call the library, render. User errors end in one line, never a traceback.
+"""The agentobs command line: parse, call the library, render. User errors end in one line, never a traceback; so
+does a bug (exit status 3, the traceback with ``AGENTOBS_DEBUG=1``).
 
 Commands are imported when they are invoked (their ``--help`` included), never to list them, so
 ``agentobs --help`` loads no analysis, telemetry or kernel code. ``COMMANDS`` names each command's module
@@ -7,6 +8,7 @@ and its one-line help (tests/test_cli_startup.py keeps that line equal to the co
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -14,6 +16,8 @@ import click
 
 from ..errors import AgentobsError
 from .safe_text import clean
+
+DEBUG_ENV = "AGENTOBS_DEBUG"     # set: an unexpected exception shows its traceback instead of one line
 
 # name -> (module, attribute, one-line help shown by `agentobs --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -64,11 +68,19 @@ class _Group(click.Group):
             _fail(f"agentobs: error: {exc}")
         except OSError as exc:
             _fail(f"agentobs: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise                       # usage errors, --help, Ctrl-C: click says them
+        except Exception as exc:        # a bug: one line still, the traceback on request
+            if os.environ.get(DEBUG_ENV):
+                raise
+            first = str(exc).splitlines()[0][:200] if str(exc) else ""
+            _fail(f"agentobs: internal error: {type(exc).__name__}{': ' + first if first else ''} (a bug in "
+                  f"agentobs: please report it with the input; {DEBUG_ENV}=1 shows the traceback)", code=3)
 
 
-def _fail(message: str) -> NoReturn:
+def _fail(message: str, code: int = 2) -> NoReturn:
     click.echo(clean(message, None), err=True)
-    sys.exit(2)
+    sys.exit(code)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

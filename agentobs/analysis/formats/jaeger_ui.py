@@ -60,14 +60,17 @@ def _trace(trace: dict[str, Any], source: str, q: DataQuality) -> dict[str, Any]
         if not isinstance(span, dict):
             q.add("bad_span", source, example=f"not a Jaeger span ({type(span).__name__})")
             continue
+        bad = _Bad(source, q, str(span.get("spanID"))[:40])
         try:
-            tags = _tags(span.get("tags"))
+            tag_list = bad.list(span, "tags")
+            tags = _tags(tag_list)
             pid = str(span.get("processID", ""))
             if pid not in resources:
                 proc: dict[str, Any] = processes[pid] if isinstance(processes.get(pid), dict) else {}
                 attrs = [{"key": "service.name", "value": {"stringValue": str(proc.get("serviceName", ""))}}]
-                resources[pid] = attrs + [a for a in _values(proc.get("tags")) if a["key"] != "service.name"]
-            converted = _span(span, tags)
+                resources[pid] = attrs + [a for a in _values(bad.list(proc, "tags", "process"))
+                                          if a["key"] != "service.name"]
+            converted = _span(span, tag_list, tags, bad)
         except RecursionError:                  # a value nested deeper than Python's recursion limit goes
             q.add("bad_span", source, example=f"span {str(span.get('spanID'))[:40]}: nested too deeply to convert")
             continue
@@ -77,16 +80,32 @@ def _trace(trace: dict[str, Any], source: str, q: DataQuality) -> dict[str, Any]
     return request(groups, resources)
 
 
-def _span(span: dict[str, Any], tags: dict[str, Any]) -> dict[str, Any]:
+class _Bad:
+    """Reads the lists of one span: a field that should be a list and is not is counted (``bad_value``) and read as
+    empty, the span kept."""
+
+    def __init__(self, source: str, q: DataQuality, span_id: str):
+        self.source, self.q, self.span_id = source, q, span_id
+
+    def list(self, owner: dict[str, Any], key: str, what: str = "span") -> list[Any]:
+        v = owner.get(key)
+        if v is None or isinstance(v, list):
+            return v or []
+        self.q.add("bad_value", self.source,
+                   example=f"{what} {self.span_id}: {key} is not a list but {type(v).__name__} (read as empty)")
+        return []
+
+
+def _span(span: dict[str, Any], tag_list: list[Any], tags: dict[str, Any], bad: _Bad) -> dict[str, Any]:
     trace_id = hex_id(span.get("traceID"), 32)
-    refs = [r for r in span.get("references") or [] if isinstance(r, dict)]
+    refs = [r for r in bad.list(span, "references") if isinstance(r, dict)]
     parent = next((r for r in refs if r.get("refType") == "CHILD_OF" and hex_id(r.get("traceID"), 32) == trace_id),
                   None)
     start, duration = span.get("startTime"), span.get("duration")
     out: dict[str, Any] = {
         "traceId": trace_id, "spanId": hex_id(span.get("spanID"), 16), "name": str(span.get("operationName", "")),
         "kind": KINDS.get(str(tags.get("span.kind", "")).upper(), 0),
-        "attributes": [a for a in _values(span.get("tags")) if a["key"] not in _TAGS_TAKEN],
+        "attributes": [a for a in _values(tag_list) if a["key"] not in _TAGS_TAKEN],
     }
     if parent is not None:
         out["parentSpanId"] = hex_id(parent.get("spanID"), 16)
@@ -103,28 +122,28 @@ def _span(span: dict[str, Any], tags: dict[str, Any]) -> dict[str, Any]:
              for r in refs if r is not parent]
     if links:
         out["links"] = links
-    events = [_event(log) for log in span.get("logs") or [] if isinstance(log, dict)]
+    events = [_event(log, bad) for log in bad.list(span, "logs") if isinstance(log, dict)]
     if events:
         out["events"] = events
     return out
 
 
-def _event(log: dict[str, Any]) -> dict[str, Any]:
-    fields = _values(log.get("fields"))
+def _event(log: dict[str, Any], bad: _Bad) -> dict[str, Any]:
+    fields = _values(bad.list(log, "fields", "a log of span"))
     name = next((f["value"].get("stringValue") for f in fields if f["key"] == "event"), None)
     ts = log.get("timestamp")
     return {"timeUnixNano": str(ts * 1000) if isinstance(ts, int) else "0", "name": str(name or "log"),
             "attributes": [f for f in fields if f["key"] != "event"]}
 
 
-def _tags(tags: Any) -> dict[str, Any]:
-    return {t["key"]: t.get("value") for t in tags or [] if isinstance(t, dict) and isinstance(t.get("key"), str)}
+def _tags(tags: list[Any]) -> dict[str, Any]:
+    return {t["key"]: t.get("value") for t in tags if isinstance(t, dict) and isinstance(t.get("key"), str)}
 
 
-def _values(tags: Any) -> list[dict[str, Any]]:
+def _values(tags: list[Any]) -> list[dict[str, Any]]:
     """OTLP attributes of Jaeger tags (``{"key", "type", "value"}``)."""
     out = []
-    for t in tags or []:
+    for t in tags:
         if not isinstance(t, dict) or not isinstance(t.get("key"), str):
             continue
         kind = _TYPES.get(str(t.get("type", "string")).lower(), "stringValue")

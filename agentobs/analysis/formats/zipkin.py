@@ -203,7 +203,11 @@ def _span(item: dict[str, Any], source: str, q: DataQuality
         count = _typed("", tags.get(tag), "int")
         if isinstance(count, int) and count > 0:
             out[field] = count
-    events = [_event(a, source, q) for a in item.get("annotations") or [] if isinstance(a, dict)]
+    annotations = item.get("annotations")
+    if annotations is not None and not isinstance(annotations, list):
+        q.add("bad_value", source, example=f"span {item.get('id')}: annotations are not a list (left out)")
+        annotations = None
+    events = [_event(a, source, q) for a in annotations or [] if isinstance(a, dict)]
     if any(e is None for e in events):
         q.add("bad_value", source, count=sum(e is None for e in events),
               example=f"span {item.get('id')}: an annotation without a timestamp in microseconds (left out)")

@@ -216,3 +216,38 @@ def test_a_jaeger_list_field_that_is_not_a_list_is_counted_and_the_span_kept(tmp
     assert ss.quality.count("bad_value") == 1
     r = CliRunner().invoke(cli, ["report", str(p)])
     assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+
+
+def test_other_output_before_the_first_console_span_costs_only_its_lines(tmp_path):
+    """A banner before the first span (the program wrote to stdout before the exporter did) made the file unknown:
+    read as OTLP JSON lines, every line of it was invalid and the report had no run (found by fuzzing)."""
+    otlp, console = _scenarios(tmp_path)
+    console.write_text("Starting agent server on port 8000 {pid: 12}\n" + console.read_text())
+    assert sniff(console) == CONSOLE
+    got = load_sources([str(console)])
+    assert got.quality.count("invalid_json") == 1
+    _same_runs(got, load_file(otlp))
+
+
+def _console_spans(console: Path) -> list[dict]:
+    return [json.loads("{" + part + "}") for part in console.read_text().strip()[1:-1].split("\n}\n{")]
+
+
+@pytest.mark.parametrize("field, value, where", [
+    ("events", 5, "span"), ("links", 5, "span"), ("name", 7, "span"), ("kind", {"a": 1}, "span"),
+    ("parent_id", 5, "span"), ("status_code", ["x"], "status"), ("description", {"a": 1}, "status"),
+    ("start_time", "0001-01-01T00:00:00+05:00", "span"), ("end_time", "9999-12-31T23:59:59-05:00", "span")])
+def test_a_console_span_with_a_value_of_the_wrong_shape_costs_only_that_value_or_span(tmp_path, field, value, where):
+    """A span's events or links that are not a list raised TypeError out of the report, a time moved past the
+    calendar by its zone OverflowError; a kind, status or parent id of the wrong type was read as unspecified
+    without a word (found by fuzzing). Each now costs a counted value (a time: its span)."""
+    otlp, console = _scenarios(tmp_path)
+    spans = _console_spans(console)
+    target = next(s for s in spans if s.get("parent_id") and s.get("events"))
+    (target["status"] if where == "status" else target)[field] = value
+    console.write_text("".join(json.dumps(s, indent=4) + "\n" for s in spans))
+    got, want = load_sources([str(console)]), load_file(otlp)
+    assert got.quality.count("bad_value") == 1, got.quality.to_dict()
+    assert len(got.spans) == len(want.spans) - (1 if field.endswith("_time") else 0)
+    r = CliRunner().invoke(cli, ["report", str(console)])
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output

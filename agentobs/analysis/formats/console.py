@@ -19,12 +19,19 @@ from ._build import KINDS, STATUS_CODES, attributes, hex_id, request
 
 NAME = "OpenTelemetry Python ConsoleSpanExporter"
 
-_HEAD = re.compile(rb'\s*\{\s*"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"context"\s*:\s*\{\s*"trace_id"\s*:')
+# a span's first fields; its name may be any JSON scalar (the SDK writes a string: another value is counted later)
+_HEAD = re.compile(rb'\s*\{\s*"name"\s*:\s*(?:"(?:[^"\\]|\\.)*"|[^",{}\[\]]*)\s*,\s*"context"\s*:\s*\{\s*"trace_id"\s*:')
+_OPENS_OBJECT = re.compile(rb'^[ \t]*\{', re.M)
 _TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:?\d\d)?$")
 
 
 def matches(head: bytes) -> bool:
-    return _HEAD.match(head) is not None
+    """The first bytes are a span; or, after lines of other output of the program (a banner, a log line), the
+    first line that opens an object is one."""
+    if _HEAD.match(head) is not None:
+        return True
+    first = _OPENS_OBJECT.search(head)
+    return first is not None and first.start() > 0 and _HEAD.match(head, first.start()) is not None
 
 
 def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
@@ -44,7 +51,7 @@ def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
             continue
         res: dict[str, Any] = span["resource"] if isinstance(span.get("resource"), dict) else {}
         try:
-            converted = _span(span)
+            converted = _span(span, _Bad(source, q, n))
             key = json.dumps(res.get("attributes"), sort_keys=True, default=str)
             resources.setdefault(key, attributes(res.get("attributes")))
         except RecursionError:                  # a value nested deeper than Python's recursion limit goes
@@ -54,29 +61,69 @@ def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
     return [request(groups, resources)] if groups else []
 
 
-def _span(span: dict[str, Any]) -> dict[str, Any]:
+class _Bad:
+    """Counts what one span holds that cannot be used (``bad_value``): the span is kept without it."""
+
+    def __init__(self, source: str, q: DataQuality, line: int):
+        self.source, self.q, self.line = source, q, line
+
+    def value(self, key: str, v: Any, read_as: str) -> None:
+        self.q.add("bad_value", self.source, example=f"line {self.line}: {key} {json.dumps(v, default=str)[:40]} "
+                                                     f"is not usable (read as {read_as})")
+
+    def list(self, owner: dict[str, Any], key: str) -> list[Any]:
+        v = owner.get(key)
+        if v is None or isinstance(v, list):
+            return v or []
+        self.value(key, v, "empty")
+        return []
+
+    def text(self, owner: dict[str, Any], key: str) -> str:
+        v = owner.get(key)
+        if v is None or isinstance(v, str):
+            return v or ""
+        self.value(key, v, "empty")
+        return ""
+
+    def code(self, owner: dict[str, Any], key: str, codes: dict[str, int], prefix: str = "") -> int:
+        """A span kind or status code by its name (0, unspecified, when absent or unknown)."""
+        v = owner.get(key)
+        if v is None:
+            return 0
+        code = codes.get(v.removeprefix(prefix)) if isinstance(v, str) else None
+        if code is None:
+            self.value(key, v, "unspecified")
+            return 0
+        return code
+
+
+def _span(span: dict[str, Any], bad: _Bad) -> dict[str, Any]:
     ctx = span["context"]
     status: dict[str, Any] = span["status"] if isinstance(span.get("status"), dict) else {}
     out: dict[str, Any] = {
         "traceId": hex_id(ctx.get("trace_id"), 32), "spanId": hex_id(ctx.get("span_id"), 16),
-        "name": str(span.get("name", "")),
-        "kind": KINDS.get(str(span.get("kind", "")).removeprefix("SpanKind."), 0),
+        "name": bad.text(span, "name"),
+        "kind": bad.code(span, "kind", KINDS, "SpanKind."),
         "startTimeUnixNano": _ns(span.get("start_time")), "endTimeUnixNano": _ns(span.get("end_time")),
         "attributes": attributes(span.get("attributes")),
-        "status": {"code": STATUS_CODES.get(str(status.get("status_code", "")), 0)},
+        "status": {"code": bad.code(status, "status_code", STATUS_CODES)},
     }
-    if status.get("description"):
-        out["status"]["message"] = str(status["description"])
-    if span.get("parent_id"):
-        out["parentSpanId"] = hex_id(span["parent_id"], 16)
+    description = bad.text(status, "description")
+    if description:
+        out["status"]["message"] = description
+    parent = span.get("parent_id")
+    if parent is not None and not isinstance(parent, str):
+        bad.value("parent_id", parent, "no parent")
+    elif parent:
+        out["parentSpanId"] = hex_id(parent, 16)
     events = [{"timeUnixNano": _ns(e.get("timestamp")), "name": str(e.get("name", "")),
                "attributes": attributes(e.get("attributes"))}
-              for e in span.get("events") or [] if isinstance(e, dict)]
+              for e in bad.list(span, "events") if isinstance(e, dict)]
     if events:
         out["events"] = events
     links = [{"traceId": hex_id(lk["context"].get("trace_id"), 32), "spanId": hex_id(lk["context"].get("span_id"), 16),
               "attributes": attributes(lk.get("attributes"))}
-             for lk in span.get("links") or [] if isinstance(lk, dict) and isinstance(lk.get("context"), dict)]
+             for lk in bad.list(span, "links") if isinstance(lk, dict) and isinstance(lk.get("context"), dict)]
     if links:
         out["links"] = links
     return out
@@ -91,7 +138,7 @@ def _ns(text: Any) -> str:
     zone = m.group(3) or "Z"
     try:
         whole = datetime.fromisoformat(m.group(1) + ("+00:00" if zone == "Z" else zone))
-    except ValueError:
+        seconds = int(whole.astimezone(timezone.utc).timestamp())
+    except (ValueError, OverflowError):     # (a time near year 1 or 9999 moved past the calendar by its zone)
         return ""
-    seconds = int(whole.astimezone(timezone.utc).timestamp())
     return str(seconds * 1_000_000_000 + int((m.group(2) or "0").ljust(9, "0")))

@@ -9,6 +9,7 @@ import pytest
 
 from agentobs.analysis.otlp import load_file
 from agentobs.analysis.report import analyze
+from agentobs.analysis.sources import load_sources
 
 SPAN = {"traceId": "424e564a3293b4d02f67adf455360bbb", "spanId": "5953a0458922013c", "name": "invoke_agent a",
         "startTimeUnixNano": "1796053745167367420", "endTimeUnixNano": "1796053745196794426"}
@@ -93,3 +94,43 @@ def test_an_event_that_is_not_an_object_is_counted(tmp_path):
                                      "events": ["oops", {"name": "ok", "timeUnixNano": "1796053745167367421"}]}))
     assert ss.events["name"].tolist() == ["ok"]
     assert ss.quality.count("bad_value") == 1 and len(ss.spans) == 1
+
+
+_RUN = '{"id": "%s", "model": "%s", "success": true, "messages": [{"role": "user", "content": "hi"}, ' \
+       '{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": ' \
+       '{"name": "%s", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "c1", "content": "ok"}, ' \
+       '{"role": "assistant", "content": "%s"}]}'
+
+
+@pytest.mark.parametrize("where", ["id", "model", "tool", "content"])
+def test_a_lone_surrogate_in_a_transcript_is_replaced_and_counted(tmp_path, where):
+    """A lone UTF-16 surrogate (half an emoji: "\\ud83d") in a run id, model or tool name made Arrow raise
+    UnicodeEncodeError out of the report (found by fuzzing). Now the text is kept with '?' in its place and
+    counted; a surrogate pair (a whole emoji) is text like any other."""
+    fields = {"id": "run-1", "model": "gpt-4o", "tool": "get_order", "content": "done"}
+    fields[where] += "\\ud83d"
+    p = tmp_path / "t.json"
+    p.write_text("[" + _RUN % tuple(fields.values()) + ", " + _RUN.replace("run-1", "x") % (
+        "run-2", "gpt-4o", "get_order", "fine \\ud83d\\ude00") + "]")
+    ss = load_sources([str(p)])
+    assert ss.quality.count("bad_value") == 1
+    r = analyze([str(p)])
+    assert len(r.runs) == 2
+    if where in ("id", "model"):              # the text kept, the surrogate as '?'
+        assert fields[where].replace("\\ud83d", "?") in set(r.runs.astype(str).stack())
+
+
+def test_a_labels_file_with_a_surrogate_or_nested_too_deeply_is_a_one_line_error(tmp_path):
+    from click.testing import CliRunner
+
+    from agentobs.cli.main import cli
+
+    runs = tmp_path / "t.json"
+    runs.write_text("[" + _RUN % ("run-1", "gpt-4o", "get_order", "done") + "]")
+    for name, text in (("surrogate.json", '[{"run_id": "run-1\\ud800", "success": true}]'),
+                       ("deep.json", "[" * 50_000 + "]" * 50_000)):
+        labels = tmp_path / name
+        labels.write_text(text)
+        res = CliRunner().invoke(cli, ["report", str(runs), "--labels", str(labels)])
+        assert res.exit_code == 2, res.output
+        assert res.output.startswith(f"agentobs: error: labels file {labels}") and res.output.count("\n") == 1

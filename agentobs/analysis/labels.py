@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InputError
+from ._json_text import encodes
 from .quality import DataQuality
 
 _TRUE = {"1", "true", "yes", "y", "success", "pass", "passed", "ok"}
@@ -74,12 +75,15 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str], list[str]
             data = json.loads(text, object_pairs_hook=_object)
         except json.JSONDecodeError as exc:
             raise InputError(f"labels file {p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        except RecursionError:
+            raise InputError(f"labels file {p}: JSON nested too deeply (give a list of run_id/success objects)"
+                             ) from None
         items = data.pairs if isinstance(data, _Object) else (
             ((d.get("run_id", d.get("id")), d.get("success", d.get("label"))) if isinstance(d, dict) else (None, None))
             for d in data)
         for rid, val in items:
             b = _bool(val)
-            if rid is None or not str(rid).strip() or b is None:
+            if rid is None or not str(rid).strip() or b is None or not encodes(str(rid)):
                 problems.append(f"{rid!r}: {val!r}")
                 continue
             seen.setdefault(fold(str(rid)), set()).add(b)

@@ -76,6 +76,7 @@ import pyarrow as pa
 from ..contract import semconv as sc
 from ..contract.digest import digest as args_digest
 from . import remote
+from ._json_text import clean_strings, may_hold_surrogates
 from ._otlp_read import read_document
 from .input_limits import InputLimits
 from .spanset import SpanSet
@@ -146,12 +147,20 @@ def load_transcripts(path: str | os.PathLike[str]) -> SpanSet:
     except (ValueError, RecursionError) as exc:     # UnicodeDecodeError is a ValueError
         q.add("invalid_json", src, example=str(exc)[:120])
         return SpanSet(quality=q, sources=[src])
-    return transcripts_to_spans(obj, src, q)
+    return transcripts_to_spans(obj, src, q, clean_text=may_hold_surrogates(data))
 
 
-def transcripts_to_spans(obj: Any, source: str, quality: DataQuality | None = None) -> SpanSet:
-    """Converts an already-parsed transcript document. Never raises for bad content."""
+def transcripts_to_spans(obj: Any, source: str, quality: DataQuality | None = None, *,
+                         clean_text: bool = True) -> SpanSet:
+    """Converts an already-parsed transcript document. Never raises for bad content. Text that UTF-8 cannot hold (a
+    lone surrogate) is replaced in the document, in place, and counted; ``clean_text=False``: the caller knows
+    there is none."""
     q = quality if quality is not None else DataQuality()
+    if clean_text:
+        changed = clean_strings(obj)
+        if changed:
+            q.add("bad_value", source, count=changed,
+                  example="text with a lone UTF-16 surrogate (an escape such as \\ud800 alone): replaced by '?'")
     fmt = detect_format(obj)
     if fmt is None:
         q.add("unknown_format", source, example=_describe(obj))

@@ -288,3 +288,16 @@ def test_a_bad_value_in_one_element_of_an_indented_array_costs_only_that_element
     assert set(zip(*[load_file(rest).spans[c] for c in ("trace_id", "span_id")])) <= set(
         zip(got.spans.trace_id, got.spans.span_id))                        # the good elements, whole
     assert got.quality.count("careful_path") == 1                           # only the bad element, on its own
+
+
+def test_spans_without_an_agent_run_say_so_not_that_the_input_is_empty(tmp_path):
+    """A file of valid spans none of which is an agent run (a health check's) said "the input holds no spans"
+    (found by fuzzing)."""
+    p = tmp_path / "plain.jsonl"
+    span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "name": "GET /health",
+            "kind": 2, "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001000000000"}
+    p.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n")
+    r = CliRunner().invoke(cli, ["report", str(p)])
+    assert r.exit_code == 2
+    assert r.output == f"agentobs: error: no usable run in {p}: 1 span read, but no agent run among them (an agent " \
+                       "invocation or a model call, in a dialect agentobs reads)\n"

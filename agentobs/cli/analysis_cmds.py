@@ -76,7 +76,12 @@ def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", schedule
                                                               scheduler=scheduler),
                             passes=2 if engine == "dask" else 1)     # dask: the scan, then the partitions
     if report.runs.empty:
-        raise InputError(f"no usable run in {', '.join(shown(s) for s in sources)}: {report.quality.summary()}")
+        spans = int(report.overview.get("spans", 0))
+        why = report.quality.summary() if not spans else (
+            f"{spans:,} span{'s' if spans > 1 else ''} read, but no agent run among them (an agent invocation or a "
+            "model call, in a dialect agentobs reads)" + (f"; {report.quality.summary()}" if report.quality.issues
+                                                          else ""))
+        raise InputError(f"no usable run in {', '.join(shown(s) for s in sources)}: {why}")
     return report
 
 

@@ -251,3 +251,16 @@ def test_a_console_span_with_a_value_of_the_wrong_shape_costs_only_that_value_or
     assert len(got.spans) == len(want.spans) - (1 if field.endswith("_time") else 0)
     r = CliRunner().invoke(cli, ["report", str(console)])
     assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+
+
+def test_console_times_past_nanoseconds_are_cut_and_an_unusable_one_is_named(tmp_path):
+    """A time with more than nine fraction digits dropped its span, and the example said '' instead of the time
+    (found by fuzzing)."""
+    otlp, console = _scenarios(tmp_path)
+    spans = _console_spans(console)
+    spans[0]["start_time"] = spans[0]["start_time"].rstrip("Z") + "123456Z"       # 12 fraction digits
+    spans[1]["end_time"] = "yesterday"
+    console.write_text("".join(json.dumps(s, indent=4) + "\n" for s in spans))
+    got = load_sources([str(console)])
+    assert len(got.spans) == len(load_file(otlp).spans) - 1
+    assert got.quality.count("bad_value") == 1 and "'yesterday'" in str(got.quality.to_dict())

@@ -22,7 +22,7 @@ NAME = "OpenTelemetry Python ConsoleSpanExporter"
 # a span's first fields; its name may be any JSON scalar (the SDK writes a string: another value is counted later)
 _HEAD = re.compile(rb'\s*\{\s*"name"\s*:\s*(?:"(?:[^"\\]|\\.)*"|[^",{}\[\]]*)\s*,\s*"context"\s*:\s*\{\s*"trace_id"\s*:')
 _OPENS_OBJECT = re.compile(rb'^[ \t]*\{', re.M)
-_TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:?\d\d)?$")
+_TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:?\d\d)?$")
 
 
 def matches(head: bytes) -> bool:
@@ -130,15 +130,15 @@ def _span(span: dict[str, Any], bad: _Bad) -> dict[str, Any]:
 
 
 def _ns(text: Any) -> str:
-    """Nanoseconds since the epoch of an ISO 8601 time as the SDK writes it (UTC); "" when it is not one (the
-    loader then counts the span as bad)."""
+    """Nanoseconds since the epoch of an ISO 8601 time as the SDK writes it (UTC; digits past nanoseconds cut off);
+    the value itself, as text, when it is not one (the loader then counts the span as bad, naming it)."""
     m = _TIME.match(text) if isinstance(text, str) else None
     if m is None:
-        return ""
+        return "" if text is None else str(text)[:60]
     zone = m.group(3) or "Z"
     try:
         whole = datetime.fromisoformat(m.group(1) + ("+00:00" if zone == "Z" else zone))
         seconds = int(whole.astimezone(timezone.utc).timestamp())
     except (ValueError, OverflowError):     # (a time near year 1 or 9999 moved past the calendar by its zone)
-        return ""
-    return str(seconds * 1_000_000_000 + int((m.group(2) or "0").ljust(9, "0")))
+        return str(text)[:60]
+    return str(seconds * 1_000_000_000 + int((m.group(2) or "0")[:9].ljust(9, "0")))

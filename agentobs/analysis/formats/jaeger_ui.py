@@ -68,7 +68,7 @@ def _trace(trace: dict[str, Any], source: str, q: DataQuality) -> dict[str, Any]
             if pid not in resources:
                 proc: dict[str, Any] = processes[pid] if isinstance(processes.get(pid), dict) else {}
                 attrs = [{"key": "service.name", "value": {"stringValue": str(proc.get("serviceName", ""))}}]
-                resources[pid] = attrs + [a for a in _values(bad.list(proc, "tags", "process"))
+                resources[pid] = attrs + [a for a in _values(bad.list(proc, "tags", f"process {pid[:40]}"))
                                           if a["key"] != "service.name"]
             converted = _span(span, tag_list, tags, bad)
         except RecursionError:                  # a value nested deeper than Python's recursion limit goes
@@ -87,12 +87,13 @@ class _Bad:
     def __init__(self, source: str, q: DataQuality, span_id: str):
         self.source, self.q, self.span_id = source, q, span_id
 
-    def list(self, owner: dict[str, Any], key: str, what: str = "span") -> list[Any]:
+    def list(self, owner: dict[str, Any], key: str, what: str | None = None) -> list[Any]:
+        """``owner[key]`` as a list; ``what``: the owner as the example names it (default: the span)."""
         v = owner.get(key)
         if v is None or isinstance(v, list):
             return v or []
-        self.q.add("bad_value", self.source,
-                   example=f"{what} {self.span_id}: {key} is not a list but {type(v).__name__} (read as empty)")
+        self.q.add("bad_value", self.source, example=f"{what or 'span ' + self.span_id}: {key} is not a list but "
+                                                     f"{type(v).__name__} (read as empty)")
         return []
 
 
@@ -129,7 +130,7 @@ def _span(span: dict[str, Any], tag_list: list[Any], tags: dict[str, Any], bad: 
 
 
 def _event(log: dict[str, Any], bad: _Bad) -> dict[str, Any]:
-    fields = _values(bad.list(log, "fields", "a log of span"))
+    fields = _values(bad.list(log, "fields", f"a log of span {bad.span_id}"))
     name = next((f["value"].get("stringValue") for f in fields if f["key"] == "event"), None)
     ts = log.get("timestamp")
     return {"timeUnixNano": str(ts * 1000) if isinstance(ts, int) else "0", "name": str(name or "log"),

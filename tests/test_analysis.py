@@ -206,7 +206,19 @@ def test_user_errors_are_one_line(tmp_path):
                  ["report", str(tmp_path), "--success-attr", "novalue"], ["trace", "abc", str(tmp_path)]):
         res = runner.invoke(cli, args)
         assert res.exit_code == 2, (args, res.output)
-        assert "Traceback" not in res.output and res.output.count("\n") <= 2, res.output
+        assert "Traceback" not in res.output and res.output.count("\n") == 1, res.output
+
+
+def test_usage_errors_are_one_line_that_says_where_to_look(tmp_path):
+    """click's usage errors took three lines (Usage, Try, Error); one now, naming the command's --help."""
+    runner = CliRunner()
+    for args, says in ((["report", str(tmp_path), "--out", str(tmp_path)], "Invalid value for '--out'"),
+                       (["trace"], "Missing argument 'TRACE_ID'"), (["nope"], "No such command 'nope'"),
+                       (["report", "--bogus"], "No such option '--bogus'")):
+        res = runner.invoke(cli, args)
+        assert res.exit_code == 2, (args, res.output)
+        assert res.output.count("\n") == 1 and res.output.startswith(f"agentobs: error: {says}"), res.output
+        assert res.output.rstrip().endswith("--help)"), res.output
 
 
 def test_a_bug_is_one_line_too_and_its_traceback_is_there_on_request(tmp_path, monkeypatch):

@@ -68,8 +68,11 @@ class _Group(click.Group):
             _fail(f"agentobs: error: {exc}")
         except OSError as exc:
             _fail(f"agentobs: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+        except click.UsageError as exc:     # a bad option or argument of a command: one line, and where to look
+            where = exc.ctx.command_path if exc.ctx is not None else "agentobs"
+            _fail(f"agentobs: error: {exc.format_message()} (see: {where} --help)")
         except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise                       # usage errors, --help, Ctrl-C: click says them
+            raise                       # --help, --version, Ctrl-C: click's own
         except Exception as exc:        # a bug: one line still, the traceback on request
             if os.environ.get(DEBUG_ENV):
                 raise

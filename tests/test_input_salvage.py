@@ -131,6 +131,8 @@ def _parquet(data: bytes) -> bytes:
     ("zip", _zip, "a zip archive: unzip it"),
     ("parquet", _parquet, "a Parquet file"),
     ("UTF-16", lambda d: d.decode().encode("utf-16"), "UTF-16 text: save it as UTF-8"),
+    ("gzip twice", lambda d: gzip.compress(gzip.compress(d)), "gzip inside gzip (compressed twice): decompress it"),
+    ("random bytes", lambda d: bytes(range(256)) * 4, "binary data, not text"),
     ("protobuf metrics", None, "binary protobuf that is not OTLP traces"),
     ("protobuf metrics, length-prefixed as the collector writes them", None, "binary protobuf that is not OTLP traces"),
 ])

@@ -9,6 +9,7 @@ _KNOWN: tuple[tuple[bytes, str], ...] = (
     (b"\xfd7zXZ\x00", "xz-compressed: only gzip and zstd are read; decompress it (unxz) or gzip it"),
     (b"PK\x03\x04", "a zip archive: unzip it and name the files inside"),
     (b"PAR1", "a Parquet file (a DataFrame saved with to_parquet?): export the traces as OTLP JSON"),
+    (b"\x1f\x8b", "gzip inside gzip (compressed twice): decompress it once (gunzip) and read the .gz left"),
     (b"\xff\xfe", "UTF-16 text: save it as UTF-8 (iconv -f UTF-16 -t UTF-8)"),
     (b"\xfe\xff", "UTF-16 text: save it as UTF-8 (iconv -f UTF-16 -t UTF-8)"),
 )
@@ -23,6 +24,17 @@ def describe(head: bytes) -> str | None:
         return ("binary protobuf that is not OTLP traces (metrics or logs? a file exporter of another pipeline?): "
                 "only traces are read, as OTLP JSON or protobuf")
     return None
+
+
+def example(head: bytes) -> str:
+    """The ``unknown_format`` example of a file that is no format read: what ``describe`` says, else its first
+    characters when it is text (what it starts with), else that it is binary (its bytes would say nothing)."""
+    what = describe(head)
+    if what is not None:
+        return what
+    if _binary(head[:64]):
+        return "binary data, not text: not a trace file agentobs reads (OTLP JSON or protobuf, gzip or zstd)"
+    return head.lstrip()[:40].decode("utf-8", "replace")
 
 
 def _binary(head: bytes) -> bool:

@@ -197,7 +197,7 @@ def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:
     what = _magic.describe(head)
     if what is None and _LATER_OBJECT.search(head):     # JSON lines whose first line is damaged (tail -c, a
         return True                                     # comment, a stray value): that line costs only itself
-    q.add("unknown_format", source, example=what or stripped[:40].decode("utf-8", "replace"))
+    q.add("unknown_format", source, example=_magic.example(head))
     return False
 
 

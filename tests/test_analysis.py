@@ -260,3 +260,13 @@ def test_an_aborted_segment_is_unlabelled_when_recovered_and_failed_when_not(tmp
     assert crashed["signature"] == "run_aborted" and pd.isna(crashed["stop_reason"])
     assert recovered["success"] == True and recovered["stop_reason"] == "done"  # noqa: E712
     assert lost["success"] == False and lost["signature"] == "run_aborted"  # noqa: E712
+
+
+def test_a_cap_near_the_largest_double_is_that_value_not_an_overflow():
+    """A run whose cost is close to the largest double (1.7e308 dollars, found by fuzzing) made the margin overflow
+    to infinity and the report raise OverflowError; the cap is now the value itself, with a warning."""
+    dim = BY_COLUMN["cost_usd"]
+    runs = pd.DataFrame({"success": [True, True], "cost_usd": [1.7e308, 1.7e308]})
+    rec = recommend(runs, dim, target=0.5)
+    assert rec.recommended == 1.7e308
+    assert any("too large to add the margin" in w for w in rec.warnings)

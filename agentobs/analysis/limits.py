@@ -146,7 +146,11 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
     within = np.nonzero(shares <= target + 1e-12)[0]
     base = float(cands[within[0]]) if len(within) else float(x.max())
     rec.base = base
-    rec.recommended = float(math.ceil(base * (1 + margin))) if dim.integer else _round_up(base * (1 + margin))
+    with_margin = base * (1 + margin)
+    if not math.isfinite(with_margin):          # (a value near the largest double: a cost of 1e308 dollars)
+        with_margin = base
+        rec.warnings.append(f"{dim.column} {base:.6g} is too large to add the margin to: the cap is that value")
+    rec.recommended = float(math.ceil(with_margin)) if dim.integer else _round_up(with_margin)
     if len(x) < math.ceil(1 / target):
         rec.warnings.append(f"only {len(x)} successful runs: a cut-off share of {target:.1%} cannot be resolved "
                             f"(one run is {1 / len(x):.1%}); collect at least {math.ceil(1 / target)}")
@@ -230,10 +234,12 @@ def _fmt(c: float, integer: bool) -> str:
 
 
 def _round_up(x: float) -> float:
+    """Up to two significant digits; a value that would round past the largest double stays as it is."""
     if x <= 0:
         return 0.0
     mag = 10 ** math.floor(math.log10(x) - 1)
-    return round(math.ceil(x / mag) * mag, 12)
+    up = round(math.ceil(x / mag) * mag, 12)
+    return up if math.isfinite(up) else x
 
 
 def _mul(a: float | None, b: float | None) -> float | None:

@@ -9,6 +9,7 @@ the target, plus a stated margin.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -238,8 +239,8 @@ def _round_up(x: float) -> float:
     if x <= 0:
         return 0.0
     mag = 10 ** math.floor(math.log10(x) - 1)
-    up = round(math.ceil(x / mag) * mag, 12)
-    return up if math.isfinite(up) else x
+    up = round(math.ceil(x / mag) * mag, 12)            # (an int from 10 up: mag is then an int)
+    return up if up <= sys.float_info.max else x
 
 
 def _mul(a: float | None, b: float | None) -> float | None:

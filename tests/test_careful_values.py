@@ -4,6 +4,7 @@ thousands of digits (past Python's limit on int()), an event without a name (fou
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -134,3 +135,39 @@ def test_a_labels_file_with_a_surrogate_or_nested_too_deeply_is_a_one_line_error
         res = CliRunner().invoke(cli, ["report", str(runs), "--labels", str(labels)])
         assert res.exit_code == 2, res.output
         assert res.output.startswith(f"agentobs: error: labels file {labels}") and res.output.count("\n") == 1
+
+
+FUZZ = Path(__file__).parent / "data" / "fuzz"
+
+
+@pytest.mark.parametrize("name", ["openinference_metadata_array.jsonl", "cost_sum_overflow.jsonl"])
+def test_inputs_that_raised_out_of_the_analysis_give_a_report(name):
+    """Found by fuzzing: an OpenInference ``metadata`` attribute that is an array (ArrowNotImplementedError), two
+    model calls of 1e308 dollars each, whose run cost is infinite (OverflowError in the caps). Both made every
+    analysis command end in an internal error."""
+    from click.testing import CliRunner
+
+    from agentobs.cli.main import cli
+
+    for args in (["report", str(FUZZ / name)], ["caps", str(FUZZ / name)]):
+        res = CliRunner().invoke(cli, args)
+        assert res.exit_code == 0, res.output
+    r = analyze([str(FUZZ / name)])
+    assert len(r.runs) == 1
+    if name.startswith("cost"):
+        cap = next(c for c in r.caps if c.dimension == "cost_usd")
+        assert cap.recommended is None and any("infinite cost_usd" in w for w in cap.warnings)
+
+
+def test_out_to_an_html_file_writes_the_html_report_escaped(tmp_path):
+    """``report F --out x.html`` wrote the JSON report into x.html: opened in a browser, an agent named
+    <script>...</script> ran (found by fuzzing). Now a .html file gets the HTML report, escaped."""
+    from click.testing import CliRunner
+
+    from agentobs.cli.main import cli
+
+    out = tmp_path / "x.html"
+    res = CliRunner().invoke(cli, ["report", str(FUZZ / "script_agent_name.jsonl"), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    page = out.read_text()
+    assert page.startswith("<!doctype html>") and "<script>alert(1)</script>" not in page

@@ -133,9 +133,17 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
     ok = runs[runs["success"] == True]  # noqa: E712
     bad = runs[runs["success"] == False]  # noqa: E712
     x = ok[dim.column].dropna().to_numpy(dtype=float) if dim.column in ok else np.array([])
+    if not np.isfinite(x).all():           # a sum past the largest double (costs of 1e308): no cap rests on it
+        rec_warning = f"{int((~np.isfinite(x)).sum())} successful runs have an infinite {dim.column}: left out"
+        x = x[np.isfinite(x)]
+    else:
+        rec_warning = None
     p = percentiles(x, seed=seed)
-    pf = percentiles(bad[dim.column].dropna().to_numpy(dtype=float) if dim.column in bad else [], seed=seed)
+    xf = bad[dim.column].dropna().to_numpy(dtype=float) if dim.column in bad else np.array([])
+    pf = percentiles(xf[np.isfinite(xf)], seed=seed)
     rec = CapRecommendation(dim.column, dim.limit, dim.unit, dim.what, len(x), p, pf, {}, None, None, target, margin)
+    if rec_warning:
+        rec.warnings.append(rec_warning)
     if len(x) == 0:
         rec.warnings.append(f"no successful run has {dim.column}: no cap can be recommended")
         return rec

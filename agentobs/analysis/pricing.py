@@ -271,7 +271,8 @@ class _Terms:
             leaves.append(leaf)
             rate = unit.rates[0] if not len(unit.starts) else \
                 unit.rates[np.searchsorted(unit.starts, usage[_IN], side="left")]
-            total += rate * leaf / unit.per
+            with np.errstate(over="ignore"):        # token counts near the largest double: an infinite cost
+                total += rate * leaf / unit.per     # (left out of the caps), not a warning on stderr
         total[refused] = np.nan
         return total
 

@@ -121,13 +121,17 @@ def print_caps(r: Report) -> None:
 
 @click.command("report")
 @common
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "html"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "html"]), default=None,
+              help="table (default), json or html; with --out and no --format: html for a .html/.htm file, else "
+                   "the table on the terminal and JSON in the file.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the report here (html defaults to agentobs-out/report.html).")
 def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float,
                margin: float, segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None,
-               fmt: str, out: Path | None) -> None:
+               fmt: str | None, out: Path | None) -> None:
     """Failure taxonomy, percentiles and recommended caps of the runs in SOURCES."""
+    if fmt is None:         # a .html file gets the HTML report (JSON in it would be shown as a page, unescaped)
+        fmt = "html" if out is not None and out.suffix.lower() in (".html", ".htm") else "table"
     r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler)
     if fmt == "json":
         text = json_text(r.to_dict(), indent=1)

@@ -19,7 +19,8 @@ from ._fields import column, text
 def _refine(spans: pd.DataFrame, kinds: np.ndarray) -> np.ndarray:
     out = kinds.copy()
     meta = column(spans, "metadata")
-    if meta is not None:
+    if meta is not None and (pa.types.is_string(meta.type) or pa.types.is_large_string(meta.type)):
+        # (metadata is a JSON object written as text; of another type it names no LangGraph node)
         node = pc.fill_null(pc.match_substring(pc.cast(meta, pa.string()), '"langgraph_node"'), False)
         out[node.to_numpy(zero_copy_only=False) & (out == AGENT)] = CHAIN
     names = text(spans, ("name",))

@@ -1,13 +1,52 @@
 """OTLP JSON (canonical spelling) built from plain values: what the converters emit."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ...contract.otlp_values import attributes as contract_attributes
+from ..quality import DataQuality
 
 # OTLP span kinds by name
 KINDS = {"UNSPECIFIED": 0, "INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4, "CONSUMER": 5}
 STATUS_CODES = {"UNSET": 0, "OK": 1, "ERROR": 2}
+
+
+class Fields:
+    """Reads the fields of one span of a converted format: a value of the wrong shape is counted (``bad_value``,
+    the example naming ``where`` it is, a span or a line) and read as empty or unspecified; the span is kept."""
+
+    def __init__(self, source: str, q: DataQuality, where: str):
+        self.source, self.q, self.where = source, q, where
+
+    def value(self, key: str, v: Any, read_as: str, where: str | None = None) -> None:
+        self.q.add("bad_value", self.source, example=f"{where or self.where}: {key} {json.dumps(v, default=str)[:40]} "
+                                                     f"is not usable (read as {read_as})")
+
+    def list(self, owner: dict[str, Any], key: str, where: str | None = None) -> list[Any]:
+        v = owner.get(key)
+        if v is None or isinstance(v, list):
+            return v or []
+        self.value(key, v, "empty", where)
+        return []
+
+    def text(self, owner: dict[str, Any], key: str) -> str:
+        v = owner.get(key)
+        if v is None or isinstance(v, str):
+            return v or ""
+        self.value(key, v, "empty")
+        return ""
+
+    def code(self, owner: dict[str, Any], key: str, codes: dict[str, int], prefix: str = "") -> int:
+        """A span kind or status code by its name (0, unspecified, when absent or unknown)."""
+        v = owner.get(key)
+        if v is None:
+            return 0
+        code = codes.get(v.removeprefix(prefix)) if isinstance(v, str) else None
+        if code is None:
+            self.value(key, v, "unspecified")
+            return 0
+        return code
 
 
 def attributes(pairs: Any) -> list[dict[str, Any]]:

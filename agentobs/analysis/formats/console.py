@@ -15,7 +15,7 @@ from typing import Any
 
 from .._otlp_parse import values_as_lines
 from ..quality import DataQuality
-from ._build import KINDS, STATUS_CODES, attributes, hex_id, request
+from ._build import KINDS, STATUS_CODES, Fields, attributes, hex_id, request
 
 NAME = "OpenTelemetry Python ConsoleSpanExporter"
 
@@ -51,7 +51,7 @@ def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
             continue
         res: dict[str, Any] = span["resource"] if isinstance(span.get("resource"), dict) else {}
         try:
-            converted = _span(span, _Bad(source, q, n))
+            converted = _span(span, Fields(source, q, f"line {n}"))
             key = json.dumps(res.get("attributes"), sort_keys=True, default=str)
             resources.setdefault(key, attributes(res.get("attributes")))
         except RecursionError:                  # a value nested deeper than Python's recursion limit goes
@@ -61,43 +61,7 @@ def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
     return [request(groups, resources)] if groups else []
 
 
-class _Bad:
-    """Counts what one span holds that cannot be used (``bad_value``): the span is kept without it."""
-
-    def __init__(self, source: str, q: DataQuality, line: int):
-        self.source, self.q, self.line = source, q, line
-
-    def value(self, key: str, v: Any, read_as: str) -> None:
-        self.q.add("bad_value", self.source, example=f"line {self.line}: {key} {json.dumps(v, default=str)[:40]} "
-                                                     f"is not usable (read as {read_as})")
-
-    def list(self, owner: dict[str, Any], key: str) -> list[Any]:
-        v = owner.get(key)
-        if v is None or isinstance(v, list):
-            return v or []
-        self.value(key, v, "empty")
-        return []
-
-    def text(self, owner: dict[str, Any], key: str) -> str:
-        v = owner.get(key)
-        if v is None or isinstance(v, str):
-            return v or ""
-        self.value(key, v, "empty")
-        return ""
-
-    def code(self, owner: dict[str, Any], key: str, codes: dict[str, int], prefix: str = "") -> int:
-        """A span kind or status code by its name (0, unspecified, when absent or unknown)."""
-        v = owner.get(key)
-        if v is None:
-            return 0
-        code = codes.get(v.removeprefix(prefix)) if isinstance(v, str) else None
-        if code is None:
-            self.value(key, v, "unspecified")
-            return 0
-        return code
-
-
-def _span(span: dict[str, Any], bad: _Bad) -> dict[str, Any]:
+def _span(span: dict[str, Any], bad: Fields) -> dict[str, Any]:
     ctx = span["context"]
     status: dict[str, Any] = span["status"] if isinstance(span.get("status"), dict) else {}
     out: dict[str, Any] = {

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..quality import DataQuality
-from ._build import KINDS, STATUS_CODES, hex_id, request
+from ._build import KINDS, STATUS_CODES, Fields, hex_id, request
 
 NAME = "Jaeger JSON (UI download, API before v3)"
 
@@ -60,7 +60,7 @@ def _trace(trace: dict[str, Any], source: str, q: DataQuality) -> dict[str, Any]
         if not isinstance(span, dict):
             q.add("bad_span", source, example=f"not a Jaeger span ({type(span).__name__})")
             continue
-        bad = _Bad(source, q, str(span.get("spanID"))[:40])
+        bad = Fields(source, q, f"span {str(span.get('spanID'))[:40]}")
         try:
             tag_list = bad.list(span, "tags")
             tags = _tags(tag_list)
@@ -80,24 +80,7 @@ def _trace(trace: dict[str, Any], source: str, q: DataQuality) -> dict[str, Any]
     return request(groups, resources)
 
 
-class _Bad:
-    """Reads the lists of one span: a field that should be a list and is not is counted (``bad_value``) and read as
-    empty, the span kept."""
-
-    def __init__(self, source: str, q: DataQuality, span_id: str):
-        self.source, self.q, self.span_id = source, q, span_id
-
-    def list(self, owner: dict[str, Any], key: str, what: str | None = None) -> list[Any]:
-        """``owner[key]`` as a list; ``what``: the owner as the example names it (default: the span)."""
-        v = owner.get(key)
-        if v is None or isinstance(v, list):
-            return v or []
-        self.q.add("bad_value", self.source, example=f"{what or 'span ' + self.span_id}: {key} is not a list but "
-                                                     f"{type(v).__name__} (read as empty)")
-        return []
-
-
-def _span(span: dict[str, Any], tag_list: list[Any], tags: dict[str, Any], bad: _Bad) -> dict[str, Any]:
+def _span(span: dict[str, Any], tag_list: list[Any], tags: dict[str, Any], bad: Fields) -> dict[str, Any]:
     trace_id = hex_id(span.get("traceID"), 32)
     refs = [r for r in bad.list(span, "references") if isinstance(r, dict)]
     parent = next((r for r in refs if r.get("refType") == "CHILD_OF" and hex_id(r.get("traceID"), 32) == trace_id),
@@ -129,8 +112,8 @@ def _span(span: dict[str, Any], tag_list: list[Any], tags: dict[str, Any], bad: 
     return out
 
 
-def _event(log: dict[str, Any], bad: _Bad) -> dict[str, Any]:
-    fields = _values(bad.list(log, "fields", f"a log of span {bad.span_id}"))
+def _event(log: dict[str, Any], bad: Fields) -> dict[str, Any]:
+    fields = _values(bad.list(log, "fields", f"a log of {bad.where}"))
     name = next((f["value"].get("stringValue") for f in fields if f["key"] == "event"), None)
     ts = log.get("timestamp")
     return {"timeUnixNano": str(ts * 1000) if isinstance(ts, int) else "0", "name": str(name or "log"),

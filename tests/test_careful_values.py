@@ -171,3 +171,10 @@ def test_out_to_an_html_file_writes_the_html_report_escaped(tmp_path):
     assert res.exit_code == 0, res.output
     page = out.read_text()
     assert page.startswith("<!doctype html>") and "<script>alert(1)</script>" not in page
+
+
+def test_a_dialect_token_count_written_as_text_is_read():
+    """An OpenInference ``llm.token_count.prompt`` of "120" (text) was dropped without a word: the dialect readers
+    took only Arrow's ``string`` type, and the loader gives ``large_string`` (found by fuzzing)."""
+    r = analyze([str(FUZZ / "openinference_token_count_string.jsonl")])
+    assert r.runs["input_tokens"].tolist() == [120]

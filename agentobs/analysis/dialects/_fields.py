@@ -53,7 +53,7 @@ def num(df: pd.DataFrame, names: Iterable[str]) -> np.ndarray:
         arr = column(df, name)
         if arr is None:
             continue
-        if pa.types.is_string(arr.type):
+        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):     # (as the loader may give it)
             v = pd.to_numeric(pd.Series(arr.to_pandas()), errors="coerce").to_numpy(dtype=float)
         elif pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type) or pa.types.is_boolean(arr.type):
             v = pc.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)  # (> 2^53: the nearest)

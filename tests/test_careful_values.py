@@ -178,3 +178,16 @@ def test_a_dialect_token_count_written_as_text_is_read():
     took only Arrow's ``string`` type, and the loader gives ``large_string`` (found by fuzzing)."""
     r = analyze([str(FUZZ / "openinference_token_count_string.jsonl")])
     assert r.runs["input_tokens"].tolist() == [120]
+
+
+@pytest.mark.parametrize("name", ["langfuse_usage_negative.jsonl", "mlflow_token_usage_negative.jsonl"])
+def test_negative_counts_in_json_usage_are_unknown_and_counted(name):
+    """Negative tokens and cost in Langfuse usage_details/cost_details or MLflow chat.tokenUsage (JSON inside an
+    attribute, which nothing typed) went into the runs: negative caps, 'caps --emit' printing max_tokens=1, and
+    'No problems found' (found by fuzzing). Now each is unknown and counted."""
+    r = analyze([str(FUZZ / name)])
+    assert r.quality.count("bad_value") >= 2
+    for col in ("input_tokens", "output_tokens", "tokens", "cost_usd"):
+        values = r.runs[col].dropna()
+        assert (values >= 0).all(), (col, values.tolist())
+    assert all(c.recommended is None or c.recommended >= 0 for c in r.caps)

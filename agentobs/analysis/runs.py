@@ -495,6 +495,7 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     keys = ss.keys()                      # computed by the checks, for the same rows in the same order
     spans = spans.reset_index(drop=True)
     norm = normalize(spans)
+    _count_negative(ss, spans, norm.negative)
     ident = identify(spans, keys, norm.kind, norm.fields["agent"], ss.links)
     der.dialects, der.unplaced = norm.counts, ident.unplaced
     spans["run_id"] = pd.Categorical.from_codes(ident.run, categories=pd.Index(ident.run_ids, dtype="string"))
@@ -534,6 +535,17 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
         if miss:
             der.missing[col] = miss
     return _typed(out), spans, der
+
+
+def _count_negative(ss: SpanSet, spans: pd.DataFrame, negative: dict[str, np.ndarray]) -> None:
+    """A negative token count or cost the dialects read (from JSON usage, which no type checks) is unknown: counted
+    as ``bad_value`` per source, the first span named."""
+    for f, rows in negative.items():
+        sources = spans["source"].to_numpy()[rows].astype(str)
+        for src in dict.fromkeys(sources):
+            mine = rows[sources == src]
+            ss.quality.add("bad_value", src, count=len(mine),
+                           example=f"span {spans['span_id'].iloc[int(mine[0])]}: a negative {f} (left unknown)")
 
 
 _INT64_END = 2.0 ** 63

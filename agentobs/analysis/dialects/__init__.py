@@ -53,6 +53,8 @@ class Normalized:
     dialect: np.ndarray              # int8 index into DIALECT_NAMES (-1: none classified the span)
     fields: Fields                   # TEXT_FIELDS (object arrays), NUMBER_FIELDS (float64), "error" (bool)
     counts: dict[str, int] = field(default_factory=dict)   # spans classified by each dialect
+    # per number field, the rows whose value was negative (a count or a cost cannot be): left unknown
+    negative: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def kind_names(self) -> np.ndarray:
@@ -78,7 +80,13 @@ def normalize(spans: pd.DataFrame) -> Normalized:
     status_error = spans["status_code"].to_numpy() == 2 if "status_code" in spans.columns else np.zeros(n, bool)
     fields["error"] = status_error | fields.pop("error_flag")
     counts = {str(DIALECT_NAMES[i]): int(c) for i, c in zip(*np.unique(dialect[dialect >= 0], return_counts=True))}
-    return Normalized(kind, dialect, fields, counts)
+    negative = {}
+    for f in NUMBER_FIELDS:          # tokens and dollars: a negative value (JSON usage is not typed) is no value
+        below = np.flatnonzero(fields[f] < 0)
+        if len(below):
+            negative[f] = below
+            fields[f][below] = np.nan
+    return Normalized(kind, dialect, fields, counts, negative)
 
 
 def _fields(spans: pd.DataFrame, rows: np.ndarray, deciding: np.ndarray, present: list[int], n: int) -> Fields:

@@ -28,6 +28,11 @@ def _replaced(s: str) -> str:
     return s.encode("utf-8", "replace").decode("utf-8")        # each lone surrogate becomes "?"
 
 
+def encodable(s: str) -> str:
+    """``s``, or ``s`` with each lone surrogate replaced by '?' when UTF-8 cannot hold it."""
+    return s if encodes(s) else _replaced(s)
+
+
 def clean_strings(doc: Any) -> int:
     """Replaces, in place, every lone surrogate in the strings (values and keys) of a parsed JSON document;
     returns how many strings it changed. Iterative: a document nested as deep as ``json`` reads is walked."""

@@ -15,6 +15,7 @@ import math
 import re
 from typing import Any
 
+from ._json_text import encodable
 from ._otlp_spelling import SPAN_KINDS, STATUS_CODES
 from .quality import DataQuality
 
@@ -57,12 +58,7 @@ def _short(v: Any) -> str:
 
 def _text(v: Any) -> str:
     """A string that encodes as UTF-8 (lone surrogates from \\ud800-style escapes replaced)."""
-    s = v if isinstance(v, str) else str(v)
-    try:
-        s.encode("utf-8")
-        return s
-    except UnicodeEncodeError:
-        return s.encode("utf-8", "replace").decode("utf-8")
+    return encodable(v if isinstance(v, str) else str(v))
 
 
 def hex_id(v: Any, nbytes: int) -> str | None:

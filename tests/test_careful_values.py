@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from agentobs.analysis.otlp import load_file
@@ -191,3 +192,38 @@ def test_negative_counts_in_json_usage_are_unknown_and_counted(name):
         values = r.runs[col].dropna()
         assert (values >= 0).all(), (col, values.tolist())
     assert all(c.recommended is None or c.recommended >= 0 for c in r.caps)
+
+
+def test_token_counts_and_costs_that_are_no_number_are_unknown_and_counted():
+    """A boolean ``true`` in ``llm.token_count.completion`` read as 1 token, and text that is no number ("many")
+    or JSON usage values of the wrong type (``{"input": true}``, ``{"total": [1.5]}``) were dropped without a word
+    (found by fuzzing). Each is now unknown and counted as bad_value, with the span and the field named."""
+    r = analyze([str(FUZZ / "openinference_token_counts_not_numbers.jsonl")])
+    runs = r.runs.set_index("run_id")
+    assert runs.loc["424e564a3293b4d02f67adf455360bbb", "input_tokens"] == 120
+    assert pd.isna(runs.loc["424e564a3293b4d02f67adf455360bbb", "output_tokens"])
+    assert pd.isna(runs.loc["5" * 32, "input_tokens"])
+    (issue,) = r.quality.issues
+    assert issue.kind == "bad_value" and issue.count == 2
+    assert issue.examples == ["span 595c88b6df937e09: input_tokens that is not a number (left unknown)",
+                              "span 595c88b6df937e0f: output_tokens that is not a number (left unknown)"]
+
+    r = analyze([str(FUZZ / "langfuse_usage_not_numbers.jsonl")])
+    (issue,) = r.quality.issues
+    assert issue.count == 3 and [e.split(": ")[1] for e in issue.examples] == [
+        "input_tokens that is not a number (left unknown)", "output_tokens that is not a number (left unknown)",
+        "cost that is not a number (left unknown)"]
+    run = r.runs.iloc[0]
+    assert pd.isna(run["input_tokens"]) and pd.isna(run["output_tokens"]) and pd.isna(run["cost_usd"])
+
+
+def test_a_runs_agent_does_not_depend_on_the_other_runs_read_with_it():
+    """A run whose agent span carries no agent name took its name from the span, unless another run in the same
+    input had a named agent: then it had no main agent at all (agent unknown, its segment '(none)'), and the Dask
+    engine, whose partitions hold fewer runs, disagreed with the local one (found by fuzzing)."""
+    alone = analyze([str(FUZZ / "openinference_token_counts_not_numbers.jsonl")]).runs.set_index("run_id")
+    mixed = analyze([str(FUZZ / "mlflow_token_usage_negative.jsonl"),
+                     str(FUZZ / "openinference_token_counts_not_numbers.jsonl")]).runs.set_index("run_id")
+    for col in ("agent", "sub_agents"):
+        assert mixed.loc["5" * 32, col] == alone.loc["5" * 32, col], col
+    assert alone.loc["5" * 32, "agent"] == "agent"

@@ -261,6 +261,23 @@ def test_self_parents_parent_cycles_unset_times_and_sums_beyond_64_bits_give_the
     assert dask.runs.set_index("run_id").loc["9" * 32, "tokens"] == 202
 
 
+def test_token_counts_that_are_negative_or_no_number_give_the_local_notes(cluster, tmp_path):
+    """derive_runs counts a dialect's negative or non-numeric token count or cost as bad_value; the partitions
+    lost those notes (the report said 'No problems found' on the cluster), now they are merged in the local order.
+    The files share span ids: small files read as one batch ranked their tied duplicate_span counts by file name,
+    not in input order as the local engine does."""
+    fuzz = ROOT / "tests" / "data" / "fuzz"
+    files = [fuzz / n for n in ("langfuse_usage_negative.jsonl", "openinference_token_counts_not_numbers.jsonl",
+                                "mlflow_token_usage_negative.jsonl", "langfuse_usage_not_numbers.jsonl")]
+    for parts in (1, 2, 4):
+        local, dask = both(files, cluster, partitions=parts)
+        assert_same(local, dask)
+    # the later files' copies of the first file's spans are dropped: the notes left are on the spans kept
+    assert [(i.kind, Path(i.source).name, i.count) for i in dask.quality.issues] == [
+        ("duplicate_span", files[1].name, 2), ("duplicate_span", files[2].name, 2),
+        ("duplicate_span", files[3].name, 2), ("bad_value", files[1].name, 1), ("bad_value", files[0].name, 3)]
+
+
 TAU2 = ROOT.parent / "shared" / "data" / "tau2"
 
 

@@ -139,7 +139,8 @@ def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, links: pd.
 
 def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: np.ndarray, run: np.ndarray,
             n_runs: int) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
-    """Per run: the main agent (the highest named agent invocation, the earliest of equals), and the others."""
+    """Per run: the main agent (the highest named agent invocation, the earliest of equals; in a run with no named
+    agent, the highest agent invocation), and the others. Each run is decided on its own spans alone."""
     main = np.full(n_runs, -1, dtype=np.int64)
     subs = np.zeros(n_runs, dtype=np.int64)
     names: list[list[str]] = [[] for _ in range(n_runs)]
@@ -149,12 +150,13 @@ def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: n
     parent = keys.parent
     named = is_agent & pd.notna(agent_name)
     start = spans["start_ns"].astype("float64").to_numpy()
-    if named.any():
-        top_named = highest_marked(parent, named)
-        cand = np.nonzero(named & (top_named == np.arange(len(kind))))[0]
-    else:
-        cand = np.nonzero(is_agent)[0]
-        cand = cand[highest_marked(parent, is_agent)[cand] == cand]
+    own = np.arange(len(kind))
+    has_named = np.zeros(n_runs, dtype=bool)
+    has_named[run[named]] = True
+    cand = np.nonzero(named & (highest_marked(parent, named) == own))[0] if named.any() else own[:0]
+    plain = is_agent & ~has_named[np.maximum(run, 0)]
+    if plain.any():
+        cand = np.concatenate([cand, np.nonzero(plain & (highest_marked(parent, is_agent) == own))[0]])
     order = pd.DataFrame({"run": run[cand], "start": start[cand], "row": cand}).sort_values(
         ["run", "start"], kind="stable").drop_duplicates("run")
     main[order["run"].to_numpy()] = order["row"].to_numpy()

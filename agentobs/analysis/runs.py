@@ -45,6 +45,10 @@ class Derivation:
     # integer values beyond the 64-bit range (a sum of huge token counts), left null: (run id, column, source,
     # what to say), in run id and column order; ``derive_runs`` counts each as ``bad_value``
     overflow: list[tuple[str, str, str, str]] = field(default_factory=list)
+    # token counts and costs the dialects read that are negative or no number, left unknown: (field, what was
+    # wrong, source, count, the first such span's row in the spans, what to say), in field, then first-span order;
+    # ``derive_runs`` counts each as ``bad_value``
+    unusable: list[tuple[str, str, str, int, int, str]] = field(default_factory=list)
 
 
 # -- reading the span frame -----------------------------------------------------------------------------
@@ -495,7 +499,9 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     keys = ss.keys()                      # computed by the checks, for the same rows in the same order
     spans = spans.reset_index(drop=True)
     norm = normalize(spans)
-    _count_negative(ss, spans, norm.negative)
+    der.unusable = _unusable(spans, norm.unusable)
+    for _f, _what, src, count, _row, example in der.unusable:
+        ss.quality.add("bad_value", src, count=count, example=example)
     ident = identify(spans, keys, norm.kind, norm.fields["agent"], ss.links)
     der.dialects, der.unplaced = norm.counts, ident.unplaced
     spans["run_id"] = pd.Categorical.from_codes(ident.run, categories=pd.Index(ident.run_ids, dtype="string"))
@@ -537,15 +543,18 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     return _typed(out), spans, der
 
 
-def _count_negative(ss: SpanSet, spans: pd.DataFrame, negative: dict[str, np.ndarray]) -> None:
-    """A negative token count or cost the dialects read (from JSON usage, which no type checks) is unknown: counted
-    as ``bad_value`` per source, the first span named."""
-    for f, rows in negative.items():
+def _unusable(spans: pd.DataFrame, unusable: dict[tuple[str, str], np.ndarray]
+              ) -> list[tuple[str, str, str, int, int, str]]:
+    """``Derivation.unusable`` of the rows ``normalize`` found, per field and source, the first span named."""
+    out = []
+    for (f, what), rows in unusable.items():
         sources = spans["source"].to_numpy()[rows].astype(str)
+        said = f"a negative {f}" if what == "negative" else f"{f} that is {what}"
         for src in dict.fromkeys(sources):
             mine = rows[sources == src]
-            ss.quality.add("bad_value", src, count=len(mine),
-                           example=f"span {spans['span_id'].iloc[int(mine[0])]}: a negative {f} (left unknown)")
+            out.append((f, what, str(src), len(mine), int(mine[0]),
+                        f"span {spans['span_id'].iloc[int(mine[0])]}: {said} (left unknown)"))
+    return out
 
 
 _INT64_END = 2.0 ** 63

@@ -3,8 +3,8 @@
 Runs rows are concatenated and sorted by run id (the local runs table's order). Data-quality notes: the inputs'
 own notes in input order (as ``SpanSet.concat`` gathers them), then ``check``'s notes kind by kind in the order
 it makes them, each kind's sources by count, larger first, ties in input order (``value_counts``' order), then
-``derive_runs``' values beyond the 64-bit range in run id order, then the unplaced calls. The derivation's counts are summed; its notes, which start with a count, are summed per
-wording.
+``derive_runs``' unusable token counts and costs, and its values beyond the 64-bit range in run id order, then the
+unplaced calls. The derivation's counts are summed; its notes, which start with a count, are summed per wording.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from ..dialects import DIALECT_NAMES
+from ..dialects import DIALECT_NAMES, NUMBER_FIELDS, UNUSABLE_KINDS
 from ..quality import DataQuality
 from ..report import SpanLookup
 from ..runs import NOT_ALWAYS_DERIVABLE, Derivation, overflow_order
@@ -35,10 +35,9 @@ def quality(summaries: list[Summary], parts: list[PartResult], schema: Schema) -
     q = DataQuality()
     for s in summaries:
         q.extend(s.quality)
-    rank: dict[str, int] = {}
-    for s in summaries:
-        for src in s.sources:
-            rank.setdefault(src, s.index)
+    rank: dict[str, int] = {}             # input order: the units' order, then the order of a batch's files
+    for src in (src for s in sorted(summaries, key=lambda s: s.index) for src in s.sources):
+        rank.setdefault(src, len(rank))
 
     def add_ranked(kind: str, counts: Counter[str], example: str | dict[str, str] | None = None) -> None:
         for src, n in sorted(counts.items(), key=lambda kv: (-kv[1], rank.get(kv[0], len(rank)), kv[0])):
@@ -65,6 +64,7 @@ def quality(summaries: list[Summary], parts: list[PartResult], schema: Schema) -
                 if k == kind:
                     counts[src] += n
         add_ranked(kind, counts)
+    _add_unusable(q, parts)
     for _run, _col, src, example in sorted((o for p in parts for o in p.derivation.overflow), key=overflow_order):
         q.add("bad_value", src, example=example)
     unplaced = Counter[str]()
@@ -73,6 +73,20 @@ def quality(summaries: list[Summary], parts: list[PartResult], schema: Schema) -
             unplaced[src] += n
     add_ranked("unplaced_span", unplaced)
     return q
+
+
+def _add_unusable(q: DataQuality, parts: list[PartResult]) -> None:
+    """``derive_runs``' notes of unusable token counts and costs, as the local engine makes them: per field and what
+    was wrong, then per source in the order of its first such span (the partitions give input order)."""
+    merged: dict[tuple[str, str], dict[str, tuple[int, int, str]]] = {}
+    for p in parts:
+        for f, what, src, n, first, example in p.derivation.unusable:
+            mine = merged.setdefault((f, what), {})
+            count, at, said = mine.get(src, (0, first, example))
+            mine[src] = (count + n, *min((at, said), (first, example)))
+    for key in sorted(merged, key=lambda k: (NUMBER_FIELDS.index(k[0]), UNUSABLE_KINDS.index(k[1]))):
+        for src, (n, _at, example) in sorted(merged[key].items(), key=lambda kv: kv[1][1]):
+            q.add("bad_value", src, count=n, example=example)
 
 
 def derivation(parts: list[PartResult]) -> Derivation:

@@ -144,6 +144,7 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
     ss.events = ss.events.drop(columns=ORD, errors="ignore")
     issues = [(i.kind, i.source, i.count) for i in ss.quality.issues if i.kind != "bad_value"]
     runs, spans, der = derive_runs(ss)
+    der.unusable = [(f, w, src, n, int(order[row]), e) for f, w, src, n, row, e in der.unusable]   # rows: input order
     loose = DataQuality()
     _count_unplaced(spans, loose)
     if req.success_attr:

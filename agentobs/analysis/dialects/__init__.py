@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._base import AGENT, CHAIN, CHAT, KIND_NAMES, NUMBER_FIELDS, OTHER, STEP, TEXT_FIELDS, TOOL, Dialect, Fields
+from ._fields import UNUSABLE, prefer
 from .agentobs_steps import AGENTOBS
 from .genai import GENAI, NAMES
 from .langfuse import LANGFUSE
@@ -44,6 +45,8 @@ REGISTRY: tuple[Dialect, ...] = (LANGFUSE, OPENINFERENCE, GENAI, OPENLLMETRY, ML
 DIALECT_NAMES = np.array([d.name for d in REGISTRY] + ["none"], dtype=object)
 # values only these kinds need: the rest are not read (a million spans, few of them model calls)
 _NEEDED_BY = {AGENT, CHAIN, CHAT, TOOL}
+# what may be wrong with a token count or cost read, in the order ``normalize`` looks (``Normalized.unusable``)
+UNUSABLE_KINDS = ("not a number", "negative")
 
 
 @dataclass
@@ -53,8 +56,9 @@ class Normalized:
     dialect: np.ndarray              # int8 index into DIALECT_NAMES (-1: none classified the span)
     fields: Fields                   # TEXT_FIELDS (object arrays), NUMBER_FIELDS (float64), "error" (bool)
     counts: dict[str, int] = field(default_factory=dict)   # spans classified by each dialect
-    # per number field, the rows whose value was negative (a count or a cost cannot be): left unknown
-    negative: dict[str, np.ndarray] = field(default_factory=dict)
+    # per number field and what was wrong ("negative", "not a number"), the rows whose value a count or a cost
+    # cannot be: left unknown
+    unusable: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
 
     @property
     def kind_names(self) -> np.ndarray:
@@ -80,13 +84,15 @@ def normalize(spans: pd.DataFrame) -> Normalized:
     status_error = spans["status_code"].to_numpy() == 2 if "status_code" in spans.columns else np.zeros(n, bool)
     fields["error"] = status_error | fields.pop("error_flag")
     counts = {str(DIALECT_NAMES[i]): int(c) for i, c in zip(*np.unique(dialect[dialect >= 0], return_counts=True))}
-    negative = {}
-    for f in NUMBER_FIELDS:          # tokens and dollars: a negative value (JSON usage is not typed) is no value
-        below = np.flatnonzero(fields[f] < 0)
-        if len(below):
-            negative[f] = below
-            fields[f][below] = np.nan
-    return Normalized(kind, dialect, fields, counts, negative)
+    unusable = {}
+    for f in NUMBER_FIELDS:      # tokens and dollars: a negative or non-numeric value (JSON is not typed) is no value
+        values = fields[f]
+        for what in UNUSABLE_KINDS:
+            found = np.flatnonzero(values == UNUSABLE if what == "not a number" else values < 0)
+            if len(found):
+                unusable[(f, what)] = found
+                values[found] = np.nan
+    return Normalized(kind, dialect, fields, counts, unusable)
 
 
 def _fields(spans: pd.DataFrame, rows: np.ndarray, deciding: np.ndarray, present: list[int], n: int) -> Fields:
@@ -119,15 +125,14 @@ def _fields(spans: pd.DataFrame, rows: np.ndarray, deciding: np.ndarray, present
         if not flag:
             for i in present:
                 if f in per[i]:
-                    missing = np.isnan(got)
-                    if not missing.any():
+                    if not (np.isnan(got) | (got == UNUSABLE)).any():
                         break
-                    got = np.where(missing, per[i][f], got)
+                    got = prefer(got, per[i][f])
         full = np.zeros(n, bool) if flag else np.full(n, np.nan)
         full[rows] = got
         out[f] = full
     return out
 
 
-__all__ = ["AGENT", "CHAIN", "CHAT", "DIALECT_NAMES", "KIND_NAMES", "Normalized", "OTHER", "REGISTRY", "STEP",
-           "TOOL", "normalize"]
+__all__ = ["AGENT", "CHAIN", "CHAT", "DIALECT_NAMES", "KIND_NAMES", "NUMBER_FIELDS", "Normalized", "OTHER",
+           "REGISTRY", "STEP", "TOOL", "UNUSABLE_KINDS", "normalize"]

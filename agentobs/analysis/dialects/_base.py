@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ._fields import code_of, json_numbers, num, text
+from ._fields import code_of, json_numbers, num, prefer, text
 
 # what a span is, once classified (int8 codes in the spans frame's ``_kind``)
 OTHER, AGENT, STEP, CHAT, TOOL, CHAIN = 0, 1, 2, 3, 4, 5
@@ -78,7 +78,7 @@ class Dialect:
         for key, paths in (self.usage_json or {}).items():
             got = json_numbers(text(spans, (key,)), paths)
             for f, v in got.items():
-                out[f] = np.where(np.isnan(out[f]), v, out[f]) if f in out else v
+                out[f] = prefer(out[f], v) if f in out else v
         if self.extra is not None:
             self.extra(spans, out)
         return out

@@ -15,6 +15,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+# a number field's value that is present but is no number (a boolean, text that is not a number, a list): the
+# readers return it so that ``normalize`` can count it as ``bad_value``; after that it is unknown (NaN)
+UNUSABLE = -np.inf
+
 
 def column(df: pd.DataFrame, name: str) -> pa.Array | None:
     """A span column as one Arrow array (text for lists: items joined by ","), or None when absent or empty."""
@@ -47,20 +51,27 @@ def text(df: pd.DataFrame, names: Iterable[str]) -> pa.Array:
 
 
 def num(df: pd.DataFrame, names: Iterable[str]) -> np.ndarray:
-    """The first of the columns present and non-null, as float64 (NaN when none)."""
+    """The first of the columns present with a number, as float64 (NaN when none, ``UNUSABLE`` when the only
+    values present are no numbers)."""
     out = np.full(len(df), np.nan)
     for name in names:
         arr = column(df, name)
         if arr is None:
             continue
         if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):     # (as the loader may give it)
-            v = pd.to_numeric(pd.Series(arr.to_pandas()), errors="coerce").to_numpy(dtype=float)
-        elif pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type) or pa.types.is_boolean(arr.type):
+            v = pd.to_numeric(pd.Series(arr.to_pandas()), errors="coerce").to_numpy(dtype=float, copy=True)
+            v[np.isnan(v) & arr.is_valid().to_numpy(zero_copy_only=False)] = UNUSABLE
+        elif pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type):
             v = pc.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)  # (> 2^53: the nearest)
-        else:
-            continue
-        out = np.where(np.isnan(out), v, out)
+        else:                                                  # booleans, lists, ...: present, but no number
+            v = np.where(arr.is_valid().to_numpy(zero_copy_only=False), UNUSABLE, np.nan)
+        out = prefer(out, v)
     return out
+
+
+def prefer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a`` where it holds a number; else ``b`` where ``b`` holds one or ``a`` holds nothing; else ``a``."""
+    return np.where(np.isnan(a) | ((a == UNUSABLE) & ~np.isnan(b) & (b != UNUSABLE)), b, a)
 
 
 def lower(arr: pa.Array) -> pa.Array:
@@ -86,7 +97,7 @@ def json_numbers(values: pa.Array, paths: Mapping[str, Iterable[tuple[str, ...]]
     """Numbers inside JSON object texts: for each output name, the first of its key paths that holds one.
 
     The texts are parsed together by pyarrow (one pass, no Python loop); texts pyarrow refuses are
-    parsed one by one with ``json``. Missing or non-numeric values are NaN.
+    parsed one by one with ``json``. Missing values are NaN, values that are no number ``UNUSABLE``.
     """
     n = len(values)
     out = {k: np.full(n, np.nan) for k in paths}
@@ -98,7 +109,7 @@ def json_numbers(values: pa.Array, paths: Mapping[str, Iterable[tuple[str, ...]]
     for name, candidates in paths.items():
         got = np.full(len(rows), np.nan)
         for path in candidates:
-            got = np.where(np.isnan(got), _extract(objs, path), got)
+            got = prefer(got, _extract(objs, path))
         out[name][rows] = got
     return out
 
@@ -130,11 +141,28 @@ def _extract(objs: pa.Table | list[object], path: tuple[str, ...]) -> np.ndarray
                 return np.full(objs.num_rows, np.nan)
             arr = pc.struct_field(arr, key)
         if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
-            return pd.to_numeric(pd.Series(arr.to_pylist(), dtype=object), errors="coerce").to_numpy(dtype=float)
+            return _numbers(arr.to_pylist())
         return pc.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
     vals = []
     for o in objs:
         for key in path:
             o = o.get(key) if isinstance(o, dict) else None
-        vals.append(float(o) if isinstance(o, (int, float)) and not isinstance(o, bool) else np.nan)
-    return np.array(vals, dtype=float)
+        vals.append(o)
+    return _numbers(vals)
+
+
+def _numbers(values: list[object]) -> np.ndarray:
+    """JSON values as float64: numbers and numeric text as such, null as NaN, anything else ``UNUSABLE``."""
+    out = np.full(len(values), np.nan)
+    for i, o in enumerate(values):
+        if o is None:
+            continue
+        if isinstance(o, bool) or not isinstance(o, (int, float, str)):
+            out[i] = UNUSABLE
+            continue
+        try:
+            f = float(o)
+        except (ValueError, OverflowError):
+            f = UNUSABLE
+        out[i] = UNUSABLE if np.isnan(f) else f
+    return out

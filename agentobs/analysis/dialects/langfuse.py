@@ -2,13 +2,12 @@
 usage and cost as JSON (``langfuse.observation.usage_details``, ``cost_details``), failures as level ERROR."""
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._base import AGENT, CHAIN, CHAT, TOOL, Dialect, Fields
-from ._fields import json_numbers, lower, text
+from ._fields import json_numbers, lower, prefer, text
 
 _TYPE = "langfuse.observation.type"
 
@@ -20,7 +19,7 @@ def _names_and_cost(spans: pd.DataFrame, out: Fields) -> None:
     out["agent"] = pc.if_else(pc.fill_null(pc.equal(kind, "agent"), False), names, none)
     out["tool"] = pc.if_else(pc.fill_null(pc.equal(kind, "tool"), False), names, none)
     cost = json_numbers(text(spans, ("langfuse.observation.cost_details",)), {"cost": (("total",),)})["cost"]
-    out["cost"] = np.where(np.isnan(out["cost"]), cost, out["cost"])
+    out["cost"] = prefer(out["cost"], cost)
     level = pc.utf8_upper(text(spans, ("langfuse.observation.level",)))
     out["error_flag"] = pc.fill_null(pc.equal(level, "ERROR"), False).to_numpy(zero_copy_only=False)
 

@@ -499,6 +499,15 @@ def test_a_parent_cycle_through_the_root_is_broken_at_its_agent_span(tmp_path):
     assert len(out) == 1 and out[0].startswith("agentobs: error: no usable run in") and "parent_cycle" in out[0]
     mixed = check(load_file(_bot_file(tmp_path, calls, _bot_run("2" * 32), name="mixed.jsonl")))
     assert list(_runs_of(mixed).index) == ["2" * 32] and mixed.quality.count("parent_cycle") == 2
+    # `trace` on the dropped trace said only that it "is not in" the file; it now says spans were dropped, and why
+    res = CliRunner().invoke(cli, ["trace", "3" * 32, str(tmp_path / "mixed.jsonl")])
+    out = res.output.strip().splitlines()
+    assert res.exit_code == 2 and len(out) == 1, res.output
+    assert "or its spans were among those dropped (2 x parent_cycle" in out[0] and "agentobs report" in out[0]
+    res = CliRunner().invoke(cli, ["trace", "2" * 32, str(tmp_path / "mixed.jsonl")])
+    assert res.exit_code == 0 and "invoke_agent bot" in res.output
+    res = CliRunner().invoke(cli, ["trace", "2" * 32, str(_bot_file(tmp_path, _bot_run("4" * 32), name="one.jsonl"))])
+    assert res.exit_code == 2 and res.output.strip().endswith("one.jsonl"), res.output   # nothing dropped: no hint
 
 
 @pytest.mark.parametrize("careful", [False, True])

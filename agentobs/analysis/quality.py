@@ -34,6 +34,10 @@ KINDS = {
     "source_error": "a source (Jaeger, a folder) could not be queried",
 }
 
+# the kinds that lose spans (a file, a line, a span left out), as against notes on spans that are kept
+LOSES_SPANS = frozenset({"unreadable", "unknown_format", "invalid_json", "not_otlp", "bad_span", "line_too_long",
+                         "bad_line", "parent_cycle", "bad_run", "source_error"})
+
 
 @dataclass
 class Issue:
@@ -100,6 +104,11 @@ class DataQuality:
         top = sorted(by_kind.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
         return "; ".join(f"{n} x {kind} ({KINDS[kind]}" + (f": {_short(example[kind])})" if kind in example else ")")
                          for kind, n in top)
+
+    def losses(self) -> str | None:
+        """What lost spans, in one line (``summary`` of those kinds), or None when nothing was lost."""
+        lost = DataQuality(issues=[i for i in self.issues if i.kind in LOSES_SPANS])
+        return lost.summary() if lost.issues else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"files": self.files, "lines": self.lines, "issues": [i.to_dict() for i in self.issues]}

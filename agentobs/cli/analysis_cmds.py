@@ -232,7 +232,10 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
     spans = ss.spans
     t = spans[spans["trace_id"] == trace_id.lower()] if len(spans) else spans
     if t.empty:
-        raise InputError(f"trace {trace_id} is not in {', '.join(shown(s) for s in sources)}")
+        lost = ss.quality.losses()          # its spans may be among those dropped: say so, not just "not in"
+        raise InputError(f"trace {trace_id} is not in {', '.join(shown(s) for s in sources)}"
+                         + (f", or its spans were among those dropped ({lost}; agentobs report lists them)"
+                            if lost else ""))
     print_table(trace_view(t, trace_id))
     base = _link_base(None)
     if base:

@@ -277,6 +277,28 @@ def test_generic_openai_runs_without_usage():
     assert pd.isna(other["agentobs.label.success"])
 
 
+def test_synthetic_times_start_at_the_runs_start_time_when_it_has_one():
+    """Messages without times were put after 2000-01-01 even when the run says when it started: the report's time
+    range and Jaeger then showed the year 2000. They now follow the run's start; its end_time is kept when later;
+    an end_time without a start_time is not stretched back to 2000; an unusable start_time is named."""
+    s = 10**9
+    start = 1_735_725_600 * s                                        # 2025-01-01T10:00:00Z
+    runs = [_openai_run(start_time="2025-01-01T10:00:00Z", end_time="2025-01-01T10:05:00Z"),
+            _openai_run(id="run-2", end_time="2025-01-01T10:05:00Z"),
+            _openai_run(id="run-3", start_time="yesterday")]
+    out = transcripts_to_spans(runs, "mem.json")
+    roots = out.spans[out.spans["parent_span_id"].isna()].set_index(sc.CONVERSATION_ID)
+    assert set(roots["agentobs.transcript.timing"]) == {"synthetic"}
+    assert (roots.loc["run-1", "start_ns"], roots.loc["run-1", "end_ns"]) == (start, start + 300 * s)
+    first_chat = out.spans[(out.spans["trace_id"] == roots.loc["run-1", "trace_id"]) & (_op(out.spans) == "chat")]
+    assert first_chat["start_ns"].iloc[0] == start + 2 * s
+    assert (roots.loc["run-2", "start_ns"], roots.loc["run-2", "end_ns"]) == (SYNTHETIC_EPOCH_NS,
+                                                                              SYNTHETIC_EPOCH_NS + 6 * s)
+    assert roots.loc["run-3", "start_ns"] == SYNTHETIC_EPOCH_NS
+    (issue,) = out.quality.issues
+    assert issue.kind == "bad_run" and "unusable start_time" in issue.examples[0] and "yesterday" in issue.examples[0]
+
+
 def test_generic_runs_with_usage_timestamps_and_defaults():
     msgs = [
         {"role": "user", "content": "hi", "timestamp": "2025-01-01T10:00:00Z"},

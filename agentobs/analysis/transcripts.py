@@ -37,8 +37,8 @@ Decisions on ambiguous input (kept in one place here; the tests pin them):
   ``agentobs.tool.result_status`` = ``error`` (``ok`` for other results, null when there is no result).
 * Times. ``recorded`` when any message has a usable ISO 8601 timestamp (naive timestamps are taken as
   UTC; a time the spans' 64-bit nanoseconds cannot hold, before 1677-09-21 or after 2262-04-11, is unusable; gaps are filled from the previous message, and times are clamped to be non-decreasing so no span
-  ends before it starts); otherwise ``synthetic``: the run starts at 2000-01-01T00:00:00Z and message
-  ``i`` is at ``i + 1`` seconds. A chat span runs from the previous message's time (the run start for the
+  ends before it starts); otherwise ``synthetic``: message ``i`` is at ``i + 1`` seconds after the run's
+  ``start_time``, or after 2000-01-01T00:00:00Z when the run has none. A chat span runs from the previous message's time (the run start for the
   first) to its own; a tool span from the message before its result to the result (zero length at the
   call's message when there is no result); the root from ``min(start_time, first message)`` to
   ``max(end_time, last message)``.
@@ -543,24 +543,24 @@ def _take_result(candidates: list[int] | None, after: int) -> int | None:
 
 
 def _times(run: _Run, msgs: list[_Msg], problems: list[str]) -> tuple[int, int, list[int], str]:
-    raw = [m.ts for m in msgs]
-    known = [t for t in raw if t is not None]
-    if not known:
-        times = [SYNTHETIC_EPOCH_NS + (m.pos + 1) * _NS for m in msgs]
-        return SYNTHETIC_EPOCH_NS, times[-1], times, "synthetic"
-    arr = pd.Series(raw, dtype="Int64").ffill().bfill().to_numpy(dtype=np.int64)
-    arr = np.maximum.accumulate(arr)
-    times = arr.tolist()
-    start, end = times[0], times[-1]
     st, et = _parse_time(run.start_time), _parse_time(run.end_time)
     for name, raw_t, parsed in (("start_time", run.start_time, st), ("end_time", run.end_time, et)):
         if raw_t is not None and parsed is None:
             problems.append(f"unusable {name} {_unusable_time(raw_t)}")
+    raw = [m.ts for m in msgs]
+    if all(t is None for t in raw):            # message i at i + 1 s after the run's start, else after 2000-01-01
+        first = st if st is not None else SYNTHETIC_EPOCH_NS
+        times = [first + (m.pos + 1) * _NS for m in msgs]
+        start, timing = first, "synthetic"
+    else:
+        times = np.maximum.accumulate(pd.Series(raw, dtype="Int64").ffill().bfill().to_numpy(dtype=np.int64)).tolist()
+        start, timing = times[0], "recorded"
+    end = times[-1]
     if st is not None:
         start = min(start, st)
-    if et is not None:
+    if et is not None and (st is not None or timing == "recorded"):   # (not an end decades after 2000-01-01)
         end = max(end, et)
-    return start, end, times, "recorded"
+    return start, end, times, timing
 
 
 # -- the frame ---------------------------------------------------------------------------------------

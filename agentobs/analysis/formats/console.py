@@ -3,8 +3,8 @@ exporter of a project with no backend yet): one JSON object per span, indented o
 object: ``name``, ``context`` (``trace_id``, ``span_id`` as ``0x`` hex), ``kind`` (``SpanKind.CLIENT``),
 ``parent_id``, ``start_time`` and ``end_time`` (ISO 8601, UTC, microseconds), ``status`` (``status_code``,
 ``description``), ``attributes``, ``events``, ``links`` and ``resource`` as plain JSON values. The instrumentation
-scope is not written, so none is kept. Text between the objects (other output of the program) costs one line each
-(``invalid_json``), as in OTLP JSON lines.
+scope is not written, so none is kept. Text between the objects (other output of the program, a span cut short)
+costs one ``invalid_json`` per stretch, up to the next line that opens a span, named by its first line's number.
 """
 from __future__ import annotations
 

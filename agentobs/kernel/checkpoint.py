@@ -27,6 +27,7 @@ import os
 import socket
 import sqlite3
 import threading
+import urllib.parse
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -125,6 +126,7 @@ LAYOUT: dict[int, tuple[str, ...]] = {
     1: (_LEASES,),                # 1 -> 2: a lease with a fencing token per task
 }
 LAYOUT_VERSION = len(LAYOUT)
+_INT64_MAX = 2**63 - 1            # SQLite's largest integer: a save version or lease token must grow past it
 _COLUMNS = {"checkpoints": {"task_id", "version", "schema", "status", "payload", "sha256", "saved_at"},
             "leases": {"task_id", "owner", "token", "expires_at"}}
 
@@ -140,14 +142,23 @@ class SQLiteCheckpointStore:
         self.path = str(path)
         self.lease_ttl = resolve_lease_ttl(lease_ttl)
         self._clock = clock or RealClock()          # anything with wall_ns(); a SimClock in tests
+        target = self.path
         if self.path != ":memory:":
             p = Path(self.path)
-            p.parent.mkdir(parents=True, exist_ok=True)
-            if not p.exists():
-                os.close(os.open(p, os.O_CREAT | os.O_WRONLY, 0o600))
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True)
+                if not p.exists():
+                    os.close(os.open(p, os.O_CREAT | os.O_WRONLY, 0o600))
+            except (OSError, ValueError) as exc:
+                raise CheckpointError(f"checkpoint store {self.path!r} cannot be created ({exc}): check the path "
+                                      "and its permissions") from None
+            # as a URI of the absolute path, so that a name such as "file:x.db?mode=memory" is a file of that name
+            # (SQLite reads a name starting with "file:" as a URI when it was built to)
+            target = "file:" + urllib.parse.quote(os.path.abspath(p))
         self._lock = threading.Lock()
         with self._sqlite():
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            self._db = sqlite3.connect(target, isolation_level=None, check_same_thread=False, timeout=30,
+                                       uri=target != ":memory:")
         try:
             with self._transaction() as cur:
                 self._upgrade(cur)
@@ -212,8 +223,8 @@ class SQLiteCheckpointStore:
             row = self._lease_row(cur, task_id)
             if row is not None and row[0] is not None and row[0] != owner and row[2] > now:
                 raise CheckpointLeased(
-                    f"task {task_id!r} is being run by worker {row[0]!r} (lease token {row[1]}, in {self.path}) "
-                    f"until {_iso(row[2])}, {row[2] - now:.0f} s from now: wait for it to finish; if that worker "
+                    f"task {task_id!r} is being run by worker {_owner(row[0])} (lease token {row[1]}, in {self.path}) "
+                    f"until {_iso(row[2])}, {_seconds(row[2] - now)} from now: wait for it to finish; if that worker "
                     "died, recover the task after its lease expires")
             lease = Lease(task_id=task_id, owner=owner, token=(row[1] if row else 0) + 1,
                           expires_at=now + self.lease_ttl)
@@ -240,11 +251,11 @@ class SQLiteCheckpointStore:
         row = self._lease_row(cur, task_id)
         if lease is None:
             if row is not None and row[0] is not None and row[2] > now:
-                raise CheckpointLeased(f"task {task_id!r} is being run by worker {row[0]!r} until {_iso(row[2])} "
+                raise CheckpointLeased(f"task {task_id!r} is being run by worker {_owner(row[0])} until {_iso(row[2])} "
                                        f"(in {self.path}): only the lease holder may save it")
             return
         if row is None or row[1] != lease.token or row[0] != lease.owner:
-            holder = "nobody" if row is None or row[0] is None else f"worker {row[0]!r}"
+            holder = "nobody" if row is None or row[0] is None else f"worker {_owner(row[0])}"
             raise CheckpointLeased(
                 f"this worker ({lease.owner!r}) lost the lease on task {task_id!r}: its token {lease.token} was "
                 f"superseded (now {holder}, token {row[1] if row else None}, in {self.path}); stop this run, "
@@ -256,6 +267,8 @@ class SQLiteCheckpointStore:
         if row is not None and not (isinstance(row[0], (str, type(None))) and type(row[1]) is int
                                     and isinstance(row[2], (int, float))):
             raise self._corrupt(task_id, "its lease row has columns of the wrong type")
+        if row is not None and not 0 <= row[1] < _INT64_MAX:
+            raise self._corrupt(task_id, f"its lease token {row[1]} is not one agentobs issues or can follow")
         return row
 
     # -- the database ------------------------------------------------------------------------
@@ -266,6 +279,9 @@ class SQLiteCheckpointStore:
     def _upgrade(self, cur: sqlite3.Cursor) -> None:
         """Brings the layout to ``LAYOUT_VERSION`` through the named steps, then checks the tables."""
         version = cur.execute("PRAGMA user_version").fetchone()[0]
+        if version < 0:
+            raise CheckpointCorrupt(f"checkpoint database {self.path} has layout version {version}, which no "
+                                    "agentobs writes: restore it from a backup or move it aside to start over")
         if version > LAYOUT_VERSION:
             raise CheckpointCorrupt(f"checkpoint database {self.path} has layout version {version}, newer than "
                                     f"this agentobs knows ({LAYOUT_VERSION}): upgrade agentobs to open it")
@@ -287,6 +303,8 @@ class SQLiteCheckpointStore:
         if not (type(version) is int and type(schema) is int and isinstance(payload, str)
                 and isinstance(digest, str)):
             raise self._corrupt(task_id, "its row has columns of the wrong type")
+        if not 0 < version < _INT64_MAX:
+            raise self._corrupt(task_id, f"its save version {version} is not one agentobs writes or can follow")
         if schema > SCHEMA_VERSION:
             raise CheckpointCorrupt(f"checkpoint of task {task_id!r} in {self.path} has state schema {schema}, "
                                     f"newer than this agentobs reads ({SCHEMA_VERSION}): upgrade agentobs")
@@ -335,3 +353,13 @@ def _iso(seconds: float) -> str:
         return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     except (OverflowError, ValueError, OSError):
         return f"{seconds} s after the epoch"
+
+
+def _owner(owner: str) -> str:
+    """A lease owner as a message shows it: quoted, and cut short when it is long (the row is data)."""
+    text = repr(owner)
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 10**9 else "more than 30 years"

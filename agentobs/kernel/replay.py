@@ -8,6 +8,7 @@ are JSON files with a schema version. Both keep one sequence of replies, so each
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict
 from pathlib import Path
@@ -71,22 +72,50 @@ class Replayer:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Replayer:
+        """The recording at ``path``, checked: ``ReplayError`` naming the file and what is wrong otherwise."""
         try:
             data = json.loads(Path(path).read_text())
-            if data.get("schema_version") != RECORDING_SCHEMA:
-                raise ReplayError(f"{path}: recording schema_version {data.get('schema_version')!r} is not "
-                                  f"{RECORDING_SCHEMA}")
+            version = data.get("schema_version")
+            if type(version) is not int or version != RECORDING_SCHEMA:
+                raise ReplayError(f"{path}: recording schema_version {version!r} is not {RECORDING_SCHEMA}")
             responses = [ModelResponse(**r) for r in data["responses"]]
         except ReplayError:
             raise
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise ReplayError(f"{path}: not a recorded run ({exc})") from None
+        for i, r in enumerate(responses, start=1):
+            problem = _problem(r)
+            if problem:
+                raise ReplayError(f"{path}: reply {i}: {problem}")
         return cls(responses, data.get("model", "replay"), data.get("provider", "agentobs"))
 
     def propose(self, request: ModelRequest) -> ModelResponse:
+        """The next recorded reply; ``ReplayError`` when the run asks for more than were recorded (the kernel lets
+        it end the run: it is not a model failure to retry)."""
         self._one.claim()
         if self.i >= len(self.responses):
             raise ReplayError(f"the replay asked for reply {self.i + 1} but only {len(self.responses)} were recorded")
         resp = self.responses[self.i]
         self.i += 1
         return resp
+
+
+_COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+           "reasoning_output_tokens")
+
+
+def _problem(r: ModelResponse) -> str | None:
+    """What is wrong with a recorded reply's values (None: nothing): counts are integers, not negative; the latency
+    a finite number of seconds, not negative; the provider's texts are text."""
+    for name in _COUNTS:
+        v = getattr(r, name)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            return f"{name} {v!r:.40} is not a token count"
+    lat = r.latency_s
+    if lat is not None and (not isinstance(lat, (int, float)) or isinstance(lat, bool) or not math.isfinite(lat)
+                            or lat < 0):
+        return f"latency_s {lat!r:.40} is not a number of seconds"
+    for name in ("finish_reason", "response_model"):
+        if getattr(r, name) is not None and not isinstance(getattr(r, name), str):
+            return f"{name} must be text"
+    return None

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,7 @@ from ..errors import (
     ConcurrentUseError,
     ConfigError,
     ProposalError,
+    ReplayError,
     SimulatedCrash,
 )
 from . import events as ev
@@ -283,7 +285,7 @@ class Run:
             except TimeoutError:
                 resp = None
                 break
-            except ConcurrentUseError:
+            except (ConcurrentUseError, ReplayError):  # misuse, or a recording run out: not the provider's failure
                 raise
             except Exception as exc:  # a provider failure must end in a stop reason
                 retry = k.retry_policy()
@@ -299,7 +301,8 @@ class Run:
                 st.charge_time(failed_for + backoff)
                 timeout = b.remaining_time(st.elapsed)
                 started = clock.now()
-        took = None if resp is None else resp.latency_s if resp.latency_s is not None else clock.now() - started
+        declared = None if resp is None else _declared_latency(resp.latency_s)
+        took = None if resp is None else declared if declared is not None else clock.now() - started
         if resp is None or took is None or took > timeout:
             # the call would outlive the deadline: it is cut off there, and its tokens are not charged
             clock.spend(started, timeout)
@@ -308,11 +311,12 @@ class Run:
                                  cost=None, err="timeout", reply=None)
             return self._guard(Breach(limit="deadline_s", limit_value=b.deadline_s, observed=b.deadline_s,
                                       stop=StopReason.DEADLINE)), False
-        secs = clock.spend(started, resp.latency_s)
+        secs = clock.spend(started, declared)
         reply = resp.reply
         source: UsageSource
-        if resp.input_tokens is not None and resp.output_tokens is not None:
-            tin, tout, source = resp.input_tokens, resp.output_tokens, "reported"
+        rin, rout = _part(resp.input_tokens), _part(resp.output_tokens)   # (a negative or non-integer count: none)
+        if rin is not None and rout is not None:
+            tin, tout, source = rin, rout, "reported"
         else:                                  # estimated from the text, 4 characters a token
             text = reply if isinstance(reply, str) else json.dumps(reply, default=str)
             tin, tout, source = tin_est, est_tokens(text), "estimated"
@@ -525,9 +529,9 @@ class Run:
         if self.emit:
             if resp is not None and source == "reported":      # the provider's parts of those counts, if any
                 usage = _new_token_usage(input_tokens=tin, output_tokens=tout, source=source,
-                                         cache_read_input_tokens=resp.cache_read_input_tokens,
-                                         cache_creation_input_tokens=resp.cache_creation_input_tokens,
-                                         reasoning_output_tokens=resp.reasoning_output_tokens)
+                                         cache_read_input_tokens=_part(resp.cache_read_input_tokens),
+                                         cache_creation_input_tokens=_part(resp.cache_creation_input_tokens),
+                                         reasoning_output_tokens=_part(resp.reasoning_output_tokens))
             else:
                 usage = _new_token_usage(input_tokens=tin, output_tokens=tout, source=source)
             self.emit(_new_model_returned(step=st.step, model=model.name, provider=model.provider,
@@ -623,3 +627,16 @@ class Run:
             with contextlib.suppress(Exception):
                 self.emit(_new_run_finished(task_id=st.task_id, stop=StopReason.CANCELLED, status=RunStatus.ABORTED,
                                             outcome=None, totals=st.totals(), at_ns=self.clock.wall_ns()))
+
+
+def _part(value: Any) -> int | None:
+    """A model's reported token count when it is one (an integer, not negative; a bool is none), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _declared_latency(value: Any) -> float | None:
+    """A model's declared latency when it is one (a finite number of seconds, not negative); otherwise None, and
+    the kernel measures the call with its clock, as for a model that declares nothing."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None

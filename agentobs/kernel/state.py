@@ -9,12 +9,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import types
 import typing
 from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
+from ..contract.digest import digest
 from ..contract.events import RunTotals
 from ..contract.vocabulary import RunStatus, StopReason, status_of
 from ..errors import CheckpointCorrupt
@@ -153,12 +155,17 @@ class TaskState:
             raise CheckpointCorrupt(f"state must be a JSON object, not {_json_type(data)}")
         data = migrate(dict(data))
         data.pop("schema_version", None)
-        problem = _problem(cls, data, "state")
+        problem = _problem(cls, data, "state") or _value_problem(data)
         if problem:
             raise CheckpointCorrupt(f"state does not match schema {SCHEMA_VERSION}: {problem}")
         plan = [PlanStep(**s) for s in data.pop("plan", [])]
         pending = data.pop("pending", None)
-        return cls(**data, plan=plan, pending=HeldCall(**pending) if pending is not None else None)
+        state = cls(**data, plan=plan, pending=HeldCall(**pending) if pending is not None else None)
+        try:
+            state.to_json()
+        except (RecursionError, ValueError):      # what could not be saved again is not loaded
+            raise CheckpointCorrupt("state nests values too deeply to be saved again") from None
+        return state
 
     @classmethod
     def from_json(cls, text: str) -> TaskState:
@@ -238,6 +245,31 @@ def _type_problem(value: Any, tp: Any, where: str) -> str | None:
     if (isinstance(value, bool) and tp is not bool) or not isinstance(value, ok):
         expected = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}.get(tp, tp.__name__)
         return f"{where} must be {expected}, not {_json_type(value)}"
+    return None
+
+
+_COUNTS = ("plan_version", "step", "tool_calls", "tokens", "input_tokens", "output_tokens", "unpriced_calls", "stalls",
+           "max_stalls_seen")
+_AMOUNTS = ("cost_usd", "elapsed")
+
+
+def _value_problem(data: dict[str, Any]) -> str | None:
+    """What is wrong with the values of a well-typed state: a negative count, a cost or time that is negative or
+    not finite (each would lift a budget), a held call whose digest is not its own (a decision for it would
+    approve other arguments)."""
+    for name in _COUNTS:
+        if data.get(name, 0) < 0:
+            return f"state.{name} is {data[name]}: a count cannot be negative"
+    for name in _AMOUNTS:
+        value = data.get(name, 0.0)
+        if not (math.isfinite(value) and value >= 0):
+            return f"state.{name} is {value!r}: it must be a finite number, not negative"
+    bad = next((k for k, v in data.get("seen", {}).items() if v < 0), None)
+    if bad is not None:
+        return f"state.seen[{_short(bad)}] is negative"
+    held = data.get("pending")
+    if held is not None and digest(held["name"], held["args"]) != held["digest"]:
+        return "state.pending.digest is not the digest of the held call's name and arguments"
     return None
 
 

@@ -85,8 +85,8 @@ def emitted(path, kind: str) -> tuple[str, dict]:
     res = CliRunner().invoke(cli, ["caps", str(path), "--emit", kind, "--target", "0.05"])
     assert res.exit_code == 0, res.output
     ns: dict = {}
-    exec(compile(res.output, f"<emitted {kind}>", "exec"), ns)        # the text is valid, ready-to-paste Python
-    return res.output, ns
+    exec(compile(res.stdout, f"<emitted {kind}>", "exec"), ns)        # the text is valid, ready-to-paste Python
+    return res.stdout, ns
 
 
 def test_emitted_usage_limits_are_built_by_pydantic_ai_and_stop_a_runaway_where_they_say(traces):
@@ -145,7 +145,7 @@ def test_emitted_agents_config_runs_under_the_guard(traces):
 def test_json_format_and_bad_kind(traces):
     res = CliRunner().invoke(cli, ["caps", str(traces), "--emit", "budget", "--format", "json"])
     assert res.exit_code == 0
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     assert data["emit"] == "budget" and data["target"] == 0.01
     names = [s["name"] for s in data["settings"]]
     assert names[:3] == ["max_steps", "max_tool_calls", "max_tokens"]
@@ -162,3 +162,20 @@ def test_nothing_to_recommend_emits_valid_text_that_says_so():
     ns: dict = {}
     exec(e.text, ns)
     assert ns["budget"] == Budget() and "not set" in e.text
+
+
+def test_a_token_cap_too_small_for_a_reply_is_left_out_and_the_warnings_are_said(traces):
+    """Successful runs that recorded (almost) no tokens gave max_tokens=1 and max_output_tokens=1: a Budget that
+    raises ConfigError when pasted. Such a cap is now left out, saying so; and `--emit` says the caps' warnings
+    on stderr, as the table does (20 successful runs: too few for a 1% cut-off)."""
+    from agentobs.analysis.report import analyze
+    caps = [replace(c, recommended=1.0, base=1.0, cutoff={"1": 0.0}) if c.dimension == "tokens" else c
+            for c in analyze([str(traces)]).caps]
+    for kind in ("budget", "openai-agents"):
+        e = emit(caps, kind)
+        ns: dict = {}
+        exec(e.text, ns)                                  # the configuration it prints can be made
+        assert "max_tokens" not in e.text and "tokens" in e.missing and "too little for a cap" in e.text
+    res = CliRunner().invoke(cli, ["caps", str(traces), "--emit", "budget"])
+    assert res.exit_code == 0 and "budget = Budget(" in res.stdout
+    assert "agentobs: warning: only 20 successful runs" in res.stderr and "agentobs: warning" not in res.stdout

@@ -120,6 +120,10 @@ def _literal(v: float | int) -> str:
 def _budget_settings(caps: Sequence[CapRecommendation]) -> tuple[list[Setting], list[str]]:
     settings, missing = _settings(caps, _BUDGET, kernel=True)
     tokens = next((s for s in settings if s.name == "max_tokens"), None)
+    if tokens is not None and tokens.value < 2:      # no reply fits (max_output_tokens >= 1 must stay below it)
+        settings.remove(tokens)
+        missing.append("tokens")
+        tokens = None
     if tokens is not None and tokens.value <= DEFAULT_OUTPUT_CAP:   # Budget needs max_output_tokens < max_tokens
         cap = max(1, int(tokens.value) // 4)
         settings.append(Setting(name="max_output_tokens", value=cap, dimension="tokens",
@@ -135,7 +139,8 @@ def _header(caps: Sequence[CapRecommendation], target: float, margin: float) -> 
 
 
 def _missing_note(missing: Sequence[str]) -> list[str]:
-    return [f"# not set (no successful run measured it): {', '.join(missing)}"] if missing else []
+    return [f"# not set (no successful run measured it, or too little for a cap): {', '.join(missing)}"] \
+        if missing else []
 
 
 def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, margin: float = 0.10) -> Emitted:
@@ -165,7 +170,8 @@ def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, 
                 *[f"max_turns = {_literal(t.value)}  # {t.comment()}" for t in turns],
                 "guard = BudgetGuard(Budget(", *_lines(budget), *window, "))",
                 "# result = await guard.run(agent, prompt)   # checks the budget before every model and tool call",
-                "# result = await Runner.run(agent, prompt, max_turns=max_turns)   # the turn limit alone",
+                *(["# result = await Runner.run(agent, prompt, max_turns=max_turns)   # the turn limit alone"]
+                  if turns else []),
                 *_missing_note(sorted(set(missing) | set(missing_turns)))]
         settings, missing = [*turns, *budget], sorted(set(missing) | set(missing_turns))
     return Emitted(kind=kind, settings=settings, missing=missing, text="\n".join(text) + "\n")

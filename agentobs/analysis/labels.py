@@ -10,11 +10,13 @@ counted (``conflicting_label``) and labels nothing, so its run is unlabelled; re
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..errors import InputError
@@ -24,6 +26,10 @@ from .quality import DataQuality
 _TRUE = {"1", "true", "yes", "y", "success", "pass", "passed", "ok"}
 _FALSE = {"0", "false", "no", "n", "failure", "fail", "failed"}
 _HEX_ID = re.compile(r"[0-9a-fA-F]{32}(?::[0-9a-fA-F]{16})?")     # a trace id, or <trace id>:<span id>
+_ROW_KEYS = {"run_id", "id", "success", "label"}
+_SHAPES = ('give a list of {"run_id": ..., "success": ...} objects, or one {"run_id": success, ...} object, '
+           "or a CSV of run_id,success")
+_SEPARATORS = ((";", "semicolons"), ("\t", "tabs"), ("|", "bars"))
 
 
 def fold(key: str) -> str:
@@ -65,7 +71,9 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str], list[str]
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise InputError(f"labels file {p}: not UTF-8 text (UTF-16, or binary?): save it as UTF-8") from None
+    except OSError as exc:
         raise InputError(f"labels file {p}: cannot be read ({exc})") from None
     problems: list[str] = []
     seen: dict[str, set[bool]] = {}
@@ -74,31 +82,41 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str], list[str]
         try:
             data = json.loads(text, object_pairs_hook=_object)
         except json.JSONDecodeError as exc:
-            raise InputError(f"labels file {p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            raise InputError(f"labels file {p}: not valid JSON ({exc.msg} at line {exc.lineno}); {_SHAPES}") from None
         except RecursionError:
-            raise InputError(f"labels file {p}: JSON nested too deeply (give a list of run_id/success objects)"
-                             ) from None
+            raise InputError(f"labels file {p}: JSON nested too deeply; {_SHAPES}") from None
+        except ValueError as exc:            # (an integer of thousands of digits)
+            raise InputError(f"labels file {p}: not usable JSON ({str(exc)[:80]}); {_SHAPES}") from None
+        if isinstance(data, _Object) and data.keys() & {"run_id", "id"} and data.keys() <= _ROW_KEYS:
+            raise InputError(f"labels file {p}: one run_id/success object; {_SHAPES}")
         items = data.pairs if isinstance(data, _Object) else (
             ((d.get("run_id", d.get("id")), d.get("success", d.get("label"))) if isinstance(d, dict) else (None, None))
             for d in data)
         for rid, val in items:
             b = _bool(val)
-            if rid is None or not str(rid).strip() or b is None or not encodes(str(rid)):
+            key = str(rid).strip() if rid is not None else ""
+            if not key or b is None or not encodes(key):
                 problems.append(f"{rid!r}: {val!r}")
                 continue
-            seen.setdefault(fold(str(rid)), set()).add(b)
+            seen.setdefault(fold(key), set()).add(b)
     else:
-        rows = list(csv.reader(text.splitlines()))
+        reader = csv.reader(io.StringIO(text, newline=""))     # (a quoted field may hold a line break)
+        try:
+            rows = [(reader.line_num, r) for r in reader]
+        except csv.Error as exc:
+            raise InputError(f"labels file {p}: line {reader.line_num}: {exc}; give run_id,success rows") from None
         if not rows:
             raise InputError(f"labels file {p} is empty: give run_id,success rows")
-        header = [h.strip().lower() for h in rows[0]]
+        header = [h.strip().lower() for h in rows[0][1]]
         if "run_id" in header and "success" in header:
             ri, si, first = header.index("run_id"), header.index("success"), 1
-        elif len(rows[0]) >= 2 and _bool(rows[0][1]) is not None:
+        elif len(rows[0][1]) >= 2 and _bool(rows[0][1][1]) is not None:
             ri, si, first = 0, 1, 0
         else:
-            raise InputError(f"labels file {p}: the CSV needs columns run_id,success")
-        for n, r in enumerate(rows[first:], first + 1):        # n: the row's line (1-based)
+            sep = next((f" (this file seems separated by {name}: use commas)" for c, name in _SEPARATORS
+                        if c in rows[0][1][0]), "") if rows[0][1] else ""
+            raise InputError(f"labels file {p}: the CSV needs columns run_id,success{sep}")
+        for n, r in rows[first:]:                              # n: the row's last line (1-based)
             if not any(cell.strip() for cell in r):            # a blank line (a spreadsheet's trailing rows)
                 continue
             if len(r) <= max(ri, si):
@@ -123,46 +141,81 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str], list[str]
 
 
 def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: DataQuality) -> pd.DataFrame:
-    """Labels matched by run id, task id, conversation id, then by any segment's trace id.
+    """Labels matched by run id, task id, conversation id, and by any segment's trace id.
 
     A trace id names a run only when its trace holds that one run: a label keyed by the id of a trace
     with several runs (two agents under one request) is ambiguous, counted, and not applied; key those
-    by run id instead.
+    by run id instead. A run that labels under two of its ids give both true and false is a conflict: counted,
+    and left unlabelled. Lookups go run by run (a dict lookup each), so a large labels file costs its reading.
     """
     out = runs.copy()
-    matched: set[str] = set()
-    values = pd.Series(pd.NA, index=out.index, dtype="boolean")
+    hits = []                                         # (row, label key) of every label that names a run
     for col in ("run_id", "task_id", "conversation_id"):
-        keys = _fold(out[col].astype("string"))
-        hit = keys.isin(list(labels)) & values.isna()
-        values[hit] = [labels[k] for k in keys[hit]]
-        matched |= set(keys[hit].dropna())
-    ex = _fold(out["trace_ids"].explode().dropna().astype(str)).astype(str).rename("trace").reset_index()
-    ex["runs"] = ex["trace"].map(ex.drop_duplicates(["index", "trace"])["trace"].value_counts())
-    cand = ex[ex["trace"].isin(list(labels)) & values.reindex(ex["index"]).isna().to_numpy()]
-    ambiguous = set(cand.loc[cand["runs"] > 1, "trace"])
-    use = cand[cand["runs"] == 1].drop_duplicates("index")       # any segment's trace id names its run
-    values[use["index"].to_numpy()] = [labels[t] for t in use["trace"]]
-    matched |= set(use["trace"])
-    out["success"] = values
-    out.loc[values.notna(), "label_source"] = "labels_file"
+        keys = _fold(out[col].astype("string")).astype(object)
+        hit = keys.map(lambda k: isinstance(k, str) and k in labels).to_numpy(dtype=bool)
+        hits.append(pd.DataFrame({"row": np.flatnonzero(hit), "key": keys[hit].to_numpy()}))
+    ex = _fold(out["trace_ids"].explode().dropna().astype(str)).astype(str).rename("trace").reset_index(drop=False)
+    ex["row"] = out.index.get_indexer(ex["index"])
+    ex = ex[ex["trace"].map(labels.__contains__).to_numpy(dtype=bool)].drop_duplicates(["row", "trace"])
+    runs_of = ex["trace"].map(ex["trace"].value_counts())
+    ambiguous = set(ex.loc[runs_of > 1, "trace"])
+    hits.append(ex.loc[runs_of == 1, ["row", "trace"]].rename(columns={"trace": "key"}))
+    found = pd.concat(hits, ignore_index=True).drop_duplicates()
+    found["value"] = found["key"].map(labels).astype(bool)
+    per = found.groupby("row")["value"].agg(["min", "max"])
+    agree = per[per["min"] == per["max"]]
+    values = np.full(len(out), None, dtype=object)
+    values[agree.index.to_numpy()] = agree["min"].to_numpy()
+    out["success"] = pd.array(values, dtype="boolean")
+    source_of = np.full(len(out), None, dtype=object)
+    source_of[agree.index.to_numpy()] = "labels_file"
+    out["label_source"] = pd.array(source_of, dtype="string")       # (a run left unlabelled has none)
+    for row in per.index[per["min"] != per["max"]]:
+        ids = sorted(found.loc[found["row"] == row, "key"].astype(str))
+        q.add("conflicting_label", source, example=f"run {out['run_id'].iloc[row]}: labelled both true and false "
+                                                   f"under {', '.join(ids[:3])} (left unlabelled)")
     q.add("ambiguous_label", source, len(ambiguous), sorted(ambiguous)[0] if ambiguous else None)
-    unmatched = sorted(set(labels) - matched - ambiguous)
+    unmatched = sorted(set(labels) - set(found["key"]) - ambiguous)
     q.add("unmatched_label", source, len(unmatched), unmatched[0] if unmatched else None)
-    missing = out.loc[values.isna(), "run_id"]
+    missing = out.loc[pd.isna(values), "run_id"]
     q.add("unlabelled_run", source, int(len(missing)), str(missing.iloc[0]) if len(missing) else None)
     return out
 
 
 def label_by_attribute(runs: pd.DataFrame, spans: pd.DataFrame, key: str, value: str) -> pd.DataFrame:
     """success = the run's root span (an agent invocation, a chain, or the trace root) carries attribute ``key``
-    equal to ``value`` (compared as text)."""
-    if key not in spans.columns:
+    equal to ``value``: as a number for a numeric attribute (``1`` equals ``1.0``), as true/false for a boolean
+    one (``1``, ``yes``), else as text, case aside. ``service.name`` is the resource's service name."""
+    column = _ATTRIBUTE_COLUMN.get(key, key)
+    if column in _NOT_ATTRIBUTES or column.startswith("_"):
+        raise InputError(f"--success-attr {key}: not a span attribute (a field agentobs keeps for every span); "
+                         "name an attribute the instrumentation sets, e.g. eval.passed=true")
+    if column not in spans.columns:
         raise InputError(f"no span carries the attribute {key!r}: check --success-attr KEY=VALUE")
-    roots = spans[spans["_run_root"] & spans[key].notna()]
-    got = roots.groupby("run_id")[key].last().astype(str).str.lower() == value.lower()
+    roots = spans[spans["_run_root"] & spans[column].notna()]
+    last = roots.groupby("run_id", observed=True)[column].last()
+    got = pd.Series(_equals(last, value), index=last.index)
     out = runs.copy()
     mapped = out["run_id"].map(got)
     out["success"] = pd.array(mapped.where(mapped.notna(), False), dtype="boolean")
     out["label_source"] = "attribute"
     return out
+
+
+_ATTRIBUTE_COLUMN = {"service.name": "service_name"}      # resource attributes kept as span columns
+_NOT_ATTRIBUTES = {"trace_id", "span_id", "parent_span_id", "name", "kind", "start_ns", "end_ns", "status_code",
+                   "status_message", "source", "run_id"}
+
+
+def _equals(values: pd.Series, value: str) -> np.ndarray:
+    """Which values equal ``value`` given as text, compared in the values' own type."""
+    if pd.api.types.is_bool_dtype(values.dtype):
+        want = _bool(value)
+        return np.zeros(len(values), bool) if want is None else (values == want).to_numpy(dtype=bool)
+    if pd.api.types.is_numeric_dtype(values.dtype):
+        try:
+            number = float(value)
+        except ValueError:
+            return np.zeros(len(values), bool)
+        return (values.astype("float64") == number).to_numpy(dtype=bool)
+    return (values.astype(str).str.strip().str.lower() == value.strip().lower()).to_numpy(dtype=bool)

@@ -160,10 +160,13 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
         with_margin = base
         rec.warnings.append(f"{dim.column} {base:.6g} is too large to add the margin to: the cap is that value")
     rec.recommended = float(math.ceil(with_margin)) if dim.integer else _round_up(with_margin)
-    if len(x) < math.ceil(1 / target):
-        rec.warnings.append(f"only {len(x)} successful runs: a cut-off share of {target:.1%} cannot be resolved "
-                            f"(one run is {1 / len(x):.1%}); collect at least {math.ceil(1 / target)}")
-    elif len(x) < math.ceil(10 / target):
+    need = 1 / target                             # (infinite for a target below 1e-308)
+    if len(x) < need:
+        more = f"at least {math.ceil(need):,}" if need < 1e15 else "far more"
+        share = f"{target:.1%}" if target >= 0.001 else f"{target:.3g}"
+        rec.warnings.append(f"only {len(x)} successful runs: a cut-off share of {share} cannot be resolved "
+                            f"(one run is {1 / len(x):.1%}); collect {more}")
+    elif len(x) < 10 * need:
         rec.warnings.append(f"{len(x)} successful runs: the tail beyond p{100 * (1 - target):g} rests on fewer than "
                             "10 runs; treat the cap as provisional")
     if per_step:

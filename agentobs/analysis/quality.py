@@ -6,7 +6,7 @@ in a data-quality section. ``Issue.kind`` is a closed vocabulary (``KINDS``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 KINDS = {
     "empty_file": "the file is empty",
@@ -27,13 +27,17 @@ KINDS = {
     "missing_root": "a trace has no root span",
     "unplaced_span": "a model or tool call belongs to no run (no agent above it, beside other runs)",
     "bad_run": "a transcript run could not be imported",
+    "bad_label": "a row of the labels file could not be used (the example says why)",
     "unmatched_label": "a label's run id matches no run",
     "ambiguous_label": "a label keyed by a trace id whose trace holds several runs (key it by run id)",
-    "conflicting_label": "a run id labelled both true and false in the labels file (the run is left unlabelled)",
+    "conflicting_label": ("a run id labelled both true and false in the labels file, or a run whose ids are "
+                          "(the run is left unlabelled)"),
     "unlabelled_run": "a run has no label in the labels file",
     "source_error": "a source (Jaeger, a folder) could not be queried",
 }
 
+# the kinds that say a labels file did not label every run as asked
+LABEL_KINDS = frozenset({"bad_label", "unmatched_label", "ambiguous_label", "conflicting_label", "unlabelled_run"})
 # the kinds that lose spans (a file, a line, a span left out), as against notes on spans that are kept
 LOSES_SPANS = frozenset({"unreadable", "unknown_format", "invalid_json", "not_otlp", "bad_span", "line_too_long",
                          "bad_line", "parent_cycle", "bad_run", "source_error"})
@@ -107,8 +111,13 @@ class DataQuality:
 
     def losses(self) -> str | None:
         """What lost spans, in one line (``summary`` of those kinds), or None when nothing was lost."""
-        lost = DataQuality(issues=[i for i in self.issues if i.kind in LOSES_SPANS])
-        return lost.summary() if lost.issues else None
+        return self.summary_of(LOSES_SPANS)
+
+    def summary_of(self, kinds: Iterable[str]) -> str | None:
+        """``summary`` of the issues of these kinds, or None when there is none."""
+        wanted = set(kinds)
+        some = DataQuality(issues=[i for i in self.issues if i.kind in wanted])
+        return some.summary() if some.issues else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"files": self.files, "lines": self.lines, "issues": [i.to_dict() for i in self.issues]}

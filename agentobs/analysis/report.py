@@ -160,7 +160,7 @@ def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: 
     if opt.labels:
         labels, problems, conflicts = read_labels(opt.labels)
         for p in problems:
-            q.add("bad_run", opt.labels, example=f"label {p}")
+            q.add("bad_label", opt.labels, example=p)
         for c in conflicts:
             q.add("conflicting_label", opt.labels, example=c)
         runs = apply_labels(runs, labels, opt.labels, q)

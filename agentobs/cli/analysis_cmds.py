@@ -4,6 +4,7 @@ The analysis (pandas, pyarrow) is imported when a command runs, not when its ``-
 """
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,7 @@ import click
 from ..errors import InputError
 from .common import jaeger_url
 from .render import console, json_text, say, write_text
-from .safe_text import csv_cell, http_url
+from .safe_text import clean, csv_cell, http_url
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,8 +45,8 @@ def _options(labels: Path | None, success_attr: str | None, target: float, margi
              segments: tuple[str, ...], jaeger: str | None) -> Options:
     from ..analysis.report import Options
     attr = None
-    if success_attr:
-        if "=" not in success_attr:
+    if success_attr is not None:
+        if "=" not in success_attr or not success_attr.split("=", 1)[0].strip():
             raise InputError(f"--success-attr {success_attr!r}: use KEY=VALUE, e.g. eval.passed=true")
         k, v = success_attr.split("=", 1)
         attr = (k.strip(), v.strip())
@@ -63,7 +64,8 @@ def _link_base(explicit: str | None) -> str | None:
     return base
 
 
-def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", scheduler: str | None = None) -> Report:
+def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", scheduler: str | None = None, *,
+         say_labels: bool = False, out: Path | None = None) -> Report:
     from ..analysis.jaeger import shown
     from ..analysis.report import analyze
     from ..analysis.sources import expand
@@ -71,10 +73,20 @@ def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", schedule
         raise InputError("name at least one source: a traces file, a folder, a glob or a Jaeger URL")
     if scheduler and engine != "dask":
         raise InputError("--scheduler names a Dask scheduler: add --engine dask")
-    expand(sources)          # fail early, with one line, on a missing path
+    paths = expand(sources)          # fail early, with one line, on a missing path
+    if out is not None and out.exists():
+        same = next((p for p in paths if _same_file(p, out)), None)
+        if same is not None:
+            raise InputError(f"--out {shown(str(out))} is one of the inputs ({shown(same)}): writing it would replace "
+                             "the traces being read; choose another file")
     report = _with_progress(sources, lambda progress: analyze(sources, opt, progress, engine=engine,
                                                               scheduler=scheduler),
                             passes=2 if engine == "dask" else 1)     # dask: the scan, then the partitions
+    if say_labels and opt.labels and not report.runs.empty:    # (report shows them in its data quality)
+        from ..analysis.quality import LABEL_KINDS
+        said = report.quality.summary_of(LABEL_KINDS)
+        if said:
+            click.echo(f"agentobs: warning: labels: {clean(said)} (agentobs report lists each)", err=True)
     if report.runs.empty:
         spans = int(report.overview.get("spans", 0))
         why = report.quality.summary() if not spans else (
@@ -83,6 +95,13 @@ def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", schedule
                                                           else ""))
         raise InputError(f"no usable run in {', '.join(shown(s) for s in sources)}: {why}")
     return report
+
+
+def _same_file(path: str, out: Path) -> bool:
+    try:
+        return os.path.samefile(path, out)
+    except (OSError, ValueError):          # a URL, a path that went away
+        return False
 
 
 def common(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -132,7 +151,8 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
     """Failure taxonomy, percentiles and recommended caps of the runs in SOURCES."""
     if fmt is None:         # a .html file gets the HTML report (JSON in it would be shown as a page, unescaped)
         fmt = "html" if out is not None and out.suffix.lower() in (".html", ".htm") else "table"
-    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler)
+    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler,
+             out=out)
     if fmt == "json":
         text = json_text(r.to_dict(), indent=1)
         if out:
@@ -163,10 +183,13 @@ def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
              segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None, fmt: str,
              emit_as: str | None) -> None:
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
-    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler)
+    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler,
+             say_labels=True)
     if emit_as:
         from ..analysis.emit import emit as emit_caps
         e = emit_caps(r.caps, emit_as, target=target, margin=margin)
+        for w in dict.fromkeys(w for c in r.caps for w in c.warnings):     # what the table would show beside it
+            click.echo(f"agentobs: warning: {clean(w)}", err=True)
         click.echo(json_text({"target": target, "margin": margin, **e.to_dict()}, indent=1) if fmt == "json"
                    else e.text, nl=fmt == "json")
         return
@@ -188,7 +211,8 @@ def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
 def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float, margin: float,
              segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None, out: Path) -> None:
     """The runs table (one row per run, documented columns) as CSV."""
-    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler)
+    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler,
+             say_labels=True, out=out)
     df = r.runs.copy()
     for c in ("trace_ids", "signatures"):
         df[c] = df[c].map(lambda xs: ";".join(xs))

@@ -88,8 +88,11 @@ def _key(k: Any) -> str:
 
 
 def json_text(o: Any, indent: int | None = None) -> str:
-    """Valid JSON (``json.loads`` with default settings reads it back), ASCII only, for any report value."""
-    return json.dumps(jsonable(o), indent=indent, allow_nan=False)
+    """Valid JSON (``json.loads`` with default settings reads it back), ASCII only, for any report value; ``<``,
+    ``>`` and ``&`` are written as ``\\u`` escapes (the same values), so that no text from a trace is markup where a
+    browser or a web server takes the file for HTML (a report saved as ``x.html`` with ``--format json``)."""
+    text = json.dumps(jsonable(o), indent=indent, allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")   # (only in strings)
 
 
 def json_lines(objs: Iterable[dict[str, Any]]) -> None:

@@ -222,3 +222,16 @@ def test_a_lease_row_with_a_huge_owner_or_expiry_gives_a_short_message(tmp_path)
     with pytest.raises(CheckpointLeased) as exc:
         store.acquire("t1", owner="other")
     assert len(str(exc.value)) < 500 and "more than 30 years" in str(exc.value)
+
+
+@pytest.mark.parametrize("status,stop", [("stopped", None), ("running", "done"), ("suspended", "done"),
+                                         ("stopped", "needs_approval")])
+def test_a_status_that_does_not_go_with_the_stop_is_refused(tmp_path, status, stop):
+    """status "stopped" with no stop reason was returned by recover as a finished run with stop None."""
+    path = tmp_path / "s.db"
+    store = SQLiteCheckpointStore(path)
+    store.save(new_state(), None)
+    store.close()
+    _rewrite(path, lambda d: d.update(status=status, stop=stop))
+    with pytest.raises(CheckpointCorrupt, match="does not go with state.stop"):
+        SQLiteCheckpointStore(path).load("t1")

@@ -60,8 +60,9 @@ def _bool(v: Any) -> bool | None:
         return v
     if isinstance(v, (int, float)) and v in (0, 1):
         return bool(v)
-    if isinstance(v, str) and v.strip().lower() in _TRUE | _FALSE:
-        return v.strip().lower() in _TRUE
+    if isinstance(v, str):
+        word = v.strip().lower()
+        return True if word in _TRUE else False if word in _FALSE else None
     return None
 
 

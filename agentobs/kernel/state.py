@@ -267,6 +267,10 @@ def _value_problem(data: dict[str, Any]) -> str | None:
     bad = next((k for k, v in data.get("seen", {}).items() if v < 0), None)
     if bad is not None:
         return f"state.seen[{_short(bad)}] is negative"
+    status, stop = data.get("status", RunStatus.RUNNING.value), data.get("stop")
+    if (stop is None) != (status == RunStatus.RUNNING.value) or (
+            stop is not None and status != status_of(StopReason(stop)).value):
+        return f"state.status {_short(status)} does not go with state.stop {_short(stop)}"
     held = data.get("pending")
     if held is not None and digest(held["name"], held["args"]) != held["digest"]:
         return "state.pending.digest is not the digest of the held call's name and arguments"

@@ -31,6 +31,7 @@ class Reply:
     cache_creation_tokens: int | None = None  # Anthropic cache_creation_input_tokens
     reasoning_tokens: int | None = None     # OpenAI completion_tokens_details.reasoning_tokens
     finish_reason: str | None = None
+    refusal: str | None = None              # OpenAI message.refusal (the model declined; content null)
 
 
 def call(name: str, args: dict | str | None = None, **kw: Any) -> tuple[str, dict | str]:
@@ -201,6 +202,8 @@ def input_tokens(c: Call, r: Reply) -> int:
 
 def chat_body(c: Call, r: Reply) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": "assistant", "content": r.text}
+    if r.refusal is not None:
+        msg["refusal"] = r.refusal
     if r.tool_calls:
         msg["tool_calls"] = [{"id": f"call_{c.n}_{i}", "type": "function",
                               "function": {"name": name, "arguments": args if isinstance(args, str)

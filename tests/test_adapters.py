@@ -186,6 +186,24 @@ def test_a_plain_text_answer_is_the_final_answer_and_json_text_is_a_proposal(kin
     assert second == {"type": "plan", "steps": []}
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_empty_cut_off_or_refused_answer_is_no_completed_task(kind):
+    """An empty answer, one the provider cut off at max_tokens (half a JSON tool call), and an OpenAI refusal each
+    ended the run 'done' with outcome 'completed' (found by fuzzing). The first two are now errors the model sees
+    (malformed_reply, reply_too_long); a refusal is a final answer that the task cannot be completed."""
+    cut = "length" if kind == "openai" else "max_tokens"
+    final = Reply(tool_calls=[call("agentobs_final", outcome="cannot_complete", text="giving up")])
+    declined = Reply(refusal="I can't help with that.") if kind == "openai" else final
+    script = {1: Reply(text="  "), 2: Reply(text='{"type": "tool", "name": "issue_ref', finish_reason=cut),
+              3: declined}
+    with ProviderServer(lambda c: script.get(c.n, final)) as srv:
+        k, desk = kernel(make(kind, srv), Budget(**ROOMY))
+        st = k.run(new_state())
+    assert [a.get("error") for a in st.audit if "model" in a] == ["malformed_reply", "reply_too_long", None]
+    assert st.stop == "done" and st.outcome == "cannot_complete" and desk.effects == []
+    assert st.answer == ("I can't help with that." if kind == "openai" else "giving up")
+
+
 def test_bad_configuration_is_one_clear_error():
     with pytest.raises(ConfigError, match="reserved"):
         OpenAIChatModel("m", tools=[type(CATALOG["get_order"])("agentobs_final", "read")])

@@ -150,9 +150,12 @@ def tool_reply(name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"type": "tool", "name": name, "args": args, "plan_step": step}
 
 
-def text_reply(text: str) -> dict[str, Any]:
-    """A text answer: the proposal it spells as JSON, or else the final answer."""
+def text_reply(text: str) -> dict[str, Any] | str:
+    """A text answer: the proposal it spells as JSON, or else the final answer; no text at all is no answer (the
+    empty string, which the kernel shows the model as a malformed reply)."""
     stripped = text.strip()
+    if not stripped:
+        return ""
     if stripped.startswith("{"):
         try:
             obj = json.loads(stripped)

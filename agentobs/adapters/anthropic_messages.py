@@ -89,6 +89,7 @@ class AnthropicMessagesModel:
     def _response(self, raw: Any, latency: float) -> ModelResponse:
         blocks = list(getattr(raw, "content", None) or [])
         use = next((b for b in blocks if getattr(b, "type", None) == "tool_use"), None)
+        reply: dict[str, Any] | str
         if use is not None:
             reply = c.tool_reply(use.name, c.arguments(use.input, use.name))
         else:

@@ -108,9 +108,12 @@ class OpenAIChatModel:
             raise ProposalError("malformed_reply", "the provider answered without a choice")
         msg = choice.message
         calls = getattr(msg, "tool_calls", None) or []
+        reply: dict[str, Any] | str
         if calls:
             fn = calls[0].function
             reply = c.tool_reply(fn.name, c.arguments(fn.arguments, fn.name))
+        elif isinstance(getattr(msg, "refusal", None), str) and msg.refusal.strip():
+            reply = {"type": "final", "outcome": "cannot_complete", "text": msg.refusal}   # the model declined
         else:
             reply = c.text_reply(msg.content or "")
         usage = _usage(getattr(raw, "usage", None))

@@ -1,11 +1,14 @@
 """Static checks on a model-proposed plan, run before any step of it executes."""
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from .state import PlanStep
 from .tools import ToolSpec
+
+_ADHOC = re.compile(r"adhoc[0-9]+")
 
 
 def validate_plan(steps: Any, max_steps: int, spec: Callable[[str], ToolSpec | None],
@@ -33,6 +36,8 @@ def validate_plan(steps: Any, max_steps: int, spec: Callable[[str], ToolSpec | N
             deps = []
         if sid in seen:
             problems.append(f"{sid}: duplicate id")
+        if _ADHOC.fullmatch(sid):                  # the kernel's key for a call outside the plan at that step
+            problems.append(f"{sid}: reserved id (adhoc<n> names calls outside the plan)")
         tool_spec = spec(tool) if isinstance(tool, str) else None
         if tool_spec is None:
             problems.append(f"{sid}: unknown tool {tool!r}")

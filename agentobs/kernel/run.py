@@ -56,6 +56,7 @@ from .plan import to_plan_steps, validate_plan
 from .proposals import FinalProposal, PlanProposal, ToolProposal, parse
 from .state import DONE, FAILED, HeldCall, TaskState
 from .tools import NEEDS_APPROVAL, OK, UNKNOWN, ToolInvocation, error
+from .values import json_problem
 from .view import est_tokens, render
 
 if TYPE_CHECKING:
@@ -313,6 +314,9 @@ class Run:
                                       stop=StopReason.DEADLINE)), False
         secs = clock.spend(started, declared)
         reply = resp.reply
+        unusable = json_problem(reply)         # kept out of the state, which must stay JSON: the model is told
+        if unusable is not None:
+            reply = None
         source: UsageSource
         rin, rout = _part(resp.input_tokens), _part(resp.output_tokens)   # (a negative or non-integer count: none)
         if rin is not None and rout is not None:
@@ -326,6 +330,13 @@ class Run:
         cost = k.prices.cost(k.price_model, k.price_provider, tin, tout)
         st.charge_model(tin, tout, secs, cost)
         try:
+            if unusable is not None:
+                raise ProposalError("malformed_reply", f"the reply {unusable}; answer with a JSON object")
+            cut = (resp.finish_reason or "").lower()
+            if cut in _CUT_OFF:                # the provider stopped the reply: whatever it says is not whole
+                raise ProposalError("reply_too_long" if cut != "content_filter" else "reply_filtered",
+                                    f"the provider ended the reply early ({resp.finish_reason}); "
+                                    + ("answer shorter" if cut != "content_filter" else "answer differently"))
             if too_long:
                 raise ProposalError("reply_too_long", f"the reply passed max_output_tokens ({b.max_output_tokens}) "
                                     "and was cut off; answer shorter")
@@ -361,6 +372,15 @@ class Run:
         if k.tools.spec(prop.name) is None:
             st.last_result = error("unknown_tool")
             return None, False
+        if prop.plan_step is not None:                 # a step of the plan, run by its own tool only
+            step = st.plan_step(prop.plan_step)
+            if step is None:
+                st.last_result = error("unknown_plan_step", detail=f"no step {prop.plan_step!r} in the plan")
+                return None, False
+            if step.tool != prop.name:
+                st.last_result = error("plan_step_mismatch",
+                                       detail=f"step {step.id!r} runs {step.tool!r}, not {prop.name!r}")
+                return None, False
         return await self._execute(st, prop.name, prop.args, prop.plan_step, dg=fp), False
 
     def _plan(self, st: TaskState, prop: PlanProposal) -> None:
@@ -455,7 +475,7 @@ class Run:
                 resp = calls.invoke(call)
             else:
                 resp = await calls.tool(call, None if self.simulated else timeout)
-            result, declared = resp.result, resp.latency_s
+            result, declared = resp.result, _declared_latency(resp.latency_s)
         except TimeoutError:
             result = {"status": UNKNOWN, "code": "timeout"} if effect == "write" else error("timeout")
             declared = timeout
@@ -468,6 +488,8 @@ class Run:
         self.writing = False
         if not isinstance(result, dict) or not isinstance(result.get("status"), str):
             result = error("malformed_result", detail="a tool result must be an object with a 'status'")
+        elif (unusable := json_problem(result)) is not None:
+            result = error("malformed_result", detail=f"a tool result must be JSON: it {unusable}")
         return result, clock.spend(started, declared)
 
     def _returned(self, st: TaskState, name: str, key: str, effect: Effect, result: dict[str, Any],
@@ -631,7 +653,13 @@ class Run:
 
 def _part(value: Any) -> int | None:
     """A model's reported token count when it is one (an integer, not negative; a bool is none), else None."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_COUNT else None
+
+
+# finish reasons that say the provider cut the reply off: OpenAI "length" and "content_filter", Anthropic
+# "max_tokens", Gemini "MAX_TOKENS"
+_CUT_OFF = frozenset({"length", "max_tokens", "content_filter"})
+_MAX_COUNT = 2**53           # beyond it a count is no float and no provider's (a 400-digit "usage" ends in overflow)
 
 
 def _declared_latency(value: Any) -> float | None:

@@ -1,0 +1,164 @@
+"""Model replies, tool results and provider reports the kernel must not trust (found by fuzzing the kernel).
+
+A reply or result that JSON cannot hold, or nested deeper than Python's recursion limit allows, escaped the run as
+RecursionError or TypeError, or finished a run whose state could then not be saved. A plan step could be marked done
+by any tool, and a model-chosen step id could take the key of a call outside the plan (its write then skipped as a
+replay). Each is now an error result the model sees, and the state always saves and loads again.
+"""
+from __future__ import annotations
+
+import pytest
+
+from agentobs import Budget, ScriptedModel, SQLiteCheckpointStore, TaskState
+from agentobs.domain import policies
+from agentobs.domain.scenarios import go
+from agentobs.domain.support import SupportDesk
+from agentobs.kernel.models import ModelResponse
+from agentobs.kernel.tools import ToolResponse
+from agentobs.kernel.values import MAX_DEPTH, json_problem
+
+FIN = {"type": "final", "outcome": "cannot_complete", "text": "x"}
+
+
+def _nest(n, leaf="x"):
+    for _ in range(n):
+        leaf = [leaf]
+    return leaf
+
+
+def _saves(st):
+    assert TaskState.from_json(st.to_json()).to_json() == st.to_json()
+
+
+class _Evil:
+    def __repr__(self):
+        raise RuntimeError("repr")
+
+    __str__ = __repr__
+
+
+@pytest.mark.parametrize("reply", [
+    _nest(1000),
+    {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001", "d": _nest(499)}},
+    {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001", 1: "x"}},
+    {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001", "b": b"x"}},
+    {"type": "final", "outcome": _Evil(), "text": "x"},
+    {"type": _Evil()},
+    {1, 2},
+    b"x",
+])
+@pytest.mark.parametrize("store", [False, True])
+def test_a_reply_json_cannot_hold_is_a_malformed_reply_the_model_sees(reply, store):
+    kw = {"checkpoints": SQLiteCheckpointStore(":memory:")} if store else {}
+    st, desk, _ = go(ScriptedModel([reply, FIN]), **kw)
+    assert st.stop == "done" and st.outcome == "cannot_complete" and desk.effects == []
+    bad = [a for a in st.audit if a.get("error") == "malformed_reply"]
+    assert len(bad) == 1 and bad[0]["reply"] is None
+    _saves(st)
+
+
+def test_a_cyclic_reply_is_refused_as_nested_too_deeply():
+    loop: dict = {"type": "tool", "name": "get_order"}
+    loop["args"] = {"order_id": "ord_1001", "self": loop}
+    st, _, _ = go(ScriptedModel([loop, FIN]))
+    assert any(a.get("error") == "malformed_reply" for a in st.audit)
+    _saves(st)
+
+
+class _Desk(SupportDesk):
+    def __init__(self, result=None, latency=None):
+        super().__init__()
+        self.forced_result, self.forced_latency = result, latency
+
+    def invoke(self, call):
+        got = super().invoke(call)
+        return ToolResponse(result=self.forced_result if self.forced_result is not None else got.result,
+                            latency_s=self.forced_latency if self.forced_latency is not None else got.latency_s)
+
+
+READ = {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001"}}
+
+
+@pytest.mark.parametrize("result", [{"status": "ok", "d": _nest(1000)}, {"status": "ok", "b": b"x"},
+                                    {"status": "ok", 1: "x"}])
+def test_a_tool_result_json_cannot_hold_is_a_malformed_result(result):
+    st, _, _ = go(ScriptedModel([READ, FIN]), desk=_Desk(result=result))
+    assert st.stop == "done"
+    codes = [a.get("status") for a in st.audit if "tool" in a]
+    assert codes == ["malformed_result"]
+    _saves(st)
+
+
+@pytest.mark.parametrize("latency", [-1000.0, float("inf"), float("nan"), "1"])
+def test_a_tools_nonsense_latency_is_measured_instead(latency):
+    """A negative latency gave elapsed -2994 s (the deadline moved back), and a checkpoint that would not load."""
+    reads = [{"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001", "n": i}} for i in range(3)]
+    st, _, _ = go(ScriptedModel([*reads, FIN]), Budget(deadline_s=5), desk=_Desk(latency=latency))
+    assert st.elapsed >= 0 and st.elapsed == st.elapsed
+    _saves(st)
+
+
+class _Seeing:
+    """Scripted replies; keeps the last result the model was shown before each reply."""
+    name, provider, blocking = "seeing", "agentobs", False
+
+    def __init__(self, replies):
+        self.replies, self.shown = replies, []
+
+    def propose(self, request):
+        import json
+        self.shown.append(json.loads(request.view).get("last_result"))
+        return ModelResponse(reply=self.replies[min(len(self.shown) - 1, len(self.replies) - 1)], latency_s=1.0)
+
+
+def test_a_plan_step_is_done_only_by_its_own_tool_and_must_be_in_the_plan():
+    """Three reads tagged with the plan's three step ids marked the refund and the e-mail steps done, so a final
+    'completed' passed the plan check with no refund made."""
+    reads = [{"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001", "n": i}, "plan_step": s["id"]}
+             for i, s in enumerate(policies.PLAN)]
+    done = {"type": "final", "outcome": "completed", "text": "Refund issued"}
+    m = _Seeing([{"type": "plan", "steps": policies.PLAN}, *reads, done])
+    st, desk, _ = go(m, Budget(max_tool_calls=10, max_steps=10))
+    assert [s.status for s in st.plan] == ["done", "pending", "pending"]
+    assert st.outcome != "completed" and desk.effects == []
+    assert [r["code"] for r in m.shown[3:5]] == ["plan_step_mismatch"] * 2
+    assert m.shown[3]["detail"] == "step 's2' runs 'issue_refund', not 'get_order'"
+    assert st.stop == "no_progress"                      # two rejected calls in a row: no progress, stopped
+    m = _Seeing([{**READ, "plan_step": "s9"}, FIN])
+    st, desk, _ = go(m)
+    assert m.shown[1] == {"status": "error", "code": "unknown_plan_step", "detail": "no step 's9' in the plan"}
+    assert st.tool_calls == 0
+
+
+def test_a_plan_cannot_take_the_key_of_a_call_outside_the_plan():
+    """A plan step named adhoc3 shared the idempotency key of the unplanned call at step 3: that refund was then
+    skipped as already made, and the model told it succeeded."""
+    m = _Seeing([{"type": "plan", "steps": [{"id": "adhoc3", "tool": "get_order", "depends_on": []}]}, FIN])
+    st, _, _ = go(m)
+    assert st.plan == [] and m.shown[1]["code"] == "invalid_plan"
+    assert m.shown[1]["detail"] == ["adhoc3: reserved id (adhoc<n> names calls outside the plan)"]
+
+
+class _Usage:
+    name, provider, blocking = "huge-usage", "agentobs", False
+
+    def __init__(self):
+        self.inner = policies.SupportPolicy()
+
+    def propose(self, request):
+        r = self.inner.propose(request)
+        return ModelResponse(reply=r.reply, latency_s=r.latency_s, input_tokens=10**400, output_tokens=5)
+
+
+def test_a_reported_count_no_float_holds_is_not_charged():
+    """A 400-digit input_tokens raised OverflowError out of the run (or made the cost infinite)."""
+    st, _, _ = go(_Usage())
+    assert st.stop == "done" and 0 < st.tokens < 10**9
+    _saves(st)
+
+
+def test_json_problem():
+    assert json_problem({"a": [1, 2.5, None, True, "x", (1, 2)]}) is None
+    assert json_problem(_nest(MAX_DEPTH)) is None
+    assert json_problem(_nest(MAX_DEPTH + 1)) == f"nested deeper than {MAX_DEPTH} levels"
+    assert "set" in json_problem({"a": {1}})

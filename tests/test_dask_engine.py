@@ -278,6 +278,15 @@ def test_token_counts_that_are_negative_or_no_number_give_the_local_notes(cluste
         ("duplicate_span", files[3].name, 2), ("bad_value", files[1].name, 1), ("bad_value", files[0].name, 3)]
 
 
+def test_runs_lacking_the_success_attribute_are_noted_as_locally(cluster, tmp_path):
+    from test_labels_and_outputs import _attr_runs
+    path = _attr_runs(tmp_path)
+    for parts in (1, 3):
+        local, dask = both([path], cluster, Options(success_attr=("eval.first", "yes")), partitions=parts)
+        assert_same(local, dask)
+    assert any(n.startswith("2 runs have no eval.first") for n in dask.derivation.notes)
+
+
 TAU2 = ROOT.parent / "shared" / "data" / "tau2"
 
 

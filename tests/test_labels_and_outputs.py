@@ -155,7 +155,8 @@ def _attr_runs(tmp_path):
         attrs = [{"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}},
                  {"key": "eval.passed", "value": {"boolValue": passed}},
                  {"key": "eval.score", "value": {"intValue": str(score)}},
-                 {"key": "eval.f", "value": {"doubleValue": f}}]
+                 {"key": "eval.f", "value": {"doubleValue": f}}] + (
+                     [{"key": "eval.first", "value": {"stringValue": "yes"}}] if i == 0 else [])
         spans = [{"traceId": trace, "spanId": "a" * 16, "name": "invoke_agent bot", "kind": 1,
                   "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001000000000",
                   "attributes": attrs}]
@@ -191,3 +192,13 @@ def test_a_utf16_labels_file_says_to_save_it_as_utf8(tmp_path):
     labels.write_text("run_id,success\nr0,true\n", encoding="utf-16")
     with pytest.raises(InputError, match="not UTF-8 text .*save it as UTF-8"):
         read_labels(labels)
+
+
+def test_runs_whose_root_lacks_the_success_attribute_are_said(tmp_path):
+    """Runs without the attribute were labelled failed without a word."""
+    r = analyze([str(_attr_runs(tmp_path))], Options(success_attr=("eval.first", "yes")))
+    assert int(r.runs["success"].sum()) == 1
+    assert "2 runs have no eval.first attribute on their root span (--success-attr labels them failed)" in \
+        r.derivation.notes
+    assert not [n for n in analyze([str(_attr_runs(tmp_path))], Options(success_attr=("eval.f", "1"))
+                                   ).derivation.notes if "runs have no" in n]

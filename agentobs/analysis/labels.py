@@ -183,10 +183,12 @@ def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: Da
     return out
 
 
-def label_by_attribute(runs: pd.DataFrame, spans: pd.DataFrame, key: str, value: str) -> pd.DataFrame:
+def label_by_attribute(runs: pd.DataFrame, spans: pd.DataFrame, key: str, value: str,
+                       notes: list[str] | None = None) -> pd.DataFrame:
     """success = the run's root span (an agent invocation, a chain, or the trace root) carries attribute ``key``
     equal to ``value``: as a number for a numeric attribute (``1`` equals ``1.0``), as true/false for a boolean
-    one (``1``, ``yes``), else as text, case aside. ``service.name`` is the resource's service name."""
+    one (``1``, ``yes``), else as text, case aside. ``service.name`` is the resource's service name. A run whose
+    root span lacks the attribute is failed, and counted in ``notes`` (the derivation's notes) when given."""
     column = _ATTRIBUTE_COLUMN.get(key, key)
     if column in _NOT_ATTRIBUTES or column.startswith("_"):
         raise InputError(f"--success-attr {key}: not a span attribute (a field agentobs keeps for every span); "
@@ -200,6 +202,9 @@ def label_by_attribute(runs: pd.DataFrame, spans: pd.DataFrame, key: str, value:
     mapped = out["run_id"].map(got)
     out["success"] = pd.array(mapped.where(mapped.notna(), False), dtype="boolean")
     out["label_source"] = "attribute"
+    lacking = int(mapped.isna().sum())
+    if notes is not None and lacking:
+        notes.append(f"{lacking} runs have no {key} attribute on their root span (--success-attr labels them failed)")
     return out
 
 

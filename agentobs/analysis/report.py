@@ -122,7 +122,7 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
     q = ss.quality
     _count_unplaced(spans, q)
     if opt.success_attr:
-        runs = label_by_attribute(runs, spans, *opt.success_attr)
+        runs = label_by_attribute(runs, spans, *opt.success_attr, notes=der.notes)
     return summarize_runs(runs, SpanLookup(spans, ss.events), q, der, opt,
                           sources=[shown(s) for s in sources] if sources else ss.sources, spellings=ss.spellings,
                           n_spans=len(spans))

@@ -148,7 +148,7 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
     loose = DataQuality()
     _count_unplaced(spans, loose)
     if req.success_attr:
-        runs = label_by_attribute(runs, spans, *req.success_attr)
+        runs = label_by_attribute(runs, spans, *req.success_attr, notes=der.notes)
     out = PartResult(runs, der, len(spans), issues, negatives, examples,
                      [(i.source, i.count) for i in loose.issues], [(int(order[r]), s, e) for r, s, e in cut])
     for by in req.segments:

@@ -20,6 +20,7 @@ it is recorded as ``_OTHER`` (it would otherwise name a span and a metric series
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -64,7 +65,7 @@ class ChatCall:
         self.error = error
 
     def usage(self) -> ev.TokenUsage:
-        return ev.TokenUsage(input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+        return ev.TokenUsage(input_tokens=_count(self.input_tokens), output_tokens=_count(self.output_tokens),
                              source=self.usage_source, cache_read_input_tokens=self.cache_read_input_tokens,
                              cache_creation_input_tokens=self.cache_creation_input_tokens,
                              reasoning_output_tokens=self.reasoning_output_tokens)
@@ -109,24 +110,27 @@ class StepScope:
         except BaseException as exc:
             call.failed(type(exc).__name__)
             raise
-        finally:
-            t.tokens += call.input_tokens + call.output_tokens
-            if call.cost_usd is not None:
-                t.cost_usd += call.cost_usd
-            t.emit(ev.ModelReturned(step=t.steps, model=model, provider=provider, response_model=call.response_model,
-                                    usage=call.usage(), reply_type=call.reply_type, finish_reason=call.finish_reason,
-                                    cost_usd=call.cost_usd, error=call.error, reply=call.reply, at_ns=t.now()))
+        finally:                     # (what the loop said is not checked by any type: a bad value costs telemetry)
+            t.tokens += _count(call.input_tokens) + _count(call.output_tokens)
+            t.cost_usd += _amount(call.cost_usd)
+            t.emit_made(lambda: ev.ModelReturned(
+                step=t.steps, model=model, provider=provider, response_model=call.response_model, usage=call.usage(),
+                reply_type=call.reply_type, finish_reason=call.finish_reason,
+                cost_usd=_cost(call.cost_usd),
+                error=call.error, reply=call.reply, at_ns=t.now()))
 
     @contextmanager
     def tool(self, name: str, args: dict[str, Any] | None = None, *, effect: str = "read",
              call_id: str | None = None, plan_step: str | None = None) -> Iterator[ToolCall]:
         t = self.task
         args = args or {}
-        key = call_id or f"{t.task_id}:{plan_step or 'adhoc' + str(t.steps)}"
-        shown = name if t.inst.tools is None or name in t.inst.tools else OTHER
+        key, shown = f"{t.task_id}:adhoc{t.steps}", OTHER
         kind: ev.Effect = "write" if effect == "write" else "read"
-        t.emit(ev.ToolCalled(step=t.steps, name=shown, args=args, key=key, effect=kind, plan_step=plan_step,
-                             digest=digest(name, args), held=False, at_ns=t.now()))
+        with contextlib.suppress(Exception):    # arguments no digest takes (a cycle, a key that is no text): the
+            key = call_id or f"{t.task_id}:{plan_step or 'adhoc' + str(t.steps)}"     # tool still runs
+            shown = name if t.inst.tools is None or name in t.inst.tools else OTHER
+        t.emit_made(lambda: ev.ToolCalled(step=t.steps, name=shown, args=args, key=key, effect=kind,
+                                          plan_step=plan_step, digest=digest(name, args), held=False, at_ns=t.now()))
         call = ToolCall()
         try:
             yield call
@@ -137,11 +141,11 @@ class StepScope:
             for attempt, code, backoff in call.retries:
                 t.emit(ev.ToolRetry(step=t.steps, name=shown, attempt=attempt, code=code, backoff_s=backoff,
                                     at_ns=t.now()))
-            t.tool_calls += call.attempts
-            status = call.status or result_status(call.result)
-            t.emit(ev.ToolReturned(step=t.steps, name=shown, key=key, effect=kind, result=call.result, status=status,
-                                   replayed=call.result.get("replayed") is True, attempts=call.attempts,
-                                   at_ns=t.now()))
+            t.tool_calls += _count(call.attempts) or 1
+            t.emit_made(lambda: ev.ToolReturned(
+                step=t.steps, name=shown, key=key, effect=kind, result=call.result,
+                status=call.status or result_status(call.result), replayed=call.result.get("replayed") is True,
+                attempts=call.attempts, at_ns=t.now()))
 
 
 class TaskScope:
@@ -160,6 +164,11 @@ class TaskScope:
     def emit(self, event: ev.Event) -> None:
         with contextlib.suppress(Exception):     # telemetry never breaks the instrumented loop
             self.observer.notify(event)
+
+    def emit_made(self, make: Callable[[], ev.Event]) -> None:
+        """``emit`` of an event built from what the loop gave, which may not build: then it is not sent."""
+        with contextlib.suppress(Exception):
+            self.observer.notify(make())
 
     @contextmanager
     def step(self) -> Iterator[StepScope]:
@@ -226,3 +235,19 @@ class AgentInstrumentation:
             scope.emit(ev.RunFinished(task_id=task_id, stop=stop, status=status_of(stop),
                                       outcome=scope.outcome if stop is StopReason.DONE else None,
                                       totals=scope.totals(), at_ns=self.clock()))
+
+
+def _count(value: Any) -> int:
+    """A count the loop reported, or 0 when it is none (None, text, a negative number, a bool)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _cost(value: Any) -> float | None:
+    """A cost the loop reported, or None when it is none (None, text, NaN, infinite, negative)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    return float(value) if ok else None
+
+
+def _amount(value: Any) -> float:
+    """``_cost``, 0 for none: what a cost adds to the task's total."""
+    return _cost(value) or 0.0

@@ -7,6 +7,7 @@ one loader reads a laptop run, a collector archive and Jaeger's API v3 answers.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -19,7 +20,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import SpanKind, StatusCode
 
-from ..contract.otlp_values import attributes
+from ..contract.otlp_values import attributes, text
 
 log = logging.getLogger("agentobs.telemetry")
 
@@ -38,15 +39,15 @@ def encode_span(s: ReadableSpan) -> dict[str, Any]:
     if s.parent is not None:
         out["parentSpanId"] = f"{s.parent.span_id:016x}"
     out["flags"] = _flags(s.parent)
-    out["name"] = s.name
+    out["name"] = text(s.name)
     out["kind"] = _KIND.get(s.kind, 1)
     out["startTimeUnixNano"] = str(s.start_time)
     out["endTimeUnixNano"] = str(s.end_time)
     if s.attributes:
         out["attributes"] = attributes(s.attributes)
     if s.events:
-        out["events"] = [{"timeUnixNano": str(e.timestamp), "name": e.name, **({"attributes": attributes(e.attributes)}
-                                                                               if e.attributes else {})}
+        out["events"] = [{"timeUnixNano": str(e.timestamp), "name": text(e.name),
+                          **({"attributes": attributes(e.attributes)} if e.attributes else {})}
                          for e in s.events]
     if s.links:
         out["links"] = [{"traceId": f"{link.context.trace_id:032x}", "spanId": f"{link.context.span_id:016x}",
@@ -56,7 +57,7 @@ def encode_span(s: ReadableSpan) -> dict[str, Any]:
     status: dict[str, Any] = {}
     if s.status.status_code is not StatusCode.UNSET:
         if s.status.description:
-            status["message"] = s.status.description
+            status["message"] = text(s.status.description)
         status["code"] = _STATUS[s.status.status_code]
     out["status"] = status
     return out
@@ -95,6 +96,19 @@ def private_append(path: Path) -> Any:
     return os.fdopen(fd, "a", encoding="utf-8")
 
 
+def _ends_torn(path: Path) -> bool:
+    """Whether the file's last line lacks its line break (a writer stopped mid-line: a full disk, a kill)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() == 0:
+                return False
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) != b"\n"
+    except OSError:
+        return False
+
+
 class OtlpJsonFileExporter(SpanExporter):
     """Appends one OTLP JSON request per export call to a file (the collector file exporter's format)."""
 
@@ -104,19 +118,33 @@ class OtlpJsonFileExporter(SpanExporter):
         self._lock = threading.Lock()
         self.exported = 0
         self.failed = 0
+        # a line cut short before (by this process or another) is ended first, so it costs only itself
+        self._torn = _ends_torn(self.path)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         try:
             line = json.dumps(encode_request(spans), separators=(",", ":")) + "\n"
             with self._lock:
+                if self._torn:
+                    line = "\n" + line
+                self._torn = True             # until the write is whole
                 self._file.write(line)        # one write per request: a reader never sees half a line of ours
                 self._file.flush()
+                self._torn = False
         except (OSError, ValueError, TypeError):
+            self._drop_buffer()
             self.failed += len(spans)
             log.warning("could not write %d spans to %s", len(spans), self.path, exc_info=True)
             return SpanExportResult.FAILURE
         self.exported += len(spans)
         return SpanExportResult.SUCCESS
+
+    def _drop_buffer(self) -> None:
+        """After a failed write, what the text layer still holds of it is not written later (it was counted lost)."""
+        with self._lock, contextlib.suppress(Exception):
+            self._file.close()
+        with self._lock, contextlib.suppress(OSError):
+            self._file = private_append(self.path)
 
     def shutdown(self) -> None:
         with self._lock:

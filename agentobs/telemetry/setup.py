@@ -210,7 +210,12 @@ class Telemetry:
         if self._owns_tracer_provider:
             exporters: list[tuple[str, SpanExporter]] = list(extra_exporters)
             if config.traces_out is not None:
-                exporters.append((f"file {config.traces_out}", OtlpJsonFileExporter(config.traces_out)))
+                try:
+                    file_exporter = OtlpJsonFileExporter(config.traces_out)
+                except (OSError, ValueError) as exc:
+                    raise ConfigError(f"traces file {config.traces_out} cannot be written ({exc}): check the path "
+                                      "(traces_out or AGENTOBS_TRACES_OUT) and its permissions") from None
+                exporters.append((f"file {config.traces_out}", file_exporter))
             if config.otlp_endpoint:
                 exporters.append((f"otlp {config.otlp_protocol} {config.otlp_endpoint}", self._otlp_spans()))
             if config.console:

@@ -93,11 +93,19 @@ class BudgetExceeded(AgentobsError):
     """
 
     def __init__(self, stop: Any, limit: float, observed: float, detail: str = ""):
-        what = f"{stop}: limit {limit:g}, observed {observed:g}"
+        what = f"{stop}: limit {_number(limit)}, observed {_number(observed)}"
         super().__init__(f"{what} ({detail})" if detail else what)
         self.stop = stop
         self.limit = limit
         self.observed = observed
+
+
+def _number(x: Any) -> str:
+    """A limit or an observed value as a message shows it (an integer past a double's range as its magnitude)."""
+    try:
+        return f"{x:g}"
+    except (OverflowError, TypeError, ValueError):
+        return f"about 10^{len(str(abs(x))) - 1}" if isinstance(x, int) else str(x)[:40]
 
 
 class SimulatedCrash(BaseException):

@@ -206,3 +206,28 @@ def test_the_hooks_alone_guard_a_runner_call():
             Runner.run_sync(agent, PROMPT, hooks=hooks)
     assert stop.value.stop is StopReason.REPEATED_CALL
     assert srv.count == 3 and hooks.account.tool_calls == 2 and desk.calls == 2
+
+
+def _reporting(**usage):
+    """Seed D's search loop (large results, a new query each step), its usage reported as given."""
+    from dataclasses import replace
+    return lambda c: replace(search_loop(c), **usage)
+
+
+def test_a_negative_or_zero_input_count_does_not_lift_the_token_cap():
+    """prompt_tokens=-100000 was charged as reported: the tokens spent went down, and the run went on to max_steps
+    past the token cap; 0 let one more request out than an honest report. A count that is no count, or 0 for a
+    request that sent text, is replaced by the estimate."""
+    out = run(_reporting(input_tokens=-100_000), Budget(max_stalls=10, max_tool_calls=20, max_steps=20))
+    assert out.stop is not None and out.stop.stop is StopReason.MAX_TOKENS, out.stop
+    budget = Budget(max_tokens=3000, max_output_tokens=300, max_stalls=30, max_tool_calls=30, max_steps=30)
+    honest, zero = run(search_loop, budget), run(_reporting(input_tokens=0), budget)
+    assert honest.stop.stop is zero.stop.stop is StopReason.MAX_TOKENS and zero.served == honest.served
+
+
+def test_a_huge_reported_count_stops_with_a_message_not_an_overflow_error():
+    """prompt_tokens=10**400 raised OverflowError from the BudgetExceeded message."""
+    out = run(_reporting(input_tokens=10**400), Budget(max_tokens=3000, max_output_tokens=300))
+    assert out.stop is not None and out.served <= 2
+    assert "OverflowError" not in str(out.stop)
+    assert "about 10^" in str(BudgetExceeded("max_tokens", 3000, 10**400))

@@ -187,3 +187,37 @@ def test_the_agent_span_carries_the_stop_reason_and_the_analysis_reads_it(memory
     assert list(runs["source_kind"]) == ["agentobs", "agentobs"]
     assert list(runs["success"]) == [False, True]
     assert list(runs["steps"]) == [3, 4]
+
+
+def _reporting(**usage):
+    """Seed D's search loop (large results, a new query each step), its usage reported as given."""
+    from dataclasses import replace
+    return lambda c: replace(search_loop(c), **usage)
+
+
+def test_zero_input_or_an_unknown_reply_model_is_charged_as_an_honest_report():
+    """A provider reporting 0 input tokens (pydantic-ai clamps negative counts to 0) was charged 0 for requests
+    that sent whole search results, and a reply naming "weird-model" left every call unpriced: either way the run
+    made more requests than under an honest report before the cap held. 0 input for a request with text is now
+    estimated, and a reply's unknown model is priced as the model asked."""
+    tokens = Budget(max_tokens=3000, max_output_tokens=300, max_stalls=30, max_tool_calls=30, max_steps=30)
+    dollars = Budget(max_usd=0.002, max_tokens=10**6, max_output_tokens=300, max_stalls=30, max_tool_calls=30,
+                     max_steps=30)
+    for budget, dishonest, stop in ((tokens, dict(input_tokens=0), StopReason.MAX_TOKENS),
+                                    (dollars, dict(model="weird-model"), StopReason.MAX_USD)):
+        honest, got = run(search_loop, budget), run(_reporting(**dishonest), budget)
+        assert honest.stop.stop is got.stop.stop is stop
+        assert got.served == honest.served, (dishonest, got.served, honest.served)
+
+
+def test_a_model_setting_of_none_is_the_guards_to_fill():
+    """model_settings={"max_tokens": None} raised TypeError in the guard (None > 300)."""
+    desk = SupportDesk()
+    with ProviderServer(normal()) as srv:
+        client = AsyncOpenAI(base_url=srv.openai_base_url, api_key="test", max_retries=0)
+        m = OpenAIChatModel("gpt-4.1-mini", provider=OpenAIProvider(openai_client=client))
+        agent = Agent(m, name="support-agent", capabilities=[BudgetGuard(Budget(**ROOMY))], tools=desk_tools(desk),
+                      model_settings={"max_tokens": None, "request_timeout": None})
+        assert agent.run_sync(PROMPT).output == "Refund issued and confirmation sent."
+        assert all(r["body"].get("max_tokens") == 300 or r["body"].get("max_completion_tokens") == 300
+                   for r in srv.log)

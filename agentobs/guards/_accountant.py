@@ -52,6 +52,11 @@ def text_size(obj: Any) -> int:
         return len(str(obj))
 
 
+def _count(value: Any) -> bool:
+    """Whether a reported token count is one: an integer from 0 to 2^53 (a bool is none)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
+
+
 def is_error_result(result: Any) -> bool:
     return isinstance(result, BaseException) or (isinstance(result, Mapping)
                                                  and result.get("status") == ToolStatus.ERROR)
@@ -62,8 +67,11 @@ def fingerprint(name: str, value: Any) -> str:
     is digested by its text."""
     try:
         return digest(name, value)
-    except (TypeError, ValueError, RecursionError):
-        return digest(name, repr(value))
+    except Exception:              # (a value whose text raises too is digested by its type)
+        try:
+            return digest(name, repr(value))
+        except Exception:
+            return digest(name, type(value).__name__)
 
 
 class Accountant:
@@ -137,11 +145,18 @@ class Accountant:
         return tin
 
     def model_returned(self, usage: TokenUsage | None, *, seconds: float, model: str | None, provider: str | None,
-                       estimated_input: int = 0) -> None:
-        """Charges one answered request: the reported usage (or, without one, the input estimate), its price,
-        its time."""
+                       estimated_input: int = 0, estimated_output: int = 0, asked_model: str | None = None) -> None:
+        """Charges one answered request: the reported usage, its price, its time. A count that is none, negative
+        or past 2^53 is replaced by the estimate, as when nothing is reported, and so is 0 input tokens. The price
+        is the answering model's, else the asked model's (a reply naming a model no price table knows would price
+        nothing)."""
+        reported = usage is not None and _count(usage.input_tokens) and _count(usage.output_tokens)
+        if usage is not None and not reported:
+            usage = None
         tin = usage.input_tokens if usage is not None else estimated_input
-        tout = usage.output_tokens if usage is not None else 0
+        if tin == 0:                  # no request that sent text read nothing: a provider's 0 is no count
+            tin = estimated_input
+        tout = usage.output_tokens if usage is not None else estimated_output
         self.input_tokens += tin
         self.output_tokens += tout
         if usage is not None:
@@ -154,6 +169,9 @@ class Accountant:
             self.models.add(model)
         name, prov = self.price_key(model, provider)
         cost = self.prices.cost(name, prov, tin, tout)
+        if cost is None and asked_model and asked_model != model:
+            name, prov = self.price_key(asked_model, provider)
+            cost = self.prices.cost(name, prov, tin, tout)
         if cost is None:
             self.unpriced_calls += 1
         else:

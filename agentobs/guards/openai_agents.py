@@ -42,7 +42,7 @@ from ..contract.vocabulary import StopReason
 from ..errors import BudgetExceeded
 from ..kernel.budget import Budget
 from . import _spans
-from ._accountant import Accountant, text_size
+from ._accountant import Accountant, est_tokens, text_size
 
 try:
     from agents import (
@@ -94,6 +94,15 @@ def _model_of(agent: Agent[Any], run_model: str | Model | None = None) -> tuple[
     return (str(name) if name else None), "openai"
 
 
+def _dumped(item: Any) -> Any:
+    """An output item as plain data (the SDK's items are pydantic models), for sizing it."""
+    dump = getattr(item, "model_dump", None)
+    try:
+        return dump() if callable(dump) else str(item)
+    except Exception:          # (only a size estimate)
+        return str(item)
+
+
 def _usage(u: Usage) -> TokenUsage | None:
     """A response's usage as the contract's ``TokenUsage``; None when the model reported no tokens (the guard
     then charges its estimate of the input)."""
@@ -142,7 +151,8 @@ class BudgetHooks(RunHooks[Any]):
     async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
         started, tin, name = self._llm.pop(id(agent), (time.monotonic(), 0, None))
         self.account.model_returned(_usage(response.usage), seconds=time.monotonic() - started, model=name,
-                                    provider="openai", estimated_input=tin)
+                                    provider="openai", estimated_input=tin,
+                                    estimated_output=est_tokens(text_size([_dumped(item) for item in response.output])))
         calls = sum(1 for item in response.output if isinstance(item, ResponseFunctionToolCall))
         self.account.project_tool_calls(calls)
         if self.inner is not None:

@@ -28,7 +28,7 @@ from ..contract.vocabulary import StopReason
 from ..errors import BudgetExceeded
 from ..kernel.budget import Budget
 from . import _spans
-from ._accountant import Accountant, text_size
+from ._accountant import Accountant, est_tokens, text_size
 
 try:
     from pydantic_ai import RunContext
@@ -111,10 +111,10 @@ class BudgetGuard(AbstractCapability[Any]):
         tin = acct.before_model_request(input_chars=_request_chars(request_context), model=name, provider=system)
         settings: ModelSettings = {**(request_context.model_settings or {})}
         cap = acct.budget.max_output_tokens
-        if settings.get("max_tokens", cap + 1) > cap:
+        if not _below(settings.get("max_tokens"), cap):
             settings["max_tokens"] = cap              # the reserve holds only if the reply is capped
         left = acct.remaining_time()
-        if settings.get("request_timeout", left + 1) > left:
+        if not _below(settings.get("request_timeout"), left):
             settings["request_timeout"] = left        # the time left is the request's deadline
         started = time.monotonic()
         try:
@@ -129,7 +129,10 @@ class BudgetGuard(AbstractCapability[Any]):
             raise
         acct.model_returned(_usage(response.usage), seconds=time.monotonic() - started,
                             model=response.model_name or name, provider=response.provider_name or system,
-                            estimated_input=tin)
+                            estimated_input=tin, asked_model=name,
+                            estimated_output=est_tokens(sum(text_size(getattr(p, "content", None))
+                                                            + text_size(getattr(p, "args", None))
+                                                            for p in response.parts)))
         tools = {t.name for t in request_context.model_request_parameters.function_tools}
         acct.project_tool_calls(sum(1 for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in tools))
         return response
@@ -162,6 +165,11 @@ class BudgetGuard(AbstractCapability[Any]):
 
     def _new_account(self) -> Accountant:
         return Accountant(self.budget, fail=BudgetStop, prices=self.prices, price_as=self.price_as)
+
+
+def _below(value: Any, cap: float) -> bool:
+    """Whether an agent's own setting is a number within ``cap`` (None or anything else: the guard's applies)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value <= cap
 
 
 def _usage(u: RequestUsage) -> TokenUsage | None:

@@ -665,6 +665,8 @@ _MAX_COUNT = 2**53           # beyond it a count is no float and no provider's (
 def _declared_latency(value: Any) -> float | None:
     """A model's declared latency when it is one (a finite number of seconds, not negative); otherwise None, and
     the kernel measures the call with its clock, as for a model that declares nothing."""
+    if type(value) is float or type(value) is int:                   # (the usual case, a float)
+        return float(value) if 0 <= value < math.inf else None        # (NaN compares false)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
         return float(value)
     return None

@@ -162,3 +162,18 @@ def test_json_problem():
     assert json_problem(_nest(MAX_DEPTH)) is None
     assert json_problem(_nest(MAX_DEPTH + 1)) == f"nested deeper than {MAX_DEPTH} levels"
     assert "set" in json_problem({"a": {1}})
+
+
+@pytest.mark.parametrize("returned", [None, {"type": "final", "outcome": "completed", "text": "x"}])
+def test_a_model_that_returns_no_model_response_is_said_not_taken_for_a_timeout(returned):
+    """A model returning None was taken for a timeout (stop deadline, elapsed set to the deadline, no error); one
+    returning a dict raised AttributeError out of the run."""
+    from agentobs.errors import ConfigError
+
+    class Broken:
+        name, provider, blocking = "broken", "agentobs", False
+
+        def propose(self, request):
+            return returned
+    with pytest.raises(ConfigError, match="model 'broken' returned .*, not a ModelResponse"):
+        go(Broken())

@@ -202,3 +202,14 @@ def test_runs_whose_root_lacks_the_success_attribute_are_said(tmp_path):
         r.derivation.notes
     assert not [n for n in analyze([str(_attr_runs(tmp_path))], Options(success_attr=("eval.f", "1"))
                                    ).derivation.notes if "runs have no" in n]
+
+
+def test_a_csv_with_two_success_columns_is_refused():
+    """The first success column was used, without a word."""
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as d:
+        labels = Path(d) / "l.csv"
+        labels.write_text("run_id,success,success\nr0,true,false\n")
+        with pytest.raises(InputError, match="two success columns; keep one"):
+            read_labels(labels)

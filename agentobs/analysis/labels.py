@@ -109,6 +109,9 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str], list[str]
         if not rows:
             raise InputError(f"labels file {p} is empty: give run_id,success rows")
         header = [h.strip().lower() for h in rows[0][1]]
+        twice = next((h for h in ("run_id", "success") if header.count(h) > 1), None)
+        if twice is not None:
+            raise InputError(f"labels file {p}: the CSV has two {twice} columns; keep one")
         if "run_id" in header and "success" in header:
             ri, si, first = header.index("run_id"), header.index("success"), 1
         elif len(rows[0][1]) >= 2 and _bool(rows[0][1][1]) is not None:

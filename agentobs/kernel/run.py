@@ -282,12 +282,15 @@ class Run:
                     resp = calls.propose(req)
                 else:                          # awaited, with the time left as a real timeout under a real clock
                     resp = await calls.model(req, None if self.simulated else timeout)
+                if not isinstance(resp, ModelResponse):    # a Model's own bug: said, not taken for a timeout
+                    raise ConfigError(f"model {k.model.name!r} returned {type(resp).__name__}, not a ModelResponse: "
+                                      "its propose must return agentobs.ModelResponse(reply=...)")
                 break
             except TimeoutError:
                 resp = None
                 break
-            except (ConcurrentUseError, ReplayError):  # misuse, or a recording run out: not the provider's failure
-                raise
+            except (ConcurrentUseError, ReplayError, ConfigError):  # misuse, a recording run out, a Model's bug:
+                raise                                                # not the provider's failure
             except Exception as exc:  # a provider failure must end in a stop reason
                 retry = k.retry_policy()
                 backoff = retry.wait_s(attempts)

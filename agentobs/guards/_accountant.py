@@ -28,6 +28,7 @@ from typing import Any, NoReturn
 from ..contract.digest import digest
 from ..contract.events import Breach, TokenUsage
 from ..contract.pricing import Prices
+from ..contract.reported import count
 from ..contract.vocabulary import StopReason, ToolStatus
 from ..errors import BudgetExceeded, ConfigError
 from ..kernel.budget import Budget
@@ -50,11 +51,6 @@ def text_size(obj: Any) -> int:
         return len(json.dumps(obj, default=str, separators=(",", ":")))
     except (TypeError, ValueError, RecursionError):
         return len(str(obj))
-
-
-def _count(value: Any) -> bool:
-    """Whether a reported token count is one: an integer from 0 to 2^53 (a bool is none)."""
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
 
 
 def is_error_result(result: Any) -> bool:
@@ -150,8 +146,7 @@ class Accountant:
         or past 2^53 is replaced by the estimate, as when nothing is reported, and so is 0 input tokens. The price
         is the answering model's, else the asked model's (a reply naming a model no price table knows would price
         nothing)."""
-        reported = usage is not None and _count(usage.input_tokens) and _count(usage.output_tokens)
-        if usage is not None and not reported:
+        if usage is not None and (count(usage.input_tokens) is None or count(usage.output_tokens) is None):
             usage = None
         tin = usage.input_tokens if usage is not None else estimated_input
         if tin == 0:                  # no request that sent text read nothing: a provider's 0 is no count

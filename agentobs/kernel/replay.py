@@ -8,12 +8,12 @@ are JSON files with a schema version. Both keep one sequence of replies, so each
 from __future__ import annotations
 
 import json
-import math
 import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..contract import reported
 from ..contract.files import write_text
 from ..errors import ReplayError
 from .calls import propose_async
@@ -109,11 +109,10 @@ def _problem(r: ModelResponse) -> str | None:
     a finite number of seconds, not negative; the provider's texts are text."""
     for name in _COUNTS:
         v = getattr(r, name)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+        if v is not None and reported.count(v) is None:
             return f"{name} {v!r:.40} is not a token count"
     lat = r.latency_s
-    if lat is not None and (not isinstance(lat, (int, float)) or isinstance(lat, bool) or not math.isfinite(lat)
-                            or lat < 0):
+    if lat is not None and reported.non_negative(lat) is None:
         return f"latency_s {lat!r:.40} is not a number of seconds"
     for name in ("finish_reason", "response_model"):
         if getattr(r, name) is not None and not isinstance(getattr(r, name), str):

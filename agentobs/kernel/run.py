@@ -20,11 +20,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..contract import reported
 from ..contract.digest import digest
 from ..contract.events import Breach, TokenUsage
 from ..contract.vocabulary import (
@@ -305,7 +305,7 @@ class Run:
                 st.charge_time(failed_for + backoff)
                 timeout = b.remaining_time(st.elapsed)
                 started = clock.now()
-        declared = None if resp is None else _declared_latency(resp.latency_s)
+        declared = None if resp is None else reported.non_negative(resp.latency_s)
         took = None if resp is None else declared if declared is not None else clock.now() - started
         if resp is None or took is None or took > timeout:
             # the call would outlive the deadline: it is cut off there, and its tokens are not charged
@@ -321,7 +321,7 @@ class Run:
         if unusable is not None:
             reply = None
         source: UsageSource
-        rin, rout = _part(resp.input_tokens), _part(resp.output_tokens)   # (a negative or non-integer count: none)
+        rin, rout = reported.count(resp.input_tokens), reported.count(resp.output_tokens)   # (no count: None)
         if rin is not None and rout is not None:
             tin, tout, source = rin, rout, "reported"
         else:                                  # estimated from the text, 4 characters a token
@@ -478,7 +478,7 @@ class Run:
                 resp = calls.invoke(call)
             else:
                 resp = await calls.tool(call, None if self.simulated else timeout)
-            result, declared = resp.result, _declared_latency(resp.latency_s)
+            result, declared = resp.result, reported.non_negative(resp.latency_s)
         except TimeoutError:
             result = {"status": UNKNOWN, "code": "timeout"} if effect == "write" else error("timeout")
             declared = timeout
@@ -554,9 +554,9 @@ class Run:
         if self.emit:
             if resp is not None and source == "reported":      # the provider's parts of those counts, if any
                 usage = _new_token_usage(input_tokens=tin, output_tokens=tout, source=source,
-                                         cache_read_input_tokens=_part(resp.cache_read_input_tokens),
-                                         cache_creation_input_tokens=_part(resp.cache_creation_input_tokens),
-                                         reasoning_output_tokens=_part(resp.reasoning_output_tokens))
+                                         cache_read_input_tokens=reported.count(resp.cache_read_input_tokens),
+                                         cache_creation_input_tokens=reported.count(resp.cache_creation_input_tokens),
+                                         reasoning_output_tokens=reported.count(resp.reasoning_output_tokens))
             else:
                 usage = _new_token_usage(input_tokens=tin, output_tokens=tout, source=source)
             self.emit(_new_model_returned(step=st.step, model=model.name, provider=model.provider,
@@ -654,22 +654,6 @@ class Run:
                                             outcome=None, totals=st.totals(), at_ns=self.clock.wall_ns()))
 
 
-def _part(value: Any) -> int | None:
-    """A model's reported token count when it is one (an integer, not negative; a bool is none), else None."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_COUNT else None
-
-
 # finish reasons that say the provider cut the reply off: OpenAI "length" and "content_filter", Anthropic
 # "max_tokens", Gemini "MAX_TOKENS"
 _CUT_OFF = frozenset({"length", "max_tokens", "content_filter"})
-_MAX_COUNT = 2**53           # beyond it a count is no float and no provider's (a 400-digit "usage" ends in overflow)
-
-
-def _declared_latency(value: Any) -> float | None:
-    """A model's declared latency when it is one (a finite number of seconds, not negative); otherwise None, and
-    the kernel measures the call with its clock, as for a model that declares nothing."""
-    if type(value) is float or type(value) is int:                   # (the usual case, a float)
-        return float(value) if 0 <= value < math.inf else None        # (NaN compares false)
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
-        return float(value)
-    return None

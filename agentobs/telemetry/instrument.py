@@ -20,7 +20,6 @@ it is recorded as ``_OTHER`` (it would otherwise name a span and a metric series
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from typing import Any
 
 from ..contract import events as ev
 from ..contract.digest import digest
+from ..contract.reported import count, non_negative
 from ..contract.vocabulary import ReplyType, StopReason, UsageSource, result_status, status_of
 from .labels import OTHER
 from .observer import OTelObserver
@@ -65,7 +65,7 @@ class ChatCall:
         self.error = error
 
     def usage(self) -> ev.TokenUsage:
-        return ev.TokenUsage(input_tokens=_count(self.input_tokens), output_tokens=_count(self.output_tokens),
+        return ev.TokenUsage(input_tokens=count(self.input_tokens) or 0, output_tokens=count(self.output_tokens) or 0,
                              source=self.usage_source, cache_read_input_tokens=self.cache_read_input_tokens,
                              cache_creation_input_tokens=self.cache_creation_input_tokens,
                              reasoning_output_tokens=self.reasoning_output_tokens)
@@ -111,12 +111,12 @@ class StepScope:
             call.failed(type(exc).__name__)
             raise
         finally:                     # (what the loop said is not checked by any type: a bad value costs telemetry)
-            t.tokens += _count(call.input_tokens) + _count(call.output_tokens)
-            t.cost_usd += _amount(call.cost_usd)
+            t.tokens += (count(call.input_tokens) or 0) + (count(call.output_tokens) or 0)
+            t.cost_usd += non_negative(call.cost_usd) or 0.0
             t.emit_made(lambda: ev.ModelReturned(
                 step=t.steps, model=model, provider=provider, response_model=call.response_model, usage=call.usage(),
                 reply_type=call.reply_type, finish_reason=call.finish_reason,
-                cost_usd=_cost(call.cost_usd),
+                cost_usd=non_negative(call.cost_usd),
                 error=call.error, reply=call.reply, at_ns=t.now()))
 
     @contextmanager
@@ -141,7 +141,7 @@ class StepScope:
             for attempt, code, backoff in call.retries:
                 t.emit(ev.ToolRetry(step=t.steps, name=shown, attempt=attempt, code=code, backoff_s=backoff,
                                     at_ns=t.now()))
-            t.tool_calls += _count(call.attempts) or 1
+            t.tool_calls += count(call.attempts) or 1
             t.emit_made(lambda: ev.ToolReturned(
                 step=t.steps, name=shown, key=key, effect=kind, result=call.result,
                 status=call.status or result_status(call.result), replayed=call.result.get("replayed") is True,
@@ -235,19 +235,3 @@ class AgentInstrumentation:
             scope.emit(ev.RunFinished(task_id=task_id, stop=stop, status=status_of(stop),
                                       outcome=scope.outcome if stop is StopReason.DONE else None,
                                       totals=scope.totals(), at_ns=self.clock()))
-
-
-def _count(value: Any) -> int:
-    """A count the loop reported, or 0 when it is none (None, text, a negative number, a bool)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-def _cost(value: Any) -> float | None:
-    """A cost the loop reported, or None when it is none (None, text, NaN, infinite, negative)."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
-    return float(value) if ok else None
-
-
-def _amount(value: Any) -> float:
-    """``_cost``, 0 for none: what a cost adds to the task's total."""
-    return _cost(value) or 0.0

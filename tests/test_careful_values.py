@@ -108,7 +108,8 @@ _RUN = '{"id": "%s", "model": "%s", "success": true, "messages": [{"role": "user
 def test_a_lone_surrogate_in_a_transcript_is_replaced_and_counted(tmp_path, where):
     """A lone UTF-16 surrogate (half an emoji: "\\ud83d") in a run id, model or tool name made Arrow raise
     UnicodeEncodeError out of the report (found by fuzzing). Now the text is kept with '?' in its place and
-    counted; a surrogate pair (a whole emoji) is text like any other."""
+    counted; a surrogate pair (a whole emoji) is text like any other. The replacement is U+FFFD, as for bytes that
+    are no UTF-8 and in the OTLP JSON files agentobs writes (it was '?', which a name may hold)."""
     fields = {"id": "run-1", "model": "gpt-4o", "tool": "get_order", "content": "done"}
     fields[where] += "\\ud83d"
     p = tmp_path / "t.json"
@@ -118,8 +119,8 @@ def test_a_lone_surrogate_in_a_transcript_is_replaced_and_counted(tmp_path, wher
     assert ss.quality.count("bad_value") == 1
     r = analyze([str(p)])
     assert len(r.runs) == 2
-    if where in ("id", "model"):              # the text kept, the surrogate as '?'
-        assert fields[where].replace("\\ud83d", "?") in set(r.runs.astype(str).stack())
+    if where in ("id", "model"):              # the text kept, the surrogate as U+FFFD
+        assert fields[where].replace("\\ud83d", "\ufffd") in set(r.runs.astype(str).stack())
 
 
 def test_a_labels_file_with_a_surrogate_or_nested_too_deeply_is_a_one_line_error(tmp_path):
@@ -227,3 +228,18 @@ def test_a_runs_agent_does_not_depend_on_the_other_runs_read_with_it():
     for col in ("agent", "sub_agents"):
         assert mixed.loc["5" * 32, col] == alone.loc["5" * 32, col], col
     assert alone.loc["5" * 32, "agent"] == "agent"
+
+
+def test_a_lone_surrogate_reads_as_the_replacement_character_agentobs_writes(tmp_path):
+    """One rule for a lone surrogate, in and out: the careful path of the loader replaces it with U+FFFD, which is
+    what the OTLP JSON writer (``contract.otlp_values.text``) puts in its place and what bytes that are no UTF-8
+    become, so the same name reads the same from a foreign file and from ours."""
+    from agentobs.analysis import load_file
+    from agentobs.contract.otlp_values import text
+    span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "name": "x\ud800y",
+            "kind": 1, "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001000000000"}
+    line = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [span]}]}]}
+    p = tmp_path / "t.jsonl"
+    p.write_text(json.dumps(line) + "\n")               # the escape "\ud800", as a JavaScript writer leaves it
+    ss = load_file(p)
+    assert list(ss.spans["name"]) == [text("x\ud800y")] == ["x\ufffdy"]

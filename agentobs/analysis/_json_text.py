@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..contract.otlp_values import text
+
 # an escaped surrogate in the raw bytes: only then can the parsed document hold a lone one (a pair is fine)
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
@@ -25,11 +27,11 @@ def encodes(s: str) -> bool:
 
 
 def _replaced(s: str) -> str:
-    return s.encode("utf-8", "replace").decode("utf-8")        # each lone surrogate becomes "?"
+    return text(s)          # each lone surrogate becomes U+FFFD, as in our OTLP JSON files and for bad UTF-8
 
 
 def encodable(s: str) -> str:
-    """``s``, or ``s`` with each lone surrogate replaced by '?' when UTF-8 cannot hold it."""
+    """``s``, or ``s`` with each lone surrogate replaced by U+FFFD when UTF-8 cannot hold it."""
     return s if encodes(s) else _replaced(s)
 
 

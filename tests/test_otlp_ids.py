@@ -64,3 +64,20 @@ def test_ids_of_mixed_spellings_convert_as_each_id_alone(ids, head, nbytes):
     got = _convert(arr, nbytes)
     assert got.to_pylist() == [_one(v, nbytes) for v in arr.to_pylist()]
     assert got.null_count == sum(1 for v in arr.to_pylist() if _one(v, nbytes) is None)
+
+
+def test_upper_case_hex_with_nulls_that_hold_bytes():
+    """Upper-case hex ids are read as one slice of the data when every present id has a hex id's length; a null
+    may still hold bytes (Arrow allows it), and then each id is gathered on its own."""
+    import numpy as np
+    data = b"ABCDEF0123456789" + b"zz" + b"0123456789ABCDEF"
+    offsets = np.array([0, 16, 18, 34], dtype=np.int32)
+    validity = pa.py_buffer(np.packbits(np.array([1, 0, 1], dtype=bool), bitorder="little"))
+    arr = pa.Array.from_buffers(pa.string(), 3, [validity, pa.py_buffer(offsets), pa.py_buffer(data)], 1)
+    ids, bad = normalize_ids(arr, 8)
+    assert ids.to_pylist() == ["abcdef0123456789", None, "0123456789abcdef"]
+    assert list(bad) == [False, True, False]
+    plain = pa.array(["ABCDEF0123456789", None, "0123456789ABCDEF", "0123456789abcdeX"])
+    ids, bad = normalize_ids(plain, 8)
+    assert ids.to_pylist() == ["abcdef0123456789", None, "0123456789abcdef", None]
+    assert list(bad) == [False, True, False, True]

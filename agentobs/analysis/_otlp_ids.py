@@ -110,7 +110,11 @@ def _convert(s: pa.Array, nbytes: int) -> pa.Array:
             lengths = np.where(s.is_valid().to_numpy(zero_copy_only=False), lengths, -1)
         rows = np.flatnonzero(lengths == width)
         if len(rows):
-            chars = _LOWER[data[offsets[rows, None] + np.arange(width)]]
+            if len(rows) == m - s.null_count and offsets[-1] - offsets[0] == len(rows) * width:
+                # every present id has a hex id's length and the nulls hold no bytes: the ids are one slice
+                chars = _LOWER.take(data[offsets[0]:offsets[-1]]).reshape(len(rows), width)
+            else:
+                chars = _LOWER[data[offsets[rows, None] + np.arange(width)]]
             good = _LOWER_HEX.take(chars).all(axis=1)
             out[rows[good]] = chars[good]
             ok[rows[good]] = True

@@ -112,6 +112,34 @@ def test_resumed_run_is_a_new_trace_linked_to_the_suspended_one(memory_tracing):
     assert len(held) == 1 and held[0].parent.span_id == b.context.span_id
 
 
+def test_a_resumed_task_adds_what_each_segment_spent_to_the_run_metrics(memory_tracing):
+    """agentobs.run.tokens and agentobs.run.cost_usd record what a segment spent: a task suspended for approval
+    and resumed sums to its totals. They recorded the task's totals at the end of every segment, so the resumed
+    segment counted the first one again (the "spend per hour" panel over-reported every resumed task; found by
+    fuzzing)."""
+    provider, exporter = memory_tracing
+    reader = InMemoryMetricReader()
+    tel = configure(tracer_provider=provider, meter_provider=MeterProvider(metric_readers=[reader]))
+    first = SEED000_SPECS[6]
+    from agentobs.domain.scenarios import run as run_spec
+    r = run_spec(first, [tel.observer()], EPOCH)
+    st = TaskState.from_json(r.state.to_json())
+    before = st.tokens
+    assert before > 0 and st.cost_usd > 0
+    final = kernel_for(first, r.desk, observers=[tel.observer()], clock=SimClock(EPOCH + 10**13)).resume(
+        st, Decision.approve(st.pending))
+    assert final.tokens > before
+    metrics = {m.name: m for rm in reader.get_metrics_data().resource_metrics for sm in rm.scope_metrics
+               for m in sm.metrics}
+    assert sum(p.value for p in metrics[sc.M_RUNS].data.data_points) == 2
+    assert sum(p.count for p in metrics[sc.M_RUN_TOKENS].data.data_points) == 2
+    assert sum(p.sum for p in metrics[sc.M_RUN_TOKENS].data.data_points) == final.tokens
+    assert sum(p.sum for p in metrics[sc.M_RUN_COST].data.data_points) == pytest.approx(final.cost_usd)
+    chats = [s for s in exporter.get_finished_spans() if s.name.startswith("chat")]
+    assert sum(s.attributes[sc.USAGE_INPUT_TOKENS] + s.attributes[sc.USAGE_OUTPUT_TOKENS] for s in chats) \
+        == final.tokens
+
+
 def test_metrics_follow_the_contract(memory_tracing):
     provider, _ = memory_tracing
     reader = InMemoryMetricReader()

@@ -139,6 +139,8 @@ class RunStarted:
     limits: Limits | None
     plan_step_ids: tuple[str, ...]    # the plan in force, in order
     at_ns: int
+    tokens: int = 0               # tokens spent before this segment
+    cost_usd: float = 0.0         # dollars spent before this segment
 
 
 @_fast_init

@@ -577,7 +577,8 @@ class Run:
         if self.emit:
             self.emit(_new_run_started(task_id=st.task_id, agent_name=st.agent_name, conversation_id=st.conversation_id,
                                        model=k.model.name, provider=k.model.provider, resumed=resumed,
-                                       step=st.step, elapsed_s=st.elapsed, limits=k.budget_limits(),
+                                       step=st.step, elapsed_s=st.elapsed, tokens=st.tokens, cost_usd=st.cost_usd,
+                                       limits=k.budget_limits(),
                                        plan_step_ids=tuple([s.id for s in st.plan]), at_ns=self.clock.wall_ns()))
 
     async def _end(self, st: TaskState, stop: StopReason) -> TaskState:

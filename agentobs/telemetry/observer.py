@@ -68,7 +68,9 @@ class _Run:
     root_ctx: Any
     task_id: str
     agent: str
-    elapsed0: float                                  # active time before this segment
+    elapsed0: float                                  # active time, tokens and dollars before this segment
+    tokens0: int
+    cost0: float
     limits: ev.Limits | None
     plan_ids: tuple[str, ...]                        # the plan in force (for the step labels)
     m_model: ModelAttrs                             # span and metric attribute sets, shared
@@ -264,7 +266,8 @@ class OTelObserver:
         root = self.tracer.start_span(f"{sc.OP_INVOKE_AGENT} {e.agent_name}", kind=_AGENT_KIND,
                                       attributes=attrs, links=links, start_time=e.at_ns)
         self._push(_Run(root=root, root_ctx=trace.set_span_in_context(root), task_id=e.task_id, agent=e.agent_name,
-                        elapsed0=e.elapsed_s, limits=limits, plan_ids=e.plan_step_ids,
+                        elapsed0=e.elapsed_s, tokens0=e.tokens, cost0=e.cost_usd, limits=limits,
+                        plan_ids=e.plan_step_ids,
                         m_model=model_attrs(e.provider, e.model), m_agent=agent_attrs(e.agent_name)))
         if e.resumed:
             root.add_event(sc.EV_RESUME, {sc.STEP_INDEX: e.step}, timestamp=e.at_ns)
@@ -486,8 +489,9 @@ class OTelObserver:
         inst.tool_calls.record(run.tools, agent)
         by_stop = attrs_of.stop(stop)
         inst.runs.add(1, by_stop)
-        inst.run_tokens.record(t.tokens, by_stop)
-        inst.run_cost.record(float(t.cost_usd), by_stop)
+        # what this segment spent: a task suspended and resumed adds up to its totals, never counts a segment twice
+        inst.run_tokens.record(max(0, t.tokens - run.tokens0), by_stop)
+        inst.run_cost.record(max(0.0, float(t.cost_usd) - run.cost0), by_stop)
         b = run.limits
         if b is None:
             return

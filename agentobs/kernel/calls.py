@@ -108,6 +108,9 @@ class SyncCalls:
     async def store(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         return fn(*args, **kw)
 
+    async def claim(self, acquire: Callable[[str], T], release: Callable[[T], None], task_id: str) -> T:
+        return acquire(task_id)
+
     async def approve(self, approver: Callable[[HeldCall], Any], call: HeldCall) -> Decision | None:
         decision = approver(call)
         if inspect.isawaitable(decision):
@@ -148,6 +151,36 @@ class AsyncCalls:
 
     async def store(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         return await self._aio.to_thread(fn, *args, **kw)
+
+    async def claim(self, acquire: Callable[[str], T], release: Callable[[T], None], task_id: str) -> T:
+        """``acquire(task_id)`` in a worker thread, like ``store``; but when the caller is cancelled meanwhile, what
+        the thread still acquires is released, never left held (a cancelled run left its task leased until the
+        lease expired, with no checkpoint to recover: every retry was refused for a minute)."""
+        import threading
+        lock = threading.Lock()
+        held: list[T] = []                  # what the thread acquired and handed over
+        abandoned = False
+
+        def work() -> T | None:
+            got = acquire(task_id)
+            with lock:
+                if not abandoned:
+                    held.append(got)
+                    return got
+            release(got)                    # the caller is gone: the thread gives it back
+            return None
+
+        try:
+            got = await self._aio.to_thread(work)
+        except self._aio.CancelledError:
+            with lock:
+                abandoned = True
+                given = held[:]
+            for lease in given:             # handed over just as the cancellation came
+                await self.store(release, lease)
+            raise
+        assert got is not None
+        return got
 
     async def approve(self, approver: Callable[[HeldCall], Any], call: HeldCall) -> Decision | None:
         decision = approver(call)

@@ -140,9 +140,9 @@ class Run:
             return st
         except BaseException as exc:
             if _is_cancellation(exc):
-                self._cancelled()
+                await self._cancelled()
             else:
-                self._aborted(exc)
+                await self._aborted(exc)
             raise
         finally:
             self.active = False
@@ -605,54 +605,62 @@ class Run:
         self.task_id = task_id
         store = self.k.checkpoints
         if store is not None:
-            self.lease = await self.calls.store(store.acquire, task_id)
+            self.lease = await self.calls.claim(store.acquire, _releaser(store), task_id)
 
     async def _release(self) -> None:
+        """Releases the lease (through ``calls``: an async run's event loop never waits for a busy database)."""
         lease, self.lease = self.lease, None
         store = self.k.checkpoints
         if lease is not None and store is not None:
-            try:
-                await self.calls.store(store.release, lease)
-            except CheckpointError as exc:       # the lease then expires after its TTL
-                log.warning("could not release the lease on task %r: %s", lease.task_id, exc)
+            await self.calls.store(_releaser(store), lease)
 
-    def _release_now(self) -> None:
-        """Releases the lease in place (after an exception or a cancellation: nothing more is awaited)."""
-        lease, self.lease = self.lease, None
-        store = self.k.checkpoints
-        if lease is not None and store is not None:
-            try:
-                store.release(lease)
-            except CheckpointError as exc:
-                log.warning("could not release the lease on task %r: %s", lease.task_id, exc)
-
-    def _aborted(self, exc: BaseException) -> None:
-        if not isinstance(exc, SimulatedCrash):
-            self._release_now()
-        self.lease = None
+    async def _aborted(self, exc: BaseException) -> None:
+        """Tells the observers (first: an await below may be cut short), then releases the lease: awaited for an
+        exception (an async run's event loop goes on while the database is busy), in place for KeyboardInterrupt
+        or SystemExit, never for a SimulatedCrash (the process 'died': the lease expires after its TTL)."""
         st = self.state
         if self.running and self.emit and st is not None:
             self.running = False
             with contextlib.suppress(BaseException):    # the original exception is the one to report
                 self.emit(_new_run_aborted(task_id=st.task_id, error=type(exc).__name__, totals=st.totals(),
                                            at_ns=self.clock.wall_ns()))
+        if isinstance(exc, Exception):
+            await self._release()
+        elif not isinstance(exc, SimulatedCrash):
+            lease, self.lease = self.lease, None
+            store = self.k.checkpoints
+            if lease is not None and store is not None:
+                _releaser(store)(lease)
+        self.lease = None
 
-    def _cancelled(self) -> None:
+    async def _cancelled(self) -> None:
+        """Ends the run with ``cancelled`` for the observers, then releases the lease (awaited: the event loop goes
+        on), unless a write was in flight (see the module's docstring)."""
+        st = self.state
+        if self.running and st is not None:
+            self.running = False
+            st.stop, st.status = StopReason.CANCELLED.value, RunStatus.ABORTED.value
+            if self.emit:
+                with contextlib.suppress(Exception):
+                    self.emit(_new_run_finished(task_id=st.task_id, stop=StopReason.CANCELLED,
+                                                status=RunStatus.ABORTED, outcome=None, totals=st.totals(),
+                                                at_ns=self.clock.wall_ns()))
         if self.writing:
             log.warning("run of task %r cancelled during a write: its lease is left to expire, so that no other "
                         "worker takes the task over while the write may still be happening", self.task_id)
             self.lease = None
         else:
-            self._release_now()
-        st = self.state
-        if not self.running or st is None:
-            return
-        self.running = False
-        st.stop, st.status = StopReason.CANCELLED.value, RunStatus.ABORTED.value
-        if self.emit:
-            with contextlib.suppress(Exception):
-                self.emit(_new_run_finished(task_id=st.task_id, stop=StopReason.CANCELLED, status=RunStatus.ABORTED,
-                                            outcome=None, totals=st.totals(), at_ns=self.clock.wall_ns()))
+            await self._release()
+
+
+def _releaser(store: Any) -> Callable[[Lease], None]:
+    """``store.release``, logging a failure instead of raising it: the lease then expires after its TTL."""
+    def release(lease: Lease) -> None:
+        try:
+            store.release(lease)
+        except CheckpointError as exc:
+            log.warning("could not release the lease on task %r: %s", lease.task_id, exc)
+    return release
 
 
 # finish reasons that say the provider cut the reply off: OpenAI "length" and "content_filter", Anthropic

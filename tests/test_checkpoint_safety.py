@@ -197,6 +197,48 @@ def test_the_lease_is_released_when_the_run_ends_or_aborts(two_stores):
     assert st.stop == "done" and desk.effects == [REFUND, ("interrupted",), EMAIL]
 
 
+class DiesInRefund(SupportDesk):
+    """The process dies (SimulatedCrash) inside issue_refund once armed: before the refund takes effect, or after."""
+
+    def __init__(self, when: str):
+        super().__init__()
+        self.when, self.armed = when, False
+
+    def invoke(self, call):
+        if self.armed and call.name == "issue_refund":
+            self.armed = False
+            if self.when == "after":
+                super().invoke(call)
+            raise SimulatedCrash("killed in issue_refund")
+        return super().invoke(call)
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_crash_while_the_approved_call_runs_keeps_the_decision(tmp_path, when):
+    """The decision on a held call is saved with the resumed run's first checkpoint, before the call runs. It was
+    saved only after: a crash in the approved refund left the call pending with no decision, so recovery asked the
+    person again (killed before the effect) or finished with the call still pending and no approval in the audit
+    for a refund that was paid (killed after it; found by fuzzing). Recovery now runs the approved call, once."""
+    clock = SimClock()
+    store = SQLiteCheckpointStore(tmp_path / "ckpt.db", lease_ttl=60, clock=clock)
+    desk = DiesInRefund(when)
+
+    def kernel():
+        return _kernel(policies.SupportPolicy("ord_1004", 8000), desk, store, clock=SimClock(per_run=True))
+    assert kernel().run(new_state("t")).stop == "needs_approval"
+    ck = store.load("t")
+    desk.armed = True
+    with pytest.raises(SimulatedCrash):
+        kernel().resume(ck, Decision.approve(ck.state.pending, "human:maya"))
+    saved = store.load("t").state
+    assert saved.pending is not None and saved.audit[-1]["approved"] is True
+    clock.sleep(61)                                          # the dead worker's lease expires
+    final = kernel().recover("t")
+    assert (final.stop, final.outcome, final.pending) == ("done", "completed", None)
+    assert desk.refunds() == [("refund", "ord_1004", 8000)]
+    assert [a["by"] for a in final.audit if "approval" in a] == ["human:maya"]
+
+
 def test_fencing_at_the_store(two_stores):
     store_a, store_b, clock, path = two_stores
     state = new_state()

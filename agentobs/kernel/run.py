@@ -184,16 +184,23 @@ class Run:
                 raise ApprovalError(f"the decision is for other arguments (digest {decision.digest}) than the held "
                                     f"{held.name} call (digest {held.digest}); decide on exactly the held call")
         self._begin(state, resumed=True)
+        if held is not None and decision is not None:
+            self._decided(state, held, decision)        # saved with the claim below: a crash keeps the decision
+            if not decision.approved:
+                state.pending = None
         if isinstance(snapshot, Checkpoint):
             await self._save(state, snapshot.version)    # the claim: raises CheckpointConflict for a second worker
-        if held is not None and decision is not None:
+        return await self._continue(state)
+
+    async def _continue(self, state: TaskState) -> TaskState:
+        """Runs the held call a person approved (recorded in the audit, saved before it runs), then the loop."""
+        held = state.pending
+        if held is not None and _approved(state, held):
             state.pending = None
-            self._decided(state, held, decision)
-            if decision.approved:
-                stop = await self._execute(state, held.name, held.args, held.plan_step, key=held.key, approved=True,
-                                           held=True, dg=held.digest)
-                if stop is not None:
-                    return await self._end(state, stop)
+            stop = await self._execute(state, held.name, held.args, held.plan_step, key=held.key, approved=True,
+                                       held=True, dg=held.digest)
+            if stop is not None:
+                return await self._end(state, stop)
         return await self._loop(state)
 
     async def recover(self, task_id: str) -> TaskState:
@@ -211,7 +218,7 @@ class Run:
                                 " resume it with a decision")
         self._begin(state, resumed=True)
         await self._save(state, ckpt.version)
-        return await self._loop(state)
+        return await self._continue(state)            # an approved call cut off by the crash runs (its key: once)
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -651,6 +658,14 @@ class Run:
             self.lease = None
         else:
             await self._release()
+
+
+def _approved(st: TaskState, call: HeldCall) -> bool:
+    """Whether the last decision in the audit on ``call`` (by its key) approved it."""
+    for entry in reversed(st.audit):
+        if entry.get("approval") == call.name and entry.get("key") == call.key:
+            return bool(entry.get("approved"))
+    return False
 
 
 def _releaser(store: Any) -> Callable[[Lease], None]:

@@ -423,3 +423,38 @@ def test_an_https_endpoint_is_secure_whatever_the_case_of_its_scheme():
     from agentobs.telemetry.setup import _insecure
     assert not _insecure("HTTPS://collector.example:4317") and not _insecure("https://collector.example:4317")
     assert _insecure("http://127.0.0.1:4317") and _insecure("127.0.0.1:4317")
+
+
+def test_shutdown_keeps_to_its_timeout_when_the_collector_never_answers(monkeypatch, caplog):
+    """A collector that takes connections and never answers: shutdown gave up on the exporter at the deadline and
+    then waited 5 s more for its thread (4.5 s against AGENTOBS_SHUTDOWN_TIMEOUT_MS=1000; found by fuzzing). The
+    wait past the deadline is now a short grace; the spans the exporter held are counted as lost, and the meter
+    provider's failure is one line of warning."""
+    import threading
+    import time
+
+    from agentobs.domain.scenarios import SEED000
+    monkeypatch.setenv("AGENTOBS_SHUTDOWN_TIMEOUT_MS", "1000")
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "20")
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    held = []
+    threading.Thread(target=lambda: [held.append(srv.accept()) for _ in range(16)], daemon=True).start()
+    try:
+        tel = configure(otlp_endpoint=f"http://127.0.0.1:{srv.getsockname()[1]}", traces_out=None)
+        SEED000["A normal run"]([tel.observer()], EPOCH)
+        deadline = time.monotonic() + 5
+        while not held and time.monotonic() < deadline:       # the exporter is in its request, waiting
+            time.sleep(0.02)
+        t0 = time.monotonic()
+        report = tel.shutdown()
+        took = time.monotonic() - t0
+    finally:
+        srv.close()
+        for conn, _ in held:
+            conn.close()
+    assert held and took < 2.5
+    otlp = next(v for k, v in report.exporters.items() if k.startswith("otlp"))
+    assert otlp["exported"] == 0 and otlp["lost"] == report.ended == 14
+    assert not [r for r in caplog.records if r.exc_info]

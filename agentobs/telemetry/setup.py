@@ -42,6 +42,9 @@ ENV_TRACES_OUT = "AGENTOBS_TRACES_OUT"
 ENV_CALL_METRICS = "AGENTOBS_CALL_METRICS"
 
 
+_GRACE_S = 0.25        # past the shutdown deadline, for an exporter just shut down to stop
+
+
 class CallMetrics(StrEnum):
     """Who records the per-call metrics (token usage, model and tool call durations).
 
@@ -279,14 +282,16 @@ class Telemetry:
             if t.is_alive():
                 log.warning("exporter %s did not finish within %d ms; what it still holds is lost", e.name, timeout)
                 e.shutdown()
-        for t in closers:
-            t.join(5.0)
-        if self._owns_meter_provider:
+        for t in closers:                       # a short grace for the threads of exporters just shut down: the
+            t.join(_GRACE_S)                    # deadline is the caller's (a stuck one took 5 s more), the counts
+        if self._owns_meter_provider:           # of one still running are lost
+
             try:
                 remaining = max(0.0, deadline - time.monotonic()) * 1000
                 self.meter_provider.shutdown(timeout_millis=remaining)  # type: ignore[attr-defined]
-            except Exception:
-                log.warning("meter provider failed to shut down", exc_info=True)
+            except Exception as exc:            # (the SDK's own message: one line, no traceback)
+                log.warning("meter provider did not shut down within %d ms; its last metrics are lost: %s", timeout,
+                            " ".join(str(exc).split()))
         report = ExportReport(ended=self._end_counter.ended)
         for e in self.exporters:
             dropped = max(0, report.ended - e.exported - e.failed)

@@ -195,6 +195,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self.wfile.write(b"{not json at")
         if mode == "wrong_shape":
             return self._json(200, {"data": []})
+        if mode == "deep_json":                 # 200,000 nested arrays: json raised RecursionError (exit 3)
+            body = b"[" * 200_000 + b"]" * 200_000
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            return self.wfile.write(body)
         if mode == "full":                 # always exactly num_traces traces never seen before
             f.fresh += num
             return self._json(200, {"result": {"resourceSpans": [
@@ -285,7 +291,8 @@ def test_every_service_is_asked_when_none_is_named(jaeger):
 # -- failures -------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode, says", [("500", "HTTP 500"), ("bad_json", "not JSON"),
-                                        ("wrong_shape", "not a Jaeger API v3 answer")])
+                                        ("wrong_shape", "not a Jaeger API v3 answer"),
+                                        ("deep_json", "nested too deeply")])
 def test_a_source_where_every_request_failed_is_an_input_error(jaeger, mode, says):
     fake = jaeger(modes={"shop": mode, "cart": mode})
     with pytest.raises(InputError) as err:
@@ -506,3 +513,6 @@ def test_limits_resolve_argument_then_environment_then_default():
         resolve_limits(env={ENV_MAX_REQUESTS: "lots"})
     with pytest.raises(ConfigError, match=ENV_DEADLINE_S):
         resolve_limits(env={ENV_DEADLINE_S: "0"})
+    year = 365 * 86400.0                # past a timer's range, the watchdog raised OverflowError in its thread
+    for huge in ("1e10", "1e300", "inf"):
+        assert resolve_limits(env={ENV_DEADLINE_S: huge}).deadline_s == year

@@ -227,6 +227,8 @@ class Client:
             return resp.status, json.loads(data or b"null")
         except ValueError as exc:
             raise RequestFailed(f"the answer is not JSON ({exc})") from None
+        except RecursionError:
+            raise RequestFailed("the answer is JSON nested too deeply to read") from None
 
     def _read(self, resp: http.client.HTTPResponse) -> bytearray:
         declared = resp.headers.get("Content-Length", "")

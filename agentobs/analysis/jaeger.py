@@ -36,6 +36,8 @@ PARAMS = ("service", "since", "until", "page")
 ENV_MAX_BYTES = "AGENTOBS_JAEGER_MAX_BYTES"
 ENV_DEADLINE_S = "AGENTOBS_JAEGER_DEADLINE_S"
 ENV_MAX_REQUESTS = "AGENTOBS_JAEGER_MAX_REQUESTS"
+_LONGEST_S = 365 * 86400.0      # a longer deadline (inf too) is a year: past threading.TIMEOUT_MAX, the watchdog's
+                                # timer raised OverflowError in its thread
 
 
 # -- settings ---------------------------------------------------------------------------------------
@@ -54,7 +56,8 @@ def resolve_limits(*, max_bytes: int | None = None, deadline_s: float | None = N
     env = os.environ if env is None else env
     d = JaegerLimits()
     return JaegerLimits(max_bytes=int(_setting(max_bytes, env, ENV_MAX_BYTES, d.max_bytes, int)),
-                        deadline_s=float(_setting(deadline_s, env, ENV_DEADLINE_S, d.deadline_s, float)),
+                        deadline_s=min(float(_setting(deadline_s, env, ENV_DEADLINE_S, d.deadline_s, float)),
+                                       _LONGEST_S),
                         max_requests=int(_setting(max_requests, env, ENV_MAX_REQUESTS, d.max_requests, int)))
 
 

@@ -433,6 +433,32 @@ def test_url_errors_do_not_echo_userinfo_or_unknown_parameters():
     assert redact("jaeger+https://u:p@h:1/base?token=t&service=s") == "jaeger+https://h:1/base?token=***&service=s"
 
 
+@pytest.mark.parametrize("url", [
+    "http://admin:hun/ter2secret@127.0.0.1:9?service=x",            # the password in the "path"
+    "http://admin:hunter2#secret@127.0.0.1:9?service=x",            # in the "fragment"
+    "http://admin:hunter2?secret%40x@127.0.0.1:9?service=x",        # in the "query"
+    "http://admin:1234/hunter2secret@127.0.0.1:16686?service=x",    # "admin:1234" parses as a host and port
+])
+def test_a_password_with_a_reserved_character_is_refused_without_showing_it(url):
+    """urlsplit ends the authority at the first '/', '?' or '#': a password holding one that was not
+    percent-encoded was printed in the error (whole, or its first part), or, with digits before the '/', taken for
+    a host and port, sent there, and shown in every span's source (found by fuzzing)."""
+    with pytest.raises(InputError) as err:
+        parse_url(url)
+    msg = str(err.value)
+    assert "percent-encode" in msg
+    for part in ("admin", "hunter2", "ter2secret", "hun/", "secret", "1234"):
+        assert part not in msg, msg
+    assert "admin" not in redact(url) and "secret" not in redact(url)
+
+
+def test_object_store_urls_hide_a_password_with_a_reserved_character():
+    from agentobs.analysis import remote
+    url = "ftp://admin:hunter2#secret@127.0.0.1/x.jsonl"
+    assert remote.shown(url) == "ftp://127.0.0.1/x.jsonl"
+    assert "hunter2" not in remote.masked(f"cannot read {url}", url)
+
+
 @pytest.mark.parametrize("param, value, says", [
     ("since", "1000000d", "out of range"),                  # was OverflowError: date value out of range
     ("since", "99999999999d", "out of range"),              # was OverflowError: ... too large to convert to C int

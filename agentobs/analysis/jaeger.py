@@ -109,6 +109,7 @@ def is_jaeger_url(text: str) -> bool:
 
 def redact(text: str) -> str:
     """A source URL as it may be shown: no userinfo, and no value of a query parameter other than ours."""
+    text = remote.hide_userinfo(text)
     try:
         u = urllib.parse.urlsplit(text)
         pairs = urllib.parse.parse_qsl(u.query, keep_blank_values=True)
@@ -137,10 +138,14 @@ def parse_url(text: str, now: datetime | None = None) -> JaegerSource:
         u = urllib.parse.urlsplit(raw)
         u.port                                           # noqa: B018 - raises ValueError for a bad port
     except ValueError:
+        if "@" in rest and "@" not in raw.partition("://")[2].split("/")[0].split("?")[0].split("#")[0]:
+            raise _reserved_in_userinfo(shown) from None
         raise InputError(f"{shown!r} is not a Jaeger URL (bad host or port): "
                          "use http://HOST:16686?service=NAME&since=2h") from None
     if not u.hostname:
         raise InputError(f"{shown!r} is not a Jaeger URL: use http://HOST:16686?service=NAME&since=2h")
+    if "@" in u.path or "@" in u.fragment:
+        raise _reserved_in_userinfo(shown)
     q = urllib.parse.parse_qs(u.query)
     services = tuple(s for v in q.get("service", []) for s in v.split(",") if s)
     end = _when(q.get("until", [None])[0], now, now)
@@ -156,6 +161,13 @@ def parse_url(text: str, now: datetime | None = None) -> JaegerSource:
     if u.username is not None or u.password is not None:
         credentials = (urllib.parse.unquote(u.username or ""), urllib.parse.unquote(u.password or ""))
     return JaegerSource(base=base, services=services, start=start, end=end, page=max(1, page), credentials=credentials)
+
+
+def _reserved_in_userinfo(shown: str) -> InputError:
+    """User info with "/", "?" or "#" in it: urlsplit takes part of the password for the host (or its port), and a
+    request would go there with the rest of the password in its path."""
+    return InputError(f"{shown!r}: the user name or password holds '/', '?' or '#': percent-encode them "
+                      "(%2F, %3F, %23)")
 
 
 _DURATION = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([smhd])")

@@ -29,8 +29,10 @@ _PACKAGES = {"s3": "agentobs[s3]", "s3a": "agentobs[s3]", "gs": "gcsfs", "gcs": 
 # environment variables a filesystem's credentials may come from: a change makes a new filesystem object
 _CREDENTIAL_ENV = ("AWS_", "BOTO_", "GOOGLE_", "GCS", "AZURE_", "FSSPEC_")
 _SKIPPED_SUFFIXES = (".tmp", "-manifest.json")
-_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)@")             # a URL's user:password
-_ANY_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#]*@")        # the same anywhere in a text
+# a URL's user:password: up to the last "@" (a password may hold "/", "?" or "#" that were not percent-encoded, which
+# end the authority for urlsplit: the password then reads as a path, a query or a fragment)
+_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(\S*)@")
+_ANY_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)\S*@")               # the same anywhere in a text
 SECRET_MIN = 4          # a password this long is masked wherever it appears, a shorter one only as a word
 
 _lock = threading.Lock()
@@ -47,8 +49,19 @@ def scheme(url: str) -> str:
     return m.group(1).lower() if m else ""
 
 
+def hide_userinfo(url: str) -> str:
+    """``url`` with all it holds before its last ``@`` (what may be ``user:password``) as ``***``. A password with
+    "/", "?" or "#" that was not percent-encoded ends the authority early for ``urlsplit``, which then shows it as a
+    path, a query or a fragment."""
+    sch, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    return f"{sch}://***@{rest.rpartition('@')[2]}"
+
+
 def shown(url: str) -> str:
     """The URL as it may be printed: no ``user:password@``, no query values."""
+    url = hide_userinfo(url)
     try:
         u = urllib.parse.urlsplit(url)
         pairs = urllib.parse.parse_qsl(u.query, keep_blank_values=True)

@@ -92,6 +92,7 @@ class FakeJaeger:
         self.sent: dict[str, int] = {}            # mode -> bytes of a slow or huge answer actually sent
         self.redirect_to = ""                     # for mode "redirect": an origin, e.g. http://127.0.0.1:PORT
         self.huge = 64 * 2**20
+        self.services_answer: Any = None          # instead of the services' list
         self.fresh = 0                            # ids for mode "full"
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -169,6 +170,8 @@ class _Handler(BaseHTTPRequestHandler):
         u = urllib.parse.urlsplit(self.path)
         q = dict(urllib.parse.parse_qsl(u.query))
         if u.path == "/api/v3/services":
+            if f.services_answer is not None:
+                return self._json(200, f.services_answer)
             return self._json(200, {"services": sorted({_service(rs) for rs in f.traces} | set(f.modes))})
         if not u.path.endswith("/api/v3/traces"):
             return self._json(404, {"error": {"httpCode": 404, "message": "404 page not found"}})
@@ -195,6 +198,19 @@ class _Handler(BaseHTTPRequestHandler):
             return self.wfile.write(b"{not json at")
         if mode == "wrong_shape":
             return self._json(200, {"data": []})
+        if mode == "plain_404":                 # another server, or Jaeger under another base path
+            body = b"404 page not found\n"
+            self.send_response(404)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            return self.wfile.write(body)
+        if mode == "library_spans":             # OTLP before 0.15: instrumentationLibrarySpans
+            found = f.search(service, t_min, t_max, num)
+            old = [{"resource": rs["resource"], "instrumentationLibrarySpans": [
+                {"instrumentationLibrary": ss.get("scope", {}), "spans": ss["spans"]} for ss in rs["scopeSpans"]]}
+                for rs in found]
+            return self._json(200, {"result": {"resourceSpans": old}})
         if mode == "deep_json":                 # 200,000 nested arrays: json raised RecursionError (exit 3)
             body = b"[" * 200_000 + b"]" * 200_000
             self.send_response(200)
@@ -292,13 +308,33 @@ def test_every_service_is_asked_when_none_is_named(jaeger):
 
 @pytest.mark.parametrize("mode, says", [("500", "HTTP 500"), ("bad_json", "not JSON"),
                                         ("wrong_shape", "not a Jaeger API v3 answer"),
-                                        ("deep_json", "nested too deeply")])
+                                        ("deep_json", "nested too deeply"),
+                                        ("plain_404", "HTTP 404 that is not Jaeger's answer")])
 def test_a_source_where_every_request_failed_is_an_input_error(jaeger, mode, says):
     fake = jaeger(modes={"shop": mode, "cart": mode})
     with pytest.raises(InputError) as err:
         fetch(parse_url(f"{fake.url}?service=shop,cart&{WINDOW}"), limits=_limits())
     msg = str(err.value)
     assert "every request failed (2)" in msg and says in msg and "\n" not in msg, msg
+
+
+@pytest.mark.parametrize("answer", [{"services": [{"name": "shop"}]}, {"services": "shop"}, ["shop"], "shop"])
+def test_a_services_list_of_another_shape_is_an_input_error(jaeger, answer):
+    """A services answer that is no list of names asked nothing and read nothing, without a word (found by
+    fuzzing). Jaeger's own answer for no service, {}, is an empty list."""
+    fake = jaeger([_trace(1, T0 + 10**9)])
+    fake.services_answer = answer
+    with pytest.raises(InputError, match="not a Jaeger API v3 services list"):
+        fetch(parse_url(f"{fake.url}?{WINDOW}"), limits=_limits())
+    fake.services_answer = {}
+    assert len(fetch(parse_url(f"{fake.url}?{WINDOW}"), limits=_limits()).spans) == 0
+
+
+def test_an_answer_in_the_spelling_before_otlp_0_15_is_read(jaeger):
+    """instrumentationLibrarySpans (OTLP before 0.15) was read from a file but dropped from a Jaeger answer."""
+    fake = jaeger([_trace(1, T0 + 10**9), _trace(2, T0 + 2 * 10**9)], modes={"shop": "library_spans"})
+    ss = fetch(parse_url(f"{fake.url}?service=shop&{WINDOW}"), limits=_limits())
+    assert _runs_of(ss) == {f"{1:032x}", f"{2:032x}"}
 
 
 def test_an_unreachable_jaeger_is_an_input_error():

@@ -54,6 +54,19 @@ def without_userinfo(netloc: str) -> str:
     return netloc.rpartition("@")[2]
 
 
+ERROR_BODY = 64 * 1024
+
+
+def _json_or_none(exc: urllib.error.HTTPError) -> Any:
+    """The JSON body of an error answer (its first ``ERROR_BODY`` bytes), or None; closes it."""
+    try:
+        return json.loads(exc.read(ERROR_BODY))
+    except Exception:           # not JSON, cut off, nested too deeply, or the deadline closed the socket
+        return None
+    finally:
+        exc.close()
+
+
 class _Watchdog:
     """Shuts down every socket attached to it once the deadline passes (wakes a blocked read)."""
 
@@ -198,7 +211,9 @@ class Client:
         return left
 
     def get_json(self, url: str) -> tuple[int, Any]:
-        """(200, parsed JSON) or (an HTTP error status, None); the error's body is not read."""
+        """(200, parsed JSON) or (an HTTP error status, None); the error's body is read only for a 404 (up to
+        ``ERROR_BODY`` bytes: (404, its JSON) when it is JSON, else (404, None)): Jaeger's "No traces found" is
+        JSON, the 404 of another server or of a wrong base path is not."""
         left = self.left()
         self.requests += 1
         req = urllib.request.Request(url, headers={"Accept": "application/json"})
@@ -210,12 +225,13 @@ class Client:
             except _Refused as exc:
                 raise RequestFailed(str(exc.reason)) from None
             except urllib.error.HTTPError as exc:
+                body = _json_or_none(exc) if exc.code == 404 else None
                 exc.close()
                 self.left()
                 if 300 <= exc.code < 400:
                     raise RequestFailed(f"HTTP {exc.code}: a redirect loop, or more than {MAX_REDIRECTS} "
                                         "redirects") from None
-                return exc.code, None
+                return exc.code, body
             except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:
                 self.left()
                 raise RequestFailed(f"cannot be reached: {_reason(exc)}") from None

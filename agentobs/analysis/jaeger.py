@@ -243,9 +243,13 @@ def _service_names(client: Client, src: JaegerSource) -> list[str]:
     except DeadlinePassed:
         raise InputError(f"Jaeger at {src.base} did not list its services within the deadline "
                          f"({ENV_DEADLINE_S} sets it)") from None
-    if status != 200 or not isinstance(body, dict) or not isinstance(body.get("services", []), (list, type(None))):
+    if status != 200:
         raise InputError(f"Jaeger at {src.base} did not list its services (HTTP {status})")
-    return [s for s in body.get("services") or [] if isinstance(s, str) and s not in ("jaeger", "jaeger-all-in-one")]
+    listed = body.get("services") or [] if isinstance(body, dict) else None    # Jaeger writes {} for no service
+    if not (isinstance(listed, list) and all(isinstance(s, str) for s in listed)):
+        raise InputError(f"Jaeger at {src.base} did not list its services: the answer is not a Jaeger API v3 "
+                         "services list ({\"services\": [names]}); check the URL's base path")
+    return list(dict.fromkeys(s for s in listed if s not in ("jaeger", "jaeger-all-in-one")))
 
 
 def _walk(client: Client, src: JaegerSource, lim: JaegerLimits, names: list[str], parts: list[SpanSet],
@@ -296,7 +300,9 @@ def _ask(client: Client, src: JaegerSource, service: str, start: datetime, end: 
                                      "query.start_time_max": _rfc3339(end), "query.num_traces": src.page})
     status, body = client.get_json(f"{src.base}/api/v3/traces?{params}")
     if status == 404:
-        return None
+        if isinstance(body, dict):              # Jaeger's "No traces found" (a JSON error object)
+            return None
+        raise RequestFailed("HTTP 404 that is not Jaeger's answer: check the URL's host, port and base path")
     if status != 200:
         raise RequestFailed(f"HTTP {status}")
     if not isinstance(body, dict) or not isinstance(body.get("result"), dict):
@@ -334,9 +340,12 @@ def _trace_id(span: Any) -> str | None:
     return tid if isinstance(tid, str) else None
 
 
+_SCOPES = ("scopeSpans", "instrumentationLibrarySpans")     # the second: OTLP before 0.15, as the loader reads it
+
+
 def _trace_ids(result: dict[str, Any]) -> set[str]:
     return {tid for rs in _list(result.get("resourceSpans")) if isinstance(rs, dict)
-            for ss in _list(rs.get("scopeSpans")) if isinstance(ss, dict)
+            for name in _SCOPES for ss in _list(rs.get(name)) if isinstance(ss, dict)
             for s in _list(ss.get("spans")) if (tid := _trace_id(s)) is not None}
 
 
@@ -345,11 +354,15 @@ def _without(result: dict[str, Any], seen: set[str]) -> dict[str, Any]:
     usable trace id stay, for the loader to count."""
     out = []
     for rs in _list(result.get("resourceSpans")):
-        scopes = []
-        for ss in _list(rs.get("scopeSpans")) if isinstance(rs, dict) else []:
-            keep = [s for s in _list(ss.get("spans")) if _trace_id(s) not in seen] if isinstance(ss, dict) else []
-            if keep:
-                scopes.append({**ss, "spans": keep})
-        if scopes:
-            out.append({**rs, "scopeSpans": scopes})
+        kept = {}
+        for name in _SCOPES:
+            scopes = []
+            for ss in _list(rs.get(name)) if isinstance(rs, dict) else []:
+                keep = [s for s in _list(ss.get("spans")) if _trace_id(s) not in seen] if isinstance(ss, dict) else []
+                if keep:
+                    scopes.append({**ss, "spans": keep})
+            if scopes:
+                kept[name] = scopes
+        if kept:
+            out.append({**rs, **kept})
     return {"resourceSpans": out}

@@ -117,19 +117,66 @@ def _literal(v: float | int) -> str:
     return text if ("." in text or "e" in text) else text + ".0"
 
 
-def _budget_settings(caps: Sequence[CapRecommendation]) -> tuple[list[Setting], list[str]]:
+def _budget_settings(caps: Sequence[CapRecommendation], reserve_usd: float | None
+                     ) -> tuple[list[Setting], list[str], list[str]]:
+    """The Budget's settings, the dimensions left out, and notes on what was left out. The guard checks before
+    every model call that the tokens spent, the next input and a whole reply of ``max_output_tokens`` fit under
+    ``max_tokens``, and that the dollars spent and that reply priced ahead fit under ``max_usd``: a cap at a run's
+    total stopped it before its last call. So ``max_tokens`` is the recommendation plus the reply's reserve, and
+    ``max_usd`` the recommendation plus ``reserve_usd`` (the reserve priced at the dearest model of the successful
+    runs); ``max_usd`` is left out when some successful runs could not be priced (the guard refuses to spend
+    without a price), or the reserve cannot be priced."""
     settings, missing = _settings(caps, _BUDGET, kernel=True)
-    tokens = next((s for s in settings if s.name == "max_tokens"), None)
-    if tokens is not None and tokens.value < 2:      # no reply fits (max_output_tokens >= 1 must stay below it)
-        settings.remove(tokens)
-        missing.append("tokens")
-        tokens = None
-    if tokens is not None and tokens.value <= DEFAULT_OUTPUT_CAP:   # Budget needs max_output_tokens < max_tokens
-        cap = max(1, int(tokens.value) // 4)
-        settings.append(Setting(name="max_output_tokens", value=cap, dimension="tokens",
-                                cutoff_share=tokens.cutoff_share, successful_runs=tokens.successful_runs,
-                                note="kept below max_tokens; check it fits one reply"))
-    return settings, missing
+    notes: list[str] = []
+    by_name = {s.name: s for s in settings}
+    tokens, usd = by_name.get("max_tokens"), by_name.get("max_usd")
+    if tokens is not None:
+        settings[settings.index(tokens)] = Setting(
+            name="max_tokens", value=int(tokens.value) + DEFAULT_OUTPUT_CAP, dimension="tokens",
+            cutoff_share=tokens.cutoff_share, successful_runs=tokens.successful_runs,
+            note=f"{_literal(tokens.value)} plus the {DEFAULT_OUTPUT_CAP}-token reply (max_output_tokens) the guard "
+                 "keeps in reserve before each call")
+        notes.append(f"# max_output_tokens stays {DEFAULT_OUTPUT_CAP} (the longest reply, sent to the provider): if a "
+                     "reply needs more, raise it, and max_tokens by as much")
+    if usd is not None:
+        n = max((c.successful_runs for c in caps), default=0)
+        if usd.successful_runs < n:
+            settings.remove(usd)
+            missing.append("cost_usd")
+            notes.append(f"# max_usd left out: only {usd.successful_runs} of {n} successful runs could be priced, "
+                         "and the guard stops a run whose calls it cannot price under a dollar cap")
+        elif reserve_usd is None or not math.isfinite(reserve_usd):
+            settings.remove(usd)
+            missing.append("cost_usd")
+            notes.append(f"# max_usd left out: the guard prices a {DEFAULT_OUTPUT_CAP}-token reply ahead of each call, "
+                         "and the runs' models have no price for it")
+        else:
+            settings[settings.index(usd)] = Setting(
+                name="max_usd", value=_round_usd(float(usd.value) + reserve_usd), dimension="cost_usd",
+                cutoff_share=usd.cutoff_share, successful_runs=usd.successful_runs,
+                note=f"{_literal(usd.value)} plus {reserve_usd:.6g} for the reply the guard prices ahead")
+    return settings, missing, notes
+
+
+def _round_usd(v: float) -> float:
+    """Up, to 4 significant digits (a cap is never below what it must hold)."""
+    if v <= 0:
+        return v
+    step = 10 ** (math.floor(math.log10(v)) - 3)
+    return math.ceil(v / step - 1e-9) * step
+
+
+def reserve_usd(runs: Any) -> float | None:
+    """The price of the reply a Budget's guard prices ahead (``max_output_tokens`` of output) at the dearest model
+    of the successful runs; None when none of them can be priced."""
+    from .pricing import price_calls
+    ok = runs[runs["success"] == True] if "success" in runs else runs.iloc[0:0]     # noqa: E712
+    models = ok["model"].dropna().astype(str).unique() if "model" in ok else []
+    if len(models) == 0:
+        return None
+    cost = price_calls(list(models), None, [0] * len(models), [DEFAULT_OUTPUT_CAP] * len(models))
+    cost = cost[cost == cost]                       # NaN: no price
+    return float(cost.max()) if len(cost) else None
 
 
 def _header(caps: Sequence[CapRecommendation], target: float, margin: float) -> list[str]:
@@ -143,17 +190,20 @@ def _missing_note(missing: Sequence[str]) -> list[str]:
         if missing else []
 
 
-def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, margin: float = 0.10) -> Emitted:
-    """The caps as ready-to-paste configuration of ``kind`` (``budget``, ``pydantic-ai``, ``openai-agents``)."""
+def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, margin: float = 0.10,
+         reserve: float | None = None) -> Emitted:
+    """The caps as ready-to-paste configuration of ``kind`` (``budget``, ``pydantic-ai``, ``openai-agents``).
+    ``reserve``: the dollars of the reply a Budget's guard prices ahead (``reserve_usd(runs)``); without it,
+    no ``max_usd`` is emitted for a Budget."""
     if kind not in KINDS:
         raise InputError(f"--emit {kind!r}: use one of {', '.join(KINDS)}")
     head = _header(caps, target, margin)
     if kind == "budget":
-        settings, missing = _budget_settings(caps)
+        settings, missing, notes = _budget_settings(caps, reserve)
         window = ['    repeat_window="since_progress",  # max_repeat counts identical calls since the last progress']\
             if any(s.name == "max_repeat" for s in settings) else []
         text = [*head, "from agentobs import Budget", "", "budget = Budget(", *_lines(settings), *window, ")",
-                *_missing_note(missing)]
+                *_missing_note(missing), *notes]
     elif kind == "pydantic-ai":
         settings, missing = _settings(caps, _PYDANTIC)
         text = [*head, "from pydantic_ai import UsageLimits", "", "usage_limits = UsageLimits(", *_lines(settings), ")",
@@ -163,7 +213,7 @@ def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, 
                 *_missing_note(missing)]
     else:
         turns, missing_turns = _settings(caps, (("max_turns", "steps"),))
-        budget, missing = _budget_settings(caps)
+        budget, missing, notes = _budget_settings(caps, reserve)
         window = ['    repeat_window="since_progress",  # max_repeat counts identical calls since the last progress']\
             if any(s.name == "max_repeat" for s in budget) else []
         text = [*head, "from agentobs import Budget", "from agentobs.guards.openai_agents import BudgetGuard", "",
@@ -172,6 +222,6 @@ def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, 
                 "# result = await guard.run(agent, prompt)   # checks the budget before every model and tool call",
                 *(["# result = await Runner.run(agent, prompt, max_turns=max_turns)   # the turn limit alone"]
                   if turns else []),
-                *_missing_note(sorted(set(missing) | set(missing_turns)))]
+                *_missing_note(sorted(set(missing) | set(missing_turns))), *notes]
         settings, missing = [*turns, *budget], sorted(set(missing) | set(missing_turns))
     return Emitted(kind=kind, settings=settings, missing=missing, text="\n".join(text) + "\n")

@@ -187,7 +187,8 @@ def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
              say_labels=True)
     if emit_as:
         from ..analysis.emit import emit as emit_caps
-        e = emit_caps(r.caps, emit_as, target=target, margin=margin)
+        from ..analysis.emit import reserve_usd
+        e = emit_caps(r.caps, emit_as, target=target, margin=margin, reserve=reserve_usd(r.runs))
         for w in dict.fromkeys(w for c in r.caps for w in c.warnings):     # what the table would show beside it
             click.echo(f"agentobs: warning: {clean(w)}", err=True)
         click.echo(json_text({"target": target, "margin": margin, **e.to_dict()}, indent=1) if fmt == "json"

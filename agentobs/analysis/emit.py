@@ -118,8 +118,9 @@ def _literal(v: float | int) -> str:
 
 
 def _budget_settings(caps: Sequence[CapRecommendation], reserve_usd: float | None
-                     ) -> tuple[list[Setting], list[str], list[str]]:
-    """The Budget's settings, the dimensions left out, and notes on what was left out. The guard checks before
+                     ) -> tuple[list[Setting], list[str], list[str], set[str]]:
+    """The Budget's settings, the dimensions left out, notes (comments to print), and the dimensions left out that
+    a note explains. The guard checks before
     every model call that the tokens spent, the next input and a whole reply of ``max_output_tokens`` fit under
     ``max_tokens``, and that the dollars spent and that reply priced ahead fit under ``max_usd``: a cap at a run's
     total stopped it before its last call. So ``max_tokens`` is the recommendation plus the reply's reserve, and
@@ -128,6 +129,7 @@ def _budget_settings(caps: Sequence[CapRecommendation], reserve_usd: float | Non
     without a price), or the reserve cannot be priced."""
     settings, missing = _settings(caps, _BUDGET, kernel=True)
     notes: list[str] = []
+    explained: set[str] = set()
     by_name = {s.name: s for s in settings}
     tokens, usd = by_name.get("max_tokens"), by_name.get("max_usd")
     if tokens is not None:
@@ -143,19 +145,24 @@ def _budget_settings(caps: Sequence[CapRecommendation], reserve_usd: float | Non
         if usd.successful_runs < n:
             settings.remove(usd)
             missing.append("cost_usd")
-            notes.append(f"# max_usd left out: only {usd.successful_runs} of {n} successful runs could be priced, "
+            explained.add("cost_usd")
+            notes.append(f"# {_USD_NOTE}: only {usd.successful_runs} of {n} successful runs could be priced, "
                          "and the guard stops a run whose calls it cannot price under a dollar cap")
         elif reserve_usd is None or not math.isfinite(reserve_usd):
             settings.remove(usd)
             missing.append("cost_usd")
-            notes.append(f"# max_usd left out: the guard prices a {DEFAULT_OUTPUT_CAP}-token reply ahead of each call, "
+            explained.add("cost_usd")
+            notes.append(f"# {_USD_NOTE}: the guard prices a {DEFAULT_OUTPUT_CAP}-token reply ahead of each call, "
                          "and the runs' models have no price for it")
         else:
             settings[settings.index(usd)] = Setting(
                 name="max_usd", value=_round_usd(float(usd.value) + reserve_usd), dimension="cost_usd",
                 cutoff_share=usd.cutoff_share, successful_runs=usd.successful_runs,
                 note=f"{_literal(usd.value)} plus {reserve_usd:.6g} for the reply the guard prices ahead")
-    return settings, missing, notes
+    return settings, missing, notes, explained
+
+
+_USD_NOTE = "max_usd left out"
 
 
 def _round_usd(v: float) -> float:
@@ -199,11 +206,11 @@ def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, 
         raise InputError(f"--emit {kind!r}: use one of {', '.join(KINDS)}")
     head = _header(caps, target, margin)
     if kind == "budget":
-        settings, missing, notes = _budget_settings(caps, reserve)
+        settings, missing, notes, explained = _budget_settings(caps, reserve)
         window = ['    repeat_window="since_progress",  # max_repeat counts identical calls since the last progress']\
             if any(s.name == "max_repeat" for s in settings) else []
         text = [*head, "from agentobs import Budget", "", "budget = Budget(", *_lines(settings), *window, ")",
-                *_missing_note(missing), *notes]
+                *_missing_note([m for m in missing if m not in explained]), *notes]
     elif kind == "pydantic-ai":
         settings, missing = _settings(caps, _PYDANTIC)
         text = [*head, "from pydantic_ai import UsageLimits", "", "usage_limits = UsageLimits(", *_lines(settings), ")",
@@ -213,7 +220,7 @@ def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, 
                 *_missing_note(missing)]
     else:
         turns, missing_turns = _settings(caps, (("max_turns", "steps"),))
-        budget, missing, notes = _budget_settings(caps, reserve)
+        budget, missing, notes, explained = _budget_settings(caps, reserve)
         window = ['    repeat_window="since_progress",  # max_repeat counts identical calls since the last progress']\
             if any(s.name == "max_repeat" for s in budget) else []
         text = [*head, "from agentobs import Budget", "from agentobs.guards.openai_agents import BudgetGuard", "",
@@ -222,6 +229,6 @@ def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, 
                 "# result = await guard.run(agent, prompt)   # checks the budget before every model and tool call",
                 *(["# result = await Runner.run(agent, prompt, max_turns=max_turns)   # the turn limit alone"]
                   if turns else []),
-                *_missing_note(sorted(set(missing) | set(missing_turns))), *notes]
+                *_missing_note([m for m in sorted(set(missing) | set(missing_turns)) if m not in explained]), *notes]
         settings, missing = [*turns, *budget], sorted(set(missing) | set(missing_turns))
     return Emitted(kind=kind, settings=settings, missing=missing, text="\n".join(text) + "\n")

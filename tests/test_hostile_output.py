@@ -398,3 +398,16 @@ def test_any_text_in_any_field_gives_safe_output_in_every_format(tmp_path_factor
     tmp = tmp_path_factory.mktemp("gen")
     folder, labels = write_inputs(tmp / "in", texts)
     cli_all_formats(folder, labels, tmp, texts, CliRunner())
+
+
+def test_the_steps_histogram_has_bounded_bins_whatever_a_run_claims(hostile):
+    """A bin per step up to the longest run: one run claiming 1e12 steps made the HTML report raise MemoryError
+    (7 TiB of bins) and 1e5 steps took minutes (found by fuzzing). Past 120 steps the bins are wider."""
+    from agentobs.analysis.html import plots
+    from agentobs.analysis.report import analyze
+    folder, labels = hostile
+    r = analyze([str(p) for p in folder.iterdir()])
+    assert len(r.runs) > 1
+    r.runs.loc[r.runs.index[0], "steps"] = 10**12
+    got = plots(r)
+    assert got["steps_histogram"]

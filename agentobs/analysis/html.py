@@ -17,6 +17,7 @@ import numpy as np
 from ..contract.redaction import shown
 from .report import Report
 
+_MOST_BINS = 120
 PLOTS = ("steps_histogram", "cutoff_curve", "stop_reasons", "signatures", "context_growth")
 LABEL_CHARS = 60                 # a plot label from the data is cut here (a huge label makes a huge image)
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -68,8 +69,9 @@ def _plots(report: Report) -> dict[str, str]:
     bad = runs.loc[runs["success"] == False, "steps"].dropna().astype(int)  # noqa: E712
 
     fig, ax = plt.subplots(figsize=(7, 3.4))
-    hi = int(max([*ok.tolist(), *bad.tolist(), 1]))
-    bins = [float(b) for b in np.arange(0.5, hi + 1.5, 1)]
+    hi = int(max(int(ok.max()) if len(ok) else 1, int(bad.max()) if len(bad) else 1, 1))
+    width = max(1, -(-hi // _MOST_BINS))      # a bin per step up to _MOST_BINS steps (one run of 1e12 steps made
+    bins = np.arange(0.5, hi + width + 0.5, width).tolist()     # 1e12 bins: MemoryError, or minutes at 1e5)
     ax.hist([ok, bad], bins=bins, label=["successful", "failed"], color=["#3b7dd8", "#d8553b"], stacked=False)
     if cap and cap.recommended is not None:
         ax.axvline(cap.recommended, color="black", linestyle="--",

@@ -66,12 +66,15 @@ class ReportView:
 
 
 def num(v: Any) -> str:
-    """A figure as shown: '–' for none, 6 significant digits, thousands separated from 1 up."""
+    """A figure as shown: '–' for none, 6 significant digits, thousands separated from 1 up; from a million up
+    to 1e15 a whole number (``.6g`` wrote 1426909 as 1.42691e+06, beside the exact value in the JSON report)."""
     if v is None or (isinstance(v, float) and (np.isnan(v) or np.isinf(v))) or v is pd.NA:
         return "–"
     if isinstance(v, (float, np.floating)):
         v = float(v)
-        return f"{v:.6g}" if abs(v) < 1 else f"{v:,.6g}"
+        if abs(v) < 1:
+            return f"{v:.6g}"
+        return f"{v:,.6g}" if abs(v) < 1e6 else f"{v:,.0f}" if abs(v) < 1e15 else f"{v:.6g}"
     if isinstance(v, (int, np.integer)):
         return f"{int(v):,}"
     return str(v)

@@ -45,10 +45,17 @@ def say(*parts: Part) -> None:
     console.print(text(*parts))
 
 
+NAME_WIDTH = 48
+
+
 def table(title: Part, columns: list[tuple[str, str]], rows: Iterable[Iterable[Any]]) -> Table:
     t = Table(title=text(title), title_justify="left", box=None, pad_edge=False, header_style="bold")
-    for name, justify in columns:
-        t.add_column(text(name), justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for i, (name, justify) in enumerate(columns):
+        # a row's name (the first column, when it is text) is cut at NAME_WIDTH: one long agent name squeezed every
+        # number of its table to "…"; the other columns (an example that says what to fix) are shown whole
+        t.add_column(text(name), justify=justify, no_wrap=True,  # type: ignore[arg-type]
+                     max_width=NAME_WIDTH if i == 0 and justify == "left" and len(columns) > 1 else None,
+                     overflow="ellipsis")
     for r in rows:
         t.add_row(*[x if isinstance(x, Text) else Text(clean(x)) for x in r])
     return t

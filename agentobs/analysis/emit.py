@@ -32,6 +32,11 @@ _FLOATS = ("max_usd", "deadline_s")
 _AT_CAP = ("max_tool_calls", "max_stalls")
 _PYDANTIC = (("request_limit", "steps"), ("tool_calls_limit", "tool_calls"), ("total_tokens_limit", "tokens"))
 DEFAULT_OUTPUT_CAP = 300       # Budget.max_output_tokens' default (the analysis imports no kernel; a test keeps them equal)
+# Budget's defaults for the fields emitted (a test keeps them equal): a field left out gets its default, which the
+# emitted text names (max_usd's default is no limit)
+BUDGET_DEFAULTS: dict[str, float | int | None] = {"max_steps": 8, "max_tool_calls": 6, "max_tokens": 4000,
+                                                  "max_usd": None, "deadline_s": 30.0, "max_repeat": 2,
+                                                  "max_stalls": 3}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -192,9 +197,19 @@ def _header(caps: Sequence[CapRecommendation], target: float, margin: float) -> 
             f"{100 * target:g}% of them, plus {100 * margin:g}%."]
 
 
-def _missing_note(missing: Sequence[str]) -> list[str]:
-    return [f"# not set (no successful run measured it, or too little for a cap): {', '.join(missing)}"] \
-        if missing else []
+def _missing_note(missing: Sequence[str], budget: bool = False) -> list[str]:
+    """The comment on the dimensions left out; for a Budget, with the default each of its fields then keeps (a
+    Budget without max_tool_calls still stops a run at 6 tool calls)."""
+    if not missing:
+        return []
+    line = f"# not set (no successful run measured it, or too little for a cap): {', '.join(missing)}"
+    if not budget:
+        return [line]
+    fields = {dim: name for name, dim in _BUDGET}
+    kept = [f"{fields[m]}={_literal(BUDGET_DEFAULTS[fields[m]])}" for m in missing  # type: ignore[arg-type]
+            if m in fields and BUDGET_DEFAULTS.get(fields[m]) is not None]
+    return [line, f"# so Budget's defaults apply to them: {', '.join(kept)}; set them yourself if your runs need "
+                  "more"] if kept else [line]
 
 
 def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, margin: float = 0.10,
@@ -210,7 +225,7 @@ def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, 
         window = ['    repeat_window="since_progress",  # max_repeat counts identical calls since the last progress']\
             if any(s.name == "max_repeat" for s in settings) else []
         text = [*head, "from agentobs import Budget", "", "budget = Budget(", *_lines(settings), *window, ")",
-                *_missing_note([m for m in missing if m not in explained]), *notes]
+                *_missing_note([m for m in missing if m not in explained], budget=True), *notes]
     elif kind == "pydantic-ai":
         settings, missing = _settings(caps, _PYDANTIC)
         text = [*head, "from pydantic_ai import UsageLimits", "", "usage_limits = UsageLimits(", *_lines(settings), ")",
@@ -229,6 +244,7 @@ def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, 
                 "# result = await guard.run(agent, prompt)   # checks the budget before every model and tool call",
                 *(["# result = await Runner.run(agent, prompt, max_turns=max_turns)   # the turn limit alone"]
                   if turns else []),
-                *_missing_note([m for m in sorted(set(missing) | set(missing_turns)) if m not in explained]), *notes]
+                *_missing_note([m for m in sorted(set(missing) | set(missing_turns)) if m not in explained],
+                               budget=True), *notes]
         settings, missing = [*turns, *budget], sorted(set(missing) | set(missing_turns))
     return Emitted(kind=kind, settings=settings, missing=missing, text="\n".join(text) + "\n")

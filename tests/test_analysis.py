@@ -270,3 +270,35 @@ def test_a_cap_near_the_largest_double_is_that_value_not_an_overflow():
     rec = recommend(runs, dim, target=0.5)
     assert float(rec.recommended) == 1.7e308
     assert any("too large to add the margin" in w for w in rec.warnings)
+
+
+def test_a_model_call_without_a_tool_call_is_a_stall_as_the_guards_count_it(tmp_path):
+    """Foreign traces: a model call that called no tool (an output-validation retry, say) counted as progress, so a
+    run of tool, retry, tool, answer had longest_stall 0 and `caps --emit budget` wrote max_stalls=1, under which
+    the guards stop every such run at the retry (found by fuzzing: 200 of 200). The guards' rule is now the
+    analysis' rule; the run's last call (its answer) is never a stall."""
+    from agentobs.analysis.otlp import load_file
+    from agentobs.analysis.runs import derive_runs
+    t0 = 1_767_225_600_000_000_000
+
+    def span(sid, parent, name, t, attrs):
+        return {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": sid, "parentSpanId": parent, "name": name,
+                "kind": 1, "startTimeUnixNano": str(t0 + t * 10**9), "endTimeUnixNano": str(t0 + (t + 1) * 10**9),
+                "attributes": [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else
+                                {"stringValue": v}} for k, v in attrs.items()]}
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 300,
+            "gen_ai.usage.output_tokens": 30}
+    tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"}
+    root = "b7ad6b7169203331"
+    spans = [span(root, "", "invoke_agent a", 0, {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}),
+             span("0000000000000001", root, "chat gpt-4o", 0, chat),
+             span("0000000000000002", root, "execute_tool lookup", 1, {**tool, "gen_ai.tool.call.arguments": "1"}),
+             span("0000000000000003", root, "chat gpt-4o", 2, chat),          # no tool: a retry
+             span("0000000000000004", root, "chat gpt-4o", 3, chat),
+             span("0000000000000005", root, "execute_tool lookup", 4, {**tool, "gen_ai.tool.call.arguments": "2"}),
+             span("0000000000000006", root, "chat gpt-4o", 5, chat)]          # the answer
+    p = tmp_path / "t.jsonl"
+    p.write_text(json.dumps({"resourceSpans": [{"resource": {"attributes": []},
+                                                "scopeSpans": [{"spans": spans}]}]}) + "\n")
+    runs, _, _ = derive_runs(load_file(p))
+    assert list(runs["longest_stall"]) == [1]

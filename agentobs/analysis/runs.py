@@ -375,11 +375,15 @@ def _stalls(c: _Ctx, calls: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.nda
                                right_on="chat_start", by="run", direction="backward")
         newer = merged.groupby(["run", "chat_start"])["new"].any()
         m = m.set_index(["run", "start"])
-        # a model call that called no tool spoke to the user: the conversation moved on
-        progress = newer.reindex(m.index).fillna(True).to_numpy(dtype=bool)
+        # as the guards count (agentobs.guards): a model call that called no new tool made no progress (a retry of
+        # a reply that failed validation, say), unless it is the run's last (the answer: no stall is checked after
+        # it). Counted as progress here, max_stalls emitted from it stopped the runs it came from.
+        progress = newer.reindex(m.index).fillna(False).to_numpy(dtype=bool)
         m = m.reset_index().assign(progress=progress).sort_values(["run", "start"], kind="stable")
-        prog = m["progress"].to_numpy(dtype=bool)
         mr = m["run"].to_numpy()
+        last = np.append(mr[1:] != mr[:-1], True)
+        m.loc[last, "progress"] = True
+        prog = m["progress"].to_numpy(dtype=bool)
         grp = pd.Series(prog.astype(np.int64)).groupby(mr).cumsum().to_numpy()
         stall = pd.Series((~prog).astype(np.int64)).groupby([mr, grp]).cumsum()
         foreign = stall.groupby(mr).max().reindex(range(n)).to_numpy(dtype=float)

@@ -84,7 +84,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("max_consecutive_identical", "Int64", "repeats", "longest run of back-to-back identical calls"),
     Column("max_identical_since_progress", "Int64", "repeats", "most identical calls between two progress steps"),
     Column("longest_stall", "Int64", "repeats", "most consecutive steps without progress (other traces: model calls "
-           "whose tool calls all repeated earlier ones)"),
+           "that called no new tool, the run's last call excepted, as the guards count them)"),
     Column("input_growth_per_step", "Float64", "growth", "least-squares slope of input tokens over model calls"),
     Column("max_input_tokens", "Int64", "growth", "largest input of one model call"),
     Column("first_error", "string", "errors", "`<span name>: <error type>` of the first failed model or tool span"),

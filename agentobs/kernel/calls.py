@@ -161,17 +161,17 @@ class AsyncCalls:
         held: list[T] = []                  # what the thread acquired and handed over
         abandoned = False
 
-        def work() -> T | None:
+        def work() -> T:
             got = acquire(task_id)
             with lock:
                 if not abandoned:
                     held.append(got)
                     return got
             release(got)                    # the caller is gone: the thread gives it back
-            return None
+            return got
 
         try:
-            got = await self._aio.to_thread(work)
+            return await self._aio.to_thread(work)
         except self._aio.CancelledError:
             with lock:
                 abandoned = True
@@ -179,8 +179,6 @@ class AsyncCalls:
             for lease in given:             # handed over just as the cancellation came
                 await self.store(release, lease)
             raise
-        assert got is not None
-        return got
 
     async def approve(self, approver: Callable[[HeldCall], Any], call: HeldCall) -> Decision | None:
         decision = approver(call)

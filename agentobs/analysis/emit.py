@@ -125,13 +125,14 @@ def _literal(v: float | int) -> str:
 def _budget_settings(caps: Sequence[CapRecommendation], reserve_usd: float | None
                      ) -> tuple[list[Setting], list[str], list[str], set[str]]:
     """The Budget's settings, the dimensions left out, notes (comments to print), and the dimensions left out that
-    a note explains. The guard checks before
-    every model call that the tokens spent, the next input and a whole reply of ``max_output_tokens`` fit under
-    ``max_tokens``, and that the dollars spent and that reply priced ahead fit under ``max_usd``: a cap at a run's
-    total stopped it before its last call. So ``max_tokens`` is the recommendation plus the reply's reserve, and
-    ``max_usd`` the recommendation plus ``reserve_usd`` (the reserve priced at the dearest model of the successful
-    runs); ``max_usd`` is left out when some successful runs could not be priced (the guard refuses to spend
-    without a price), or the reserve cannot be priced."""
+    a note explains.
+
+    Before every model call the guard checks that the tokens spent, the next input and a whole reply of
+    ``max_output_tokens`` fit under ``max_tokens``, and that the dollars spent and that call priced ahead fit under
+    ``max_usd``: a cap at a run's total stopped it before its last call. So ``max_tokens`` is the recommendation
+    plus the reply's reserve, and ``max_usd`` the recommendation plus ``reserve_usd`` (the reserve priced at the
+    dearest model of the successful runs). ``max_usd`` is left out when some successful runs could not be priced
+    (the guard refuses to spend without a price), or the reserve cannot be priced."""
     settings, missing = _settings(caps, _BUDGET, kernel=True)
     notes: list[str] = []
     explained: set[str] = set()

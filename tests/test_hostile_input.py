@@ -112,6 +112,7 @@ CORRUPTIONS = {
     "NaN cost": lambda s: _attr(_stranger(s), "agentobs.cost_usd", {"doubleValue": "NaN"}),
     "infinite elapsed": lambda s: _attr(_stranger(s), "agentobs.elapsed_s", {"doubleValue": "Infinity"}),
     "negative tokens": lambda s: _attr(_stranger(s), "gen_ai.usage.input_tokens", {"intValue": "-5"}),
+    "negative elapsed": lambda s: _attr(_stranger(s), "agentobs.elapsed_s", {"doubleValue": -3.0}),
     "float where an int belongs": lambda s: _attr(_stranger(s), "agentobs.steps", {"intValue": 3.5}),
     "trace id of the wrong length": lambda s: _stranger(s, traceId="abc"),
     "trace id not hex": lambda s: _stranger(s, traceId="z" * 32),

@@ -314,8 +314,9 @@ def _break_cycles(df: pd.DataFrame, parent: np.ndarray) -> tuple[np.ndarray, np.
     return broken, why
 
 
-# numeric attributes that count or cost something: a negative value is unusable (dropped, counted)
-_COUNTS = re.compile(r"(^|[._])(tokens?|token_count|usage|cost|cost_usd|steps|tool_calls|calls|attempts)($|[._])")
+# numeric attributes that count, cost or time something: a negative value is unusable (dropped, counted)
+_COUNTS = re.compile(r"(^|[._])(tokens?|token_count|usage|cost|cost_usd|steps|tool_calls|calls|attempts|elapsed|elapsed_s)"
+                     r"($|[._])")
 
 
 def _counts_not_negative(df: pd.DataFrame, src: np.ndarray, q: DataQuality) -> None:

@@ -440,7 +440,14 @@ def test_shutdown_keeps_to_its_timeout_when_the_collector_never_answers(monkeypa
     srv.bind(("127.0.0.1", 0))
     srv.listen(16)
     held = []
-    threading.Thread(target=lambda: [held.append(srv.accept()) for _ in range(16)], daemon=True).start()
+
+    def take():                 # connections, held open unanswered, until the test closes the socket
+        try:
+            while True:
+                held.append(srv.accept())
+        except OSError:
+            return
+    threading.Thread(target=take, daemon=True).start()
     try:
         tel = configure(otlp_endpoint=f"http://127.0.0.1:{srv.getsockname()[1]}", traces_out=None)
         SEED000["A normal run"]([tel.observer()], EPOCH)

@@ -360,9 +360,12 @@ def test_prometheus_holds_every_sdk_metric_of_the_contract(stack, seeds):
     assert total(f"sum({P['gen_ai.invoke_agent.inference_calls']}_sum{{{job}}})") == \
         sum(1 for s in returned if s.trace_id in ended_traces)
     assert total(f"sum({P['gen_ai.invoke_agent.duration']}_count{{{job}}})") == len(roots) + len(seeds.aborted)
-    assert total(f"sum({P['agentobs.run.tokens']}_sum{{{job}}})") == sum(r.attributes[sc.TOKENS][1] for r in roots)
+    # what each finished segment spent (its own model calls): a resumed task's segments add up, none counted twice
+    finished = [s for s in returned if s.trace_id in ended_traces]
+    assert total(f"sum({P['agentobs.run.tokens']}_sum{{{job}}})") == sum(
+        s.attributes[sc.USAGE_INPUT_TOKENS][1] + s.attributes[sc.USAGE_OUTPUT_TOKENS][1] for s in finished)
     assert total(f"sum({P['agentobs.run.cost_usd']}_sum{{{job}}})") == pytest.approx(
-        sum(r.attributes[sc.COST_USD][1] for r in roots), rel=1e-9)
+        sum(s.attributes[sc.CALL_COST_USD][1] for s in finished if sc.CALL_COST_USD in s.attributes), rel=1e-9)
     tools = [s for s in spans if sc.TOOL_RESULT_STATUS in s.attributes]
     assert total(f"sum({P['gen_ai.execute_tool.duration']}_count{{{job}}})") == len(tools)
     limits = {r["metric"]["agentobs_budget_limit"] for r in

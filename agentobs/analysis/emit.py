@@ -207,8 +207,8 @@ def _missing_note(missing: Sequence[str], budget: bool = False) -> list[str]:
     if not budget:
         return [line]
     fields = {dim: name for name, dim in _BUDGET}
-    kept = [f"{fields[m]}={_literal(BUDGET_DEFAULTS[fields[m]])}" for m in missing  # type: ignore[arg-type]
-            if m in fields and BUDGET_DEFAULTS.get(fields[m]) is not None]
+    kept = [f"{name}={_literal(value)}" for m in missing
+            if (name := fields.get(m)) is not None and (value := BUDGET_DEFAULTS.get(name)) is not None]
     return [line, f"# so Budget's defaults apply to them: {', '.join(kept)}; set them yourself if your runs need "
                   "more"] if kept else [line]
 

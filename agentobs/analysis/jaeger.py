@@ -138,7 +138,8 @@ def parse_url(text: str, now: datetime | None = None) -> JaegerSource:
         u = urllib.parse.urlsplit(raw)
         u.port                                           # noqa: B018 - raises ValueError for a bad port
     except ValueError:
-        if "@" in rest and "@" not in raw.partition("://")[2].split("/")[0].split("?")[0].split("#")[0]:
+        authority = re.split(r"[/?#]", rest, maxsplit=1)[0]           # as urlsplit reads it
+        if "@" in rest and "@" not in authority:
             raise _reserved_in_userinfo(shown) from None
         raise InputError(f"{shown!r} is not a Jaeger URL (bad host or port): "
                          "use http://HOST:16686?service=NAME&since=2h") from None

@@ -69,7 +69,7 @@ def _plots(report: Report) -> dict[str, str]:
     bad = runs.loc[runs["success"] == False, "steps"].dropna().astype(int)  # noqa: E712
 
     fig, ax = plt.subplots(figsize=(7, 3.4))
-    hi = int(max(int(ok.max()) if len(ok) else 1, int(bad.max()) if len(bad) else 1, 1))
+    hi = max([1, *(int(s.max()) for s in (ok, bad) if len(s))])
     width = max(1, -(-hi // _MOST_BINS))      # a bin per step up to _MOST_BINS steps (one run of 1e12 steps made
     bins = np.arange(0.5, hi + width + 0.5, width).tolist()     # 1e12 bins: MemoryError, or minutes at 1e5)
     ax.hist([ok, bad], bins=bins, label=["successful", "failed"], color=["#3b7dd8", "#d8553b"], stacked=False)

@@ -53,10 +53,8 @@ def hide_userinfo(url: str) -> str:
     """``url`` with all it holds before its last ``@`` (what may be ``user:password``) as ``***``. A password with
     "/", "?" or "#" that was not percent-encoded ends the authority early for ``urlsplit``, which then shows it as a
     path, a query or a fragment."""
-    sch, sep, rest = url.partition("://")
-    if not sep or "@" not in rest:
-        return url
-    return f"{sch}://***@{rest.rpartition('@')[2]}"
+    m = _USERINFO.match(url)
+    return url if m is None else f"{url[:m.start(1)]}***{url[m.end(1):]}"
 
 
 def shown(url: str) -> str:

@@ -282,10 +282,11 @@ class Telemetry:
             if t.is_alive():
                 log.warning("exporter %s did not finish within %d ms; what it still holds is lost", e.name, timeout)
                 e.shutdown()
-        for t in closers:                       # a short grace for the threads of exporters just shut down: the
-            t.join(_GRACE_S)                    # deadline is the caller's (a stuck one took 5 s more), the counts
-        if self._owns_meter_provider:           # of one still running are lost
-
+        # a short grace for the threads of exporters just shut down: the deadline is the caller's (waiting 5 s here
+        # overran it), and what a thread still running holds is counted as lost
+        for t in closers:
+            t.join(_GRACE_S)
+        if self._owns_meter_provider:
             try:
                 remaining = max(0.0, deadline - time.monotonic()) * 1000
                 self.meter_provider.shutdown(timeout_millis=remaining)  # type: ignore[attr-defined]

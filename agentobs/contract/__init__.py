@@ -5,6 +5,7 @@ package, only the exception tree of ``agentobs.errors``).
     vocabulary    stop reasons, run statuses, tool result statuses, reply kinds (closed enumerations)
     events        the kernel's events as keyword-only frozen dataclasses of values, and ``Observer``
     digest        the one fingerprint of a tool call
+    jsontext      ``dumps``: json.dumps' text without its per-call set-up (the kernel's views, digests, signatures)
     pricing       ``Prices``: custom prices, then the genai-prices table (imported on first use)
     retry         ``RetryPolicy``: the one backoff
     files         ``write_text``: the one way a whole file is written (atomically; links followed, FIFOs and

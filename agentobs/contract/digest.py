@@ -10,10 +10,12 @@ import hashlib
 import json
 from typing import Any
 
+from .jsontext import dumps
+
 
 def digest(name: str, args: Any) -> str:
     """The digest of calling ``name`` with ``args`` (any JSON-like value; keys in any order)."""
-    return hashlib.sha256(json.dumps([name, args], sort_keys=True, default=str).encode()).hexdigest()[:10]
+    return hashlib.sha256(dumps([name, args], sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
 def digest_arguments(name: str, arguments: str) -> str:

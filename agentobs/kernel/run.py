@@ -18,7 +18,6 @@ expire, so that no other worker takes the task over while that write may still b
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..contract import reported
 from ..contract.digest import digest
 from ..contract.events import Breach, TokenUsage
+from ..contract.jsontext import dumps
 from ..contract.vocabulary import (
     PERMANENT_CODES,
     Effect,
@@ -332,7 +332,7 @@ class Run:
         if rin is not None and rout is not None:
             tin, tout, source = rin, rout, "reported"
         else:                                  # estimated from the text, 4 characters a token
-            text = reply if isinstance(reply, str) else json.dumps(reply, default=str)
+            text = reply if isinstance(reply, str) else dumps(reply, default=str)
             tin, tout, source = tin_est, est_tokens(text), "estimated"
         too_long = source == "estimated" and tout > b.max_output_tokens
         if too_long:                           # a provider would have cut the reply at the limit; so do we

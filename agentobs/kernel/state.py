@@ -18,6 +18,7 @@ from typing import Any
 
 from ..contract.digest import digest
 from ..contract.events import RunTotals
+from ..contract.jsontext import dumps
 from ..contract.vocabulary import RunStatus, StopReason, status_of
 from ..errors import CheckpointCorrupt
 
@@ -85,7 +86,7 @@ class TaskState:
     def signature(self) -> str:
         """Hash of everything that counts as progress: facts and plan step statuses."""
         core = [self.facts, [(s.id, s.status) for s in self.plan]]
-        return hashlib.sha256(json.dumps(core, sort_keys=True, default=str).encode()).hexdigest()[:12]
+        return hashlib.sha256(dumps(core, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
     def open_steps(self) -> list[str]:
         return [s.id for s in self.plan if s.status == PENDING]

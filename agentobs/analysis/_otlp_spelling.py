@@ -88,11 +88,16 @@ class Spelling:
         """The spelling the first line of ``head`` shows: the loader's first guess for a file, so a file in one
         spelling is parsed once. Only a guess: what pyarrow reports still corrects it (``learn``)."""
         line = head.lstrip().removeprefix(b"[").split(b"\n", 1)[0]      # (the first element of an array)
-        return Spelling(snake=_SNIFF_SNAKE.search(line) is not None and _SNIFF_CAMEL.search(line) is None,
-                        kind_names=_SNIFF_KIND.search(line) is not None,
-                        code_names=_SNIFF_CODE.search(line) is not None,
-                        time_numbers=_SNIFF_TIME.search(line) is not None,
-                        int_numbers=_SNIFF_INT.search(line) is not None,
+        # each field as its first occurrence spells it: a search that stops there, not a scan of the whole head
+        # for a spelling the line may not use (such scans of each line were most of cutting a piece of lines in
+        # several spellings by spelling)
+        envelope = _SNIFF_ENVELOPE.search(line)
+        return Spelling(snake=envelope is not None and envelope.group(1) == b"resource_spans"
+                        and _SNIFF_CAMEL.search(line) is None,
+                        kind_names=_first_value(_SNIFF_KIND, line) == b'"',
+                        code_names=_first_value(_SNIFF_CODE, line) == b'"',
+                        time_numbers=_first_value(_SNIFF_TIME, line) in _DIGITS,
+                        int_numbers=_first_value(_SNIFF_INT, line) in _DIGITS,
                         wrapped=_SNIFF_WRAPPED.match(line) is not None)
 
     def alternatives(self) -> list[Spelling]:
@@ -102,13 +107,21 @@ class Spelling:
 
 
 _CHANGED = re.compile(r"Column\(([^)]*)\) changed from (\w+) to (\w+)")
-_SNIFF_SNAKE = re.compile(rb'"resource_spans"\s*:')
+_SNIFF_ENVELOPE = re.compile(rb'"(resource_spans|resourceSpans)"\s*:')
 _SNIFF_CAMEL = re.compile(rb'"resourceSpans"\s*:')
-_SNIFF_KIND = re.compile(rb'"kind"\s*:\s*"')
-_SNIFF_CODE = re.compile(rb'"code"\s*:\s*"')
-_SNIFF_TIME = re.compile(rb'"(?:startTimeUnixNano|start_time_unix_nano)"\s*:\s*\d')
-_SNIFF_INT = re.compile(rb'"(?:intValue|int_value)"\s*:\s*-?\d')
+# the first character of the field's first value
+_SNIFF_KIND = re.compile(rb'"kind"\s*:\s*(.)')
+_SNIFF_CODE = re.compile(rb'"code"\s*:\s*(.)')
+_SNIFF_TIME = re.compile(rb'"(?:startTimeUnixNano|start_time_unix_nano)"\s*:\s*(.)')
+_SNIFF_INT = re.compile(rb'"(?:intValue|int_value)"\s*:\s*(.)')
+_DIGITS = frozenset(bytes([c]) for c in b"-0123456789")
 _SNIFF_WRAPPED = re.compile(rb'\s*\{\s*"result"\s*:')
+
+
+def _first_value(pattern: re.Pattern[bytes], line: bytes) -> bytes | None:
+    """The first character of the value of the first field ``pattern`` finds in ``line``, or None."""
+    m = pattern.search(line)
+    return None if m is None else m.group(1)
 
 
 @lru_cache(maxsize=None)

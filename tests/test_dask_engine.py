@@ -504,3 +504,18 @@ def test_importing_the_analysis_does_not_import_dask():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
+
+
+def test_partly_reported_usage_is_left_unknown_as_locally(cluster, tmp_path):
+    """Runs whose calls only partly report usage or can be priced: the same unknown totals and notes, the notes'
+    counts summed over partitions."""
+    from test_partial_usage import RUNS, write_runs
+    files = [write_runs(tmp_path / f"part{i}.jsonl", {f"{name} {i}": calls for name, calls in RUNS.items()})
+             for i in range(2)]
+    files[1].write_text(files[1].read_text().replace('"traceId": "0000', '"traceId": "1000'))   # other traces
+    for parts in (1, 2):
+        local, dask = both(files, cluster, partitions=parts)
+        assert_same(local, dask)
+    assert len(dask.runs) == 2 * len(RUNS)
+    assert any(n.startswith("4 runs have answered model calls that reported no token usage")
+               for n in dask.derivation.notes), dask.derivation.notes

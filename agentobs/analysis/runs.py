@@ -12,6 +12,7 @@ be derived.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -127,6 +128,11 @@ class _Ctx:
     def kind(self, k: int) -> np.ndarray:
         return self.norm.kind == k
 
+    @functools.cached_property
+    def call_costs(self) -> np.ndarray:
+        """Each span's model call cost (``_call_costs``), priced once."""
+        return _call_costs(self)
+
     @property
     def tools_unrecorded(self) -> np.ndarray:
         """Runs whose model asked for tools (a finish reason) but that hold no tool span: the dialect does not
@@ -232,15 +238,44 @@ def _counts(c: _Ctx) -> dict[str, object]:
 
 def _usage(c: _Ctx) -> dict[str, object]:
     chat, f = c.kind(CHAT), c.norm.fields
-    tin = c.g.sum(f["input_tokens"], chat)
-    tout = c.g.sum(f["output_tokens"], chat)
+    costs = c.call_costs
+    usage_gap, cost_gap = _usage_gaps(c, costs)
+    tin = np.where(usage_gap, np.nan, c.g.sum(f["input_tokens"], chat))
+    tout = np.where(usage_gap, np.nan, c.g.sum(f["output_tokens"], chat))
     summed = np.where(np.isnan(tin), np.nan, np.nan_to_num(tin) + np.nan_to_num(tout))
     return {"input_tokens": tin, "output_tokens": tout,
             "tokens": _fill(_f(c.last, sc.TOKENS), summed),
             "cache_read_tokens": c.g.sum(f["cache_read_tokens"], chat),
             "cache_creation_tokens": c.g.sum(f["cache_creation_tokens"], chat),
             "reasoning_tokens": c.g.sum(f["reasoning_tokens"], chat),
-            "cost_usd": _fill(_f(c.last, sc.COST_USD), c.g.sum(_call_costs(c), chat))}
+            "cost_usd": _fill(_f(c.last, sc.COST_USD), np.where(cost_gap, np.nan, c.g.sum(costs, chat)))}
+
+
+def _usage_gaps(c: _Ctx, costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per run: (a model call that was answered reported no usage, a model call that used tokens has no cost).
+
+    A sum over the calls that did report would be a lower bound shown as the total (a third of the truth when two
+    calls of three report nothing), so such a run's tokens, or its cost, are left unknown instead; a call that
+    failed is not expected to report usage. A total the run's root records (agentobs, transcripts) still counts."""
+    chat, f = c.kind(CHAT), c.norm.fields
+    failed = f["error"]
+    no_usage = chat & ~failed & np.isnan(f["input_tokens"])
+    no_cost = chat & np.isnan(costs) & (~failed | ~np.isnan(f["input_tokens"]))
+    return c.g.count(no_usage) > 0, c.g.count(no_cost) > 0
+
+
+def _usage_notes(c: _Ctx, der: Derivation, out: pd.DataFrame) -> None:
+    """The notes that say which totals were left unknown because some calls reported, or cost, nothing."""
+    usage_gap, cost_gap = _usage_gaps(c, c.call_costs)
+    left_tokens = usage_gap & out["tokens"].isna().to_numpy()
+    left_cost = cost_gap & out["cost_usd"].isna().to_numpy() & ~left_tokens
+    if left_tokens.any():
+        der.notes.append(f"{int(left_tokens.sum())} runs have answered model calls that reported no token usage: "
+                         "their tokens and cost are left unknown, not summed from the calls that did")
+    if left_cost.any():
+        der.notes.append(f"{int(left_cost.sum())} runs have model calls that could not be priced (no recorded "
+                         "cost, a model genai-prices does not know): their cost is left unknown, not summed from "
+                         "the calls that could")
 
 
 def _call_costs(c: _Ctx) -> np.ndarray:
@@ -532,6 +567,7 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
         cols.update(group(ctx))
     cols.update(_repeats(ctx, der))
     out = pd.DataFrame(cols)
+    _usage_notes(ctx, der, out)
     out["success"] = pd.array([pd.NA] * ident.n_runs, dtype="boolean")
     out["label_source"] = pd.array([pd.NA] * ident.n_runs, dtype="string")
     _default_labels(out, ctx.last)

@@ -68,7 +68,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("model_calls", "Int64", "counts", "model calls, sub-agents' included"),
     Column("tool_calls", "Int64", "counts", "tool invocations, retries included when recorded"),
     Column("errors", "Int64", "counts", "model and tool calls that failed"),
-    Column("input_tokens", "Int64", "usage", "input tokens of the model calls (null when no call reported usage)"),
+    Column("input_tokens", "Int64", "usage", "input tokens of the model calls (null when an answered call "
+           "reported no usage: not a sum of the calls that did)"),
     Column("output_tokens", "Int64", "usage", "output tokens of the model calls"),
     Column("tokens", "Int64", "usage", "input + output tokens"),
     Column("cache_read_tokens", "Int64", "usage", "input tokens read from a prompt cache (null when not recorded)"),
@@ -76,7 +77,7 @@ COLUMNS: tuple[Column, ...] = (
            "recorded)"),
     Column("reasoning_tokens", "Int64", "usage", "output tokens spent reasoning (null when not recorded)"),
     Column("cost_usd", "Float64", "usage", "dollars: recorded, or priced with genai-prices from model, provider "
-           "and tokens"),
+           "and tokens (null when a call could not be priced)"),
     Column("active_s", "Float64", "timing", "active seconds (agentobs: the kernel's; else the sum of model and tool "
            "span durations)"),
     Column("wall_s", "Float64", "timing", "first span start to last span end over all segments"),

@@ -27,7 +27,8 @@ from .scan import Summary
 CHECK_ORDER = ("bad_span", "duplicate_span", "parent_cycle", "bad_value", "negative_duration", "orphan_span",
                "missing_root")
 # runs.derive_runs' notes, in the order it makes them (matched by their words after the count)
-NOTE_ORDER = ("runs asked for tools", "runs record no tool-call arguments", "runs have no ")
+NOTE_ORDER = ("runs asked for tools", "runs record no tool-call arguments", "runs have answered model calls",
+              "runs have model calls that could not be priced", "runs have no ")
 _COUNTED = re.compile(r"^(\d+) (.*)$", re.S)
 
 

@@ -600,6 +600,49 @@ def test_a_cancelled_run_releases_its_lease_without_holding_up_the_event_loop(tm
     store.release(store.acquire("t-busy"))                  # released before the cancellation came out
 
 
+class _SlowFinalSave(SQLiteCheckpointStore):
+    """A store whose save of a run's end (a stopped state) waits for ``go`` (a busy database)."""
+
+    def __init__(self, path, **kw):
+        super().__init__(path, **kw)
+        self.go, self.inside = threading.Event(), threading.Event()
+
+    def save(self, state, expected_version, *, lease=None):
+        if state.status == "stopped":
+            self.inside.set()
+            self.go.wait(10)
+        return super().save(state, expected_version, lease=lease)
+
+
+def test_a_run_cancelled_during_its_final_save_reports_what_the_store_holds(tmp_path):
+    """Cancelled while its final checkpoint was being saved in a worker thread, the run told its observers
+    (state, span, metric) it was cancelled, while the thread went on and the store held it done: recover then
+    returned done without a new segment (found by fuzzing). Now the cancellation waits for the save to end, the
+    observers are told the run's end the store holds, and the cancellation still reaches the caller."""
+    store = _SlowFinalSave(tmp_path / "ckpt.db")
+    log = EventLog()
+    kernel = Kernel(policies.SupportPolicy(), SupportDesk(), clock=SimClock(EPOCH, per_run=True), facts=FACTS,
+                    price_as="gpt-4.1-mini", checkpoints=store, observers=[log])
+
+    async def main():
+        task = asyncio.create_task(kernel.arun(new_state("t-final")))
+        await asyncio.to_thread(store.inside.wait, 10)      # the worker thread is saving the run's end
+        task.cancel()
+        threading.Timer(0.2, store.go.set).start()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert store.go.is_set()                            # the cancellation came out after the save
+    asyncio.run(main())
+    saved = store.load("t-final").state
+    assert (saved.status, saved.stop, saved.outcome) == ("stopped", "done", "completed")
+    finished = [e for e in log.events if type(e).__name__ == "RunFinished"]
+    assert [(e.stop.value, e.status.value) for e in finished] == [("done", "stopped")]
+    assert [type(e).__name__ for e in log.events[-2:]] == ["CheckpointSaved", "RunFinished"]
+    store.release(store.acquire("t-final"))                 # the lease was given back
+    again = asyncio.run(kernel.arun_or_recover(new_state("t-final")))
+    assert (again.stop, again.outcome) == ("done", "completed")
+
+
 def test_a_deadline_is_a_real_timeout_on_what_the_async_kernel_awaits():
     class Slow:
         name, provider = "slow", "agentobs"

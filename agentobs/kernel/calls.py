@@ -108,6 +108,9 @@ class SyncCalls:
     async def store(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         return fn(*args, **kw)
 
+    async def store_through(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+        return fn(*args, **kw)
+
     async def claim(self, acquire: Callable[[str], T], release: Callable[[T], None], task_id: str) -> T:
         return acquire(task_id)
 
@@ -151,6 +154,18 @@ class AsyncCalls:
 
     async def store(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         return await self._aio.to_thread(fn, *args, **kw)
+
+    async def store_through(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+        """``store``, but a cancellation that comes meanwhile waits for the worker thread's call to end before it
+        goes on to the caller: the caller then knows whether the call happened (its own record of it) instead of
+        leaving a thread to finish it unseen. The run's final checkpoint is saved this way."""
+        call = self._aio.ensure_future(self._aio.to_thread(fn, *args, **kw))
+        try:
+            return await self._aio.shield(call)
+        except self._aio.CancelledError:
+            with contextlib.suppress(BaseException):     # its own failure: the cancellation is what goes on
+                await call
+            raise
 
     async def claim(self, acquire: Callable[[str], T], release: Callable[[T], None], task_id: str) -> T:
         """``acquire(task_id)`` in a worker thread, like ``store``; but when the caller is cancelled meanwhile, what

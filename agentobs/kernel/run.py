@@ -13,7 +13,8 @@ the clock and the observer point. Every exit sets one StopReason.
 Cancelling the task of an async run ends it with ``cancelled``: the observers get ``RunFinished`` (status
 ``aborted``: the spans they opened end with ERROR), nothing more is checkpointed, so ``recover`` continues the
 task from its last checkpoint, and the lease is released, unless a write was in flight: then it is left to
-expire, so that no other worker takes the task over while that write may still be happening.
+expire, so that no other worker takes the task over while that write may still be happening. A cancellation during
+the final checkpoint's save waits for it: once the store holds the run's end, that end is what the observers hear.
 """
 from __future__ import annotations
 
@@ -101,6 +102,7 @@ class Run:
         "calls",
         "clock",
         "emit",
+        "finished_saved",
         "k",
         "lease",
         "running",
@@ -124,6 +126,7 @@ class Run:
         self.version: int | None = None         # the checkpoint version this run holds
         self.lease: Lease | None = None         # this run's lease on its task, when there is a store
         self.writing = False                    # a write tool call is in flight
+        self.finished_saved = False             # the final checkpoint is in the store
 
     # -- the entry points' bodies ----------------------------------------------------------------
 
@@ -591,20 +594,47 @@ class Run:
     async def _end(self, st: TaskState, stop: StopReason) -> TaskState:
         st.finish(stop, st.answer if stop is StopReason.DONE else None, st.outcome if stop is StopReason.DONE else None)
         if self.k.checkpoints is not None:
-            await self._save(st, self.version)
+            try:
+                await self._save(st, self.version, final=True)
+            except BaseException as exc:
+                # cancelled while the final checkpoint was being saved: the save ran to its end first, and when it
+                # went through the store holds the run's end, so that is what the observers are told (not
+                # "cancelled", which recover would then contradict); the cancellation still reaches the caller
+                if _is_cancellation(exc) and self.finished_saved:
+                    self._finished(st, stop)
+                raise
+        self._finished(st, stop)
+        return st
+
+    def _finished(self, st: TaskState, stop: StopReason) -> None:
         self.running = False
         if self.emit:
             self.emit(_new_run_finished(task_id=st.task_id, stop=stop, status=_RUN_STATUS[st.status],
                                         outcome=st.outcome, totals=st.totals(), at_ns=self.clock.wall_ns()))
-        return st
 
-    async def _save(self, st: TaskState, expected: int | None) -> None:
+    async def _save(self, st: TaskState, expected: int | None, *, final: bool = False) -> None:
         store = self.k.checkpoints
         if store is None:
             return
         if self.emit:
             self.emit(_new_checkpoint_saving(version=(expected or 0) + 1, at_ns=self.clock.wall_ns()))
-        self.version = await self.calls.store(store.save, st, expected, lease=self.lease)
+        if final:
+            saved: list[int] = []
+
+            def save() -> int:
+                version = store.save(st, expected, lease=self.lease)
+                saved.append(version)
+                return version
+            try:
+                self.version = await self.calls.store_through(save)
+            except BaseException:
+                if saved:                   # it went through before the exception (a cancellation) came out
+                    self.version, self.finished_saved = saved[0], True
+                    if self.emit:
+                        self.emit(_new_checkpoint_saved(version=self.version, at_ns=self.clock.wall_ns()))
+                raise
+        else:
+            self.version = await self.calls.store(store.save, st, expected, lease=self.lease)
         if self.emit:
             self.emit(_new_checkpoint_saved(version=self.version, at_ns=self.clock.wall_ns()))
 

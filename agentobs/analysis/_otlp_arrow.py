@@ -30,21 +30,25 @@ INT64_MAX = (1 << 63) - 1
 
 @dataclass
 class Decoded:
-    """One parsed piece, flattened: spans (base columns + one per attribute key), events, links."""
+    """One parsed piece, flattened: spans (base columns + one per attribute key), events, links. Decoded with
+    ``pivot=False``, the spans have no attribute columns yet: ``attrs`` holds their attribute lists, each list's
+    owner its row in ``spans`` (-1: the span was dropped)."""
     spans: pa.Table
     events: pa.Table | None
     links: pa.Table | None
+    attrs: AttributePart | None = None
 
 
 def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Spelling(), *,
                  row_sources: pa.DictionaryArray | None = None, mixed: set[str] | None = None,
-                 row_lines: np.ndarray | None = None) -> Decoded | None:
+                 row_lines: np.ndarray | None = None, pivot: bool = True) -> Decoded | None:
     """The spans of one parsed piece, checked; None when it holds none. ``row_sources``: the source of each row
     of ``table`` (a batch of several small files, ``_otlp_batch``), instead of ``source`` for every span.
     ``mixed``: filled with the attribute keys whose values came in several kinds (``pivot_attributes``).
     ``row_lines``: the line of the file each row of ``table`` was read from; spans, events and links then carry
     their request's line in a ``_line`` column (lines of several spellings parsed apart are put back in file
-    order by it: ``_otlp_parse``)."""
+    order by it: ``_otlp_parse``). ``pivot=False``: the span attributes are left to the caller (``Decoded.attrs``,
+    for ``pivot_parts``)."""
     found = _spans_of(table, sp)
     if found is None:
         return None
@@ -77,8 +81,9 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
         cols["source"] = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([source]))
     else:
         cols["source"] = row_sources.take(_rows(rs, span_res))
-    for name, col in pivot_attributes(pc.struct_field(spans, "attributes"), n, source, q, sp, mixed).items():
-        cols[f"attr:{name}" if name in cols else name] = col
+    if pivot:
+        for name, col in pivot_attributes(pc.struct_field(spans, "attributes"), n, source, q, sp, mixed).items():
+            cols[f"attr:{name}" if name in cols else name] = col
     events = _events_arrow(pc.struct_field(spans, "events"), trace_id, span_id, source, q, sp, mixed)
     links = _links_arrow(pc.struct_field(spans, "links"), trace_id, span_id, sp, q, source)
     if row_lines is not None:
@@ -87,6 +92,10 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
         events = _with_line(events, line)
         links = _with_line(links, line)
     out = Decoded(pa.table(cols), events, links)
+    if not pivot:
+        rows = np.full(n, -1, dtype=np.int64)
+        rows[keep] = np.arange(int(keep.sum()))
+        out.attrs = AttributePart(attrs=pc.struct_field(spans, "attributes"), sp=sp, owners=rows)
     if not keep.all():
         _drop(out, keep, q, source, spans, unset=(unset, why))
         if out.spans.num_rows == 0:
@@ -344,42 +353,74 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
     or in another kind than the contract says, goes through ``_typed`` and is counted as wrong_type; a key of
     several kinds joins ``mixed``.
     """
+    return pivot_parts([AttributePart(attrs=attrs, sp=sp)], n, source, q, mixed)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttributePart:
+    """The attribute lists of some owners, in one spelling; ``owners``: the output row of each list (-1: the
+    owner was dropped, its entries join no column), None for the rows in order (the usual case)."""
+    attrs: pa.Array
+    sp: Spelling
+    owners: np.ndarray | None = None
+
+
+def pivot_parts(parts: list[AttributePart], n: int, source: str, q: DataQuality,
+                mixed: set[str] | None = None) -> dict[str, pa.Array]:
+    """``pivot_attributes`` over the attribute lists of several parts at once (the spelling groups of a piece,
+    whose spans are put in file order by ``owners``): one column per key over all of them, so a piece of lines
+    in several spellings pays the per-key work once, not once per spelling."""
     from ..contract.semconv import ATTRIBUTE_TYPES
 
-    parent = pc.list_parent_indices(attrs).to_numpy()
-    flat = pc.list_flatten(attrs)
-    if len(flat) == 0:
+    got = [g for p in parts if (g := _entries(p, q, source)) is not None]
+    if not got:
         return {}
-    keys = pc.dictionary_encode(_text(pc.struct_field(flat, "key"), q, source, "attribute key"))
+    if len(got) == 1:
+        parent, keys_text, raw = got[0].parent, got[0].keys, got[0].raw
+    else:
+        parent = np.concatenate([g.parent for g in got])
+        keys_text = pa.concat_arrays([g.keys for g in got])
+        raw = {}
+    keys = pc.dictionary_encode(keys_text)
     names = keys.dictionary.to_pylist()
-    # an entry without a key (malformed input) gets -1: sorted before every key, it joins no column
+    # an entry without a key (malformed input) gets -1: sorted before every key, it joins no column; so does an
+    # entry of a dropped owner
     codes = pc.fill_null(keys.indices, -1).to_numpy(zero_copy_only=False)
     if len(names) < 32768:
         codes = codes.astype(np.int16)      # numpy sorts 16-bit keys with a radix sort
-    order = np.argsort(codes, kind="stable")
+    if len(got) == 1 and got[0].in_order:
+        order = np.argsort(codes, kind="stable")        # entries come in owner order already
+    else:
+        codes = np.where(parent < 0, -1, codes).astype(codes.dtype)
+        order = np.lexsort((parent, codes))             # by key, then owner (stable: a key twice on one owner
+                                                        # keeps its entries' order)
     bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
-    values = _canonical_values(pc.struct_field(flat, "value"), sp)
-    fields = {f: pc.struct_field(values, f) for f in _FIELDS}
-    fields["arrayValue"] = pc.struct_field(pc.struct_field(values, "arrayValue"), "values")
-    fields["kvlistValue"] = pc.struct_field(pc.struct_field(values, "kvlistValue"), "values")
-    valid = {f: a.is_valid().to_numpy(zero_copy_only=False) for f, a in fields.items() if a.null_count < len(a)}
+    fields_of = [g.fields for g in got]
+    present_fields = [f for f in (*_FIELDS, "arrayValue", "kvlistValue") if any(f in fs for fs in fields_of)]
+    if len(got) == 1:
+        valid = {f: a.is_valid().to_numpy(zero_copy_only=False) for f, a in raw.items() if a.null_count < len(a)}
+    else:
+        valid = {}
+        for f in present_fields:
+            masks = [fs[f].is_valid().to_numpy(zero_copy_only=False) if f in fs else np.zeros(len(g.keys), dtype=np.bool_)
+                     for fs, g in zip(fields_of, got, strict=True)]
+            m = np.concatenate(masks)
+            if m.any():
+                valid[f] = m
     # per key, how many of its entries hold each value field (entries sorted by key: one running sum per field)
     held = {}
     for f, m in valid.items():
         running = np.concatenate(([0], np.cumsum(m[order], dtype=np.int64)))
         held[f] = running[bounds[1:]] - running[bounds[:-1]]
     converted: dict[str, pa.Array] = {}
-    null_at = len(flat)             # the converted fields end with one null: an index without a value points there
+    null_at = len(parent)           # the converted fields end with one null: an index without a value points there
 
     def field(f: str) -> pa.Array:
         if f not in converted:
-            a = fields[f]
-            a = (_ints(a, q, source, "intValue") if f == "intValue" else
-                 _string_lists(a, q, source) if f == "arrayValue" else
-                 _kvlist_text(a) if f == "kvlistValue" else
-                 _text(a, q, source, "attribute value") if f in ("stringValue", "bytesValue") else
-                 _finite(a, q, source) if f == "doubleValue" else a)
-            converted[f] = pa.concat_arrays([a, pa.nulls(1, a.type)])
+            pieces = [_convert_field(f, fs[f], q, source) if f in fs else None for fs in fields_of]
+            typ = next(x.type for x in pieces if x is not None)
+            whole = [x if x is not None else pa.nulls(len(g.keys), typ) for x, g in zip(pieces, got, strict=True)]
+            converted[f] = pa.concat_arrays([*whole, pa.nulls(1, typ)])
         return converted[f]
 
     out: dict[str, pa.Array | None] = {}
@@ -407,6 +448,42 @@ def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
         for name, col in _columns(field(f), ks, names, order, bounds, parent, n, null_at):
             out[name] = col
     return {name: col for name, col in out.items() if col is not None}
+
+
+@dataclass
+class _Entries:
+    """One part's attribute entries: each one's owner, key, and raw value fields (those present)."""
+    parent: np.ndarray
+    keys: pa.Array
+    fields: dict[str, pa.Array]
+    raw: dict[str, pa.Array]
+    in_order: bool                  # the owners are the lists' rows: entries come sorted by owner
+
+
+def _entries(part: AttributePart, q: DataQuality, source: str) -> _Entries | None:
+    parent = pc.list_parent_indices(part.attrs).to_numpy()
+    if part.owners is not None:
+        parent = part.owners[parent]
+    flat = pc.list_flatten(part.attrs)
+    if len(flat) == 0:
+        return None
+    keys = _text(pc.struct_field(flat, "key"), q, source, "attribute key")
+    values = _canonical_values(pc.struct_field(flat, "value"), part.sp)
+    raw = {f: pc.struct_field(values, f) for f in _FIELDS}
+    raw["arrayValue"] = pc.struct_field(pc.struct_field(values, "arrayValue"), "values")
+    raw["kvlistValue"] = pc.struct_field(pc.struct_field(values, "kvlistValue"), "values")
+    fields = {f: a for f, a in raw.items() if a.null_count < len(a)}
+    return _Entries(parent=parent, keys=keys, fields=fields, raw=raw, in_order=part.owners is None)
+
+
+def _convert_field(f: str, a: pa.Array, q: DataQuality, source: str) -> pa.Array:
+    """A value field as its column takes it: intValue parsed, arrays and kvlists as text lists and JSON text, text
+    checked as UTF-8, doubles finite."""
+    return (_ints(a, q, source, "intValue") if f == "intValue" else
+            _string_lists(a, q, source) if f == "arrayValue" else
+            _kvlist_text(a) if f == "kvlistValue" else
+            _text(a, q, source, "attribute value") if f in ("stringValue", "bytesValue") else
+            _finite(a, q, source) if f == "doubleValue" else a)
 
 
 _TAKE_CELLS = 1 << 22       # cells (keys x owners) per take: the index array costs 8 bytes a cell

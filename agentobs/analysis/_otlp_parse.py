@@ -18,14 +18,14 @@ import json
 import re
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from ._otlp_arrow import Decoded, decode_arrow, unify
+from ._otlp_arrow import Decoded, decode_arrow, pivot_parts, unify
 from ._otlp_sanitize import sanitize_request
 from ._otlp_spelling import Spelling
 from .quality import DataQuality
@@ -112,22 +112,45 @@ class Groups:
     parsed: list[tuple[Parse, np.ndarray]]
 
 
-def group_by_spelling(runs: list[tuple[bytes, int, Spelling]]) -> list[tuple[Spelling, bytes, np.ndarray]]:
-    """The runs' lines joined per spelling (first seen first), with the file line of each non-blank line."""
-    groups: dict[Spelling, tuple[list[bytes], list[int]]] = {}
+def group_by_spelling(runs: list[tuple[bytes | memoryview, int, Spelling]]) -> list[tuple[Spelling, bytes, np.ndarray]]:
+    """The runs' lines joined per spelling (first seen first), with the file line of each non-blank line. The runs
+    may be views of one piece: each group's text is its one copy."""
+    groups: dict[Spelling, tuple[list[bytes | memoryview], list[np.ndarray]]] = {}
     for piece, first, sp in runs:
         members, lines = groups.setdefault(sp, ([], []))
-        members.append(piece if piece.endswith(b"\n") else piece + b"\n")
-        lines.extend(first + i for i, text in enumerate(piece.split(b"\n")) if text.strip())
-    return [(sp, b"".join(members), np.asarray(lines, dtype=np.int64)) for sp, (members, lines) in groups.items()]
+        ended = bytes(piece[-1:]) == b"\n"
+        members.append(piece)
+        if not ended:
+            members.append(b"\n")
+        if not _may_hold_blank_lines(piece):         # (the usual case: every line holds a value, no line split)
+            count = int(np.count_nonzero(np.frombuffer(piece, dtype=np.uint8) == 10)) + (not ended)
+            lines.append(np.arange(first, first + count, dtype=np.int64))
+        else:
+            lines.append(np.asarray([first + i for i, text in enumerate(bytes(piece).split(b"\n")) if text.strip()],
+                                    dtype=np.int64))
+    return [(sp, b"".join(members), np.concatenate(lines)) for sp, (members, lines) in groups.items()]
 
 
-def runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[tuple[bytes, int, Spelling]]:
+# two line ends with only white space between them: a blank line inside a run
+_BLANK_INSIDE = re.compile(rb"\n[ \t\r\f\v]*\n")
+
+
+def _may_hold_blank_lines(piece: bytes | memoryview) -> bool:
+    """False when no line of the run is blank (found at the speed of a byte search; True may be wrong, which only
+    costs the slower count): a blank line is one of white space only, what follows the last line end excepted."""
+    if bytes(piece[:1]).isspace() or _BLANK_INSIDE.search(piece) is not None:
+        return True
+    text = bytes(piece[-_SNIFF_BYTES:])           # the last line, if it is blank, is white space: short
+    tail = text[text.rfind(b"\n") + 1:]
+    return not len(piece) or (bool(tail) and tail.isspace())
+
+
+def runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[tuple[bytes | memoryview, int, Spelling]]:
     """The piece cut into runs of consecutive lines of one spelling (``_runs_by_spelling``), from a view too."""
     return _runs_by_spelling(bytes(piece), first_line)
 
 
-def parse_groups(runs: list[tuple[bytes, int, Spelling]], max_block: int) -> Groups:
+def parse_groups(runs: list[tuple[bytes | memoryview, int, Spelling]], max_block: int) -> Groups:
     """The runs' lines parsed one spelling at a time, all before returning (the parser thread's way: it overlaps
     the caller's decoding)."""
     groups = group_by_spelling(runs)
@@ -136,7 +159,7 @@ def parse_groups(runs: list[tuple[bytes, int, Spelling]], max_block: int) -> Gro
     return Groups(parsed=[(got, lines) for got, (_, _, lines) in zip(parsed, groups, strict=True)])
 
 
-def _by_spelling(runs: list[tuple[bytes, int, Spelling]], source: str, q: DataQuality, out: Parsed,
+def _by_spelling(runs: list[tuple[bytes | memoryview, int, Spelling]], source: str, q: DataQuality, out: Parsed,
                  max_block: int) -> bool:
     """Decodes the runs' lines grouped by spelling, one parse per spelling (a parse and a decode per run made a
     file of lines in random spellings three times slower). The groups are parsed two at a time while the one
@@ -152,26 +175,54 @@ def _by_spelling(runs: list[tuple[bytes, int, Spelling]], source: str, q: DataQu
 
 def decode_groups(groups: Iterable[tuple[Parse, np.ndarray]], source: str, q: DataQuality, out: Parsed) -> bool:
     """Decodes each spelling's parsed lines, then puts spans, events and links back in file order (by their
-    request's line). False, with nothing kept or counted, when a group did not take the fast path whole: the
-    piece's runs are then read one by one."""
+    request's line). The spans' attributes are pivoted once for all groups, straight into file order (a pivot per
+    group, then reordering every attribute column, was most of a piece of lines in several spellings). False, with
+    nothing kept or counted, when a group did not take the fast path whole: the piece's runs are then read one by
+    one."""
     saved = q.snapshot()
     found = Parsed()
     for got, lines in groups:
         reason = got if isinstance(got, str) else (
             "lines of different shapes" if got[0].num_rows != len(lines) else
-            _decode(got[0], got[1], source, q, found, lines))
+            _decode(got[0], got[1], source, q, found, lines, pivot=False))
         if reason is not None:
             q.restore(saved)
             return False
-    merged = Decoded(*(_in_line_order([getattr(p, name) for p in found.parts])
-                       for name in ("spans", "events", "links")))
-    if merged.spans is not None:
+    try:
+        merged = _merged(found.parts, source, q)
+    except DECODE_ERRORS:
+        q.restore(saved)
+        return False
+    if merged is not None:
         out.parts.append(merged)
     out.rows += found.rows
     for sp, rows in found.spellings.items():
         out.spellings[sp] = out.spellings.get(sp, 0) + rows
     out.spelling = found.spelling
     return True
+
+
+def _merged(parts: list[Decoded], source: str, q: DataQuality) -> Decoded | None:
+    """The groups' spans in file order (a stable sort by line: the spans of one line keep their order) with their
+    attributes pivoted once into that order; their events and links put in file order too."""
+    spans = unify([p.spans for p in parts])
+    if spans is None:
+        return None
+    order = np.argsort(spans.column("_line").to_numpy(), kind="stable")
+    at = np.empty(len(order), dtype=np.int64)
+    at[order] = np.arange(len(order))                 # each group row's place in file order
+    attrs, offset = [], 0
+    for p in parts:
+        if p.attrs is not None and p.attrs.owners is not None:
+            owners = p.attrs.owners
+            placed = np.where(owners >= 0, at[np.maximum(owners, 0) + offset], -1)
+            attrs.append(replace(p.attrs, owners=placed))
+        offset += p.spans.num_rows
+    spans = spans.take(pa.array(order)).drop_columns(["_line"])
+    n = spans.num_rows
+    for name, col in pivot_parts(attrs, n, source, q).items():
+        spans = spans.append_column(f"attr:{name}" if name in spans.column_names else name, col)
+    return Decoded(spans, *(_in_line_order([getattr(p, name) for p in parts]) for name in ("events", "links")))
 
 
 def _in_line_order(tables: list[pa.Table | None]) -> pa.Table | None:
@@ -220,9 +271,11 @@ def _not_a_request(raw: bytes) -> str | None:
     return None
 
 
-def _runs_by_spelling(piece: bytes, first_line: int) -> list[tuple[bytes, int, Spelling]]:
-    """The piece cut into runs of consecutive lines whose first bytes show the same spelling."""
-    runs: list[tuple[bytes, int, Spelling]] = []
+def _runs_by_spelling(piece: bytes, first_line: int) -> list[tuple[bytes | memoryview, int, Spelling]]:
+    """The piece cut into runs of consecutive lines whose first bytes show the same spelling (views of the piece,
+    not copies)."""
+    view = memoryview(piece)
+    runs: list[tuple[bytes | memoryview, int, Spelling]] = []
     start, line = 0, first_line
     run_start, run_line, run_sp = 0, first_line, None
     while start < len(piece):
@@ -231,11 +284,11 @@ def _runs_by_spelling(piece: bytes, first_line: int) -> list[tuple[bytes, int, S
         sp = Spelling.sniff(piece[start:min(end, start + _SNIFF_BYTES)])
         if sp != run_sp:
             if run_sp is not None:
-                runs.append((piece[run_start:start], run_line, run_sp))
+                runs.append((view[run_start:start], run_line, run_sp))
             run_start, run_line, run_sp = start, line, sp
         start, line = end, line + 1
     if run_sp is not None:
-        runs.append((piece[run_start:], run_line, run_sp))
+        runs.append((view[run_start:], run_line, run_sp))
     return runs
 
 
@@ -396,12 +449,12 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
 
 
 def _decode(table: pa.Table, sp: Spelling, source: str, q: DataQuality, out: Parsed,
-            row_lines: np.ndarray | None = None) -> str | None:
+            row_lines: np.ndarray | None = None, *, pivot: bool = True) -> str | None:
     """Decodes a parsed piece into ``out``; the reason it could not (what it counted is then taken back).
-    ``row_lines``: each row's line in the file (``decode_arrow``)."""
+    ``row_lines``, ``pivot``: as ``decode_arrow`` takes them."""
     saved = q.snapshot()
     try:
-        part = decode_arrow(table, source, q, sp, row_lines=row_lines)
+        part = decode_arrow(table, source, q, sp, row_lines=row_lines, pivot=pivot)
     except DECODE_ERRORS as exc:
         q.restore(saved)
         return _reason(f"{type(exc).__name__}: {exc}")

@@ -115,9 +115,9 @@ class Groups:
 def group_by_spelling(runs: list[tuple[bytes | memoryview, int, Spelling]]) -> list[tuple[Spelling, bytes, np.ndarray]]:
     """The runs' lines joined per spelling (first seen first), with the file line of each non-blank line. The runs
     may be views of one piece: each group's text is its one copy."""
-    groups: dict[Spelling, tuple[list[bytes | memoryview], list[np.ndarray]]] = {}
+    groups: dict[tuple[Spelling, str], tuple[list[bytes | memoryview], list[np.ndarray]]] = {}
     for piece, first, sp in runs:
-        members, lines = groups.setdefault(sp, ([], []))
+        members, lines = groups.setdefault((sp, _id_form(bytes(piece[:_SNIFF_BYTES]))), ([], []))
         ended = bytes(piece[-1:]) == b"\n"
         members.append(piece)
         if not ended:
@@ -128,7 +128,22 @@ def group_by_spelling(runs: list[tuple[bytes | memoryview, int, Spelling]]) -> l
         else:
             lines.append(np.asarray([first + i for i, text in enumerate(bytes(piece).split(b"\n")) if text.strip()],
                                     dtype=np.int64))
-    return [(sp, b"".join(members), np.concatenate(lines)) for sp, (members, lines) in groups.items()]
+    return [(sp, b"".join(members), np.concatenate(lines)) for (sp, _), (members, lines) in groups.items()]
+
+
+_FIRST_TRACE_ID = re.compile(rb'"(?:traceId|trace_id)"\s*:\s*"([^"]{0,64})"')
+_LOWER_HEX_ID = re.compile(rb"[0-9a-f]{32}")
+_HEX_ID = re.compile(rb"[0-9a-fA-F]{32}")
+
+
+def _id_form(head: bytes) -> str:
+    """How the first trace id of a line is written: lower-case hex (OTLP/JSON), hex with upper case, or something
+    else (base64, as protobuf's JSON writes it). Lines are grouped by it too, as ids are not part of a spelling's
+    schema: a group of one form has its ids converted at once (a group of lines in several needed the slow way)."""
+    m = _FIRST_TRACE_ID.search(head)
+    if m is None or _LOWER_HEX_ID.fullmatch(m.group(1)):
+        return "hex"
+    return "HEX" if _HEX_ID.fullmatch(m.group(1)) else "other"
 
 
 # two line ends with only white space between them: a blank line inside a run
@@ -272,20 +287,21 @@ def _not_a_request(raw: bytes) -> str | None:
 
 
 def _runs_by_spelling(piece: bytes, first_line: int) -> list[tuple[bytes | memoryview, int, Spelling]]:
-    """The piece cut into runs of consecutive lines whose first bytes show the same spelling (views of the piece,
-    not copies)."""
+    """The piece cut into runs of consecutive lines whose first bytes show the same spelling and form of ids
+    (views of the piece, not copies)."""
     view = memoryview(piece)
     runs: list[tuple[bytes | memoryview, int, Spelling]] = []
     start, line = 0, first_line
-    run_start, run_line, run_sp = 0, first_line, None
+    run_start, run_line, run_sp, run_form = 0, first_line, None, ""
     while start < len(piece):
         end = piece.find(b"\n", start)
         end = len(piece) if end < 0 else end + 1
-        sp = Spelling.sniff(piece[start:min(end, start + _SNIFF_BYTES)])
-        if sp != run_sp:
+        head = piece[start:min(end, start + _SNIFF_BYTES)]
+        sp, form = Spelling.sniff(head), _id_form(head)
+        if sp != run_sp or form != run_form:
             if run_sp is not None:
                 runs.append((view[run_start:start], run_line, run_sp))
-            run_start, run_line, run_sp = start, line, sp
+            run_start, run_line, run_sp, run_form = start, line, sp, form
         start, line = end, line + 1
     if run_sp is not None:
         runs.append((view[run_start:], run_line, run_sp))

@@ -407,11 +407,9 @@ def pivot_parts(parts: list[AttributePart], n: int, source: str, q: DataQuality,
             m = np.concatenate(masks)
             if m.any():
                 valid[f] = m
-    # per key, how many of its entries hold each value field (entries sorted by key: one running sum per field)
-    held = {}
-    for f, m in valid.items():
-        running = np.concatenate(([0], np.cumsum(m[order], dtype=np.int64)))
-        held[f] = running[bounds[1:]] - running[bounds[:-1]]
+    # per key, how many of its entries hold each value field (a count per code: -1, no key, counts for none)
+    shifted = codes.astype(np.int32) + 1
+    held = {f: np.bincount(shifted[m], minlength=len(names) + 1)[1:] for f, m in valid.items()}
     converted: dict[str, pa.Array] = {}
     null_at = len(parent)           # the converted fields end with one null: an index without a value points there
 

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+_LOWER_HEX_BYTES = b"0123456789abcdef"
 _LOWER_HEX = np.zeros(256, dtype=bool)
 _LOWER_HEX[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = True
 _B64 = np.full(256, 255, dtype=np.uint8)
@@ -64,8 +65,9 @@ def _all_lower_hex(s: pa.Array, width: int) -> bool:
     offsets = np.frombuffer(offsets_buf, dtype=np.int32)[present.offset:present.offset + len(present) + 1]
     if not (np.diff(offsets) == width).all():
         return False
-    data = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0]:offsets[-1]]
-    return bool(_LOWER_HEX.take(data).all())        # (take: half the time of indexing with the bytes)
+    # every byte a lower-case hex digit: deleting those leaves nothing (bytes.translate: a third of the time of a
+    # table lookup over the bytes, which made a bool per byte)
+    return not bytes(memoryview(data_buf)[int(offsets[0]):int(offsets[-1])]).translate(None, _LOWER_HEX_BYTES)
 
 
 def _all_padded_base64(s: pa.Array, nbytes: int) -> pa.Array | None:

@@ -376,11 +376,10 @@ def pivot_parts(parts: list[AttributePart], n: int, source: str, q: DataQuality,
     if not got:
         return {}
     if len(got) == 1:
-        parent, keys_text, raw = got[0].parent, got[0].keys, got[0].raw
+        parent, keys_text = got[0].parent, got[0].keys
     else:
         parent = np.concatenate([g.parent for g in got])
         keys_text = pa.concat_arrays([g.keys for g in got])
-        raw = {}
     keys = pc.dictionary_encode(keys_text)
     names = keys.dictionary.to_pylist()
     # an entry without a key (malformed input) gets -1: sorted before every key, it joins no column; so does an
@@ -396,17 +395,10 @@ def pivot_parts(parts: list[AttributePart], n: int, source: str, q: DataQuality,
                                                         # keeps its entries' order)
     bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
     fields_of = [g.fields for g in got]
-    present_fields = [f for f in (*_FIELDS, "arrayValue", "kvlistValue") if any(f in fs for fs in fields_of)]
-    if len(got) == 1:
-        valid = {f: a.is_valid().to_numpy(zero_copy_only=False) for f, a in raw.items() if a.null_count < len(a)}
-    else:
-        valid = {}
-        for f in present_fields:
-            masks = [fs[f].is_valid().to_numpy(zero_copy_only=False) if f in fs else np.zeros(len(g.keys), dtype=np.bool_)
-                     for fs, g in zip(fields_of, got, strict=True)]
-            m = np.concatenate(masks)
-            if m.any():
-                valid[f] = m
+    # which entries hold each value field (a field no part holds is left out)
+    valid = {f: np.concatenate([fs[f].is_valid().to_numpy(zero_copy_only=False) if f in fs else
+                                np.zeros(len(g.keys), dtype=np.bool_) for fs, g in zip(fields_of, got, strict=True)])
+             for f in (*_FIELDS, "arrayValue", "kvlistValue") if any(f in fs for fs in fields_of)}
     # per key, how many of its entries hold each value field (a count per code: -1, no key, counts for none)
     shifted = codes.astype(np.int32) + 1
     held = {f: np.bincount(shifted[m], minlength=len(names) + 1)[1:] for f, m in valid.items()}
@@ -450,11 +442,10 @@ def pivot_parts(parts: list[AttributePart], n: int, source: str, q: DataQuality,
 
 @dataclass
 class _Entries:
-    """One part's attribute entries: each one's owner, key, and raw value fields (those present)."""
+    """One part's attribute entries: each one's owner, key, and value fields (those some entry holds)."""
     parent: np.ndarray
     keys: pa.Array
     fields: dict[str, pa.Array]
-    raw: dict[str, pa.Array]
     in_order: bool                  # the owners are the lists' rows: entries come sorted by owner
 
 
@@ -471,7 +462,7 @@ def _entries(part: AttributePart, q: DataQuality, source: str) -> _Entries | Non
     raw["arrayValue"] = pc.struct_field(pc.struct_field(values, "arrayValue"), "values")
     raw["kvlistValue"] = pc.struct_field(pc.struct_field(values, "kvlistValue"), "values")
     fields = {f: a for f, a in raw.items() if a.null_count < len(a)}
-    return _Entries(parent=parent, keys=keys, fields=fields, raw=raw, in_order=part.owners is None)
+    return _Entries(parent=parent, keys=keys, fields=fields, in_order=part.owners is None)
 
 
 def _convert_field(f: str, a: pa.Array, q: DataQuality, source: str) -> pa.Array:

@@ -102,7 +102,6 @@ class Run:
         "calls",
         "clock",
         "emit",
-        "finished_saved",
         "k",
         "lease",
         "running",
@@ -126,7 +125,6 @@ class Run:
         self.version: int | None = None         # the checkpoint version this run holds
         self.lease: Lease | None = None         # this run's lease on its task, when there is a store
         self.writing = False                    # a write tool call is in flight
-        self.finished_saved = False             # the final checkpoint is in the store
 
     # -- the entry points' bodies ----------------------------------------------------------------
 
@@ -594,15 +592,7 @@ class Run:
     async def _end(self, st: TaskState, stop: StopReason) -> TaskState:
         st.finish(stop, st.answer if stop is StopReason.DONE else None, st.outcome if stop is StopReason.DONE else None)
         if self.k.checkpoints is not None:
-            try:
-                await self._save(st, self.version, final=True)
-            except BaseException as exc:
-                # cancelled while the final checkpoint was being saved: the save ran to its end first, and when it
-                # went through the store holds the run's end, so that is what the observers are told (not
-                # "cancelled", which recover would then contradict); the cancellation still reaches the caller
-                if _is_cancellation(exc) and self.finished_saved:
-                    self._finished(st, stop)
-                raise
+            await self._save(st, self.version, ending=stop)
         self._finished(st, stop)
         return st
 
@@ -612,29 +602,32 @@ class Run:
             self.emit(_new_run_finished(task_id=st.task_id, stop=stop, status=_RUN_STATUS[st.status],
                                         outcome=st.outcome, totals=st.totals(), at_ns=self.clock.wall_ns()))
 
-    async def _save(self, st: TaskState, expected: int | None, *, final: bool = False) -> None:
+    async def _save(self, st: TaskState, expected: int | None, *, ending: StopReason | None = None) -> None:
+        """Saves a checkpoint. ``ending``: the run's final one, saved through a cancellation (``store_through``):
+        when the save went through before the cancellation came out, the store holds the run's end, so that end
+        is what the observers are told (not "cancelled", which recover would contradict); then it goes on."""
         store = self.k.checkpoints
         if store is None:
             return
         if self.emit:
             self.emit(_new_checkpoint_saving(version=(expected or 0) + 1, at_ns=self.clock.wall_ns()))
-        if final:
+        if ending is None:
+            self.version = await self.calls.store(store.save, st, expected, lease=self.lease)
+        else:
             saved: list[int] = []
 
             def save() -> int:
-                version = store.save(st, expected, lease=self.lease)
-                saved.append(version)
-                return version
+                saved.append(store.save(st, expected, lease=self.lease))
+                return saved[0]
             try:
                 self.version = await self.calls.store_through(save)
-            except BaseException:
-                if saved:                   # it went through before the exception (a cancellation) came out
-                    self.version, self.finished_saved = saved[0], True
+            except BaseException as exc:
+                if saved and _is_cancellation(exc):
+                    self.version = saved[0]
                     if self.emit:
                         self.emit(_new_checkpoint_saved(version=self.version, at_ns=self.clock.wall_ns()))
+                    self._finished(st, ending)
                 raise
-        else:
-            self.version = await self.calls.store(store.save, st, expected, lease=self.lease)
         if self.emit:
             self.emit(_new_checkpoint_saved(version=self.version, at_ns=self.clock.wall_ns()))
 

@@ -238,8 +238,7 @@ def _counts(c: _Ctx) -> dict[str, object]:
 
 def _usage(c: _Ctx) -> dict[str, object]:
     chat, f = c.kind(CHAT), c.norm.fields
-    costs = c.call_costs
-    usage_gap, cost_gap = _usage_gaps(c, costs)
+    usage_gap, cost_gap = _usage_gaps(c)
     tin = np.where(usage_gap, np.nan, c.g.sum(f["input_tokens"], chat))
     tout = np.where(usage_gap, np.nan, c.g.sum(f["output_tokens"], chat))
     summed = np.where(np.isnan(tin), np.nan, np.nan_to_num(tin) + np.nan_to_num(tout))
@@ -248,10 +247,10 @@ def _usage(c: _Ctx) -> dict[str, object]:
             "cache_read_tokens": c.g.sum(f["cache_read_tokens"], chat),
             "cache_creation_tokens": c.g.sum(f["cache_creation_tokens"], chat),
             "reasoning_tokens": c.g.sum(f["reasoning_tokens"], chat),
-            "cost_usd": _fill(_f(c.last, sc.COST_USD), np.where(cost_gap, np.nan, c.g.sum(costs, chat)))}
+            "cost_usd": _fill(_f(c.last, sc.COST_USD), np.where(cost_gap, np.nan, c.g.sum(c.call_costs, chat)))}
 
 
-def _usage_gaps(c: _Ctx, costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _usage_gaps(c: _Ctx) -> tuple[np.ndarray, np.ndarray]:
     """Per run: (a model call that was answered reported no usage, a model call that used tokens has no cost).
 
     A sum over the calls that did report would be a lower bound shown as the total (a third of the truth when two
@@ -260,13 +259,13 @@ def _usage_gaps(c: _Ctx, costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     chat, f = c.kind(CHAT), c.norm.fields
     failed = f["error"]
     no_usage = chat & ~failed & np.isnan(f["input_tokens"])
-    no_cost = chat & np.isnan(costs) & (~failed | ~np.isnan(f["input_tokens"]))
+    no_cost = chat & np.isnan(c.call_costs) & (~failed | ~np.isnan(f["input_tokens"]))
     return c.g.count(no_usage) > 0, c.g.count(no_cost) > 0
 
 
 def _usage_notes(c: _Ctx, der: Derivation, out: pd.DataFrame) -> None:
     """The notes that say which totals were left unknown because some calls reported, or cost, nothing."""
-    usage_gap, cost_gap = _usage_gaps(c, c.call_costs)
+    usage_gap, cost_gap = _usage_gaps(c)
     left_tokens = usage_gap & out["tokens"].isna().to_numpy()
     left_cost = cost_gap & out["cost_usd"].isna().to_numpy() & ~left_tokens
     if left_tokens.any():

@@ -81,3 +81,19 @@ def test_upper_case_hex_with_nulls_that_hold_bytes():
     ids, bad = normalize_ids(plain, 8)
     assert ids.to_pylist() == ["abcdef0123456789", None, "0123456789abcdef", None]
     assert list(bad) == [False, True, False, True]
+
+
+@given(st.sampled_from([8, 16]), st.data())
+def test_a_column_of_padded_base64_in_either_alphabet_decodes_at_once_as_each_id_alone(nbytes, data):
+    """The bulk decode (all ids at once: padding read as zero bits, the URL-safe alphabet as the standard one) gives
+    each id's own decoding; a padding character where a digit belongs, or a character of neither alphabet, is no
+    id, as it is alone."""
+    sig, padded = (8 * nbytes + 5) // 6, 4 * ((nbytes + 2) // 3)
+    one = st.binary(min_size=nbytes, max_size=nbytes)
+    good = st.one_of(one.map(lambda b: base64.b64encode(b).decode()), one.map(lambda b: base64.urlsafe_b64encode(b).decode()))
+    odd = st.one_of(good, st.just("=" * sig + "=" * (padded - sig)), st.just("A" * (sig - 1) + "!" + "=" * (padded - sig)),
+                    st.just("=" + "A" * (sig - 1) + "=" * (padded - sig)), st.just(None))
+    ids = data.draw(st.lists(st.one_of(good, good, odd), min_size=1, max_size=40))
+    got, _ = normalize_ids(pa.array(ids, type=pa.string()), nbytes, zero_is_null=True, empty_is_null=True)
+    want = [_one(v, nbytes) for v in ids]
+    assert got.to_pylist() == [None if w == "0" * (2 * nbytes) else w for w in want]

@@ -7,11 +7,15 @@ length, other characters, all zeros) is invalid.
 """
 from __future__ import annotations
 
+import base64
+import binascii
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 _LOWER_HEX_BYTES = b"0123456789abcdef"
+_AS_STANDARD = bytes.maketrans(b"-_=", b"+/A")       # URL-safe base64 as standard, padding as zero bits
 _LOWER_HEX = np.zeros(256, dtype=bool)
 _LOWER_HEX[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = True
 _B64 = np.full(256, 255, dtype=np.uint8)
@@ -82,15 +86,36 @@ def _all_padded_base64(s: pa.Array, nbytes: int) -> pa.Array | None:
     offsets = np.frombuffer(offsets_buf, dtype=np.int32)[present.offset:present.offset + m + 1]
     if not (np.diff(offsets) == padded).all():
         return None
-    chars = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0]:offsets[-1]].reshape(m, padded)
-    if not (_B64_CHAR[chars[:, :sig]].all() and (chars[:, sig:] == ord("=")).all()):
+    raw = bytes(memoryview(data_buf)[int(offsets[0]):int(offsets[-1])])
+    chars = np.frombuffer(raw, dtype=np.uint8).reshape(m, padded)
+    # the padding where it belongs, and nowhere else
+    if not ((chars[:, sig:] == ord("=")).all() and raw.count(b"=") == m * (padded - sig)):
         return None
-    hexed = _b64_to_hex(present, nbytes)
+    hexed = _decoded_at_once(raw, m, nbytes, padded)
+    if hexed is None:
+        return None
     if not s.null_count:
         return hexed
     valid = s.is_valid().to_numpy(zero_copy_only=False)
     pos = np.cumsum(valid) - 1
     return pc.take(hexed, pa.array(pos, mask=~valid))
+
+
+def _decoded_at_once(raw: bytes, m: int, nbytes: int, padded: int) -> pa.Array | None:
+    """``m`` ids of ``padded`` base64 characters each, their padding checked, as lower-case hex: the padding read as
+    zero bits ("A"), the URL-safe alphabet as the standard one, then one decode of all of them and one hex of the
+    bytes (a sixteenth of the time of decoding the characters with numpy); None when a character is in neither
+    alphabet."""
+    if m * 2 * nbytes >= 2 ** 31:
+        return None                                  # (32-bit offsets: never for a piece of a file)
+    try:
+        decoded = base64.b64decode(raw.translate(_AS_STANDARD), validate=True)
+    except binascii.Error:
+        return None
+    ids = np.frombuffer(decoded, dtype=np.uint8).reshape(m, padded // 4 * 3)[:, :nbytes]
+    offsets = np.arange(m + 1, dtype=np.int32) * (2 * nbytes)
+    return pa.Array.from_buffers(pa.string(), m, [None, pa.py_buffer(offsets),
+                                                  pa.py_buffer(ids.tobytes().hex().encode("ascii"))])
 
 
 def _convert(s: pa.Array, nbytes: int) -> pa.Array:
@@ -138,22 +163,6 @@ def _convert(s: pa.Array, nbytes: int) -> pa.Array:
     validity = None if ok.all() else pa.py_buffer(np.packbits(ok, bitorder="little"))
     return pa.Array.from_buffers(pa.string(), m, [validity, pa.py_buffer(offsets_out), pa.py_buffer(data_out)],
                                  m - int(ok.sum()))
-
-
-def _b64_to_hex(cand: pa.Array, nbytes: int) -> pa.Array:
-    """Fixed-width base64 strings (padded) to lower-case hex; a character outside the alphabet gives null."""
-    cand = cand.cast(pa.string())
-    m = len(cand)
-    _, offsets_buf, data_buf = cand.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int32)[cand.offset:cand.offset + m + 1]
-    width = int(offsets[1] - offsets[0]) if m else 0
-    chars = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0]:offsets[-1]].reshape(m, width)
-    bad = (_B64[chars] == 255).any(axis=1)
-    hexed = _b64_bytes_to_hex(chars, nbytes)
-    out = pa.array(hexed.reshape(-1).view(f"S{2 * nbytes}")).cast(pa.string())
-    if bad.any():
-        out = pc.if_else(pa.array(bad), pa.scalar(None, pa.string()), out)
-    return out
 
 
 def _b64_bytes_to_hex(chars: np.ndarray, nbytes: int) -> np.ndarray:

@@ -97,3 +97,20 @@ def test_a_column_of_padded_base64_in_either_alphabet_decodes_at_once_as_each_id
     got, _ = normalize_ids(pa.array(ids, type=pa.string()), nbytes, zero_is_null=True, empty_is_null=True)
     want = [_one(v, nbytes) for v in ids]
     assert got.to_pylist() == [None if w == "0" * (2 * nbytes) else w for w in want]
+
+
+@given(st.sampled_from([8, 16]), st.integers(0, 3), st.data())
+def test_a_column_of_hex_ids_in_either_case_is_lowered_at_once_as_each_id_alone(nbytes, head, data):
+    """Hex ids of mixed case (lines of upper- and lower-case ids parsed as one group) are lowered on the raw buffers
+    in one pass; nulls stay where they were (a sliced column too), and a character that is not a hex digit sends the
+    column the id-by-id way, where only that id is lost."""
+    one = st.binary(min_size=nbytes, max_size=nbytes)
+    hexed = st.one_of(one.map(bytes.hex), one.map(lambda b: b.hex().upper()),
+                      one.map(lambda b: "".join(c.upper() if i % 3 else c for i, c in enumerate(b.hex()))))
+    odd = st.one_of(st.just(None), st.just("g" * (2 * nbytes)), st.just("0" * (2 * nbytes)))
+    ids = data.draw(st.lists(st.one_of(hexed, hexed, hexed, odd), min_size=1, max_size=40))
+    arr = pa.array(ids, type=pa.string()).slice(min(head, len(ids) - 1))
+    got, bad = normalize_ids(arr, nbytes, zero_is_null=True)
+    want = [_one(v, nbytes) for v in arr.to_pylist()]
+    assert got.to_pylist() == [None if w == "0" * (2 * nbytes) else w for w in want]
+    assert bad.tolist() == [v is None or (w is None) for v, w in zip(arr.to_pylist(), want)]

@@ -351,11 +351,12 @@ def test_a_bad_line_among_lines_in_several_spellings_costs_only_itself_when_pars
     _frames_equal(check(got), check(inline))
 
 
-def test_lines_of_several_spellings_with_dropped_spans_and_keys_of_two_kinds_give_the_canonical_rows(tmp_path):
-    """A piece of lines in several spellings is decoded a spelling at a time but its span attributes are pivoted
-    once, straight into file order: a span dropped for a bad id leaves no attribute behind (not on its neighbour),
-    and a key of integers on some lines and text on others is one column, as for the same lines all in the
-    canonical spelling; the data quality is the same too."""
+def test_lines_of_several_spellings_with_dropped_spans_and_keys_of_two_kinds_give_the_canonical_rows(tmp_path,
+                                                                                                     monkeypatch):
+    """A piece of lines in several spellings is decoded a spelling at a time but the attributes of its spans and of
+    its events are pivoted once each, straight into file order: a span dropped for a bad id leaves no attribute
+    behind, and its events none either (not on a neighbour), and a key of integers on some lines and text on
+    others is one column, as for the same lines all in the canonical spelling; the data quality is the same too."""
     rng = random.Random(3)
     plain, mixed = [], []
     for i in range(90):
@@ -366,19 +367,32 @@ def test_lines_of_several_spellings_with_dropped_spans_and_keys_of_two_kinds_giv
                           "name": f"op{j}", "kind": 1, "startTimeUnixNano": str(10**18 + i),
                           "endTimeUnixNano": str(10**18 + i + 5),
                           "attributes": [{"key": "n", "value": value}, {"key": f"k{j}", "value": {"doubleValue": i / 2}},
-                                         {"key": "line", "value": {"intValue": str(i)}}]})
+                                         {"key": "line", "value": {"intValue": str(i)}}],
+                          "events": [{"timeUnixNano": str(10**18 + i + e), "name": f"e{e}",
+                                      "attributes": [{"key": "ev", "value": value},
+                                                     {"key": f"e{e}", "value": {"doubleValue": i / 4}},
+                                                     {"key": "eline", "value": {"intValue": str(i)}}]}
+                                     for e in range((i + j) % 3)]})
         d = {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name",
                                                              "value": {"stringValue": "svc"}}]},
                                 "scopeSpans": [{"scope": {"name": "s"}, "spans": spans}]}]}
         plain.append(json.dumps(d))
         mixed.append(rng.choice([json.dumps(d), json.dumps({"result": d}), _rewritten(d, _upper_ids),
                                  _rewritten(d, _numbers)]))
+    import agentobs.analysis._otlp_parse as parse
+    grouped, real = [], parse.decode_groups
+    monkeypatch.setattr(parse, "decode_groups", lambda *a: grouped.append(ok := real(*a)) or ok)
     got = check(load_file(_write(tmp_path / "mixed.jsonl", mixed)))
+    monkeypatch.undo()
+    assert grouped and all(grouped), "the groups were not decoded together (read run by run after all)"
     want = check(load_file(_write(tmp_path / "plain.jsonl", plain)))
     assert len(got.spellings[str(tmp_path / "mixed.jsonl")]) > 2          # several spellings in one piece
     assert len(want.spans) == 90 * 3 - 16
     pd.testing.assert_frame_equal(got.spans.drop(columns=["source"]), want.spans.drop(columns=["source"]),
                                   check_dtype=True, check_like=True)
     assert (got.spans["line"].astype("int64") == got.spans["span_id"].str[:8].apply(int, base=16) - 1).all()
+    assert len(want.events) > 100
+    pd.testing.assert_frame_equal(got.events, want.events, check_dtype=True, check_like=True)
+    assert (got.events["eline"].astype("int64") == got.events["span_id"].str[:8].apply(int, base=16) - 1).all()
     summary = [(i.kind, i.count) for i in got.quality.issues]
     assert summary == [(i.kind, i.count) for i in want.quality.issues] and ("bad_span", 16) in summary

@@ -31,12 +31,13 @@ INT64_MAX = (1 << 63) - 1
 @dataclass
 class Decoded:
     """One parsed piece, flattened: spans (base columns + one per attribute key), events, links. Decoded with
-    ``pivot=False``, the spans have no attribute columns yet: ``attrs`` holds their attribute lists, each list's
-    owner its row in ``spans`` (-1: the span was dropped)."""
+    ``pivot=False``, the spans and events have no attribute columns yet: ``attrs`` and ``event_attrs`` hold their
+    attribute lists, each list's owner its row in ``spans`` or ``events`` (-1: the span or event was dropped)."""
     spans: pa.Table
     events: pa.Table | None
     links: pa.Table | None
     attrs: AttributePart | None = None
+    event_attrs: AttributePart | None = None
 
 
 def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Spelling(), *,
@@ -47,8 +48,8 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
     ``mixed``: filled with the attribute keys whose values came in several kinds (``pivot_attributes``).
     ``row_lines``: the line of the file each row of ``table`` was read from; spans, events and links then carry
     their request's line in a ``_line`` column (lines of several spellings parsed apart are put back in file
-    order by it: ``_otlp_parse``). ``pivot=False``: the span attributes are left to the caller (``Decoded.attrs``,
-    for ``pivot_parts``)."""
+    order by it: ``_otlp_parse``). ``pivot=False``: the attributes of spans and events are left to the caller
+    (``Decoded.attrs`` and ``Decoded.event_attrs``, for ``pivot_parts``)."""
     found = _spans_of(table, sp)
     if found is None:
         return None
@@ -84,7 +85,8 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
     if pivot:
         for name, col in pivot_attributes(pc.struct_field(spans, "attributes"), n, source, q, sp, mixed).items():
             cols[f"attr:{name}" if name in cols else name] = col
-    events = _events_arrow(pc.struct_field(spans, "events"), trace_id, span_id, source, q, sp, mixed)
+    events, event_attrs = _events_arrow(pc.struct_field(spans, "events"), trace_id, span_id, source, q, sp, mixed,
+                                        pivot=pivot)
     links = _links_arrow(pc.struct_field(spans, "links"), trace_id, span_id, sp, q, source)
     if row_lines is not None:
         line = row_lines[_rows(rs, span_res).to_numpy(zero_copy_only=False)]
@@ -93,14 +95,22 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
         links = _with_line(links, line)
     out = Decoded(pa.table(cols), events, links)
     if not pivot:
-        rows = np.full(n, -1, dtype=np.int64)
-        rows[keep] = np.arange(int(keep.sum()))
-        out.attrs = AttributePart(attrs=pc.struct_field(spans, "attributes"), sp=sp, owners=rows)
+        out.attrs = AttributePart(attrs=pc.struct_field(spans, "attributes"), sp=sp, owners=_rows_kept(keep))
+        if events is not None and event_attrs is not None:
+            kept = keep[events.column("_owner").to_numpy()]         # (an event goes with its span)
+            out.event_attrs = AttributePart(attrs=event_attrs, sp=sp, owners=_rows_kept(kept))
     if not keep.all():
         _drop(out, keep, q, source, spans, unset=(unset, why))
         if out.spans.num_rows == 0:
             return None
     return out
+
+
+def _rows_kept(keep: np.ndarray) -> np.ndarray:
+    """Each row's place among the rows to ``keep``, -1 for the others."""
+    rows = np.full(len(keep), -1, dtype=np.int64)
+    rows[keep] = np.arange(int(keep.sum()))
+    return rows
 
 
 def _rows(rs: pa.Array, span_res: pa.Array) -> pa.Array:
@@ -740,19 +750,24 @@ def as_text(col: Any) -> Any:
 # -- events and links --------------------------------------------------------------------------------
 
 def _events_arrow(events: pa.Array, trace_id: pa.Array, span_id: pa.Array, source: str,
-                  q: DataQuality, sp: Spelling, mixed: set[str] | None = None) -> pa.Table | None:
+                  q: DataQuality, sp: Spelling, mixed: set[str] | None = None, *,
+                  pivot: bool = True) -> tuple[pa.Table | None, pa.Array | None]:
+    """The events of the spans (None: there are none), and, when not to ``pivot``, their attribute lists (one per
+    row of the table) instead of their attribute columns."""
     parent = pc.list_parent_indices(events)
     flat = pc.list_flatten(events)
     if len(flat) == 0:
-        return None
+        return None, None
     cols = {"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
             "name": pc.fill_null(_text(pc.struct_field(flat, "name"), q, source, "event name"), ""),   # (as unnamed)
             "time_ns": _event_times(pc.struct_field(flat, sp.f("timeUnixNano")), q, source),
             "_owner": parent}
+    if not pivot:
+        return pa.table(cols), pc.struct_field(flat, "attributes")
     for name, col in pivot_attributes(pc.struct_field(flat, "attributes"), len(flat), source, q, sp,
                                       mixed).items():
         cols[f"attr:{name}" if name in cols else name] = col
-    return pa.table(cols)
+    return pa.table(cols), None
 
 
 def _event_times(arr: pa.Array, q: DataQuality, source: str) -> pa.Array:

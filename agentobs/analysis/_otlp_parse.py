@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from ._otlp_arrow import Decoded, decode_arrow, pivot_parts, unify
+from ._otlp_arrow import AttributePart, Decoded, decode_arrow, pivot_parts, unify
 from ._otlp_sanitize import sanitize_request
 from ._otlp_spelling import Spelling
 from .quality import DataQuality
@@ -62,7 +62,7 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
         if decode_groups(parsed.parsed, source, q, out):
             return
         parsed = None                       # a group failed: each run of one spelling at once, cut where it fails
-        stack = [(p, n, sp, True, False) for p, n, sp in reversed(_runs_by_spelling(bytes(data), first_line))]
+        stack = [(r.text, r.first, r.spelling, True, False) for r in reversed(_runs_by_spelling(bytes(data), first_line))]
     while stack:
         item, line, hint, cut, screened = stack.pop()
         if not len(item) or (isinstance(item, bytes) and item.isspace()):
@@ -80,7 +80,7 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
             if len(runs) > 1 and _by_spelling(runs, source, q, out, max_block):
                 continue                    # spellings mixed line by line: the lines of each spelling at once
             if len(runs) > 1:               # else each run of one spelling at once, and cut where it fails
-                stack.extend((p, n, sp, True, screened) for p, n, sp in reversed(runs))
+                stack.extend((r.text, r.first, r.spelling, True, screened) for r in reversed(runs))
                 continue
         if not screened and piece.count(b"\n", 0, len(piece) - 1) > 0:
             # lines that are not JSON or not a request go to the careful path at once: cutting in halves finds
@@ -112,60 +112,37 @@ class Groups:
     parsed: list[tuple[Parse, np.ndarray]]
 
 
-def group_by_spelling(runs: list[tuple[bytes | memoryview, int, Spelling]]) -> list[tuple[Spelling, bytes, np.ndarray]]:
-    """The runs' lines joined per spelling (first seen first), with the file line of each non-blank line. The runs
-    may be views of one piece: each group's text is its one copy."""
+def group_by_spelling(runs: list[Run]) -> list[tuple[Spelling, bytes, np.ndarray]]:
+    """The runs' lines joined per spelling and form of ids (first seen first), with the file line of each
+    non-blank line. The runs may be views of one piece: each group's text is its one copy."""
     groups: dict[tuple[Spelling, str], tuple[list[bytes | memoryview], list[np.ndarray]]] = {}
-    for piece, first, sp in runs:
-        members, lines = groups.setdefault((sp, _id_form(bytes(piece[:_SNIFF_BYTES]))), ([], []))
-        ended = bytes(piece[-1:]) == b"\n"
-        members.append(piece)
-        if not ended:
+    for run in runs:
+        members, lines = groups.setdefault((run.spelling, run.form), ([], []))
+        members.append(run.text)
+        if bytes(run.text[-1:]) != b"\n":
             members.append(b"\n")
-        if not _may_hold_blank_lines(piece):         # (the usual case: every line holds a value, no line split)
-            count = int(np.count_nonzero(np.frombuffer(piece, dtype=np.uint8) == 10)) + (not ended)
-            lines.append(np.arange(first, first + count, dtype=np.int64))
-        else:
-            lines.append(np.asarray([first + i for i, text in enumerate(bytes(piece).split(b"\n")) if text.strip()],
-                                    dtype=np.int64))
+        lines.append(run.lines)
     return [(sp, b"".join(members), np.concatenate(lines)) for (sp, _), (members, lines) in groups.items()]
 
 
 _FIRST_TRACE_ID = re.compile(rb'"(?:traceId|trace_id)"\s*:\s*"([^"]{0,64})"')
-_LOWER_HEX_ID = re.compile(rb"[0-9a-f]{32}")
 _HEX_ID = re.compile(rb"[0-9a-fA-F]{32}")
 
 
 def _id_form(head: bytes) -> str:
-    """How the first trace id of a line is written: lower-case hex (OTLP/JSON), hex with upper case, or something
-    else (base64, as protobuf's JSON writes it). Lines are grouped by it too, as ids are not part of a spelling's
-    schema: a group of one form has its ids converted at once (a group of lines in several needed the slow way)."""
+    """How the first trace id of a line is written: hex of either case (OTLP/JSON), or something else (base64, as
+    protobuf's JSON writes it). Lines are grouped by it too, as ids are not part of a spelling's schema: a group of
+    one form has its ids converted at once (a group of lines in both needed the slow way)."""
     m = _FIRST_TRACE_ID.search(head)
-    if m is None or _LOWER_HEX_ID.fullmatch(m.group(1)):
-        return "hex"
-    return "HEX" if _HEX_ID.fullmatch(m.group(1)) else "other"
+    return "hex" if m is None or _HEX_ID.fullmatch(m.group(1)) else "other"
 
 
-# two line ends with only white space between them: a blank line inside a run
-_BLANK_INSIDE = re.compile(rb"\n[ \t\r\f\v]*\n")
-
-
-def _may_hold_blank_lines(piece: bytes | memoryview) -> bool:
-    """False when no line of the run is blank (found at the speed of a byte search; True may be wrong, which only
-    costs the slower count): a blank line is one of white space only, what follows the last line end excepted."""
-    if bytes(piece[:1]).isspace() or _BLANK_INSIDE.search(piece) is not None:
-        return True
-    text = bytes(piece[-_SNIFF_BYTES:])           # the last line, if it is blank, is white space: short
-    tail = text[text.rfind(b"\n") + 1:]
-    return not len(piece) or (bool(tail) and tail.isspace())
-
-
-def runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[tuple[bytes | memoryview, int, Spelling]]:
+def runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[Run]:
     """The piece cut into runs of consecutive lines of one spelling (``_runs_by_spelling``), from a view too."""
     return _runs_by_spelling(bytes(piece), first_line)
 
 
-def parse_groups(runs: list[tuple[bytes | memoryview, int, Spelling]], max_block: int) -> Groups:
+def parse_groups(runs: list[Run], max_block: int) -> Groups:
     """The runs' lines parsed one spelling at a time, all before returning (the parser thread's way: it overlaps
     the caller's decoding)."""
     groups = group_by_spelling(runs)
@@ -174,8 +151,7 @@ def parse_groups(runs: list[tuple[bytes | memoryview, int, Spelling]], max_block
     return Groups(parsed=[(got, lines) for got, (_, _, lines) in zip(parsed, groups, strict=True)])
 
 
-def _by_spelling(runs: list[tuple[bytes | memoryview, int, Spelling]], source: str, q: DataQuality, out: Parsed,
-                 max_block: int) -> bool:
+def _by_spelling(runs: list[Run], source: str, q: DataQuality, out: Parsed, max_block: int) -> bool:
     """Decodes the runs' lines grouped by spelling, one parse per spelling (a parse and a decode per run made a
     file of lines in random spellings three times slower). The groups are parsed two at a time while the one
     before is decoded: each is smaller than a block of pyarrow's reader, which then parses it on one thread."""
@@ -218,35 +194,47 @@ def decode_groups(groups: Iterable[tuple[Parse, np.ndarray]], source: str, q: Da
 
 
 def _merged(parts: list[Decoded], source: str, q: DataQuality) -> Decoded | None:
-    """The groups' spans in file order (a stable sort by line: the spans of one line keep their order) with their
-    attributes pivoted once into that order; their events and links put in file order too."""
-    spans = unify([p.spans for p in parts])
+    """The groups' spans, events and links in file order (a stable sort by line: the rows of one line keep their
+    order), the attributes of spans and of events pivoted once each, straight into that order."""
+    spans, at = _in_line_order([p.spans for p in parts])
     if spans is None:
         return None
-    order = np.argsort(spans.column("_line").to_numpy(), kind="stable")
-    at = np.empty(len(order), dtype=np.int64)
-    at[order] = np.arange(len(order))                 # each group row's place in file order
-    attrs, offset = [], 0
-    for p in parts:
-        if p.attrs is not None and p.attrs.owners is not None:
-            owners = p.attrs.owners
-            placed = np.where(owners >= 0, at[np.maximum(owners, 0) + offset], -1)
-            attrs.append(replace(p.attrs, owners=placed))
-        offset += p.spans.num_rows
-    spans = spans.take(pa.array(order)).drop_columns(["_line"])
-    n = spans.num_rows
-    for name, col in pivot_parts(attrs, n, source, q).items():
-        spans = spans.append_column(f"attr:{name}" if name in spans.column_names else name, col)
-    return Decoded(spans, *(_in_line_order([getattr(p, name) for p in parts]) for name in ("events", "links")))
+    spans = _with_attributes(spans, [(p.spans, p.attrs) for p in parts], at, source, q)
+    events, at = _in_line_order([p.events for p in parts])
+    if events is not None:
+        events = _with_attributes(events, [(p.events, p.event_attrs) for p in parts], at, source, q)
+    links, _ = _in_line_order([p.links for p in parts])
+    return Decoded(spans, events, links)
 
 
-def _in_line_order(tables: list[pa.Table | None]) -> pa.Table | None:
-    """The tables as one, rows in the order of their ``_line`` (a stable sort: rows of one line keep theirs)."""
+def _in_line_order(tables: list[pa.Table | None]) -> tuple[pa.Table | None, np.ndarray]:
+    """The tables as one, rows in the order of their ``_line`` (a stable sort: rows of one line keep theirs), and
+    the place in that order of each row of the tables, one after the other."""
     t = unify([x for x in tables if x is not None])
     if t is None:
-        return None
-    t = t.take(pc.sort_indices(t.column("_line")))
-    return t.drop_columns(["_line"])
+        return None, np.empty(0, dtype=np.int64)
+    order = np.argsort(t.column("_line").to_numpy(), kind="stable")
+    at = np.empty(len(order), dtype=np.int64)
+    at[order] = np.arange(len(order))
+    return t.take(pa.array(order)).drop_columns(["_line"]), at
+
+
+def _with_attributes(table: pa.Table, parts: list[tuple[pa.Table | None, AttributePart | None]], at: np.ndarray,
+                     source: str, q: DataQuality) -> pa.Table:
+    """``table`` (the parts' rows in file order, ``at``: each part row's place) with the parts' attributes
+    pivoted into it, once over all parts."""
+    placed, offset = [], 0
+    for rows, attrs in parts:
+        if rows is None:
+            continue
+        if attrs is not None and attrs.owners is not None:
+            owners = attrs.owners
+            placed.append(replace(attrs, owners=np.where(owners >= 0, at[np.maximum(owners, 0) + offset], -1)))
+        offset += rows.num_rows
+    cols = dict(zip(table.column_names, table.columns))
+    for name, col in pivot_parts(placed, table.num_rows, source, q).items():
+        cols[f"attr:{name}" if name in table.column_names else name] = col
+    return pa.table(cols)          # (appending the columns one by one copies the list of columns each time)
 
 
 def _screen(piece: bytes, first_line: int) -> tuple[list[tuple[bytes, int]], list[tuple[int, bytes, str]]]:
@@ -286,13 +274,30 @@ def _not_a_request(raw: bytes) -> str | None:
     return None
 
 
-def _runs_by_spelling(piece: bytes, first_line: int) -> list[tuple[bytes | memoryview, int, Spelling]]:
-    """The piece cut into runs of consecutive lines whose first bytes show the same spelling and form of ids
-    (views of the piece, not copies)."""
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Run:
+    """Consecutive lines of a piece whose first bytes show one spelling and one form of ids."""
+    text: bytes | memoryview            # a view of the piece, not a copy
+    first: int                          # the file line of its first line
+    spelling: Spelling
+    form: str                           # of its ids: ``_id_form``
+    lines: np.ndarray                   # the file line of each of its lines that is not blank (a row of the parse)
+
+
+def _runs_by_spelling(piece: bytes, first_line: int) -> list[Run]:
+    """The piece cut into runs of consecutive lines whose first bytes show the same spelling and form of ids,
+    each line's spelling and form seen once."""
     view = memoryview(piece)
-    runs: list[tuple[bytes | memoryview, int, Spelling]] = []
+    runs: list[Run] = []
     start, line = 0, first_line
     run_start, run_line, run_sp, run_form = 0, first_line, None, ""
+    rows: list[int] = []
+
+    def close(end: int) -> None:
+        assert run_sp is not None
+        runs.append(Run(text=view[run_start:end], first=run_line, spelling=run_sp, form=run_form,
+                        lines=np.asarray(rows, dtype=np.int64)))
+
     while start < len(piece):
         end = piece.find(b"\n", start)
         end = len(piece) if end < 0 else end + 1
@@ -300,11 +305,13 @@ def _runs_by_spelling(piece: bytes, first_line: int) -> list[tuple[bytes | memor
         sp, form = Spelling.sniff(head), _id_form(head)
         if sp != run_sp or form != run_form:
             if run_sp is not None:
-                runs.append((view[run_start:start], run_line, run_sp))
-            run_start, run_line, run_sp, run_form = start, line, sp, form
+                close(start)
+            run_start, run_line, run_sp, run_form, rows = start, line, sp, form, []
+        if not head.isspace() or (end - start > len(head) and not piece[start:end].isspace()):
+            rows.append(line)
         start, line = end, line + 1
     if run_sp is not None:
-        runs.append((view[run_start:], run_line, run_sp))
+        close(len(piece))
     return runs
 
 

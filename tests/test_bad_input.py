@@ -117,3 +117,23 @@ def test_a_segment_nothing_carries_is_an_error_that_says_so(tmp_path):
                                 "run's root span has this name (the runs columns: docs/analysis.md)")
     ok = CliRunner().invoke(cli, ["report", str(fixture), "--segment", "service"])
     assert ok.exit_code == 0, ok.output
+
+
+def test_a_span_that_ends_a_few_nanoseconds_before_it_starts_is_counted(tmp_path):
+    """Times of today are about 1.7e18 ns, where a float64 steps by 256 ns: a span that ends 50 ns before it starts
+    is counted as negative_duration (the check compares the integers), and one that ends as it starts is not."""
+    from agentobs.analysis.otlp import check, load_file
+    start = 1_700_000_000_000_000_100
+
+    def span(sid, end, parent=None):
+        s = {"traceId": "ab" * 16, "spanId": sid * 8, "name": f"s{sid}", "kind": 1,
+             "startTimeUnixNano": str(start), "endTimeUnixNano": str(end)}
+        return s if parent is None else dict(s, parentSpanId=parent * 8)
+
+    spans = [span("01", start + 1000), span("02", start - 50, "01"), span("03", start, "01")]
+    line = json.dumps({"resourceSpans": [{"resource": {"attributes": []},
+                                          "scopeSpans": [{"scope": {"name": "s"}, "spans": spans}]}]})
+    path = tmp_path / "t.jsonl"
+    path.write_text(line + "\n")
+    ss = check(load_file(path))
+    assert len(ss.spans) == 3 and ss.quality.count("negative_duration") == 1

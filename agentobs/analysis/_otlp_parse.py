@@ -22,10 +22,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from ._otlp_arrow import AttributePart, Decoded, decode_arrow, pivot_parts, unify
+from ._otlp_arrow import AttributePart, Decoded, decode_arrow, field_of, pivot_parts, unify
 from ._otlp_sanitize import sanitize_request
 from ._otlp_spelling import Spelling
 from .quality import DataQuality
@@ -525,7 +524,7 @@ def _rows_without_spans(table: pa.Table, sp: Spelling) -> int:
         return 0
     if sp.wrapped:
         col = table.column("result")
-        inner = pa.chunked_array([pc.struct_field(c, sp.f("resourceSpans")) for c in col.chunks],
+        inner = pa.chunked_array([field_of(c, sp.f("resourceSpans")) for c in col.chunks],
                                  type=col.type.field(sp.f("resourceSpans")).type)
         return inner.null_count
     return table.column(sp.f("resourceSpans")).null_count

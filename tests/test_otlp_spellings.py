@@ -308,9 +308,13 @@ def _frames_equal(got, want):
 def test_pieces_of_lines_in_several_spellings_are_parsed_by_spelling_ahead_of_the_decoding(emitted, tmp_path,
                                                                                            monkeypatch):
     """A file read in many pieces (not one small piece read inline): the parser thread cuts each mixed piece by
-    spelling and parses the groups itself, so the caller only decodes; once a piece was mixed, the next are not
-    parsed whole first. The spans, events and links are those of the same lines all in the canonical spelling."""
+    spelling and its pool parses and decodes the groups, so the caller only puts them together; once a piece was
+    mixed, the next are not parsed whole first. The spans, events and links are those of the same lines all in the
+    canonical spelling."""
+    import threading
+
     import agentobs.analysis._otlp_ahead as ahead
+    import agentobs.analysis._otlp_parse as parse
     from agentobs.analysis.input_limits import InputLimits
     variants = _variants(_per_span(emitted[2]))
     n = len(variants["canonical"])
@@ -324,10 +328,15 @@ def test_pieces_of_lines_in_several_spellings_are_parsed_by_spelling_ahead_of_th
     monkeypatch.setattr(ahead, "parse_groups", lambda *a: groups.append(g := real_groups(*a)) or g)
     monkeypatch.setattr(ahead, "runs_by_spelling", lambda *a: cuts.append(r := real_runs(*a)) or r)
     monkeypatch.setattr(ahead, "parse", lambda *a, **k: whole.append(1) or real_parse(*a, **k))
+    decoded_in, real_decode = [], parse._decode
+    monkeypatch.setattr(parse, "_decode", lambda *a, **k: decoded_in.append(threading.current_thread().name)
+                        or real_decode(*a, **k))
     got = check(load_file(mixed, limits=limits))
     monkeypatch.undo()
     one_spelling = sum(len(r) < 2 for r in cuts)
     assert len(groups) >= 4, f"{len(groups)} pieces parsed by spelling ahead"
+    groups_decoded = sum(len(g.groups) for g in groups)
+    assert sum(name.startswith("agentobs-spelling") for name in decoded_in) == groups_decoded, decoded_in
     assert len(whole) <= 1 + one_spelling, "pieces after a mixed one were parsed whole first"
     _fast(got)
     _frames_equal(got, check(load_file(plain)))

@@ -8,8 +8,8 @@ back (``Ahead.done`` gives a piece's buffer back). What the reader meets (lines 
 stream, a refused bomb) travels with the pieces through the parser and is reported or raised by the caller, in
 file order. The threads touch nothing of the caller's: the parser starts each piece with the spelling the piece
 before parsed with (pyarrow's errors teach it), else the caller's ``spelling()``; a wrong guess only costs a second
-parse. A piece of lines in several spellings is parsed one spelling at a time here too (``parse_groups``), and the
-caller decodes the groups.
+parse. A piece of lines in several spellings is parsed and decoded one spelling at a time here (``parse_groups``,
+each group touching only its own), and the caller puts the groups together.
 """
 from __future__ import annotations
 
@@ -46,8 +46,10 @@ class Ahead:
         self.piece = b""
 
 
-def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[[], Spelling]) -> Iterator[Ahead]:
-    """The file's pieces, read by one thread and parsed by another, ahead of the caller. Closing the iterator
+def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[[], Spelling],
+          source: str = "") -> Iterator[Ahead]:
+    """The file's pieces, read by one thread and parsed by another, ahead of the caller (``source``: the file's
+    name in the data quality, for the pieces of several spellings decoded ahead too). Closing the iterator
     stops both threads. A small local file (one piece, at most 1 MiB on disk) is read in the caller's thread,
     unparsed (the caller parses it): with one piece there is nothing to overlap, and two threads per file cost a
     few milliseconds, which a folder of thousands of small files pays thousands of times."""
@@ -100,7 +102,8 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
                     return
                 if item.lines:
                     try:
-                        item.parsed, mixed = _parse(item, limits.max_line_bytes, learnt or spelling(), mixed)
+                        item.parsed, mixed = _parse(item, limits.max_line_bytes, learnt or spelling(), mixed,
+                                                    source)
                     except Exception:        # not parsed ahead: the caller parses it, and meets the error itself
                         item.parsed = None
                     if isinstance(item.parsed, tuple):
@@ -132,19 +135,20 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
         _drain(read_q)
 
 
-def _parse(item: Ahead, max_block: int, start: Spelling, mixed: bool) -> tuple[Parse | Groups, bool]:
-    """What the parser makes of a piece, and whether it held lines of several spellings. Such a piece is parsed one
-    spelling at a time here, not by the caller, so the parses overlap the caller's decoding as a whole piece's
-    do; once a piece was, the next ones are cut by spelling first (a whole parse of lines in several spellings
-    fails, after it has cost as much as a parse that succeeds)."""
+def _parse(item: Ahead, max_block: int, start: Spelling, mixed: bool, source: str) -> tuple[Parse | Groups, bool]:
+    """What the parser makes of a piece, and whether it held lines of several spellings. Such a piece is parsed and
+    decoded one spelling at a time here, not by the caller, so that work overlaps the caller's on the piece before
+    (a spelling's decoding has a fixed cost, which a piece of many spellings pays many times); once a piece was,
+    the next ones are cut by spelling first (a whole parse of lines in several spellings fails, after it has cost
+    as much as a parse that succeeds)."""
     runs = runs_by_spelling(item.piece, item.first) if mixed else None
     if runs is not None and len(runs) > 1:
-        return parse_groups(runs, max_block), True
+        return parse_groups(runs, max_block, source), True
     got = parse(item.piece, max_block, start)
     if isinstance(got, str):
         runs = runs if runs is not None else runs_by_spelling(item.piece, item.first)     # cut once per piece
         if len(runs) > 1:
-            return parse_groups(runs, max_block), True
+            return parse_groups(runs, max_block, source), True
     return got, False
 
 

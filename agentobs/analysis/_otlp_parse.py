@@ -17,7 +17,7 @@ import enum
 import json
 import re
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -58,7 +58,7 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
     # lines were screened)
     stack: list[tuple[bytes | memoryview, int, Spelling | None, bool, bool]] = [(data, first_line, None, False, False)]
     if isinstance(parsed, Groups):
-        if decode_groups(parsed.parsed, source, q, out):
+        if decode_groups(parsed.groups, source, q, out):
             return
         parsed = None                       # a group failed: each run of one spelling at once, cut where it fails
         stack = [(r.text, r.first, r.spelling, True, False) for r in reversed(_runs_by_spelling(bytes(data), first_line))]
@@ -105,10 +105,19 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
 
 
 @dataclass(frozen=True, kw_only=True)
+class Group:
+    """The lines of one spelling of a piece, parsed and decoded (their attributes not pivoted yet): what the
+    decoding kept and counted, apart from the piece's other groups, or why the lines did not take the fast path."""
+    reason: str | None
+    found: Parsed
+    quality: DataQuality
+
+
+@dataclass(frozen=True, kw_only=True)
 class Groups:
-    """A piece of lines in several spellings, parsed one spelling at a time (by the parser thread, ahead of the
-    caller): per spelling, what ``parse`` made of its lines and each line's number in the file."""
-    parsed: list[tuple[Parse, np.ndarray]]
+    """A piece of lines in several spellings, parsed and decoded one spelling at a time by the parser thread's
+    pool, ahead of the caller, who puts them together (``decode_groups``)."""
+    groups: list[Group]
 
 
 def group_by_spelling(runs: list[Run]) -> list[tuple[Spelling, bytes, np.ndarray]]:
@@ -141,43 +150,59 @@ def runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[Run]:
     return _runs_by_spelling(bytes(piece), first_line)
 
 
-def parse_groups(runs: list[Run], max_block: int) -> Groups:
-    """The runs' lines parsed one spelling at a time, all before returning (the parser thread's way: it overlaps
-    the caller's decoding)."""
+def parse_groups(runs: list[Run], max_block: int, source: str) -> Groups:
+    """The runs' lines parsed and decoded one spelling at a time, two at a time, all before returning (the parser
+    thread's way: it overlaps the caller's work on the piece before)."""
     groups = group_by_spelling(runs)
+    work: dict[int, Future[Group]] = {}
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="agentobs-spelling") as pool:
-        parsed = list(pool.map(lambda g: parse(g[1], max_block, g[0]), groups))
-    return Groups(parsed=[(got, lines) for got, (_, _, lines) in zip(parsed, groups, strict=True)])
+        for i in sorted(range(len(groups)), key=lambda i: -len(groups[i][1])):   # the largest first: the two threads
+            sp, text, lines = groups[i]                                          # end together
+            work[i] = pool.submit(_group, sp, text, lines, max_block, source)
+        return Groups(groups=[work[i].result() for i in range(len(groups))])
+
+
+def _group(sp: Spelling, text: bytes, lines: np.ndarray, max_block: int, source: str) -> Group:
+    """One spelling's lines parsed and decoded (``lines``: the file line of each), touching nothing but its own:
+    pool threads decode the groups of a piece side by side."""
+    got, q, found = parse(text, max_block, sp), DataQuality(), Parsed()
+    reason = got if isinstance(got, str) else (
+        "lines of different shapes" if got[0].num_rows != len(lines) else
+        _decode(got[0], got[1], source, q, found, lines, pivot=False))
+    return Group(reason=reason, found=found, quality=q)
 
 
 def _by_spelling(runs: list[Run], source: str, q: DataQuality, out: Parsed, max_block: int) -> bool:
     """Decodes the runs' lines grouped by spelling, one parse per spelling (a parse and a decode per run made a
-    file of lines in random spellings three times slower). The groups are parsed two at a time while the one
-    before is decoded: each is smaller than a block of pyarrow's reader, which then parses it on one thread."""
+    file of lines in random spellings three times slower). The groups are parsed and decoded two at a time: each
+    is smaller than a block of pyarrow's reader, which then parses it on one thread."""
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="agentobs-spelling") as pool:
-        parsing = [(lines, pool.submit(parse, text, max_block, sp)) for sp, text, lines in group_by_spelling(runs)]
+        work = [pool.submit(_group, sp, text, lines, max_block, source) for sp, text, lines in group_by_spelling(runs)]
         try:
-            return decode_groups(((future.result(), lines) for lines, future in parsing), source, q, out)
+            return decode_groups((future.result() for future in work), source, q, out)
         finally:
-            for _, later in parsing:
+            for later in work:
                 later.cancel()
 
 
-def decode_groups(groups: Iterable[tuple[Parse, np.ndarray]], source: str, q: DataQuality, out: Parsed) -> bool:
-    """Decodes each spelling's parsed lines, then puts spans, events and links back in file order (by their
-    request's line). The spans' attributes are pivoted once for all groups, straight into file order (a pivot per
-    group, then reordering every attribute column, was most of a piece of lines in several spellings). False, with
-    nothing kept or counted, when a group did not take the fast path whole: the piece's runs are then read one by
-    one."""
+def decode_groups(groups: Iterable[Group], source: str, q: DataQuality, out: Parsed) -> bool:
+    """Puts the decoded groups of a piece together: what each counted, in group order, and its spans, events and
+    links back in file order (by their request's line), the attributes of spans and of events pivoted once for all
+    groups, straight into file order (a pivot per group, then reordering every attribute column, was most of a piece
+    of lines in several spellings). False, with nothing kept or counted, when a group did not take the fast path
+    whole: the piece's runs are then read one by one."""
     saved = q.snapshot()
     found = Parsed()
-    for got, lines in groups:
-        reason = got if isinstance(got, str) else (
-            "lines of different shapes" if got[0].num_rows != len(lines) else
-            _decode(got[0], got[1], source, q, found, lines, pivot=False))
-        if reason is not None:
+    for group in groups:
+        if group.reason is not None:
             q.restore(saved)
             return False
+        q.extend(group.quality)
+        found.parts.extend(group.found.parts)
+        found.rows += group.found.rows
+        for sp, rows in group.found.spellings.items():
+            found.spellings[sp] = found.spellings.get(sp, 0) + rows
+        found.spelling = group.found.spelling
     try:
         merged = _merged(found.parts, source, q)
     except DECODE_ERRORS:

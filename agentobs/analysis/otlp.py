@@ -97,7 +97,7 @@ def _load(p: str | os.PathLike[str], src: str, lim: InputLimits, q: DataQuality,
         q.add("line_too_long", src, example=f"line {n}: {human(length)} over the {human(lim.max_line_bytes)} "
                                             f"limit; set {LINE_ENV} to raise it")
     try:
-        for item in _otlp_ahead.ahead(p, lim, lambda: out.spelling):
+        for item in _otlp_ahead.ahead(p, lim, lambda: out.spelling, src):
             for n, length in item.long_lines:
                 long_line(n, length)
             if item.error is not None:

@@ -91,3 +91,41 @@ def test_the_html_plots_still_embed_whole_images(traces, tmp_path):
     assert CliRunner().invoke(cli, ["report", str(path), "--format", "html", "--out", str(html)]).exit_code == 0
     text = html.read_text()
     assert text.count("data:image/png;base64,") >= 1 and "[REDACTED]" not in text.split("data:image/png;base64,")[1][:2000]
+
+
+def test_run_ids_whose_span_id_is_all_digits_are_shown_whole(tmp_path):
+    """A span id is 16 hex digits, one in about 1,900 of them all decimal: such an id reads as a card number to the
+    card rule. A trace holding two runs names them ``<trace id>:<span id>``; those ids reach the runs CSV, each
+    renderer's value and a sentence around them whole, while a card number next to them is still masked."""
+    from agentobs.analysis.html import _shown as _shown_in_html
+    from agentobs.cli.render import jsonable
+    from agentobs.cli.safe_text import clean
+    from agentobs.contract.redaction import shown
+    first = json.loads(FIXTURE.read_text().splitlines()[0])
+    lines, roots = [], []
+    for k in (1, 2):
+        req = json.loads(json.dumps(first))
+        spans = [sp for rs in req["resourceSpans"] for ss in rs["scopeSpans"] for sp in ss["spans"]]
+        ids = {sp["spanId"]: f"{k}{i:015d}" for i, sp in enumerate(spans)}
+        for sp in spans:
+            sp["traceId"] = "ab" * 16
+            sp["spanId"] = ids[sp["spanId"]]
+            if sp.get("parentSpanId"):
+                sp["parentSpanId"] = ids.get(sp["parentSpanId"], sp["parentSpanId"])
+            if not sp.get("parentSpanId"):
+                roots.append(f"{'ab' * 16}:{sp['spanId']}")
+        lines.append(json.dumps(req))
+    path = tmp_path / "two_runs.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert len(roots) == 2
+    runner = CliRunner()
+    csv = tmp_path / "runs.csv"
+    assert runner.invoke(cli, ["runs", str(path), "--out", str(csv)]).exit_code == 0
+    for run_id in roots:
+        assert run_id in csv.read_text()
+        # as the JSON report, the terminal and the HTML report write a value
+        assert jsonable({"run_id": run_id}) == {"run_id": run_id} and clean(run_id) == run_id
+        assert _shown_in_html(run_id) == run_id
+    sentence = f"evidence in {roots[0]}: paid with 4111 1111 1111 1111"
+    assert shown(sentence) == f"evidence in {roots[0]}: paid with [REDACTED]"
+    assert shown(roots[0].split(":")[1]) == "[REDACTED]"          # a 16-digit value alone may be a card: masked

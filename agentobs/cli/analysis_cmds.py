@@ -228,7 +228,8 @@ def csv_text(df: pd.DataFrame) -> str:
     """The CSV of ``df``: RFC 4180 line ends (CRLF, so a value holding a CR or LF is quoted, not split), secrets in
     text masked and text a spreadsheet would run as a formula prefixed with ``'``; numbers untouched. Ids are
     masked too (a task or conversation id is whatever the agent's code put there), except hex ones (trace and span
-    ids), which no secret rule masks: one per run, masking those would cost more than the rest of the file."""
+    ids, which the loader writes: no secret, though a span id of 16 decimal digits reads as a card number; one per
+    run, masking those would cost more than the rest of the file)."""
     import pandas as pd
     out = df.copy()
     types = pd.api.types

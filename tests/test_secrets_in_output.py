@@ -129,3 +129,6 @@ def test_run_ids_whose_span_id_is_all_digits_are_shown_whole(tmp_path):
     sentence = f"evidence in {roots[0]}: paid with 4111 1111 1111 1111"
     assert shown(sentence) == f"evidence in {roots[0]}: paid with [REDACTED]"
     assert shown(roots[0].split(":")[1]) == "[REDACTED]"          # a 16-digit value alone may be a card: masked
+    # a run id inside a secret goes with the secret
+    assert shown(json.dumps({"token": f"abc {roots[0]} def", "run": roots[1]})) == \
+        json.dumps({"token": "[REDACTED]", "run": roots[1]}, ensure_ascii=False)

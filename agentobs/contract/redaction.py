@@ -152,18 +152,24 @@ def shown(text: str) -> str:
 # a run id the analysis makes, ``<trace id>:<span id>`` in lower-case hex as the loader writes ids: no secret, but
 # one span id in about 1,900 is 16 decimal digits, which the card rule masks, and the run's id would be lost
 _RUN_ID = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{32}:[0-9a-f]{16}(?![0-9A-Za-z])", _FLAGS)
+_MARK = "\ue000"            # (private use characters: no rule matches them, JSON keeps them)
+_MARKS = 0x1000
 
 
 def _masked(text: str) -> str:
-    """``text`` with its secrets masked, its run ids kept: the text between them is masked piece by piece."""
-    if ":" not in text or _RUN_ID.search(text) is None:
+    """``text`` with its secrets masked, its run ids kept: each run id stands in for itself as a mark no rule
+    matches while the whole text is masked, so a run id inside a secret (a value under a sensitive key, say)
+    goes with it, as before."""
+    if ":" not in text or _MARK in text:
         return _default().text(text)
-    out, at = [], 0
-    for m in _RUN_ID.finditer(text):
-        out += [_default().text(text[at:m.start()]) if m.start() > at else "", m.group()]
-        at = m.end()
-    out.append(_default().text(text[at:]) if at < len(text) else "")
-    return "".join(out)
+    ids = _RUN_ID.findall(text)
+    if not ids or len(ids) > _MARKS:
+        return _default().text(text)
+    marks = iter(range(len(ids)))
+    masked = _default().text(_RUN_ID.sub(lambda _: _MARK + chr(0xE100 + next(marks)), text))
+    for i, run_id in enumerate(ids):
+        masked = masked.replace(_MARK + chr(0xE100 + i), run_id)
+    return masked
 
 
 _DEFAULT: list[Redactor] = []

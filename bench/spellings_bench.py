@@ -12,7 +12,10 @@ dtypes included), the same data-quality counts by kind, and no line on the caref
 ``gc`` off while a file is timed, a full collection between files): ``load_sources([file])`` (read, parse,
 flatten, structural checks) and ``derive_runs`` on what it loaded. Ratios are per repeat, against the
 canonical file of the same repeat. Target: at most 1.2 x the canonical file's time, each spelling, load and
-runs table.
+runs table. Also the main thread's CPU time during the load (``time.thread_time``) of the canonical file and of
+the file mixing every spelling line by line: the parse and the decoding of spelling groups run on other threads
+(the load's wall time is theirs and the main thread's overlapped), and this figure moves less with the machine's
+load than the wall time does.
 
     python -m bench.spellings_bench [--quick]
 """
@@ -27,7 +30,7 @@ import pandas as pd
 
 from .analysis_data import realistic
 from .common import Figure, Target, module_main, ratio, summarize
-from .spellings_data import SPELLINGS, spelled_files
+from .spellings_data import MIXED, SPELLINGS, spelled_files
 
 NAME = "spellings"
 TITLE = "OTLP JSON spellings: load and runs table of the same spans in each valid spelling, against the canonical file"
@@ -76,7 +79,7 @@ def _check(files: dict[str, Path]) -> dict[str, str]:
 
 def _time(files: dict[str, Path], repeats: int) -> dict[str, dict[str, list[float]]]:
     names = list(files)
-    out = {n: {"load": [], "runs": []} for n in names}
+    out = {n: {"load": [], "runs": [], "main": []} for n in names}
     for name in names:                                        # warm-up, untimed
         _runs(_load(files[name]))
     was = gc.isenabled()
@@ -85,14 +88,15 @@ def _time(files: dict[str, Path], repeats: int) -> dict[str, dict[str, list[floa
             for name in names[r % len(names):] + names[:r % len(names)]:
                 gc.collect()
                 gc.disable()
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 ss = _load(files[name])
-                t1 = time.perf_counter()
+                t1, c1 = time.perf_counter(), time.thread_time()
                 _runs(ss)
                 t2 = time.perf_counter()
                 gc.enable()
                 out[name]["load"].append(t1 - t0)
                 out[name]["runs"].append(t2 - t1)
+                out[name]["main"].append(c1 - c0)
                 del ss
     finally:
         if was:
@@ -117,6 +121,12 @@ def run(quick: bool = False) -> list[Figure]:
                  summarize(f"{name}: runs table", x["runs"], "s", iterations=1, group=g),
                  ratio(f"{name}: load / canonical", x["load"], base["load"], group=g),
                  ratio(f"{name}: runs table / canonical", x["runs"], base["runs"], group=g)]
+    mixed = t[MIXED]
+    figs += [summarize("canonical: load, main thread CPU time", base["main"], "s", iterations=1, group=g),
+             summarize(f"{MIXED}: load, main thread CPU time", mixed["main"], "s", iterations=1, group=g),
+             ratio(f"{MIXED}: load, main thread CPU time / canonical", mixed["main"], base["main"], group=g,
+                   notes="time.thread_time() around load_sources; the parse and the spelling groups' decoding "
+                         "run on other threads")]
     return figs
 
 

@@ -55,7 +55,7 @@ def test_the_reader_and_parser_threads_stop_when_the_caller_stops_early(tmp_path
 
     p = tmp_path / "t.jsonl"
     p.write_bytes(b'{"resourceSpans": []}\n' * 5000)
-    items = _otlp_ahead.ahead(p, InputLimits(chunk_bytes=1000), Spelling)
+    items = _otlp_ahead.ahead(p, InputLimits(chunk_bytes=1000), Spelling, str(p))
     first = next(items)
     assert first.lines > 0 and first.parsed is not None
     items.close()                                 # the caller stops without giving the buffer back
@@ -72,7 +72,7 @@ def test_what_the_reader_meets_reaches_the_caller_in_file_order(tmp_path):
     p.write_bytes(gzip.compress(good + b"x" * 300 + b"\n" + rest)[:-30])     # a long line, then a cut stream
     seen = []
     lim = InputLimits(chunk_bytes=1 << 16, max_line_bytes=200, max_gzip_ratio=1e12)     # the cut trailer is noise
-    for item in _otlp_ahead.ahead(p, lim, Spelling):
+    for item in _otlp_ahead.ahead(p, lim, Spelling, str(p)):
         seen += [("long", n) for n, _ in item.long_lines]
         seen += [("lines", item.first)] if item.lines else []
         seen += [("error", type(item.error).__name__)] if item.error else []

@@ -337,6 +337,7 @@ def test_pieces_of_lines_in_several_spellings_are_parsed_by_spelling_ahead_of_th
     assert len(groups) >= 4, f"{len(groups)} pieces parsed by spelling ahead"
     groups_decoded = sum(len(g.groups) for g in groups)
     assert sum(name.startswith("agentobs-spelling") for name in decoded_in) == groups_decoded, decoded_in
+    assert set(got.spans["source"].astype(str)) == {str(mixed)}          # the file's name, decoded ahead too
     assert len(whole) <= 1 + one_spelling, "pieces after a mixed one were parsed whole first"
     _fast(got)
     _frames_equal(got, check(load_file(plain)))

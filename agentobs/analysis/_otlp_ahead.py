@@ -47,7 +47,7 @@ class Ahead:
 
 
 def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[[], Spelling],
-          source: str = "") -> Iterator[Ahead]:
+          source: str) -> Iterator[Ahead]:
     """The file's pieces, read by one thread and parsed by another, ahead of the caller (``source``: the file's
     name in the data quality, for the pieces of several spellings decoded ahead too). Closing the iterator
     stops both threads. A small local file (one piece, at most 1 MiB on disk) is read in the caller's thread,

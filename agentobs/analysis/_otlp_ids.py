@@ -64,23 +64,32 @@ def normalize_ids(arr: pa.Array, nbytes: int, *, zero_is_null: bool = False,
 def _hex_lowered(s: pa.Array, width: int) -> pa.Array | None:
     """The ids as they are when every present one has the canonical form, lower-cased when every present one is
     hex of the right width in either case (checked and lowered on the raw buffers); else None."""
-    present = s.drop_null() if s.null_count else s
-    if len(present) == 0:
+    if s.null_count == len(s):
         return s
-    present = present.cast(pa.string())
-    _, offsets_buf, data_buf = present.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int32)[present.offset:present.offset + len(present) + 1]
-    if not (np.diff(offsets) == width).all():
+    got = _present_bytes(s, width)
+    if got is None:
         return None
+    raw, m = got
     # every byte a lower-case hex digit: deleting those leaves nothing (bytes.translate: a third of the time of a
     # table lookup over the bytes, which made a bool per byte)
-    raw = bytes(memoryview(data_buf)[int(offsets[0]):int(offsets[-1])])
     if not raw.translate(None, _LOWER_HEX_BYTES):
         return s
     raw = raw.translate(_TO_LOWER)
     if raw.translate(None, _LOWER_HEX_BYTES):
         return None
-    return _in_place_of(s, _fixed_width(raw, len(present), width))
+    return _in_place_of(s, _fixed_width(raw, m, width))
+
+
+def _present_bytes(s: pa.Array, width: int) -> tuple[bytes, int] | None:
+    """(the bytes of the present ids back to back, how many) when every present id is ``width`` bytes long, else
+    None (read on the raw buffers)."""
+    present = (s.drop_null() if s.null_count else s).cast(pa.string())
+    m = len(present)
+    _, offsets_buf, data_buf = present.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int32)[present.offset:present.offset + m + 1]
+    if not (np.diff(offsets) == width).all():
+        return None
+    return bytes(memoryview(data_buf)[int(offsets[0]):int(offsets[-1])]), m
 
 
 def _fixed_width(data: bytes, m: int, width: int) -> pa.Array:
@@ -101,16 +110,11 @@ def _in_place_of(s: pa.Array, present: pa.Array) -> pa.Array:
 def _all_padded_base64(s: pa.Array, nbytes: int) -> pa.Array | None:
     """The ids as lower-case hex when every present one is padded base64 (as protobuf's JSON writer spells them),
     checked and decoded on the raw buffers; else None (``_convert`` then sorts them out one by one)."""
-    present = s.drop_null() if s.null_count else s
-    m = len(present)
-    if m == 0:
-        return None
     sig, padded = (8 * nbytes + 5) // 6, 4 * ((nbytes + 2) // 3)
-    _, offsets_buf, data_buf = present.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int32)[present.offset:present.offset + m + 1]
-    if not (np.diff(offsets) == padded).all():
+    got = _present_bytes(s, padded) if s.null_count < len(s) else None
+    if got is None:
         return None
-    raw = bytes(memoryview(data_buf)[int(offsets[0]):int(offsets[-1])])
+    raw, m = got
     chars = np.frombuffer(raw, dtype=np.uint8).reshape(m, padded)
     # the padding where it belongs, and nowhere else
     if not ((chars[:, sig:] == ord("=")).all() and raw.count(b"=") == m * (padded - sig)):

@@ -47,6 +47,18 @@ class Parsed:
     spellings: dict[Spelling, int] = field(default_factory=dict)   # spelling -> rows parsed with it
     rows: int = 0
 
+    def parsed(self, sp: Spelling, rows: int) -> None:
+        """``rows`` more were parsed with ``sp`` (the spelling the next piece is tried with first)."""
+        self.spelling = sp
+        self.rows += rows
+        self.spellings[sp] = self.spellings.get(sp, 0) + rows
+
+    def took(self, other: Parsed) -> None:
+        """Counts the rows ``other`` parsed (its parts are the caller's to place), its last spelling last."""
+        for sp, rows in other.spellings.items():
+            self.parsed(sp, rows)
+        self.spelling = other.spelling
+
 
 def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQuality, out: Parsed,
                 max_block: int, parsed: Parse | Groups | None = None) -> None:
@@ -199,10 +211,7 @@ def decode_groups(groups: Iterable[Group], source: str, q: DataQuality, out: Par
             return False
         q.extend(group.quality)
         found.parts.extend(group.found.parts)
-        found.rows += group.found.rows
-        for sp, rows in group.found.spellings.items():
-            found.spellings[sp] = found.spellings.get(sp, 0) + rows
-        found.spelling = group.found.spelling
+        found.took(group.found)
     try:
         merged = _merged(found.parts, source, q)
     except DECODE_ERRORS:
@@ -210,10 +219,7 @@ def decode_groups(groups: Iterable[Group], source: str, q: DataQuality, out: Par
         return False
     if merged is not None:
         out.parts.append(merged)
-    out.rows += found.rows
-    for sp, rows in found.spellings.items():
-        out.spellings[sp] = out.spellings.get(sp, 0) + rows
-    out.spelling = found.spelling
+    out.took(found)
     return True
 
 
@@ -505,9 +511,7 @@ def _decode(table: pa.Table, sp: Spelling, source: str, q: DataQuality, out: Par
     except DECODE_ERRORS as exc:
         q.restore(saved)
         return _reason(f"{type(exc).__name__}: {exc}")
-    out.spelling = sp
-    out.rows += table.num_rows
-    out.spellings[sp] = out.spellings.get(sp, 0) + table.num_rows
+    out.parsed(sp, table.num_rows)
     if part is not None:
         out.parts.append(part)
     return None

@@ -1,21 +1,24 @@
-"""Reading and parsing ahead: one thread reads (and decompresses) the pieces, a second parses each with pyarrow,
-while the caller decodes the piece before. The parse, which is most of a load, thus overlaps both the reading
-(a copy out of the page cache, or an inflate) and the decoding.
+"""Reading and parsing ahead: one thread reads (and decompresses) the pieces, two others parse them with pyarrow,
+two pieces at once, while the caller decodes the piece before. The parse, which is most of a load, thus overlaps
+both the reading (a copy out of the page cache, or an inflate) and the decoding. Each piece is parsed as one block
+on its parser's thread: pyarrow's own threads would split it into blocks whose tables the caller had to put together
+again (a copy of the whole piece), and two parses at once keep both cores as busy without that.
 
-The reader fills buffers from a pool (``_otlp_read.Buffers``): the caller holds one piece, one waits in the
-hand-over queue, the parser works on one and one waits for the parser; the reader fills the next when one comes
-back (``Ahead.done`` gives a piece's buffer back). What the reader meets (lines over the limit, a corrupt gzip
-stream, a refused bomb) travels with the pieces through the parser and is reported or raised by the caller, in
-file order. The threads touch nothing of the caller's: the parser starts each piece with the spelling the piece
-before parsed with (pyarrow's errors teach it), else the caller's ``spelling()``; a wrong guess only costs a second
-parse. A piece of lines in several spellings is parsed and decoded one spelling at a time here (``parse_groups``,
-each group touching only its own), and the caller puts the groups together.
+The reader fills buffers from a pool (``_otlp_read.Buffers``): the caller holds one piece, two wait in the hand-over
+queue (being parsed, or parsed), and the reader fills the next when one comes back (``Ahead.done`` gives a piece's
+buffer back). What the reader meets (lines over the limit, a corrupt gzip stream, a refused bomb) travels with the
+pieces and is reported or raised by the caller, in file order. The threads touch nothing of the caller's: a parser
+starts each piece with the spelling the last parse found (pyarrow's errors teach it), else the caller's
+``spelling()``; a wrong guess only costs a second parse. A piece of lines in several spellings is parsed and decoded
+one spelling at a time here (``parse_groups``, each group touching only its own), and the caller puts the groups
+together.
 """
 from __future__ import annotations
 
 import os
 import queue
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -25,6 +28,7 @@ from ._otlp_spelling import Spelling
 from .input_limits import InputLimits
 
 _SLOTS = 4
+_PARSERS = 2
 _WAIT_S = 0.1
 
 
@@ -38,6 +42,7 @@ class Ahead:
     long_lines: list[tuple[int, int]] = field(default_factory=list)   # (line number, length), dropped
     error: BaseException | None = None                                 # raised by the reader after this piece
     _buffers: _otlp_read.Buffers | None = None
+    _parsing: Future[Parse | Groups | None] | None = None
 
     def done(self) -> None:
         """The caller is finished with the piece: its buffer goes back to the reader."""
@@ -48,23 +53,36 @@ class Ahead:
 
 def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[[], Spelling],
           source: str) -> Iterator[Ahead]:
-    """The file's pieces, read by one thread and parsed by another, ahead of the caller (``source``: the file's
-    name in the data quality, for the pieces of several spellings decoded ahead too). Closing the iterator
-    stops both threads. A small local file (one piece, at most 1 MiB on disk) is read in the caller's thread,
-    unparsed (the caller parses it): with one piece there is nothing to overlap, and two threads per file cost a
-    few milliseconds, which a folder of thousands of small files pays thousands of times."""
+    """The file's pieces, read by one thread and parsed by two others, ahead of the caller (``source``: the
+    file's name in the data quality, for the pieces of several spellings decoded ahead too). Closing the iterator
+    stops the threads. A small local file (one piece, at most 1 MiB on disk) is read in the caller's thread,
+    unparsed (the caller parses it): with one piece there is nothing to overlap, and threads per file cost a few
+    milliseconds, which a folder of thousands of small files pays thousands of times."""
     if _small(path, limits):
         yield from _inline(path, limits)
         return
     buffers = _otlp_read.Buffers(_otlp_read.Buffers.pool_of(_SLOTS))
-    read_q: queue.Queue[Ahead | None] = queue.Queue(maxsize=1)       # read, not parsed yet
-    handed: queue.Queue[Ahead | None] = queue.Queue(maxsize=1)       # parsed, for the caller
+    handed: queue.Queue[Ahead | None] = queue.Queue(maxsize=_PARSERS)     # read, being parsed, in file order
     stop = threading.Event()
+    learnt = _Learnt()
+    parsers = ThreadPoolExecutor(max_workers=_PARSERS, thread_name_prefix="agentobs-otlp-parser")
 
-    def put(q: queue.Queue[Ahead | None], item: Ahead | None) -> bool:
+    def parse_one(item: Ahead) -> Parse | Groups | None:
+        if stop.is_set():
+            return None
+        try:
+            got, learnt.mixed = _parse(item, limits.max_line_bytes, learnt.spelling or spelling(), learnt.mixed,
+                                       source)
+        except Exception:               # not parsed ahead: the caller parses it, and meets the error itself
+            return None
+        if isinstance(got, tuple):
+            learnt.spelling = got[1]
+        return got
+
+    def put(item: Ahead | None) -> bool:
         while not stop.is_set():
             try:
-                q.put(item, timeout=_WAIT_S)
+                handed.put(item, timeout=_WAIT_S)
                 return True
             except queue.Full:
                 continue
@@ -80,59 +98,45 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
                 item = Ahead(piece=piece, first=first, lines=lines, long_lines=longs[:], _buffers=buffers)
                 longs.clear()
                 del piece
-                if not put(read_q, item):
+                if item.lines:
+                    item._parsing = parsers.submit(parse_one, item)
+                if not put(item):
                     return
             if longs:
-                put(read_q, Ahead(long_lines=longs[:]))
+                put(Ahead(long_lines=longs[:]))
         except BaseException as exc:        # raised again by the caller, in its own thread
-            put(read_q, Ahead(long_lines=longs[:], error=exc))
+            put(Ahead(long_lines=longs[:], error=exc))
         finally:
-            put(read_q, None)
+            put(None)
 
-    def parse_ahead() -> None:
-        learnt: Spelling | None = None      # the spelling the last piece parsed with: pieces ahead of the caller's
-        mixed = False                       # the last piece held lines of several spellings
-        try:
-            while not stop.is_set():
-                try:
-                    item = read_q.get(timeout=_WAIT_S)
-                except queue.Empty:
-                    continue
-                if item is None:
-                    return
-                if item.lines:
-                    try:
-                        item.parsed, mixed = _parse(item, limits.max_line_bytes, learnt or spelling(), mixed,
-                                                    source)
-                    except Exception:        # not parsed ahead: the caller parses it, and meets the error itself
-                        item.parsed = None
-                    if isinstance(item.parsed, tuple):
-                        learnt = item.parsed[1]
-                if not put(handed, item):
-                    return
-        finally:
-            put(handed, None)
-
-    threads = [threading.Thread(target=read, name="agentobs-otlp-reader", daemon=True),
-               threading.Thread(target=parse_ahead, name="agentobs-otlp-parser", daemon=True)]
-    for t in threads:
-        t.start()
+    reader = threading.Thread(target=read, name="agentobs-otlp-reader", daemon=True)
+    reader.start()
     try:
         while True:
             item = handed.get()
             if item is None:
                 return
+            if item._parsing is not None:
+                item.parsed = item._parsing.result()
+                item._parsing = None
             yield item
     finally:
         stop.set()
+        parsers.shutdown(wait=True, cancel_futures=True)    # no parse still reads a buffer given back below
         _drain(handed)
-        _drain(read_q)
         for _ in range(_SLOTS):             # a reader waiting for a buffer gets one and then sees the stop
             buffers.give_back(bytearray())
-        for t in threads:
-            t.join()
-        _drain(handed)                      # what a thread put before it saw the stop
-        _drain(read_q)
+        reader.join()
+        _drain(handed)                      # what the reader put before it saw the stop
+
+
+@dataclass(slots=True)
+class _Learnt:
+    """What the pieces parsed so far teach the next: the spelling the last one parsed with (else the caller's
+    ``spelling()``), and whether it held lines of several spellings. Two pieces are parsed at once, so a piece may
+    start before the one before it taught anything; a wrong guess only costs a second parse."""
+    spelling: Spelling | None = None
+    mixed: bool = False
 
 
 def _parse(item: Ahead, max_block: int, start: Spelling, mixed: bool, source: str) -> tuple[Parse | Groups, bool]:
@@ -144,7 +148,7 @@ def _parse(item: Ahead, max_block: int, start: Spelling, mixed: bool, source: st
     runs = runs_by_spelling(item.piece, item.first) if mixed else None
     if runs is not None and len(runs) > 1:
         return parse_groups(runs, max_block, source), True
-    got = parse(item.piece, max_block, start)
+    got = parse(item.piece, max_block, start, one_thread=_PARSERS > 1)
     if isinstance(got, str):
         runs = runs if runs is not None else runs_by_spelling(item.piece, item.first)     # cut once per piece
         if len(runs) > 1:

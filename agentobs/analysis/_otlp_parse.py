@@ -468,17 +468,21 @@ def _blank(gap: str) -> str:
     return gap if not gap or gap.isspace() else "".join(c if c in _SPACE else " " for c in gap)
 
 
-def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multiline: bool = False) -> Parse:
+def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multiline: bool = False,
+          one_thread: bool = False) -> Parse:
     """Parses the piece with ``start``'s spelling, or one pyarrow points to. Touches nothing but the piece: a
     parser thread may call it while the caller decodes the piece before. ``multiline``: the piece is JSON values
-    written over several lines each (pretty-printed), not one per line."""
+    written over several lines each (pretty-printed), not one per line. ``one_thread``: the piece is parsed as one
+    block on the calling thread (the parser threads parse two pieces at once that way: pyarrow's reader splits a
+    piece into blocks for its own threads, and the blocks' tables had to be put together again, a copy of the whole
+    piece), not in blocks on pyarrow's threads."""
     if _FIRST_OF_N.match(piece) or _LINE_OF_N.search(piece):      # once per piece, not per spelling
         return _reason("JSON parse error: a line is null or not JSON")
     sp = start
     tried = {sp}
     while True:
         try:
-            table = _read(piece, sp, max_block, multiline)
+            table = _read(piece, sp, max_block, multiline, one_thread)
         except pa.ArrowInvalid as exc:
             learnt = sp.learn(str(exc))
             if learnt is not None and learnt not in tried:
@@ -534,13 +538,14 @@ _LINE_OF_N = re.compile(rb"\n[ \t\r]*n")
 _FIRST_OF_N = re.compile(rb"[ \t\r\n]*n")         # the first line, after any amount of white space
 
 
-def _read(piece: bytes | memoryview, sp: Spelling, max_block: int, multiline: bool = False) -> pa.Table:
-    block = min(_BLOCK, len(piece) + 1)
+def _read(piece: bytes | memoryview, sp: Spelling, max_block: int, multiline: bool = False,
+          one_thread: bool = False) -> pa.Table:
+    block = len(piece) + 1 if one_thread else min(_BLOCK, len(piece) + 1)
     options = sp.parse_options(multiline)
     while True:
         try:
-            return pj.read_json(pa.BufferReader(piece), read_options=pj.ReadOptions(block_size=block),
-                                parse_options=options)
+            return pj.read_json(pa.BufferReader(piece), parse_options=options,
+                                read_options=pj.ReadOptions(block_size=block, use_threads=not one_thread))
         except pa.ArrowInvalid as exc:
             if "straddl" in str(exc) and block < min(len(piece) + 1, max_block + 1):
                 block = min(block * 4, len(piece) + 1, max_block + 1)

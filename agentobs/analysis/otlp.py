@@ -1,7 +1,7 @@
 """Load OTLP JSON (our files, the collector's file-exporter archive, Jaeger API v3 answers) into DataFrames.
 
 A file is read in bounded pieces of whole lines (``_otlp_read``: gzip transparently, line and
-decompression limits) by one thread and parsed by a second, ahead of the decoding (``_otlp_ahead``). Each piece
+decompression limits) by one thread and parsed by two others, ahead of the decoding (``_otlp_ahead``). Each piece
 takes the fast path: ``pyarrow.json`` parses it against the schema of its spelling (``_otlp_spelling``:
 every valid OTLP JSON spelling), the nested lists are flattened and the values checked with Arrow
 compute (``_otlp_arrow``). Only lines the fast path cannot take go the careful path, one line at a time

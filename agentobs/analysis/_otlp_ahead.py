@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from . import _otlp_read, remote
-from ._otlp_parse import Groups, Parse, parse, parse_groups, runs_by_spelling
+from ._otlp_parse import Groups, Parse, parse, parse_groups, runs_by_spelling, with_rare
 from ._otlp_spelling import Spelling
 from .input_limits import InputLimits
 
@@ -72,11 +72,11 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
             return None
         try:
             got, learnt.mixed = _parse(item, limits.max_line_bytes, learnt.spelling or spelling(), learnt.mixed,
-                                       source)
+                                       source, learnt.rare)
         except Exception:               # not parsed ahead: the caller parses it, and meets the error itself
             return None
         if isinstance(got, tuple):
-            learnt.spelling = got[1]
+            learnt.spelling, learnt.rare = got[1], with_rare(got)
         return got
 
     def put(item: Ahead | None) -> bool:
@@ -133,13 +133,16 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
 @dataclass(slots=True)
 class _Learnt:
     """What the pieces parsed so far teach the next: the spelling the last one parsed with (else the caller's
-    ``spelling()``), and whether it held lines of several spellings. Two pieces are parsed at once, so a piece may
-    start before the one before it taught anything; a wrong guess only costs a second parse."""
+    ``spelling()``), whether it held lines of several spellings, and whether it needed the rare value fields
+    (``_otlp_parse.parse``). Two pieces are parsed at once, so a piece may start before the one before it taught
+    anything; a wrong guess only costs a second parse."""
     spelling: Spelling | None = None
     mixed: bool = False
+    rare: bool = False
 
 
-def _parse(item: Ahead, max_block: int, start: Spelling, mixed: bool, source: str) -> tuple[Parse | Groups, bool]:
+def _parse(item: Ahead, max_block: int, start: Spelling, mixed: bool, source: str,
+           rare: bool) -> tuple[Parse | Groups, bool]:
     """What the parser makes of a piece, and whether it held lines of several spellings. Such a piece is parsed and
     decoded one spelling at a time here, not by the caller, so that work overlaps the caller's on the piece before
     (a spelling's decoding has a fixed cost, which a piece of many spellings pays many times); once a piece was,
@@ -148,7 +151,7 @@ def _parse(item: Ahead, max_block: int, start: Spelling, mixed: bool, source: st
     runs = runs_by_spelling(item.piece, item.first) if mixed else None
     if runs is not None and len(runs) > 1:
         return parse_groups(runs, max_block, source), True
-    got = parse(item.piece, max_block, start, one_thread=_PARSERS > 1)
+    got = parse(item.piece, max_block, start, one_thread=_PARSERS > 1, rare=rare)
     if isinstance(got, str):
         runs = runs if runs is not None else runs_by_spelling(item.piece, item.first)     # cut once per piece
         if len(runs) > 1:

@@ -477,9 +477,11 @@ def _entries(part: AttributePart, q: DataQuality, source: str) -> _Entries | Non
         return None
     keys = _text(field_of(flat, "key"), q, source, "attribute key")
     values = _canonical_values(field_of(flat, "value"), part.sp)
-    raw = {f: field_of(values, f) for f in _FIELDS}
-    raw["arrayValue"] = field_of(field_of(values, "arrayValue"), "values")
-    raw["kvlistValue"] = field_of(field_of(values, "kvlistValue"), "values")
+    held = {values.type.field(i).name for i in range(values.type.num_fields)}    # a lean parse leaves some out
+    raw = {f: field_of(values, f) for f in _FIELDS if f in held}
+    for f in ("arrayValue", "kvlistValue"):
+        if f in held:
+            raw[f] = field_of(field_of(values, f), "values")
     fields = {f: a for f, a in raw.items() if a.null_count < len(a)}
     return _Entries(parent=parent, keys=keys, fields=fields, in_order=part.owners is None)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from ._otlp_arrow import AttributePart, Decoded, decode_arrow, field_of, pivot_parts, unify
@@ -469,20 +470,22 @@ def _blank(gap: str) -> str:
 
 
 def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multiline: bool = False,
-          one_thread: bool = False) -> Parse:
+          one_thread: bool = False, rare: bool = False) -> Parse:
     """Parses the piece with ``start``'s spelling, or one pyarrow points to. Touches nothing but the piece: a
     parser thread may call it while the caller decodes the piece before. ``multiline``: the piece is JSON values
     written over several lines each (pretty-printed), not one per line. ``one_thread``: the piece is parsed as one
     block on the calling thread (the parser threads parse two pieces at once that way: pyarrow's reader splits a
     piece into blocks for its own threads, and the blocks' tables had to be put together again, a copy of the whole
-    piece), not in blocks on pyarrow's threads."""
+    piece), not in blocks on pyarrow's threads. ``rare``: parsed with the rare value fields (``RARE_VALUES``) from
+    the start; else without them first, and again with them when an attribute value holds none of the others
+    (``with_rare`` tells which a parse took)."""
     if _FIRST_OF_N.match(piece) or _LINE_OF_N.search(piece):      # once per piece, not per spelling
         return _reason("JSON parse error: a line is null or not JSON")
     sp = start
     tried = {sp}
     while True:
         try:
-            table = _read(piece, sp, max_block, multiline, one_thread)
+            table = _read(piece, sp, max_block, multiline, one_thread, rare)
         except pa.ArrowInvalid as exc:
             learnt = sp.learn(str(exc))
             if learnt is not None and learnt not in tried:
@@ -502,7 +505,40 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
             return "no resourceSpans"
         if missing:
             return "lines of different shapes"
+        if not rare and _may_hold_rare(table, sp):
+            rare = True
+            continue
         return table, sp
+
+
+def with_rare(got: Parse) -> bool:
+    """Whether ``parse`` parsed with the rare value fields: the next piece of the file had better start so."""
+    return isinstance(got, tuple) and got[0].schema.equals(got[1].schema(rare=True))
+
+
+def _may_hold_rare(table: pa.Table, sp: Spelling) -> bool:
+    """Whether an attribute value (or an element of an array value) of a table parsed without the rare value fields
+    holds none of the others: it may hold a rare one, which that parse left out. (A value holding a rare field
+    beside another is not a valid OTLP value, a oneof; it keeps the other, as the careful path keeps the first.)"""
+    value, scalar = sp.value_types(rare=False)
+    array = sp.f("arrayValue")
+
+    def unread(arr: pa.Array) -> bool:
+        typ = arr.type
+        if typ in (value, scalar):
+            if len(arr) == 0:
+                return False
+            held = arr.is_null()
+            for i in range(typ.num_fields):
+                held = pc.or_(held, field_of(arr, typ.field(i).name).is_valid())
+            return not pc.all(held).as_py() or (typ == value and unread(field_of(field_of(arr, array), "values")))
+        if pa.types.is_struct(typ):
+            return any(unread(field_of(arr, typ.field(i).name)) for i in range(typ.num_fields))
+        if pa.types.is_list(typ):
+            return unread(pc.list_flatten(arr))
+        return False
+
+    return any(unread(chunk) for column in table.columns for chunk in column.chunks)
 
 
 def _decode(table: pa.Table, sp: Spelling, source: str, q: DataQuality, out: Parsed,
@@ -539,9 +575,9 @@ _FIRST_OF_N = re.compile(rb"[ \t\r\n]*n")         # the first line, after any am
 
 
 def _read(piece: bytes | memoryview, sp: Spelling, max_block: int, multiline: bool = False,
-          one_thread: bool = False) -> pa.Table:
+          one_thread: bool = False, rare: bool = True) -> pa.Table:
     block = len(piece) + 1 if one_thread else min(_BLOCK, len(piece) + 1)
-    options = sp.parse_options(multiline)
+    options = sp.parse_options(multiline, rare)
     while True:
         try:
             return pj.read_json(pa.BufferReader(piece), parse_options=options,

@@ -25,6 +25,9 @@ _SNAKE = {
     "kvlistValue": "kvlist_value", "bytesValue": "bytes_value",
     "instrumentationLibrarySpans": "instrumentation_library_spans",
 }
+# the value fields that few inputs use: a parse leaves them out first, and parses again when a value holds none of
+# the others (``_otlp_parse``)
+RARE_VALUES = ("bytesValue", "kvlistValue")
 SPAN_KINDS = ("SPAN_KIND_UNSPECIFIED", "SPAN_KIND_INTERNAL", "SPAN_KIND_SERVER", "SPAN_KIND_CLIENT",
               "SPAN_KIND_PRODUCER", "SPAN_KIND_CONSUMER")
 STATUS_CODES = ("STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR")
@@ -53,12 +56,19 @@ class Spelling:
         """How the report's "read" section names the spelling: what differs from canonical, or "canonical"."""
         return ", ".join(self.describe()) or "canonical"
 
-    def schema(self) -> pa.Schema:
-        return _schema(self)
+    def schema(self, rare: bool = True) -> pa.Schema:
+        """The request's schema; without the ``rare`` value fields (``RARE_VALUES``), a parse is about a tenth
+        cheaper: pyarrow fills every field of every attribute value the input leaves out."""
+        return _schema(self, rare)
 
-    def parse_options(self, multiline: bool = False) -> pj.ParseOptions:
-        """pyarrow's options for this spelling; ``multiline``: JSON values written over several lines each."""
-        return _parse_options(self, multiline)
+    def value_types(self, rare: bool = True) -> tuple[pa.DataType, pa.DataType]:
+        """The types of an attribute value and of an element of an array value, with or without the rare fields."""
+        return _value_types(self, rare)
+
+    def parse_options(self, multiline: bool = False, rare: bool = True) -> pj.ParseOptions:
+        """pyarrow's options for this spelling; ``multiline``: JSON values written over several lines each;
+        ``rare``: with the rare value fields (``schema``)."""
+        return _parse_options(self, multiline, rare)
 
     def learn(self, error: str) -> Spelling | None:
         """The spelling that pyarrow's type error says the input uses, or None if the error says nothing of it.
@@ -125,16 +135,24 @@ def _first_value(pattern: re.Pattern[bytes], line: bytes) -> bytes | None:
 
 
 @lru_cache(maxsize=None)
-def _schema(sp: Spelling) -> pa.Schema:
+def _value_types(sp: Spelling, rare: bool) -> tuple[pa.DataType, pa.DataType]:
+    f = sp.f
+    integer = pa.int64() if sp.int_numbers else pa.string()
+    common = [(f("stringValue"), pa.string()), (f("intValue"), integer), (f("doubleValue"), pa.float64()),
+              (f("boolValue"), pa.bool_())]
+    scalar = pa.struct([*common, (f("bytesValue"), pa.string())] if rare else common)
+    nested = [(f("arrayValue"), pa.struct([("values", pa.list_(scalar))]))]
+    if rare:
+        nested.append((f("kvlistValue"), pa.struct([("values", pa.list_(pa.struct([("key", pa.string()),
+                                                                                  ("value", scalar)])))])))
+    return pa.struct([*scalar, *nested]), scalar
+
+
+@lru_cache(maxsize=None)
+def _schema(sp: Spelling, rare: bool = True) -> pa.Schema:
     f = sp.f
     time = pa.uint64() if sp.time_numbers else pa.string()
-    integer = pa.int64() if sp.int_numbers else pa.string()
-    scalar = pa.struct([(f("stringValue"), pa.string()), (f("intValue"), integer),
-                        (f("doubleValue"), pa.float64()), (f("boolValue"), pa.bool_()),
-                        (f("bytesValue"), pa.string())])
-    value = pa.struct([*scalar, (f("arrayValue"), pa.struct([("values", pa.list_(scalar))])),
-                       (f("kvlistValue"), pa.struct([("values", pa.list_(pa.struct([("key", pa.string()),
-                                                                                    ("value", scalar)])))]))])
+    value, _ = _value_types(sp, rare)
     attrs = pa.list_(pa.struct([("key", pa.string()), ("value", value)]))
     span = pa.struct([
         (f("traceId"), pa.string()), (f("spanId"), pa.string()), (f("parentSpanId"), pa.string()),
@@ -160,6 +178,6 @@ def _schema(sp: Spelling) -> pa.Schema:
 
 
 @lru_cache(maxsize=None)
-def _parse_options(sp: Spelling, multiline: bool) -> pj.ParseOptions:
-    return pj.ParseOptions(explicit_schema=_schema(sp), unexpected_field_behavior="ignore",
+def _parse_options(sp: Spelling, multiline: bool, rare: bool) -> pj.ParseOptions:
+    return pj.ParseOptions(explicit_schema=_schema(sp, rare), unexpected_field_behavior="ignore",
                            newlines_in_values=multiline)

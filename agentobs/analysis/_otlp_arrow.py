@@ -477,7 +477,7 @@ def _entries(part: AttributePart, q: DataQuality, source: str) -> _Entries | Non
         return None
     keys = _text(field_of(flat, "key"), q, source, "attribute key")
     values = _canonical_values(field_of(flat, "value"), part.sp)
-    held = {values.type.field(i).name for i in range(values.type.num_fields)}    # a lean parse leaves some out
+    held = {values.type.field(i).name for i in range(values.type.num_fields)}    # (a parse may leave the rare ones out)
     raw = {f: field_of(values, f) for f in _FIELDS if f in held}
     for f in ("arrayValue", "kvlistValue"):
         if f in held:

@@ -476,7 +476,7 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
     written over several lines each (pretty-printed), not one per line. ``one_thread``: the piece is parsed as one
     block on the calling thread (the parser threads parse two pieces at once that way: pyarrow's reader splits a
     piece into blocks for its own threads, and the blocks' tables had to be put together again, a copy of the whole
-    piece), not in blocks on pyarrow's threads. ``rare``: parsed with the rare value fields (``RARE_VALUES``) from
+    piece), not in blocks on pyarrow's threads. ``rare``: parsed with the rare value fields (``Spelling.schema``) from
     the start; else without them first, and again with them when an attribute value holds none of the others
     (``with_rare`` tells which a parse took)."""
     if _FIRST_OF_N.match(piece) or _LINE_OF_N.search(piece):      # once per piece, not per spelling
@@ -519,7 +519,7 @@ def with_rare(got: Parse) -> bool:
 def _may_hold_rare(table: pa.Table, sp: Spelling) -> bool:
     """Whether an attribute value (or an element of an array value) of a table parsed without the rare value fields
     holds none of the others: it may hold a rare one, which that parse left out. (A value holding a rare field
-    beside another is not a valid OTLP value, a oneof; it keeps the other, as the careful path keeps the first.)"""
+    beside another is not a valid OTLP value, whose fields are a oneof; it keeps the other.)"""
     value, scalar = sp.value_types(rare=False)
     array = sp.f("arrayValue")
 

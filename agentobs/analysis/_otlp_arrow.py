@@ -575,11 +575,10 @@ def _spread(taken: pa.Array, owners: np.ndarray, n: int) -> pa.Array | None:
     if not (string or listed or pa.types.is_large_string(typ)):
         return None
     width = np.int64 if pa.types.is_large_string(typ) else np.int32
+    # owner i's value starts at the offset of the first taken value whose owner is i or after: each taken offset
+    # repeated over the owners up to its own (one pass over the n owners, not a scatter and a running sum)
     offsets = np.frombuffer(bufs[1], dtype=width, count=m + 1)
-    lengths = np.zeros(n + 1, dtype=width)
-    lengths[0] = offsets[0]
-    lengths[owners + 1] = np.diff(offsets)
-    spread = pa.py_buffer(np.cumsum(lengths, dtype=width))
+    spread = pa.py_buffer(np.repeat(offsets, np.diff(owners, prepend=-1, append=n)))
     if listed:
         return pa.Array.from_buffers(typ, n, [bitmap, spread], nulls, children=[taken.values])
     return pa.Array.from_buffers(typ, n, [bitmap, spread, bufs[2]], nulls)

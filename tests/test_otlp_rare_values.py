@@ -13,7 +13,7 @@ import random
 import pandas as pd
 import pytest
 
-from agentobs.analysis import _otlp_ahead, _otlp_parse
+from agentobs.analysis import _otlp_ahead, _otlp_parse, _otlp_read
 from agentobs.analysis.input_limits import InputLimits
 from agentobs.analysis.otlp import check, load_file
 
@@ -79,6 +79,12 @@ def _equal(got, want):
     assert [i.to_dict() for i in got.quality.issues] == [i.to_dict() for i in want.quality.issues]
 
 
+@pytest.fixture(autouse=True)
+def lean_small_pieces(monkeypatch):
+    """The small pieces of these files are parsed without the rare fields first too, as large ones are."""
+    monkeypatch.setattr(_otlp_parse, "_LEAN_FROM", 0)
+
+
 @pytest.mark.parametrize("where", ["span", "event", "resource"])
 @pytest.mark.parametrize("rare_from", [0, 1500])
 def test_rare_values_read_as_a_parse_with_every_field_reads_them(tmp_path, monkeypatch, where, rare_from):
@@ -114,3 +120,18 @@ def test_a_file_without_rare_values_is_parsed_once_per_piece_without_them(tmp_pa
     monkeypatch.setattr(_otlp_parse, "_read", lambda *a: calls.append(a[-1]) or real(*a))
     check(load_file(path, limits=InputLimits(chunk_bytes=1 << 16)))
     assert calls and not any(calls)
+
+
+def test_a_piece_under_the_lean_size_is_parsed_with_the_rare_fields_at_once_and_teaches_nothing(tmp_path,
+                                                                                              monkeypatch):
+    """The check that a parse without the rare fields missed nothing has a fixed cost, more than a small piece
+    saves: such a piece is parsed once, with them, and the large pieces after it still start without them."""
+    monkeypatch.setattr(_otlp_parse, "_LEAN_FROM", 1 << 16)
+    monkeypatch.setattr(_otlp_read, "_FIRST_BLOCK", 1 << 14)       # pieces of 16, 32, 64, 128, 256, 256... KiB
+    path = _file(tmp_path, 4000, 10**9, "span", seed=5)
+    calls = []
+    real = _otlp_parse._read
+    monkeypatch.setattr(_otlp_parse, "_read", lambda *a: calls.append((len(a[0]), a[-1])) or real(*a))
+    check(load_file(path, limits=InputLimits(chunk_bytes=1 << 18)))
+    assert [rare for size, rare in calls] == [size < 1 << 16 for size, _ in calls], calls
+    assert any(rare for _, rare in calls) and not all(rare for _, rare in calls)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from . import _otlp_read, remote
-from ._otlp_parse import Groups, Parse, parse, parse_groups, runs_by_spelling, with_rare
+from ._otlp_parse import Groups, Parse, parse, parse_groups, runs_by_spelling, needed_rare
 from ._otlp_spelling import Spelling
 from .input_limits import InputLimits
 
@@ -76,7 +76,7 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
         except Exception:               # not parsed ahead: the caller parses it, and meets the error itself
             return None
         if isinstance(got, tuple):
-            learnt.spelling, learnt.rare = got[1], with_rare(got)
+            learnt.spelling, learnt.rare = got[1], learnt.rare or needed_rare(item.piece, got)
         return got
 
     def put(item: Ahead | None) -> bool:

@@ -477,12 +477,13 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
     block on the calling thread (the parser threads parse two pieces at once that way: pyarrow's reader splits a
     piece into blocks for its own threads, and the blocks' tables had to be put together again, a copy of the whole
     piece), not in blocks on pyarrow's threads. ``rare``: parsed with the rare value fields (``Spelling.schema``) from
-    the start; else without them first, and again with them when an attribute value holds none of the others
-    (``with_rare`` tells which a parse took)."""
+    the start; else (for a piece of ``_LEAN_FROM`` bytes or more) without them first, and again with them when an
+    attribute value holds none of the others (``needed_rare`` tells whether the piece needed them)."""
     if _FIRST_OF_N.match(piece) or _LINE_OF_N.search(piece):      # once per piece, not per spelling
         return _reason("JSON parse error: a line is null or not JSON")
     sp = start
     tried = {sp}
+    rare = rare or len(piece) < _LEAN_FROM
     while True:
         try:
             table = _read(piece, sp, max_block, multiline, one_thread, rare)
@@ -511,9 +512,15 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
         return table, sp
 
 
-def with_rare(got: Parse) -> bool:
-    """Whether ``parse`` parsed with the rare value fields: the next piece of the file had better start so."""
-    return isinstance(got, tuple) and got[0].schema.equals(got[1].schema(rare=True))
+# a smaller piece is parsed with the rare value fields at once: checking that a parse without them missed nothing
+# costs about a millisecond and a half whatever the size, more than leaving them out saves below about 2 MiB
+_LEAN_FROM = 1 << 21
+
+
+def needed_rare(piece: bytes | memoryview, got: Parse) -> bool:
+    """Whether the piece needed the rare value fields (``parse``): the file's next pieces had better start with
+    them. A piece parsed with them only for its size teaches nothing."""
+    return len(piece) >= _LEAN_FROM and isinstance(got, tuple) and got[0].schema.equals(got[1].schema(rare=True))
 
 
 def _may_hold_rare(table: pa.Table, sp: Spelling) -> bool:

@@ -527,18 +527,18 @@ def _may_hold_rare(table: pa.Table, sp: Spelling) -> bool:
     """Whether an attribute value (or an element of an array value) of a table parsed without the rare value fields
     holds none of the others: it may hold a rare one, which that parse left out. (A value holding a rare field
     beside another is not a valid OTLP value, whose fields are a oneof; it keeps the other.)"""
-    value, scalar = sp.value_types(rare=False)
-    array = sp.f("arrayValue")
+    values = sp.value_types(rare=False)
 
     def unread(arr: pa.Array) -> bool:
         typ = arr.type
-        if typ in (value, scalar):
-            if len(arr) == 0:
-                return False
+        if len(arr) == 0:
+            return False
+        if typ in values:               # (then on into an array value's elements, as into any struct's fields)
             held = arr.is_null()
             for i in range(typ.num_fields):
                 held = pc.or_(held, field_of(arr, typ.field(i).name).is_valid())
-            return not pc.all(held).as_py() or (typ == value and unread(field_of(field_of(arr, array), "values")))
+            if not pc.all(held).as_py():
+                return True
         if pa.types.is_struct(typ):
             return any(unread(field_of(arr, typ.field(i).name)) for i in range(typ.num_fields))
         if pa.types.is_list(typ):

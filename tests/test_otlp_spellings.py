@@ -8,6 +8,7 @@ the canonical file that OTLP/JSON readers accept.
 """
 import base64
 import gzip
+import itertools
 import json
 import random
 import tempfile
@@ -307,8 +308,8 @@ def _frames_equal(got, want):
 
 def test_pieces_of_lines_in_several_spellings_are_parsed_by_spelling_ahead_of_the_decoding(emitted, tmp_path,
                                                                                            monkeypatch):
-    """A file read in many pieces (not one small piece read inline): the parser thread cuts each mixed piece by
-    spelling and its pool parses and decodes the groups, so the caller only puts them together; once a piece was
+    """A file read in many pieces (not one small piece read inline): the parser threads cut each mixed piece by
+    spelling and parse and decode its groups, so the caller only puts them together; once a piece was
     mixed, the next are not parsed whole first (but for those already being parsed beside it). The spans, events and links are those of the same lines all in the
     canonical spelling."""
     import threading
@@ -336,13 +337,53 @@ def test_pieces_of_lines_in_several_spellings_are_parsed_by_spelling_ahead_of_th
     one_spelling = sum(len(r) < 2 for r in cuts)
     assert len(groups) >= 4, f"{len(groups)} pieces parsed by spelling ahead"
     groups_decoded = sum(len(g.groups) for g in groups)
-    assert sum(name.startswith("agentobs-spelling") for name in decoded_in) == groups_decoded, decoded_in
+    assert sum(name.startswith("agentobs-otlp-parser") for name in decoded_in) == groups_decoded, decoded_in
     assert set(got.spans["source"].astype(str)) == {str(mixed)}          # the file's name, decoded ahead too
     # the pieces parsed at once start before the first teaches that the file is mixed; the later ones are cut first
     assert len(whole) <= ahead._PARSERS + one_spelling, "pieces after a mixed one were parsed whole first"
     _fast(got)
     _frames_equal(got, check(load_file(plain)))
     assert sum(got.spellings[str(mixed)].values()) == n
+
+
+def test_the_first_pieces_of_a_file_whose_lines_look_mixed_are_cut_by_spelling_before_any_parse(emitted, tmp_path,
+                                                                                                 monkeypatch):
+    """The first pieces of a file are parsed side by side, before any taught that the file is mixed: a piece whose
+    lines spread over it show two spellings is cut by spelling at once, not parsed whole first (a whole parse of it
+    fails, often after costing as much as one that succeeds). The spans are still those of the canonical lines."""
+    import agentobs.analysis._otlp_ahead as ahead
+    from agentobs.analysis.input_limits import InputLimits
+    variants = _variants(_per_span(emitted[2]))
+    cycle = ["canonical", "protobuf defaults", "numbers", "Jaeger answer"]        # each line the next spelling
+    n = len(variants["canonical"])
+    mixed = _write(tmp_path / "mixed.jsonl", [variants[cycle[i % len(cycle)]][i] for i in range(n)])
+    whole, real_parse = [], ahead.parse
+    monkeypatch.setattr(ahead, "parse", lambda *a, **k: whole.append(1) or real_parse(*a, **k))
+    got = check(load_file(mixed, limits=InputLimits(chunk_bytes=max(1024, mixed.stat().st_size // 6))))
+    monkeypatch.undo()
+    assert whole == []
+    _fast(got)
+    _frames_equal(got, check(load_file(_write(tmp_path / "plain.jsonl", variants["canonical"]))))
+
+
+def test_lines_look_mixed_only_when_two_show_one_field_spelt_two_ways(line_variants):
+    """``looks_mixed`` sniffs lines spread over a piece. Lines of one spelling never look mixed, even where some show
+    a field the others leave out (protobuf's writer leaves out a default kind or status code); lines of two do."""
+    from agentobs.analysis._otlp_parse import looks_mixed
+    _, variants = line_variants
+    for name, lines in variants.items():
+        assert not looks_mixed(("\n".join(lines) + "\n").encode()), name
+        assert not looks_mixed(memoryview(bytearray(("\n".join(lines) + "\n").encode()))), name
+    head = json.loads(variants["protobuf defaults"][0])
+    plain = json.dumps(head)
+    no_kind = json.dumps(head).replace('"kind": "SPAN_KIND_', '"kindless": "SPAN_KIND_')
+    no_code = plain.replace('"code": "STATUS_CODE_', '"codeless": "STATUS_CODE_')
+    assert no_kind != plain
+    assert not looks_mixed(("\n".join([no_kind, plain, no_code] * 4) + "\n").encode())
+    for a, b in itertools.combinations(["canonical", "protobuf defaults", "snake_case", "integer enums", "numbers",
+                                        "Jaeger answer"], 2):
+        lines = [variants[a][0], variants[b][0]] * 8
+        assert looks_mixed(("\n".join(lines) + "\n").encode()), (a, b)
 
 
 def test_a_bad_line_among_lines_in_several_spellings_costs_only_itself_when_parsed_ahead(emitted, tmp_path):

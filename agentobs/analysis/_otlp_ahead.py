@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from . import _otlp_read, remote
-from ._otlp_parse import Groups, Parse, parse, parse_groups, runs_by_spelling, needed_rare
+from ._otlp_parse import Groups, Parse, looks_mixed, needed_rare, parse, parse_groups, runs_by_spelling
 from ._otlp_spelling import Spelling
 from .input_limits import InputLimits
 
@@ -65,14 +65,14 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
     handed: queue.Queue[Ahead | None] = queue.Queue(maxsize=_PARSERS)     # read, being parsed, in file order
     stop = threading.Event()
     learnt = _Learnt()
+    spare = _otlp_read.Buffers(_otlp_read.Buffers.pool_of(_PARSERS))      # a piece's lines of one spelling, together
     parsers = ThreadPoolExecutor(max_workers=_PARSERS, thread_name_prefix="agentobs-otlp-parser")
 
     def parse_one(item: Ahead) -> Parse | Groups | None:
         if stop.is_set():
             return None
         try:
-            got, learnt.mixed = _parse(item, limits.max_line_bytes, learnt.spelling or spelling(), learnt.mixed,
-                                       source, learnt.rare)
+            got, learnt.mixed = _parse(item, limits.max_line_bytes, learnt, spelling(), source, spare)
         except Exception:               # not parsed ahead: the caller parses it, and meets the error itself
             return None
         if isinstance(got, tuple):
@@ -141,21 +141,24 @@ class _Learnt:
     rare: bool = False
 
 
-def _parse(item: Ahead, max_block: int, start: Spelling, mixed: bool, source: str,
-           rare: bool) -> tuple[Parse | Groups, bool]:
-    """What the parser makes of a piece, and whether it held lines of several spellings. Such a piece is parsed and
-    decoded one spelling at a time here, not by the caller, so that work overlaps the caller's on the piece before
-    (a spelling's decoding has a fixed cost, which a piece of many spellings pays many times); once a piece was,
-    the next ones are cut by spelling first (a whole parse of lines in several spellings fails, after it has cost
-    as much as a parse that succeeds)."""
+def _parse(item: Ahead, max_block: int, learnt: _Learnt, spelling: Spelling, source: str,
+           spare: _otlp_read.Buffers) -> tuple[Parse | Groups, bool]:
+    """What the parser makes of a piece (``learnt``: what the pieces before taught; ``spelling``: the caller's guess
+    when they taught none), and whether it held lines of several spellings. Such a piece is parsed and decoded one
+    spelling at a time here, not by the caller, so that work overlaps the caller's on the piece before (a spelling's
+    decoding has a fixed cost, which a piece of many spellings pays many times). Once a piece was, the next ones are
+    cut by spelling first: a whole parse of lines in several spellings fails, often after it has cost as much as a
+    parse that succeeds. Until a piece was parsed whole, a piece whose lines look mixed (``looks_mixed``) is cut
+    first too: the first pieces of a file are parsed side by side, before any taught anything."""
+    mixed = learnt.mixed or (learnt.spelling is None and looks_mixed(item.piece))
     runs = runs_by_spelling(item.piece, item.first) if mixed else None
     if runs is not None and len(runs) > 1:
-        return parse_groups(runs, max_block, source), True
-    got = parse(item.piece, max_block, start, one_thread=_PARSERS > 1, rare=rare)
+        return parse_groups(runs, max_block, source, spare), True
+    got = parse(item.piece, max_block, learnt.spelling or spelling, one_thread=_PARSERS > 1, rare=learnt.rare)
     if isinstance(got, str):
         runs = runs if runs is not None else runs_by_spelling(item.piece, item.first)     # cut once per piece
         if len(runs) > 1:
-            return parse_groups(runs, max_block, source), True
+            return parse_groups(runs, max_block, source, spare), True
     return got, False
 
 

@@ -17,7 +17,7 @@ import enum
 import json
 import re
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from ._otlp_arrow import AttributePart, Decoded, decode_arrow, field_of, pivot_parts, unify
+from ._otlp_read import Buffers
 from ._otlp_sanitize import sanitize_request
 from ._otlp_spelling import Spelling
 from .quality import DataQuality
@@ -74,7 +75,7 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
         if decode_groups(parsed.groups, source, q, out):
             return
         parsed = None                       # a group failed: each run of one spelling at once, cut where it fails
-        stack = [(r.text, r.first, r.spelling, True, False) for r in reversed(_runs_by_spelling(bytes(data), first_line))]
+        stack = [(r.text, r.first, r.spelling, True, False) for r in reversed(_runs_by_spelling(data, first_line))]
     while stack:
         item, line, hint, cut, screened = stack.pop()
         if not len(item) or (isinstance(item, bytes) and item.isspace()):
@@ -136,6 +137,12 @@ class Groups:
 def group_by_spelling(runs: list[Run]) -> list[tuple[Spelling, bytes, np.ndarray]]:
     """The runs' lines joined per spelling and form of ids (first seen first), with the file line of each
     non-blank line. The runs may be views of one piece: each group's text is its one copy."""
+    return [(sp, b"".join(members), lines) for sp, members, lines in _members(runs)]
+
+
+def _members(runs: list[Run]) -> list[tuple[Spelling, list[bytes | memoryview], np.ndarray]]:
+    """The runs' texts per spelling and form of ids (first seen first; a line break after a run's last line where it
+    has none), with the file line of each non-blank line."""
     groups: dict[tuple[Spelling, str], tuple[list[bytes | memoryview], list[np.ndarray]]] = {}
     for run in runs:
         members, lines = groups.setdefault((run.spelling, run.form), ([], []))
@@ -143,7 +150,7 @@ def group_by_spelling(runs: list[Run]) -> list[tuple[Spelling, bytes, np.ndarray
         if bytes(run.text[-1:]) != b"\n":
             members.append(b"\n")
         lines.append(run.lines)
-    return [(sp, b"".join(members), np.concatenate(lines)) for (sp, _), (members, lines) in groups.items()]
+    return [(sp, members, np.concatenate(lines)) for (sp, _), (members, lines) in groups.items()]
 
 
 _FIRST_TRACE_ID = re.compile(rb'"(?:traceId|trace_id)"\s*:\s*"([^"]{0,64})"')
@@ -158,27 +165,75 @@ def _id_form(head: bytes) -> str:
     return "hex" if m is None or _HEX_ID.fullmatch(m.group(1)) else "other"
 
 
+_LOOKS = 8                  # lines of a piece sniffed to see whether it is mixed
+_LOOK_FOR_LINE = 1 << 20     # how far from each eighth of the piece its next line is looked for
+
+
+def looks_mixed(piece: bytes | memoryview) -> bool:
+    """Whether lines spread over the piece (its first, and the first after each eighth of it) show different
+    spellings or forms of ids: a field two of them both show, spelt two ways (``Spelling.shown``). Such a piece is
+    cut by spelling before any parse: a whole parse of it fails, often only after it has cost as much as one that
+    succeeds (its rows parse, some without resourceSpans), which the pieces parsed before the file was known to be
+    mixed paid. A line that shows no kind, say, conflicts with none (protobuf's writer leaves a default value out,
+    and a file in its spelling is parsed whole). A piece mixed only between the lines looked at is still found out by
+    that failure."""
+    size = len(piece)
+    seen: list[tuple[bool | str | None, ...]] = []
+    for k in range(_LOOKS):
+        start = 0
+        if k:
+            at = size * k // _LOOKS
+            nl = bytes(piece[at:at + _SNIFF_BYTES]).find(b"\n")
+            if nl < 0:                      # (within a long line)
+                nl = bytes(piece[at:at + _LOOK_FOR_LINE]).find(b"\n")
+                if nl < 0:
+                    continue
+            start = at + nl + 1
+        head = bytes(piece[start:start + _SNIFF_BYTES])
+        head = head[:head.find(b"\n") + 1 or len(head)]
+        if head.isspace() or not head:
+            continue
+        m = _FIRST_TRACE_ID.search(head)
+        shows = (*Spelling.shown(head), None if m is None else _HEX_ID.fullmatch(m.group(1)) is not None)
+        if any(a is not None and b is not None and a != b for other in seen for a, b in zip(shows, other)):
+            return True
+        seen.append(shows)
+    return False
+
+
 def runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[Run]:
     """The piece cut into runs of consecutive lines of one spelling (``_runs_by_spelling``), from a view too."""
-    return _runs_by_spelling(bytes(piece), first_line)
+    return _runs_by_spelling(piece, first_line)
 
 
-def parse_groups(runs: list[Run], max_block: int, source: str) -> Groups:
-    """The runs' lines parsed and decoded one spelling at a time, two at a time, all before returning (the parser
-    thread's way: it overlaps the caller's work on the piece before)."""
-    groups = group_by_spelling(runs)
-    work: dict[int, Future[Group]] = {}
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="agentobs-spelling") as pool:
-        for i in sorted(range(len(groups)), key=lambda i: -len(groups[i][1])):   # the largest first: the two threads
-            sp, text, lines = groups[i]                                          # end together
-            work[i] = pool.submit(_group, sp, text, lines, max_block, source)
-        return Groups(groups=[work[i].result() for i in range(len(groups))])
+def parse_groups(runs: list[Run], max_block: int, source: str, spare: Buffers | None = None) -> Groups:
+    """The runs' lines parsed and decoded one spelling at a time, on the calling thread: a parser thread of the
+    loader, beside the other one that parses the next piece (threads of its own per piece cost more in switching
+    between them than they overlapped). Each group's lines are put together in a buffer of ``spare``, used again
+    from group to group and piece to piece: a fresh copy of each group cost more in fresh memory than the copy."""
+    buffers = spare or Buffers()
+    groups: list[Group] = []
+    for sp, members, lines in _members(runs):
+        size = sum(len(m) for m in members)
+        buf = buffers.take(size)
+        text = memoryview(buf)[:size]
+        at = 0
+        for member in members:
+            text[at:at + len(member)] = member
+            at += len(member)
+        try:
+            groups.append(_group(sp, text, lines, max_block, source, one_thread=True))
+        finally:
+            text.release()
+            buffers.give_back(buf)
+    return Groups(groups=groups)
 
 
-def _group(sp: Spelling, text: bytes, lines: np.ndarray, max_block: int, source: str) -> Group:
+def _group(sp: Spelling, text: bytes | memoryview, lines: np.ndarray, max_block: int, source: str, *,
+           one_thread: bool = False) -> Group:
     """One spelling's lines parsed and decoded (``lines``: the file line of each), touching nothing but its own:
-    pool threads decode the groups of a piece side by side."""
-    got, q, found = parse(text, max_block, sp), DataQuality(), Parsed()
+    threads may decode the groups of a piece side by side. ``one_thread``: as ``parse`` takes it."""
+    got, q, found = parse(text, max_block, sp, one_thread=one_thread), DataQuality(), Parsed()
     reason = got if isinstance(got, str) else (
         "lines of different shapes" if got[0].num_rows != len(lines) else
         _decode(got[0], got[1], source, q, found, lines, pivot=False))
@@ -315,10 +370,15 @@ class Run:
     lines: np.ndarray                   # the file line of each of its lines that is not blank (a row of the parse)
 
 
-def _runs_by_spelling(piece: bytes, first_line: int) -> list[Run]:
+_NEWLINE = re.compile(rb"\n")
+
+
+def _runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[Run]:
     """The piece cut into runs of consecutive lines whose first bytes show the same spelling and form of ids,
-    each line's spelling and form seen once."""
+    each line's spelling and form seen once. A view (of the reader's buffer) is read where it is: a copy of a piece
+    costs more in fresh memory than finding its lines."""
     view = memoryview(piece)
+    size = len(view)
     runs: list[Run] = []
     start, line = 0, first_line
     run_start, run_line, run_sp, run_form = 0, first_line, None, ""
@@ -329,20 +389,20 @@ def _runs_by_spelling(piece: bytes, first_line: int) -> list[Run]:
         runs.append(Run(text=view[run_start:end], first=run_line, spelling=run_sp, form=run_form,
                         lines=np.asarray(rows, dtype=np.int64)))
 
-    while start < len(piece):
-        end = piece.find(b"\n", start)
-        end = len(piece) if end < 0 else end + 1
-        head = piece[start:min(end, start + _SNIFF_BYTES)]
+    while start < size:
+        nl = _NEWLINE.search(view, start)
+        end = size if nl is None else nl.end()
+        head = bytes(view[start:min(end, start + _SNIFF_BYTES)])
         sp, form = Spelling.sniff(head), _id_form(head)
         if sp != run_sp or form != run_form:
             if run_sp is not None:
                 close(start)
             run_start, run_line, run_sp, run_form, rows = start, line, sp, form, []
-        if not head.isspace() or (end - start > len(head) and not piece[start:end].isspace()):
+        if not head.isspace() or (end - start > len(head) and not bytes(view[start:end]).isspace()):
             rows.append(line)
         start, line = end, line + 1
     if run_sp is not None:
-        close(len(piece))
+        close(size)
     return runs
 
 

@@ -108,6 +108,21 @@ class Spelling:
                         int_numbers=_first_value(_SNIFF_INT, line) in _DIGITS,
                         wrapped=_SNIFF_WRAPPED.match(line) is not None)
 
+    @staticmethod
+    def shown(head: bytes) -> tuple[bool | None, ...]:
+        """What the first line of ``head`` shows of each of ``sniff``'s guesses (in the order of the fields), None
+        where it shows nothing (a line with no span kind, say): two lines that show a field spelt two ways are not
+        in one spelling."""
+        line = head.lstrip().removeprefix(b"[").split(b"\n", 1)[0]
+        envelope = _SNIFF_ENVELOPE.search(line)
+        kind, code = _first_value(_SNIFF_KIND, line), _first_value(_SNIFF_CODE, line)
+        time, integer = _first_value(_SNIFF_TIME, line), _first_value(_SNIFF_INT, line)
+        return (None if envelope is None else envelope.group(1) == b"resource_spans" and
+                _SNIFF_CAMEL.search(line) is None,
+                None if kind is None else kind == b'"', None if code is None else code == b'"',
+                None if time is None else time in _DIGITS, None if integer is None else integer in _DIGITS,
+                _SNIFF_WRAPPED.match(line) is not None)
+
     def alternatives(self) -> list[Spelling]:
         """Other shapes of the envelope to try when a piece parses but holds no resourceSpans."""
         return [replace(self, snake=s, wrapped=w) for w in (self.wrapped, not self.wrapped)

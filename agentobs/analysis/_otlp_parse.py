@@ -370,7 +370,15 @@ class Run:
     lines: np.ndarray                   # the file line of each of its lines that is not blank (a row of the parse)
 
 
-_NEWLINE = re.compile(rb"\n")
+def _searchable(piece: bytes | memoryview) -> tuple[bytes | bytearray, int]:
+    """The object whose memory the piece is, searchable (``find``), and where the piece starts in it: a view of the
+    reader's buffer is searched there, as a copy of it costs more in fresh memory than the search (and a regular
+    expression searches a view at a third of ``find``'s speed)."""
+    if isinstance(piece, memoryview) and len(piece) and isinstance(piece.obj, (bytes, bytearray)) \
+            and piece.contiguous and piece.itemsize == 1:
+        start = np.frombuffer(piece, dtype=np.uint8).ctypes.data
+        return piece.obj, start - np.frombuffer(piece.obj, dtype=np.uint8).ctypes.data
+    return bytes(piece), 0
 
 
 def _runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[Run]:
@@ -379,6 +387,7 @@ def _runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[Run]:
     costs more in fresh memory than finding its lines."""
     view = memoryview(piece)
     size = len(view)
+    whole, at = _searchable(piece)
     runs: list[Run] = []
     start, line = 0, first_line
     run_start, run_line, run_sp, run_form = 0, first_line, None, ""
@@ -390,8 +399,8 @@ def _runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[Run]:
                         lines=np.asarray(rows, dtype=np.int64)))
 
     while start < size:
-        nl = _NEWLINE.search(view, start)
-        end = size if nl is None else nl.end()
+        nl = whole.find(b"\n", at + start, at + size)
+        end = size if nl < 0 else nl - at + 1
         head = bytes(view[start:min(end, start + _SNIFF_BYTES)])
         sp, form = Spelling.sniff(head), _id_form(head)
         if sp != run_sp or form != run_form:

@@ -108,3 +108,26 @@ def test_a_corrupt_or_truncated_gzip_stream_costs_what_follows_never_a_traceback
         sniff(p)                                        # answers, never raises
         assert load_transcripts(p).quality.count("unreadable") == 1, name
     assert len(load_file(tmp_path / "truncated.jsonl.gz").spans) > 0     # what came before the cut is kept
+
+
+def test_the_first_piece_is_an_eighth_of_a_file_of_known_size_within_its_bounds(tmp_path, monkeypatch):
+    """A file whose size is known starts with a piece of about an eighth of it (at least the smallest first block, at
+    most the largest: a large file is not cut into more pieces than it needs, each with a parse's and a decoding's
+    fixed costs); a gzip stream, whose size is not known, starts with the smallest; pieces then double."""
+    monkeypatch.setattr(_otlp_read, "_FIRST_BLOCK", 1 << 10)
+    monkeypatch.setattr(_otlp_read, "_LARGEST_FIRST", 1 << 13)
+    line = b'{"resourceSpans": []}' + b" " * 40 + b"\n"        # 62 bytes
+
+    def sizes(path):
+        return [len(p) for p, _, _ in _otlp_read.chunks(path, InputLimits(chunk_bytes=1 << 16), lambda *a: None)]
+
+    for n_lines, first in ((500, 31_000 // 8), (50, 1 << 10), (5000, 1 << 13)):
+        plain = tmp_path / f"plain{n_lines}.jsonl"
+        plain.write_bytes(line * n_lines)
+        got = sizes(plain)
+        assert first - len(line) < got[0] <= first, (n_lines, got)
+        assert sum(got) == len(line) * n_lines
+        packed = tmp_path / f"packed{n_lines}.jsonl.gz"
+        packed.write_bytes(gzip.compress(line * n_lines))
+        got = sizes(packed)
+        assert (1 << 10) - len(line) < got[0] <= 1 << 10 and sum(got) == len(line) * n_lines, (n_lines, got)

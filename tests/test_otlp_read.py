@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -113,10 +114,14 @@ def test_a_corrupt_or_truncated_gzip_stream_costs_what_follows_never_a_traceback
 def test_the_first_piece_is_an_eighth_of_a_file_of_known_size_within_its_bounds(tmp_path, monkeypatch):
     """A file whose size is known starts with a piece of about an eighth of it (at least the smallest first block, at
     most the largest: a large file is not cut into more pieces than it needs, each with a parse's and a decoding's
-    fixed costs); a gzip stream, whose size is not known, starts with the smallest; pieces then double."""
+    fixed costs); a gzip stream's size is taken as eight times its size on disk; pieces then double."""
     monkeypatch.setattr(_otlp_read, "_FIRST_BLOCK", 1 << 10)
     monkeypatch.setattr(_otlp_read, "_LARGEST_FIRST", 1 << 13)
+    rng = random.Random(3)
     line = b'{"resourceSpans": []}' + b" " * 40 + b"\n"        # 62 bytes
+
+    def lines(n: int) -> bytes:                                 # deflated to about half (random hex)
+        return b"".join(b'{"x": "%s"}\n' % rng.randbytes(25).hex().encode() for _ in range(n))
 
     def sizes(path):
         return [len(p) for p, _, _ in _otlp_read.chunks(path, InputLimits(chunk_bytes=1 << 16), lambda *a: None)]
@@ -128,6 +133,10 @@ def test_the_first_piece_is_an_eighth_of_a_file_of_known_size_within_its_bounds(
         assert first - len(line) < got[0] <= first, (n_lines, got)
         assert sum(got) == len(line) * n_lines
         packed = tmp_path / f"packed{n_lines}.jsonl.gz"
-        packed.write_bytes(gzip.compress(line * n_lines))
+        text = lines(n_lines)
+        packed.write_bytes(gzip.compress(text))
+        on_disk = packed.stat().st_size
+        first = min(1 << 13, max(1 << 10, on_disk))
         got = sizes(packed)
-        assert (1 << 10) - len(line) < got[0] <= 1 << 10 and sum(got) == len(line) * n_lines, (n_lines, got)
+        assert first - 62 < got[0] <= first and sum(got) == len(text), (n_lines, on_disk, got)
+    assert sizes(tmp_path / "packed50.jsonl.gz")[0] > 1 << 10          # (not the smallest first block)

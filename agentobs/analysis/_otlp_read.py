@@ -78,6 +78,7 @@ class _Capped(io.RawIOBase):
 
     def __init__(self, file: BinaryIO, limit: int, path: str, size: int, limits: InputLimits):
         self._file, self._limit, self._path, self._size, self._limits = file, limit, path, size, limits
+        self.size_on_disk = size
         self._raw: Any = _gzip.GzipFile(fileobj=file)
         self._careful = False
         self.total = 0
@@ -217,17 +218,20 @@ _LARGEST_FIRST = 1 << 23
 
 
 def _first_block(stream: BinaryIO) -> int:
-    """The first block for a stream: an eighth of its size, from 1 MiB to 8 MiB, when the size is known (not a gzip
-    stream). The caller starts decoding after a short parse, and a large file is not cut into more pieces than that
-    needs: each piece costs the fixed costs of a parse and of a decoding (a piece of lines in several spellings
-    pays them once per spelling), which a ramp from 1 MiB paid for four more pieces than one from 8 MiB, for
-    nothing (measured: the canonical and mixed spellings files of the spellings benchmark)."""
-    if isinstance(stream, io.BufferedReader) and isinstance(stream.raw, _Capped):
-        return _FIRST_BLOCK
+    """The first block for a stream: an eighth of its size, from 1 MiB to 8 MiB (a gzip stream's size taken as eight
+    times its size on disk: JSON deflates by about that much, or more). The caller starts decoding after a short
+    parse, and a large file is not cut into more pieces than that needs: each piece costs the fixed costs of a parse
+    and of a decoding (a piece of lines in several spellings pays them once per spelling), which a ramp from 1 MiB
+    paid for four more pieces than one from 8 MiB, for nothing (measured: the canonical and mixed spellings files
+    of the spellings benchmark)."""
     try:
-        return min(_LARGEST_FIRST, max(_FIRST_BLOCK, _size(stream) // 8))
+        if isinstance(stream, io.BufferedReader) and isinstance(stream.raw, _Capped):
+            size = 8 * stream.raw.size_on_disk
+        else:
+            size = _size(stream)
     except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
         return _FIRST_BLOCK
+    return min(_LARGEST_FIRST, max(_FIRST_BLOCK, size // 8))
 
 
 def _split(stream: BinaryIO, limits: InputLimits, on_long_line: Callable[[int, int], None],

@@ -127,8 +127,8 @@ def test_a_piece_under_the_lean_size_is_parsed_with_the_rare_fields_at_once_and_
     """The check that a parse without the rare fields missed nothing has a fixed cost, more than a small piece
     saves: such a piece is parsed once, with them, and the large pieces after it still start without them."""
     monkeypatch.setattr(_otlp_parse, "_LEAN_FROM", 1 << 16)
-    monkeypatch.setattr(_otlp_read, "_FIRST_BLOCK", 1 << 14)       # pieces of 16, 32, 64, 128, 256, 256... KiB
-    monkeypatch.setattr(_otlp_read, "_LARGEST_FIRST", 1 << 14)
+    # pieces of 16, 32, 64, 128, 256, 256... KiB
+    monkeypatch.setattr(_otlp_read, "_blocks", lambda stream, limits: (1 << 14, limits.chunk_bytes))
     path = _file(tmp_path, 4000, 10**9, "span", seed=5)
     calls = []
     real = _otlp_parse._read

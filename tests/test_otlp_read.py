@@ -111,32 +111,33 @@ def test_a_corrupt_or_truncated_gzip_stream_costs_what_follows_never_a_traceback
     assert len(load_file(tmp_path / "truncated.jsonl.gz").spans) > 0     # what came before the cut is kept
 
 
-def test_the_first_piece_is_an_eighth_of_a_file_of_known_size_within_its_bounds(tmp_path, monkeypatch):
-    """A file whose size is known starts with a piece of about an eighth of it (at least the smallest first block, at
-    most the largest: a large file is not cut into more pieces than it needs, each with a parse's and a decoding's
-    fixed costs); a gzip stream's size is taken as eight times its size on disk; pieces then double."""
+def test_a_file_of_known_size_is_read_in_four_pieces_of_one_size_within_bounds(tmp_path, monkeypatch):
+    """A file whose size is known is read in pieces of a quarter of it (at least the smallest block, at most
+    ``chunk_bytes``): pieces of one size keep the parsers busy to the end, and a large file is not cut into more
+    pieces than it needs, each with a parse's and a decoding's fixed costs. A gzip file's size is taken as eight
+    times its size on disk. A stream of unknown size starts at the smallest block and doubles."""
     monkeypatch.setattr(_otlp_read, "_FIRST_BLOCK", 1 << 10)
-    monkeypatch.setattr(_otlp_read, "_LARGEST_FIRST", 1 << 13)
     rng = random.Random(3)
-    line = b'{"resourceSpans": []}' + b" " * 40 + b"\n"        # 62 bytes
+    limits = InputLimits(chunk_bytes=1 << 13)
 
-    def lines(n: int) -> bytes:                                 # deflated to about half (random hex)
+    def lines(n: int) -> bytes:                                 # 62 bytes each, deflated to about half (random hex)
         return b"".join(b'{"x": "%s"}\n' % rng.randbytes(25).hex().encode() for _ in range(n))
 
     def sizes(path):
-        return [len(p) for p, _, _ in _otlp_read.chunks(path, InputLimits(chunk_bytes=1 << 16), lambda *a: None)]
+        return [len(p) for p, _, _ in _otlp_read.chunks(path, limits, lambda *a: None)]
 
-    for n_lines, first in ((500, 31_000 // 8), (50, 1 << 10), (5000, 1 << 13)):
-        plain = tmp_path / f"plain{n_lines}.jsonl"
-        plain.write_bytes(line * n_lines)
-        got = sizes(plain)
-        assert first - len(line) < got[0] <= first, (n_lines, got)
-        assert sum(got) == len(line) * n_lines
-        packed = tmp_path / f"packed{n_lines}.jsonl.gz"
+    for n_lines in (500, 50, 5000):
         text = lines(n_lines)
-        packed.write_bytes(gzip.compress(text))
-        on_disk = packed.stat().st_size
-        first = min(1 << 13, max(1 << 10, on_disk))
-        got = sizes(packed)
-        assert first - 62 < got[0] <= first and sum(got) == len(text), (n_lines, on_disk, got)
-    assert sizes(tmp_path / "packed50.jsonl.gz")[0] > 1 << 10          # (not the smallest first block)
+        for path, size in ((tmp_path / f"plain{n_lines}.jsonl", len(text)),
+                           (tmp_path / f"packed{n_lines}.jsonl.gz", None)):
+            path.write_bytes(gzip.compress(text) if size is None else text)
+            block = min(1 << 13, max(1 << 10, -(-(size or 8 * path.stat().st_size) // 4)))
+            got = sizes(path)
+            assert sum(got) == len(text)
+            assert all(abs(g - block) < 62 for g in got[:-1]) and got[-1] < block + 62, (path.name, block, got)
+    assert len(sizes(tmp_path / "plain500.jsonl")) == 4                 # (31,000 bytes: a quarter is 7,750)
+    stream = io.BufferedReader(io.BytesIO(lines(500)))                   # (no size)
+    assert _otlp_read._blocks(stream, limits) == (1 << 10, 1 << 13)
+    got = [len(p) for p, _, _ in _otlp_read._split(stream, limits, lambda *a: None,
+                                                     blocks=_otlp_read._blocks(stream, limits))]
+    assert got[:4] == sorted(got[:4]) and got[0] <= 1 << 10 < got[2], got

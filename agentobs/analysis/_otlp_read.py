@@ -201,7 +201,7 @@ def chunks(path: str | os.PathLike[str], limits: InputLimits, on_long_line: Call
     """
     stream = open_stream(path, limits)
     try:
-        yield from _split(stream, limits, on_long_line, buffers or Buffers(), _first_block(stream))
+        yield from _split(stream, limits, on_long_line, buffers or Buffers(), _blocks(stream, limits))
         broken = broken_by(stream)
         if broken is not None:
             raise _Truncated(str(broken))
@@ -214,34 +214,37 @@ class _Truncated(Exception):
 
 
 _FIRST_BLOCK = 1 << 20
-_LARGEST_FIRST = 1 << 23
+_PIECES = 4                 # of a file of known size
 
 
-def _first_block(stream: BinaryIO) -> int:
-    """The first block for a stream: an eighth of its size, from 1 MiB to 8 MiB (a gzip stream's size taken as eight
-    times its size on disk: JSON deflates by about that much, or more). The caller starts decoding after a short
-    parse, and a large file is not cut into more pieces than that needs: each piece costs the fixed costs of a parse
-    and of a decoding (a piece of lines in several spellings pays them once per spelling), which a ramp from 1 MiB
-    paid for four more pieces than one from 8 MiB, for nothing (measured: the canonical and mixed spellings files
-    of the spellings benchmark)."""
+def _blocks(stream: BinaryIO, limits: InputLimits) -> tuple[int, int]:
+    """(the first block, the largest) for a stream. A stream of known size is read in blocks of a quarter of it (from
+    1 MiB to ``chunk_bytes``), a gzip stream's size taken as eight times its size on disk (JSON deflates by about that
+    much, or more): pieces of one size keep the two parser threads and the decoding busy to the end, where a ramp of
+    doubling pieces left a thread idle while the largest was parsed, and each piece costs the fixed costs of a parse
+    and of a decoding (a piece of lines in several spellings, once per spelling), which a ramp from 1 MiB paid for
+    more pieces, for nothing (measured on the spellings benchmark's files). Otherwise blocks start at 1 MiB and double up to ``chunk_bytes``, so a small input never allocates a large
+    buffer."""
     try:
         if isinstance(stream, io.BufferedReader) and isinstance(stream.raw, _Capped):
             size = 8 * stream.raw.size_on_disk
         else:
             size = _size(stream)
     except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
-        return _FIRST_BLOCK
-    return min(_LARGEST_FIRST, max(_FIRST_BLOCK, size // 8))
+        return min(limits.chunk_bytes, _FIRST_BLOCK), limits.chunk_bytes
+    block = min(limits.chunk_bytes, max(_FIRST_BLOCK, -(-size // _PIECES)))
+    return block, block
 
 
 def _split(stream: BinaryIO, limits: InputLimits, on_long_line: Callable[[int, int], None],
-           buffers: Buffers | None = None, first: int = _FIRST_BLOCK) -> Iterator[tuple[bytes | memoryview, int, int]]:
+           buffers: Buffers | None = None, blocks: tuple[int, int] | None = None
+           ) -> Iterator[tuple[bytes | memoryview, int, int]]:
     """Reads block by block into reused buffers (no new allocation per block: a fresh 32 MiB object per read costs
     more in page faults than the read itself) and yields each block's whole lines as a view of its buffer; the
-    partial line at the end of a block starts the next one. Blocks start at ``first`` (``_first_block``: 1 MiB for
-    a small file or a stream of unknown size, so such a file never allocates a large buffer) and double up to
-    ``chunk_bytes`` while the input lasts."""
-    size, cap = limits.chunk_bytes, limits.max_line_bytes
+    partial line at the end of a block starts the next one. ``blocks``: the first block and the largest
+    (``_blocks``); by default blocks start at 1 MiB and double up to ``chunk_bytes`` while the input lasts."""
+    first, largest = blocks or (min(limits.chunk_bytes, _FIRST_BLOCK), limits.chunk_bytes)
+    size, cap = min(limits.chunk_bytes, largest), limits.max_line_bytes
     bufs = buffers or Buffers()
     block = min(size, first)
     tail = b""              # the start of a line carried from the previous block

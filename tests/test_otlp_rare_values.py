@@ -11,7 +11,11 @@ import json
 import random
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentobs.analysis import _otlp_ahead, _otlp_parse, _otlp_read
 from agentobs.analysis.input_limits import InputLimits
@@ -136,3 +140,21 @@ def test_a_piece_under_the_lean_size_is_parsed_with_the_rare_fields_at_once_and_
     check(load_file(path, limits=InputLimits(chunk_bytes=1 << 18)))
     assert [rare for size, rare in calls] == [size < 1 << 16 for size, _ in calls], calls
     assert any(rare for _, rare in calls) and not all(rare for _, rare in calls)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.one_of(st.none(), st.text(max_size=2)),
+                          st.one_of(st.none(), st.integers(-2 ** 63, 2 ** 63 - 1)), st.one_of(st.none(), st.booleans())),
+                max_size=40),
+       st.integers(0, 9), st.integers(0, 9))
+def test_the_check_on_validity_bitmaps_says_what_arrow_says(rows, start, cut):
+    """Whether every value that is not null holds a field, read on the bitmaps of the fields, is what Arrow's
+    compute functions say, whatever the length (bits of a last partial byte), the nulls and a slice's offset."""
+    from agentobs.analysis._otlp_parse import _all_held
+    typ = pa.struct([("s", pa.string()), ("i", pa.int64()), ("b", pa.bool_())])
+    arr = pa.array([None if null else {"s": s, "i": i, "b": b} for null, s, i, b in rows], type=typ)
+    for a in (arr, arr.slice(min(start, len(arr)), max(0, len(arr) - start - cut))):
+        held = a.is_null()
+        for name in ("s", "i", "b"):
+            held = pc.or_(held, pc.struct_field(a, name).is_valid())
+        assert _all_held(a) == bool(pc.all(held, min_count=0).as_py()), (rows, start, cut)

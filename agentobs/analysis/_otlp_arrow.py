@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -281,24 +282,32 @@ def _bad(q: DataQuality | None, source: str, n: int, example: str) -> None:
 
 
 def _enum(arr: pa.Array, names: tuple[str, ...], q: DataQuality, source: str, what: str) -> pa.Array:
-    """An OTLP enum as int8, from integers or names; unknown values become 0 (unspecified) and are counted."""
+    """An OTLP enum as int8, from integers or names; unknown values become 0 (unspecified) and are counted. Checked in
+    numpy once the names are looked up: a spelling group of a few lines pays the fixed cost of each Arrow call."""
+    k = len(names)
     if pa.types.is_integer(arr.type):
-        codes = arr
+        codes = pc.fill_null(arr, 0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     else:
-        text = pc.utf8_upper(pc.utf8_trim_whitespace(arr))
-        idx = pc.index_in(text, value_set=pa.array([*names, *(str(i) for i in range(len(names)))]))
-        codes = pc.if_else(pc.less(idx, len(names)), idx, pc.subtract(idx, len(names)))
-        unknown = pc.and_(arr.is_valid(), idx.is_null())
-        n_bad = pc.sum(unknown).as_py() or 0
-        if n_bad:
-            _bad(q, source, n_bad, f"{what}: {pc.filter(arr, unknown)[0].as_py()!r} is not a known value")
-        codes = pc.cast(codes, pa.int64())
-    ok = pc.and_(pc.greater_equal(codes, 0), pc.less(codes, len(names)))
-    out_of_range = pc.and_(codes.is_valid(), pc.invert(ok))
-    n_bad = pc.sum(out_of_range).as_py() or 0
+        idx = pc.index_in(pc.utf8_upper(pc.utf8_trim_whitespace(arr)), value_set=_enum_values(names))
+        found = pc.fill_null(idx, -1).to_numpy(zero_copy_only=False)
+        unknown = found < 0
+        if arr.null_count:
+            unknown &= arr.is_valid().to_numpy(zero_copy_only=False)
+        n_unknown = int(unknown.sum())
+        if n_unknown:
+            _bad(q, source, n_unknown, f"{what}: {arr[int(np.flatnonzero(unknown)[0])].as_py()!r} is not a known value")
+        codes = np.where(found >= k, found - k, np.maximum(found, 0))
+    ok = (codes >= 0) & (codes < k)
+    n_bad = len(ok) - int(ok.sum())
     if n_bad:
-        _bad(q, source, n_bad, f"{what}: {pc.filter(codes, out_of_range)[0].as_py()} is out of range")
-    return pc.fill_null(pc.if_else(ok, codes, 0), 0).cast(pa.int8())
+        _bad(q, source, n_bad, f"{what}: {int(codes[~ok][0])} is out of range")
+    return pa.array(np.where(ok, codes, 0).astype(np.int8))
+
+
+@lru_cache(maxsize=None)
+def _enum_values(names: tuple[str, ...]) -> pa.Array:
+    """An enum's names and then its numbers as text: a name's index is its number, a number's index less the count."""
+    return pa.array([*names, *(str(i) for i in range(len(names)))])
 
 
 def _text(arr: pa.Array, q: DataQuality | None, source: str, what: str) -> pa.Array:

@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -595,26 +596,71 @@ def needed_rare(piece: bytes | memoryview, got: Parse) -> bool:
 def _may_hold_rare(table: pa.Table, sp: Spelling) -> bool:
     """Whether an attribute value (or an element of an array value) of a table parsed without the rare value fields
     holds none of the others: it may hold a rare one, which that parse left out. (A value holding a rare field
-    beside another is not a valid OTLP value, whose fields are a oneof; it keeps the other.)"""
-    values = sp.value_types(rare=False)
+    beside another is not a valid OTLP value, whose fields are a oneof; it keeps the other.) Only the paths of the
+    schema that lead to values are walked (``_value_paths``), and the values' fields are read on their validity
+    bitmaps (``_all_held``): a spelling group of a few lines pays the fixed cost of every Arrow call."""
+    paths = _value_paths(sp)
 
-    def unread(arr: pa.Array) -> bool:
-        typ = arr.type
+    def unread(arr: pa.Array, path: tuple[str, ...]) -> bool:
         if len(arr) == 0:
             return False
-        if typ in values:               # (then on into an array value's elements, as into any struct's fields)
-            held = arr.is_null()
-            for i in range(typ.num_fields):
-                held = pc.or_(held, field_of(arr, typ.field(i).name).is_valid())
-            if not pc.all(held).as_py():
-                return True
-        if pa.types.is_struct(typ):
-            return any(unread(field_of(arr, typ.field(i).name)) for i in range(typ.num_fields))
-        if pa.types.is_list(typ):
-            return unread(pc.list_flatten(arr))
-        return False
+        is_value, steps = paths[path]
+        if is_value and not _all_held(arr):
+            return True
+        return any(unread(pc.list_flatten(arr) if step == "[]" else field_of(arr, step), (*path, step))
+                   for step in steps)
 
-    return any(unread(chunk) for column in table.columns for chunk in column.chunks)
+    return any(unread(chunk, (name,)) for name, column in zip(table.column_names, table.columns)
+               if (name,) in paths for chunk in column.chunks)
+
+
+@lru_cache(maxsize=None)
+def _value_paths(sp: Spelling) -> dict[tuple[str, ...], tuple[bool, tuple[str, ...]]]:
+    """The paths of the spelling's schema without the rare value fields that hold attribute values (a field name, or
+    "[]" for a list's elements, at each step): whether each is a value, and its steps that lead to values."""
+    values = sp.value_types(rare=False)
+    paths: dict[tuple[str, ...], tuple[bool, tuple[str, ...]]] = {}
+
+    def visit(typ: pa.DataType, path: tuple[str, ...]) -> bool:
+        if pa.types.is_struct(typ):
+            steps = tuple(typ.field(i).name for i in range(typ.num_fields)
+                          if visit(typ.field(i).type, (*path, typ.field(i).name)))
+        elif pa.types.is_list(typ):
+            steps = ("[]",) if visit(typ.value_type, (*path, "[]")) else ()
+        else:
+            steps = ()
+        is_value = typ in values
+        if is_value or steps:
+            paths[path] = (is_value, steps)
+        return is_value or bool(steps)
+
+    for f in sp.schema(rare=False):
+        visit(f.type, (f.name,))
+    return paths
+
+
+def _all_held(arr: pa.Array) -> bool:
+    """Whether every value of a struct array that is not null holds one of its fields at least: the validity bitmaps
+    of its fields or'd, with its own nulls (no Arrow call; an array at an offset is read by Arrow)."""
+    n = len(arr)
+    fields = [arr.field(i) for i in range(arr.type.num_fields)] if isinstance(arr, pa.StructArray) else []
+    if not fields or arr.offset or any(f.offset for f in fields):
+        held = arr.is_null()
+        for i in range(arr.type.num_fields):
+            held = pc.or_(held, field_of(arr, arr.type.field(i).name).is_valid())
+        return bool(pc.all(held, min_count=0).as_py())
+    size = (n + 7) // 8
+    held = np.zeros(size, dtype=np.uint8)
+    if arr.null_count:
+        held |= ~np.frombuffer(arr.buffers()[0], dtype=np.uint8, count=size)
+    for f in fields:
+        if f.null_count == 0:
+            return True                 # a field every value holds
+        if f.null_count < n:
+            held |= np.frombuffer(f.buffers()[0], dtype=np.uint8, count=size)
+    whole, rest = divmod(n, 8)
+    mask = (1 << rest) - 1
+    return bool((held[:whole] == 0xFF).all()) and (not rest or int(held[whole]) & mask == mask)
 
 
 def _decode(table: pa.Table, sp: Spelling, source: str, q: DataQuality, out: Parsed,

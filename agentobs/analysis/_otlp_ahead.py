@@ -10,7 +10,8 @@ buffer back). What the reader meets (lines over the limit, a corrupt gzip stream
 pieces and is reported or raised by the caller, in file order. The threads touch nothing of the caller's: a parser
 starts each piece with the spelling the last parse found (pyarrow's errors teach it), else the caller's
 ``spelling()``; a wrong guess only costs a second parse. A piece of lines in several spellings is parsed and decoded
-one spelling at a time here (``parse_groups``, each group touching only its own), and the caller puts the groups
+one spelling at a time here, on its parser's thread (``parse_groups``, each group touching only its own; a group's
+lines are put together in one of two spare buffers, used again from piece to piece), and the caller puts the groups
 together.
 """
 from __future__ import annotations

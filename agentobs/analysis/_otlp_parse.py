@@ -130,8 +130,8 @@ class Group:
 
 @dataclass(frozen=True, kw_only=True)
 class Groups:
-    """A piece of lines in several spellings, parsed and decoded one spelling at a time by the parser thread's
-    pool, ahead of the caller, who puts them together (``decode_groups``)."""
+    """A piece of lines in several spellings, parsed and decoded one spelling at a time by a parser thread, ahead
+    of the caller, who puts them together (``decode_groups``)."""
     groups: list[Group]
 
 

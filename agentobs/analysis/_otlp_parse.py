@@ -162,8 +162,13 @@ def _id_form(head: bytes) -> str:
     """How the first trace id of a line is written: hex of either case (OTLP/JSON), or something else (base64, as
     protobuf's JSON writes it). Lines are grouped by it too, as ids are not part of a spelling's schema: a group of
     one form has its ids converted at once (a group of lines in both needed the slow way)."""
+    return "other" if _hex_ids(head) is False else "hex"
+
+
+def _hex_ids(head: bytes) -> bool | None:
+    """Whether the first trace id of a line is hex, None when the line shows none."""
     m = _FIRST_TRACE_ID.search(head)
-    return "hex" if m is None or _HEX_ID.fullmatch(m.group(1)) else "other"
+    return None if m is None else _HEX_ID.fullmatch(m.group(1)) is not None
 
 
 _LOOKS = 8                  # lines of a piece sniffed to see whether it is mixed
@@ -179,7 +184,7 @@ def looks_mixed(piece: bytes | memoryview) -> bool:
     and a file in its spelling is parsed whole). A piece mixed only between the lines looked at is still found out by
     that failure."""
     size = len(piece)
-    seen: list[tuple[bool | str | None, ...]] = []
+    seen: list[tuple[bool | None, ...]] = []
     for k in range(_LOOKS):
         start = 0
         if k:
@@ -194,8 +199,7 @@ def looks_mixed(piece: bytes | memoryview) -> bool:
         head = head[:head.find(b"\n") + 1 or len(head)]
         if head.isspace() or not head:
             continue
-        m = _FIRST_TRACE_ID.search(head)
-        shows = (*Spelling.shown(head), None if m is None else _HEX_ID.fullmatch(m.group(1)) is not None)
+        shows = (*Spelling.shown(head), _hex_ids(head))
         if any(a is not None and b is not None and a != b for other in seen for a, b in zip(shows, other)):
             return True
         seen.append(shows)
@@ -217,16 +221,15 @@ def parse_groups(runs: list[Run], max_block: int, source: str, spare: Buffers | 
     for sp, members, lines in _members(runs):
         size = sum(len(m) for m in members)
         buf = buffers.take(size)
-        text = memoryview(buf)[:size]
-        at = 0
-        for member in members:
-            text[at:at + len(member)] = member
-            at += len(member)
         try:
-            groups.append(_group(sp, text, lines, max_block, source, one_thread=True))
+            text = memoryview(buf)
+            at = 0
+            for member in members:
+                text[at:at + len(member)] = member
+                at += len(member)
+            groups.append(_group(sp, text[:size], lines, max_block, source, one_thread=True))
         finally:
-            text.release()
-            buffers.give_back(buf)
+            buffers.give_back(buf)          # (never resized: a view still held elsewhere does not matter)
     return Groups(groups=groups)
 
 

@@ -184,19 +184,18 @@ def looks_mixed(piece: bytes | memoryview) -> bool:
     and a file in its spelling is parsed whole). A piece mixed only between the lines looked at is still found out by
     that failure."""
     size = len(piece)
+    whole, base = _searchable(piece)
+    view = memoryview(piece)
     seen: list[tuple[bool | None, ...]] = []
     for k in range(_LOOKS):
         start = 0
         if k:
             at = size * k // _LOOKS
-            nl = bytes(piece[at:at + _SNIFF_BYTES]).find(b"\n")
-            if nl < 0:                      # (within a long line)
-                nl = bytes(piece[at:at + _LOOK_FOR_LINE]).find(b"\n")
-                if nl < 0:
-                    continue
-            start = at + nl + 1
-        head = bytes(piece[start:start + _SNIFF_BYTES])
-        head = head[:head.find(b"\n") + 1 or len(head)]
+            nl = whole.find(b"\n", base + at, base + min(size, at + _LOOK_FOR_LINE))
+            if nl < 0:
+                continue                    # (within a long line)
+            start = nl - base + 1
+        head = _line_head(whole, base, view, start)
         if head.isspace() or not head:
             continue
         shows = (*Spelling.shown(head), _hex_ids(head))
@@ -383,6 +382,13 @@ def _searchable(piece: bytes | memoryview) -> tuple[bytes | bytearray, int]:
         start = np.frombuffer(piece, dtype=np.uint8).ctypes.data
         return piece.obj, start - np.frombuffer(piece.obj, dtype=np.uint8).ctypes.data
     return bytes(piece), 0
+
+
+def _line_head(whole: bytes | bytearray, base: int, view: memoryview, start: int) -> bytes:
+    """The first bytes of the line of ``view`` (at ``base`` in ``whole``, ``_searchable``) that starts at ``start``,
+    its line break included: what a line's spelling is sniffed from."""
+    nl = whole.find(b"\n", base + start, base + min(len(view), start + _SNIFF_BYTES))
+    return bytes(view[start:start + _SNIFF_BYTES] if nl < 0 else view[start:nl - base + 1])
 
 
 def _runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[Run]:

@@ -77,7 +77,7 @@ class _Capped(io.RawIOBase):
     twice, on this path only."""
 
     def __init__(self, file: BinaryIO, limit: int, path: str, size: int, limits: InputLimits):
-        self._file, self._limit, self._path, self._size, self._limits = file, limit, path, size, limits
+        self._file, self._limit, self._path, self._limits = file, limit, path, limits
         self.size_on_disk = size
         self._raw: Any = _gzip.GzipFile(fileobj=file)
         self._careful = False
@@ -130,7 +130,7 @@ class _Capped(io.RawIOBase):
     def refused(self) -> InputError:
         return InputError(
             f"{self._path}: decompresses to more than {human(self._limit)} ({self._limits.max_gzip_ratio:g} "
-            f"times its {human(self._size)} on disk): refused as a likely decompression bomb; if the file is "
+            f"times its {human(self.size_on_disk)} on disk): refused as a likely decompression bomb; if the file is "
             f"genuine, set {RATIO_ENV} to a larger ratio")
 
 
@@ -223,8 +223,8 @@ def _blocks(stream: BinaryIO, limits: InputLimits) -> tuple[int, int]:
     much, or more): pieces of one size keep the two parser threads and the decoding busy to the end, where a ramp of
     doubling pieces left a thread idle while the largest was parsed, and each piece costs the fixed costs of a parse
     and of a decoding (a piece of lines in several spellings, once per spelling), which a ramp from 1 MiB paid for
-    more pieces, for nothing (measured on the spellings benchmark's files). Otherwise blocks start at 1 MiB and double up to ``chunk_bytes``, so a small input never allocates a large
-    buffer."""
+    more pieces, for nothing (measured on the spellings benchmark's files). Otherwise blocks start at 1 MiB and
+    double up to ``chunk_bytes``, so a small input never allocates a large buffer."""
     try:
         if isinstance(stream, io.BufferedReader) and isinstance(stream.raw, _Capped):
             size = 8 * stream.raw.size_on_disk

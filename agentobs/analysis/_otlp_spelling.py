@@ -95,25 +95,17 @@ class Spelling:
     def sniff(head: bytes) -> Spelling:
         """The spelling the first line of ``head`` shows: the loader's first guess for a file, so a file in one
         spelling is parsed once. Only a guess: what pyarrow reports still corrects it (``learn``)."""
-        line = head.lstrip().removeprefix(b"[").split(b"\n", 1)[0]      # (the first element of an array)
         # each field as its first occurrence spells it: a search that stops there, not a scan of the whole head
         # for a spelling the line may not use (such scans of each line were most of cutting a piece of lines in
-        # several spellings by spelling)
-        envelope = _SNIFF_ENVELOPE.search(line)
-        return Spelling(snake=envelope is not None and envelope.group(1) == b"resource_spans"
-                        and _SNIFF_CAMEL.search(line) is None,
-                        kind_names=_first_value(_SNIFF_KIND, line) == b'"',
-                        code_names=_first_value(_SNIFF_CODE, line) == b'"',
-                        time_numbers=_first_value(_SNIFF_TIME, line) in _DIGITS,
-                        int_numbers=_first_value(_SNIFF_INT, line) in _DIGITS,
-                        wrapped=_SNIFF_WRAPPED.match(line) is not None)
+        # several spellings by spelling); a field the line does not show is guessed the canonical way
+        return Spelling(*(shown is True for shown in Spelling.shown(head)))
 
     @staticmethod
     def shown(head: bytes) -> tuple[bool | None, ...]:
         """What the first line of ``head`` shows of each of ``sniff``'s guesses (in the order of the fields), None
         where it shows nothing (a line with no span kind, say): two lines that show a field spelt two ways are not
         in one spelling."""
-        line = head.lstrip().removeprefix(b"[").split(b"\n", 1)[0]
+        line = head.lstrip().removeprefix(b"[").split(b"\n", 1)[0]      # (the first element of an array)
         envelope = _SNIFF_ENVELOPE.search(line)
         kind, code = _first_value(_SNIFF_KIND, line), _first_value(_SNIFF_CODE, line)
         time, integer = _first_value(_SNIFF_TIME, line), _first_value(_SNIFF_INT, line)

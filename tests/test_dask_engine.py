@@ -519,3 +519,16 @@ def test_partly_reported_usage_is_left_unknown_as_locally(cluster, tmp_path):
     assert len(dask.runs) == 2 * len(RUNS)
     assert any(n.startswith("4 runs have answered model calls that reported no token usage")
                for n in dask.derivation.notes), dask.derivation.notes
+
+
+def test_runs_whose_trace_root_never_arrived_are_unlabelled_as_locally(cluster, tmp_path):
+    """Runs rooted at the top span of a trace whose root never arrived: unlabelled and noted on both engines, the
+    note's count summed over partitions."""
+    from test_rootless_runs import _trace, _write
+    path = _write(tmp_path / "t.jsonl", [_trace(t, root=t % 3 == 0, agent=t % 5 == 0) for t in range(1, 31)])
+    for parts in (1, 4):
+        local, dask = both([path], cluster, partitions=parts)
+        assert_same(local, dask)
+    rootless = sum(1 for t in range(1, 31) if t % 3 and t % 5)
+    assert int(dask.runs["success"].isna().sum()) == rootless
+    assert any(n.startswith(f"{rootless} runs lack their trace's root span") for n in dask.derivation.notes)

@@ -526,6 +526,10 @@ GROUPS: tuple[Callable[[_Ctx], dict[str, object]], ...] = (
 
 # -- the table -------------------------------------------------------------------------------------------
 
+ROOTLESS_NOTE = ("runs lack their trace's root span (a process that crashed or was still running, or a lost span): "
+                 "their figures may be cut short, and the status of their top span leaves them unlabelled")
+
+
 def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[pd.DataFrame, pd.DataFrame, Derivation]:
     """Returns (runs, spans with ``run_id``, ``_kind``, ``_dialect`` and ``_run_root`` columns, what could not be
     derived)."""
@@ -569,7 +573,8 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     _usage_notes(ctx, der, out)
     out["success"] = pd.array([pd.NA] * ident.n_runs, dtype="boolean")
     out["label_source"] = pd.array([pd.NA] * ident.n_runs, dtype="string")
-    _default_labels(out, ctx.last)
+    rootless = (ident.root_kind == "trace") & ~keys.true_root[last_rows]
+    _default_labels(out, ctx.last, rootless, der)
     out["signature"] = pd.array([pd.NA] * ident.n_runs, dtype="string")
     out["signatures"] = [[] for _ in range(ident.n_runs)]
     der.overflow = _overflowing(out, ctx.last["source"].astype(str).to_numpy())
@@ -635,7 +640,11 @@ def _typed(out: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _default_labels(out: pd.DataFrame, last: pd.DataFrame) -> None:
+def _default_labels(out: pd.DataFrame, last: pd.DataFrame, rootless: np.ndarray, der: Derivation) -> None:
+    """Our runs by their stop reason, transcripts by their own label, other runs by the status of their root span
+    (``rootless``: per run, rooted at the top span of a trace whose root never arrived; such a run is left
+    unlabelled and counted in the notes: the process crashed or was still running, or the root was lost, so its
+    figures may be cut short and the status of the span at its top is not its outcome)."""
     ours = (out["source_kind"] == "agentobs").to_numpy()
     done = ((out["stop_reason"] == "done") & (out["outcome"].fillna("completed") == "completed")).fillna(False)
     suspended = (out["status"] == "suspended").fillna(False).to_numpy(dtype=bool)
@@ -653,11 +662,15 @@ def _default_labels(out: pd.DataFrame, last: pd.DataFrame) -> None:
     src[ours] = "stop_reason"
     src[transcript.notna().to_numpy() & ~ours] = "transcript"
     rest = (lab.isna().to_numpy() & ~ours & transcript.isna().to_numpy())
+    cut_short = rest & rootless
+    rest &= ~rootless
     status_ok = pd.Series(last["status_code"].to_numpy() != 2, index=out.index)
     lab[rest] = status_ok[rest]
     src[rest] = "span_status"
+    if cut_short.any():
+        der.notes.append(f"{int(cut_short.sum())} {ROOTLESS_NOTE}")
     out["success"] = lab
     out["label_source"] = src
 
 
-__all__ = ["NOT_ALWAYS_DERIVABLE", "STALE_AFTER_S", "Derivation", "derive_runs", "span_keys"]
+__all__ = ["NOT_ALWAYS_DERIVABLE", "ROOTLESS_NOTE", "STALE_AFTER_S", "Derivation", "derive_runs", "span_keys"]

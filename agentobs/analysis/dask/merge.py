@@ -17,7 +17,7 @@ import pandas as pd
 from ..dialects import DIALECT_NAMES, NUMBER_FIELDS, UNUSABLE_KINDS
 from ..quality import DataQuality
 from ..report import SpanLookup
-from ..runs import NOT_ALWAYS_DERIVABLE, Derivation, overflow_order
+from ..runs import NOT_ALWAYS_DERIVABLE, ROOTLESS_NOTE, Derivation, overflow_order
 from .partition import PartResult, Schema
 from .pieces import ORD
 from .scan import Summary
@@ -28,7 +28,7 @@ CHECK_ORDER = ("bad_span", "duplicate_span", "parent_cycle", "bad_value", "negat
                "missing_root")
 # runs.derive_runs' notes, in the order it makes them (matched by their words after the count)
 NOTE_ORDER = ("runs asked for tools", "runs record no tool-call arguments", "runs have answered model calls",
-              "runs have model calls that could not be priced", "runs have no ")
+              "runs have model calls that could not be priced", ROOTLESS_NOTE, "runs have no ")
 _COUNTED = re.compile(r"^(\d+) (.*)$", re.S)
 
 

@@ -1,0 +1,106 @@
+"""A run rooted at the top span of a trace whose root never arrived (a process that crashed or was still running, or a
+lost span) is not labelled by the status of that span: the outcome was the root's, and the run's figures may be cut
+short, so a successful label would feed them to the caps. Such runs are left unlabelled and counted in a note, on both
+engines; a labels file still labels them. A run whose own agent span arrived keeps its label when only the request
+span above it is missing."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from agentobs.analysis import derive_runs, load_sources
+from agentobs.analysis.report import Options, analyze
+from agentobs.analysis.runs import ROOTLESS_NOTE
+
+FIXTURES = Path(__file__).parent / "dialects" / "fixtures"
+
+
+def _attr(k, v):
+    return {"key": k, "value": {"stringValue": v}}
+
+
+def _span(trace: str, span: str, parent: str | None, name: str, op: str | None, at: int, *, error: bool = False):
+    out = {"traceId": trace, "spanId": span, "name": name, "kind": 2 if op is None else 1,
+           "startTimeUnixNano": str(1700000000000000000 + at * 10**9),
+           "endTimeUnixNano": str(1700000000500000000 + at * 10**9),
+           "attributes": [] if op is None else [_attr("gen_ai.operation.name", op), _attr("gen_ai.request.model",
+                                                                                         "gpt-4o")]}
+    if parent:
+        out["parentSpanId"] = parent
+    if error:
+        out["status"] = {"code": 2, "message": "boom"}
+    return out
+
+
+def _trace(t: int, *, root: bool, agent: bool, failed_root: bool = False) -> list[dict]:
+    """A request span (``root``: arrived) over an agent span (``agent``) or straight over two model calls."""
+    trace, req, ag = f"{t:032x}", f"{t:014x}01", f"{t:014x}02"
+    spans = [_span(trace, req, None, "POST /chat", None, 0, error=failed_root)] if root else []
+    top = req
+    if agent:
+        spans.append(_span(trace, ag, req, "invoke_agent helper", "invoke_agent", 0))
+        top = ag
+    spans += [_span(trace, f"{t:014x}{i + 3:02x}", top, "chat gpt-4o", "chat", i) for i in range(2)]
+    return spans
+
+
+def _write(path: Path, traces: list[list[dict]]) -> Path:
+    doc = {"resourceSpans": [{"resource": {"attributes": [_attr("service.name", "app")]},
+                              "scopeSpans": [{"scope": {"name": "x"}, "spans": [s for t in traces for s in t]}]}]}
+    path.write_text(json.dumps(doc) + "\n")
+    return path
+
+
+def _runs(path: Path) -> pd.DataFrame:
+    runs, _, der = derive_runs(load_sources([str(path)]))
+    return runs.set_index("run_id"), der.notes
+
+
+def test_a_run_whose_trace_root_never_arrived_is_left_unlabelled_and_noted(tmp_path):
+    path = _write(tmp_path / "t.jsonl", [
+        _trace(1, root=True, agent=False),                      # whole: labelled by its root
+        _trace(2, root=False, agent=False),                     # the request span never arrived
+        _trace(3, root=False, agent=False),
+        _trace(4, root=True, agent=False, failed_root=True),    # whole, failed
+        _trace(5, root=False, agent=True),                      # the agent span arrived: labelled by it
+    ])
+    runs, notes = _runs(path)
+    assert len(runs) == 5
+    by_trace = {int(r, 16): row for r, row in runs.iterrows()}
+    assert by_trace[1]["success"] is True and by_trace[1]["label_source"] == "span_status"
+    assert by_trace[4]["success"] is False and by_trace[4]["label_source"] == "span_status"
+    assert by_trace[5]["success"] is True and by_trace[5]["run_root"] == "agent"
+    for t in (2, 3):
+        assert pd.isna(by_trace[t]["success"]) and pd.isna(by_trace[t]["label_source"])
+        assert by_trace[t]["run_root"] == "trace" and by_trace[t]["model_calls"] == 2
+    assert f"2 {ROOTLESS_NOTE}" in notes, notes
+
+    r = analyze([str(path)])
+    assert r.to_dict()["overview"]["unlabelled"] == 2
+    assert any(n.startswith("2 runs lack their trace's root span") for n in r.derivation.notes)
+
+
+def test_a_labels_file_still_labels_a_rootless_run(tmp_path):
+    path = _write(tmp_path / "t.jsonl", [_trace(1, root=True, agent=False), _trace(2, root=False, agent=False)])
+    labels = tmp_path / "labels.csv"
+    labels.write_text(f"run_id,success\n{2:032x},false\n")
+    runs = analyze([str(path)], Options(labels=str(labels))).runs.set_index("run_id")
+    assert pd.notna(runs.loc[f"{2:032x}", "success"]) and not bool(runs.loc[f"{2:032x}", "success"])
+    assert runs.loc[f"{2:032x}", "label_source"] == "labels_file"
+
+
+def test_traceloop_old_model_error_run_is_no_longer_a_success():
+    """traceloop-sdk 0.33 never exports the span of a decorated function that raised: in its model_error run (a
+    500 from the model server ended it) the agent span and the failed chat span are missing, and the run was
+    labelled successful from its first, answered, chat span."""
+    runs, notes = _runs(FIXTURES / "traceloop_old.jsonl")
+    truth = json.loads((FIXTURES / "traceloop_old.truth.json").read_text())
+    raised = [r["trace_id"] for t in truth["traces"] for r in t["runs"] if r.get("raised")]
+    assert raised, "the fixture's truth names the run that raised"
+    for trace in raised:
+        assert pd.isna(runs.loc[trace, "success"]), runs.loc[trace, ["success", "label_source"]]
+    assert f"{len(raised)} {ROOTLESS_NOTE}" in notes
+    others = runs.drop(index=raised)
+    assert others["success"].notna().all()

@@ -144,6 +144,16 @@ def test_a_file_url_is_read_like_the_folder(archive):
     assert comparable(analyze([url]).to_dict(), url) == comparable(analyze([str(archive)]).to_dict(), str(archive) + "/")
 
 
+def test_a_schemes_case_does_not_matter(archive, uploaded, s3_env):
+    """RFC 3986: FILE:// and S3:// are file:// and s3:// (fsspec's filesystems take a scheme off only in lower case:
+    FILE:///x was looked for as a relative path, S3://b/x as the bucket "S3:")."""
+    url = archive.as_uri() + "/"
+    upper = "FILE" + url[len("file"):]
+    assert comparable(analyze([upper]).to_dict(), url) == comparable(analyze([url]).to_dict(), url)
+    assert remote.expand("S3" + uploaded[len("s3"):] + LIVE) == [uploaded + LIVE]
+    assert remote.expand("File" + url[len("file"):] + LIVE) == [url + LIVE]
+
+
 def test_the_s3_specific_endpoint_variable_is_honoured(archive, uploaded, s3_env, monkeypatch):
     monkeypatch.delenv("AWS_ENDPOINT_URL")
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", s3_env["AWS_ENDPOINT_URL"])

@@ -76,8 +76,10 @@ def _missing(sch: str) -> InputError:
 
 
 def _filesystem(url: str) -> tuple[Any, str]:
-    """(the fsspec filesystem, the path inside it) for a URL; one object per filesystem, options and credentials."""
+    """(the fsspec filesystem, the path inside it) for a URL; one object per filesystem, options and credentials.
+    A scheme's case does not matter (RFC 3986): fsspec's filesystems take it off only in lower case."""
     sch = scheme(url)
+    url = sch + url[len(sch):]
     try:
         import fsspec
         import fsspec.core

@@ -131,6 +131,11 @@ def _parquet(data: bytes) -> bytes:
     ("zip", _zip, "a zip archive: unzip it"),
     ("parquet", _parquet, "a Parquet file"),
     ("UTF-16", lambda d: d.decode().encode("utf-16"), "UTF-16 text: save it as UTF-8"),
+    # without a byte-order mark, as some Windows tools save it: read as broken JSON lines, or as a transcript file
+    ("UTF-16 little-endian, no mark", lambda d: d.decode().encode("utf-16-le"), "UTF-16 text: save it as UTF-8"),
+    ("UTF-16 big-endian, no mark", lambda d: d.decode().encode("utf-16-be"), "UTF-16 text: save it as UTF-8"),
+    ("UTF-16 array, no mark", lambda d: ("[" + ",".join(d.decode().splitlines()) + "]").encode("utf-16-le"),
+     "UTF-16 text: save it as UTF-8"),
     ("gzip twice", lambda d: gzip.compress(gzip.compress(d)), "gzip inside gzip (compressed twice): decompress it"),
     ("random bytes", lambda d: bytes(range(256)) * 4, "binary data, not text"),
     ("protobuf metrics", None, "binary protobuf that is not OTLP traces"),

@@ -15,11 +15,16 @@ _KNOWN: tuple[tuple[bytes, str], ...] = (
 )
 
 
+_UTF16 = "UTF-16 text: save it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
+
+
 def describe(head: bytes) -> str | None:
     """What the file is and what to do, when its first bytes say it; None when they do not."""
     for magic, what in _KNOWN:
         if head.startswith(magic):
             return what
+    if utf16(head):
+        return _UTF16
     if _binary(head[:64]) and 0x0A in head[:6]:
         return ("binary protobuf that is not OTLP traces (metrics or logs? a file exporter of another pipeline?): "
                 "only traces are read, as OTLP JSON or protobuf")
@@ -35,6 +40,17 @@ def example(head: bytes) -> str:
     if _binary(head[:64]):
         return "binary data, not text: not a trace file agentobs reads (OTLP JSON or protobuf, gzip or zstd)"
     return head.lstrip()[:40].decode("utf-8", "replace")
+
+
+def utf16(head: bytes) -> bool:
+    """Text in UTF-16 without a byte-order mark (as some Windows tools save it): in its first 64 bytes, every other
+    byte is 0 and no other is (ASCII characters, little- or big-endian). UTF-8 text holds no 0 byte."""
+    two = head[:64]
+    two = two[:len(two) // 2 * 2]
+    if len(two) < 8:
+        return False
+    low, high = two[0::2], two[1::2]
+    return (high.count(0) == len(high) and low.count(0) == 0) or (low.count(0) == len(low) and high.count(0) == 0)
 
 
 def _binary(head: bytes) -> bool:

@@ -192,7 +192,7 @@ def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:
     if not stripped:
         q.add("empty_file", source)
         return False
-    if stripped[:1] == b"{" or layout(stripped) is Layout.ARRAY:
+    if (stripped[:1] == b"{" or layout(stripped) is Layout.ARRAY) and not _magic.utf16(head):
         return True
     what = _magic.describe(head)
     if what is None and _LATER_OBJECT.search(head):     # JSON lines whose first line is damaged (tail -c, a

@@ -29,7 +29,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 import pandas as pd
 
 from ..errors import InputError
-from . import _otlp_batch, formats, remote
+from . import _magic, _otlp_batch, formats, remote
 from ._otlp_read import GZIP_MAGIC, broken_by, head, open_stream, read_document
 from .input_limits import DOCUMENT_ENV, InputLimits, human
 from .jaeger import fetch, is_jaeger_url, parse_url
@@ -158,6 +158,8 @@ def sniff_head(raw: bytes) -> str:
     other = formats.sniff(raw)
     if other is not None:
         return str(other.NAME)
+    if _magic.utf16(raw):
+        return "otlp"            # the OTLP loader says what it is and what to do
     text = raw.lstrip()
     if text.startswith(b"["):     # a JSON array of requests, or JSON lines after a first line of ``[]``
         return "otlp" if _REQUEST_ARRAY.match(text) or _OTLP_LINE.search(text) else "transcripts"

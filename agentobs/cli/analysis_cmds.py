@@ -250,19 +250,23 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
     """The span tree of one trace, as in the seed's trace table."""
     from ..analysis.jaeger import shown
     from ..analysis.sources import load_sources
-    from ..analysis.view import trace_view
+    from ..analysis.view import trace_id_of, trace_view
     from .terminal import print_table
     if not sources:
         raise InputError("name the traces file, folder or Jaeger URL that holds the trace")
+    wanted = trace_id_of(trace_id)
+    if wanted is None:
+        raise InputError(f"{trace_id!r} is not a trace id: give its 32 hex digits (or the base64 that protobuf's "
+                         "JSON writes)")
     ss = load_sources(sources)
     spans = ss.spans
-    t = spans[spans["trace_id"] == trace_id.lower()] if len(spans) else spans
+    t = spans[spans["trace_id"] == wanted] if len(spans) else spans
     if t.empty:
         lost = ss.quality.losses()          # its spans may be among those dropped: say so, not just "not in"
         raise InputError(f"trace {trace_id} is not in {', '.join(shown(s) for s in sources)}"
                          + (f", or its spans were among those dropped ({lost}; agentobs report lists them)"
                             if lost else ""))
-    print_table(trace_view(t, trace_id))
+    print_table(trace_view(t, wanted))
     base = _link_base(None)
     if base:
-        say(f"Jaeger: {base}/trace/{trace_id}")
+        say(f"Jaeger: {base}/trace/{wanted}")

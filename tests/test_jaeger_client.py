@@ -291,6 +291,43 @@ def test_the_seed_runs_are_read_back_through_split_windows(jaeger, seed_traces):
     assert set(fake.auth) == {None}                   # no credentials given, none sent
 
 
+def test_a_trace_in_two_windows_is_read_once_and_its_problems_counted_once(jaeger):
+    """Windows overlap: a trace with spans in both halves of a split window comes back in both answers. Its spans
+    are kept once, and what its decoding counted (here a span kind out of range) is counted once: the second
+    answer is decoded without it."""
+    mid = T0 + HOUR // 2
+    both = _trace(1, T0 + 60 * 10**9)
+    both["scopeSpans"][0]["spans"][1].update(kind=99, startTimeUnixNano=str(mid + 60 * 10**9),
+                                              endTimeUnixNano=str(mid + 61 * 10**9))
+    fake = jaeger([both, _trace(2, T0 + 120 * 10**9), _trace(3, mid + 120 * 10**9)])
+    ss = fetch(parse_url(f"{fake.url}?service=shop&page=3&{WINDOW}"), limits=_limits())
+    assert fake.trace_requests == 3                         # the full hour, then its two halves
+    assert _runs_of(ss) == {f"{n:032x}" for n in (1, 2, 3)}
+    assert len(ss.spans) == 6 and not ss.spans.duplicated(["trace_id", "span_id"]).any()
+    issue = next(i for i in ss.quality.issues if i.kind == "bad_value")
+    assert issue.count == 1 and "span kind: 99" in issue.examples[0], ss.quality.to_dict()
+    assert ss.quality.count("source_error") == 0
+
+
+def test_an_answer_is_read_from_its_bytes_by_the_fast_path(jaeger, seed_traces, monkeypatch):
+    """An answer is not parsed into Python objects first (which took about ten times the time and many times the
+    answer's size in memory): the loader reads it as a saved Jaeger answer."""
+    import agentobs.analysis.jaeger as jaeger_module
+
+    def no_json(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("an answer was parsed with json")
+    monkeypatch.setattr(jaeger_module.json, "loads", no_json)
+    fake = jaeger(seed_traces)
+    starts = [t for rs in seed_traces for t in _starts(rs)]
+    since = datetime.fromtimestamp(min(starts) / 1e9 - 1800, timezone.utc).isoformat()
+    until = datetime.fromtimestamp(max(starts) / 1e9 + 1800, timezone.utc).isoformat()
+    url = f"{fake.url}?service=shop&" + urllib.parse.urlencode({"since": since, "until": until})
+    ss = fetch(parse_url(url), limits=_limits())
+    monkeypatch.undo()
+    assert _runs_of(ss) == {_trace_id(rs) for rs in seed_traces}
+    assert [list(v) for v in ss.spellings.values()] == [["Jaeger API answers"]], ss.spellings
+
+
 def test_no_traces_found_is_not_a_failure(jaeger):
     fake = jaeger(default="404")
     ss = fetch(parse_url(f"{fake.url}?service=shop&{WINDOW}"), limits=_limits())

@@ -8,8 +8,9 @@ read up to a size cap. Redirects are followed only to the same scheme, host and 
 at most ``MAX_REDIRECTS`` times. Credentials go in an ``Authorization`` header and never
 into a message: the caller gives ``origin`` (no userinfo) for that.
 
-``Client.get_json`` returns ``(status, body)``; it raises ``RequestFailed`` (this request is
-lost, the query goes on) and ``DeadlinePassed`` (the query stops).
+``Client.get_json`` returns ``(status, body)`` (``Client.get``: a 200's body as bytes, for the loader's fast
+path); both raise ``RequestFailed`` (this request is lost, the query goes on) and ``DeadlinePassed`` (the query
+stops).
 """
 from __future__ import annotations
 
@@ -214,6 +215,19 @@ class Client:
         """(200, parsed JSON) or (an HTTP error status, None); the error's body is read only for a 404 (up to
         ``ERROR_BODY`` bytes: (404, its JSON) when it is JSON, else (404, None)): Jaeger's "No traces found" is
         JSON, the 404 of another server or of a wrong base path is not."""
+        status, body = self.get(url)
+        if not isinstance(body, bytes):
+            return status, body
+        try:
+            return status, json.loads(body or b"null")
+        except ValueError as exc:
+            raise RequestFailed(f"the answer is not JSON ({exc})") from None
+        except RecursionError:
+            raise RequestFailed("the answer is JSON nested too deeply to read") from None
+
+    def get(self, url: str) -> tuple[int, Any]:
+        """As ``get_json``, but a 200's answer as its bytes, unparsed (a large answer is parsed by the loader's fast
+        path, not into Python objects)."""
         left = self.left()
         self.requests += 1
         req = urllib.request.Request(url, headers={"Accept": "application/json"})
@@ -239,12 +253,7 @@ class Client:
                 data = self._read(resp)
         finally:
             self._watchdog.release()
-        try:
-            return resp.status, json.loads(data or b"null")
-        except ValueError as exc:
-            raise RequestFailed(f"the answer is not JSON ({exc})") from None
-        except RecursionError:
-            raise RequestFailed("the answer is JSON nested too deeply to read") from None
+        return resp.status, bytes(data)
 
     def _read(self, resp: http.client.HTTPResponse) -> bytearray:
         declared = resp.headers.get("Content-Length", "")

@@ -61,6 +61,22 @@ def normalize_ids(arr: pa.Array, nbytes: int, *, zero_is_null: bool = False,
     return s, bad
 
 
+_HEX_CHARS = frozenset("0123456789abcdef")
+
+
+def trace_id_of(text: str) -> str | None:
+    """A trace id as a user types it, written as the loader writes ids (32 lower-case hex digits), or None when the
+    text is no trace id: hex of either case, ``0x`` or not, its leading zeros left out or not (a 64-bit Zipkin or
+    Jaeger id of 16 digits, which the loader pads), or base64 (as protobuf's JSON writes ids, as the loader reads
+    them); white space around it ignored (copied from a page or a log)."""
+    t = text.strip()
+    digits = t.lower().removeprefix("0x")
+    if 0 < len(digits) <= 32 and _HEX_CHARS.issuperset(digits):
+        return digits.zfill(32)
+    ids, bad = normalize_ids(pa.array([t], pa.string()), 16)
+    return None if bad[0] else str(ids[0].as_py())
+
+
 def _hex_lowered(s: pa.Array, width: int) -> pa.Array | None:
     """The ids as they are when every present one has the canonical form, lower-cased when every present one is
     hex of the right width in either case (checked and lowered on the raw buffers); else None."""

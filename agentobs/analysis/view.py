@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..contract import semconv as sc
 from .formats import FORMAT_NAMES
+from ._otlp_ids import trace_id_of as trace_id_of    # (re-exported: the trace command takes an id as typed)
 from .graph import span_keys
 from .report import Report
 
@@ -215,25 +216,6 @@ def _quality(r: Report) -> Section:
 
 _DETAILS = ((sc.USAGE_INPUT_TOKENS, "tin"), (sc.USAGE_OUTPUT_TOKENS, "tout"), (sc.TOOL_RESULT_STATUS, "result"),
             (sc.STOP_REASON, "stop"), (sc.STEP_OUTCOME, "outcome"))
-
-
-_HEX_DIGITS = frozenset("0123456789abcdef")
-
-
-def trace_id_of(text: str) -> str | None:
-    """A trace id as a user types it, written as the loader writes ids (32 lower-case hex digits), or None when the
-    text is no trace id: hex of either case, ``0x`` or not, its leading zeros left out or not (a 64-bit Zipkin or
-    Jaeger id of 16 digits, which the loader pads), or base64 (as protobuf's JSON writes ids, as the loader reads
-    them); white space around it ignored (copied from a page or a log)."""
-    t = text.strip()
-    digits = t.lower().removeprefix("0x")
-    if 0 < len(digits) <= 32 and _HEX_DIGITS.issuperset(digits):
-        return digits.zfill(32)
-    import pyarrow as pa
-
-    from ._otlp_ids import normalize_ids
-    ids, bad = normalize_ids(pa.array([t], pa.string()), 16)
-    return None if bad[0] else str(ids[0].as_py())
 
 
 def trace_view(t: pd.DataFrame, trace_id: str) -> Table:

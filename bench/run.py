@@ -51,6 +51,7 @@ BENCHMARKS = [
     "bench.spellings_bench",
     "bench.concurrency_bench",
     "bench.folder_bench",
+    "bench.jaeger_bench",
 ]
 # run only when named with --only (their own virtual environments, servers, long runs); never in CI
 OPTIONAL = [

@@ -72,7 +72,7 @@ class _Jaeger:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 data = (json.dumps({"services": ["bench"]}).encode() if self.path.startswith("/api/v3/services")
                         else outer.body)
                 self.send_response(200)

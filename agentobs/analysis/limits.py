@@ -228,17 +228,28 @@ def segment_percentiles(runs: pd.DataFrame, by: str, columns: list[str], *, seed
     out: dict[str, dict[str, dict[str, Any]]] = {}
     if by not in runs:
         return out
-    values = runs[by].astype("string").fillna("(none)")
+    values = runs[by].astype("string")
+    real = set(values.dropna().unique())
+    values = values.fillna(_placeholder("(none)", real))
     counts = values.value_counts()
     if len(counts) > SEGMENT_VALUES:
         keep = set(counts.sort_values(ascending=False, kind="stable").index[:SEGMENT_VALUES])
-        values = values.where(values.isin(keep), "(other)")
+        values = values.where(values.isin(keep), _placeholder("(other)", real))
     for value, grp in runs.groupby(values, sort=True):
         ok, bad = grp[grp["success"] == True], grp[grp["success"] == False]  # noqa: E712
         out[str(value)] = {c: {"successful": percentiles(ok[c], seed=seed).to_dict(),
                                "failed": percentiles(bad[c], seed=seed).to_dict()}
                            for c in columns if c in grp}
     return out
+
+
+def _placeholder(name: str, real: set[str]) -> str:
+    """The segment name for runs without a value or pooled: ``name``, in one more pair of parentheses for as long
+    as some run has that text as its value (a real value spelt "(none)" is never merged with the runs that have
+    none)."""
+    while name in real:
+        name = f"({name})"
+    return name
 
 
 def _fmt(c: float, integer: bool) -> str:

@@ -278,7 +278,7 @@ def _walk(client: Client, src: JaegerSource, lim: JaegerLimits, names: list[str]
             q.add("source_error", src.label, example=f"{where}: {exc.reason}")
             continue
         t.answered += 1
-        if result is None or loaded is None:
+        if result is None or loaded is None:        # (the one is None when the other is)
             continue
         part, got = loaded
         ids = set(part.spans["trace_id"].astype(str).tolist())
@@ -410,7 +410,7 @@ def _without(result: dict[str, Any], seen: set[str]) -> dict[str, Any]:
         for name in _SCOPES:
             scopes = []
             for ss in _list(rs.get(name)) if isinstance(rs, dict) else []:
-                keep = [s for s in _list(ss.get("spans")) if _seen(s, seen) is False] if isinstance(ss, dict) else []
+                keep = [s for s in _list(ss.get("spans")) if not _seen(s, seen)] if isinstance(ss, dict) else []
                 if keep:
                     scopes.append({**ss, "spans": keep})
             if scopes:

@@ -94,6 +94,8 @@ class FakeJaeger:
         self.huge = 64 * 2**20
         self.services_answer: Any = None          # instead of the services' list
         self.fresh = 0                            # ids for mode "full"
+        self.by_id = True                         # /api/v3/traces/{id} answered (else the UI's page, as for an
+                                                  # unknown route of Jaeger's)
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -173,6 +175,19 @@ class _Handler(BaseHTTPRequestHandler):
             if f.services_answer is not None:
                 return self._json(200, f.services_answer)
             return self._json(200, {"services": sorted({_service(rs) for rs in f.traces} | set(f.modes))})
+        if u.path.startswith("/api/v3/traces/") and f.by_id:
+            tid = u.path.rsplit("/", 1)[1]
+            found = [rs for rs in f.traces if _trace_id(rs) == tid]
+            if not found:
+                return self._json(404, {"error": {"httpCode": 404, "message": "No traces found"}})
+            return self._json(200, {"result": {"resourceSpans": found}})
+        if u.path.startswith("/api/v3/traces/"):
+            body = b"<!doctype html><title>Jaeger UI</title>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            return self.wfile.write(body)
         if not u.path.endswith("/api/v3/traces"):
             return self._json(404, {"error": {"httpCode": 404, "message": "404 page not found"}})
         service = q["query.service_name"]
@@ -326,6 +341,28 @@ def test_an_answer_is_read_from_its_bytes_by_the_fast_path(jaeger, seed_traces, 
     monkeypatch.undo()
     assert _runs_of(ss) == {_trace_id(rs) for rs in seed_traces}
     assert [list(v) for v in ss.spellings.values()] == [["Jaeger API answers"]], ss.spellings
+
+
+def test_the_trace_command_asks_jaeger_for_the_trace_alone_whatever_its_age(jaeger):
+    """``agentobs trace ID URL`` asks API v3's trace endpoint: one request, no search of the window, and a trace
+    older than the default window (24 hours) is found; it searched every trace of the window and missed it."""
+    old = _trace(7, T0 + 60 * 10**9)                        # 2026-01-01, long before the default window
+    fake = jaeger([old, _trace(8, T0 + 120 * 10**9)])
+    res = CliRunner().invoke(cli, ["trace", f"{7:032X}", f"{fake.url}?service=shop"])
+    assert res.exit_code == 0, res.output
+    assert "invoke_agent support-agent" in res.output and "agentobs.step" in res.output
+    assert fake.hits == [f"/api/v3/traces/{7:032x}"]
+    missing = CliRunner().invoke(cli, ["trace", f"{9:032x}", fake.url])
+    assert missing.exit_code == 2 and "is not in" in missing.stderr
+    assert fake.hits[-1] == f"/api/v3/traces/{9:032x}" and fake.trace_requests == 2
+
+
+def test_without_the_trace_endpoint_the_trace_command_searches_the_window(jaeger):
+    fake = jaeger([_trace(7, T0 + 60 * 10**9), _trace(8, T0 + 120 * 10**9)])
+    fake.by_id = False
+    res = CliRunner().invoke(cli, ["trace", f"{7:032x}", f"{fake.url}?service=shop&{WINDOW}"])
+    assert res.exit_code == 0 and "invoke_agent support-agent" in res.output, res.output
+    assert fake.hits[0] == f"/api/v3/traces/{7:032x}" and any("query.service_name=shop" in h for h in fake.hits)
 
 
 def test_no_traces_found_is_not_a_failure(jaeger):

@@ -240,6 +240,27 @@ def fetch(src: JaegerSource, progress: Callable[[int], None] | None = None, *,
     return out
 
 
+def fetch_trace(src: JaegerSource, trace_id: str, *, limits: JaegerLimits | None = None) -> SpanSet | None:
+    """One trace by its id (``trace_id``: 32 lower-case hex digits), asked of API v3's trace endpoint: one request,
+    whatever the trace's age or service, where a search would read every trace of the source's window (24 hours by
+    default) and miss an older one. A trace Jaeger does not hold gives no span. None when the endpoint gives no
+    answer to go by (it failed, or a proxy answered something else): the caller then searches the window."""
+    lim = limits or resolve_limits()
+    with Client(deadline_s=lim.deadline_s, max_bytes=lim.max_bytes, authorization=src.authorization) as client:
+        try:
+            status, body = client.get(f"{src.base}/api/v3/traces/{urllib.parse.quote(trace_id)}")
+            if status == 404 and isinstance(body, dict):      # Jaeger's "No traces found"
+                return SpanSet(quality=DataQuality(), sources=[src.label])
+            if status != 200 or not _ANSWER.match(body):
+                return None
+            part, got = _load(body, src.label)
+        except (RequestFailed, DeadlinePassed):
+            return None
+    got.files = got.lines = 0
+    part.quality, part.sources = got, [src.label]
+    return part
+
+
 def _service_names(client: Client, src: JaegerSource) -> list[str]:
     try:
         status, body = client.get_json(f"{src.base}/api/v3/services")

@@ -32,7 +32,7 @@ from ..errors import InputError
 from . import _magic, _otlp_batch, formats, remote
 from ._otlp_read import GZIP_MAGIC, broken_by, head, open_stream, read_document
 from .input_limits import DOCUMENT_ENV, InputLimits, human
-from .jaeger import fetch, is_jaeger_url, parse_url
+from .jaeger import fetch, fetch_trace, is_jaeger_url, parse_url
 from .otlp import SpanSet, check, load_file
 from .quality import DataQuality
 
@@ -172,18 +172,20 @@ def sniff_head(raw: bytes) -> str:
     return "otlp"            # let the OTLP loader describe what is wrong (empty, unknown format)
 
 
-def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None = None) -> SpanSet:
+def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None = None, *,
+                 trace_id: str | None = None) -> SpanSet:
     """The SpanSet of everything ``sources`` name, checked. Small OTLP JSON lines files in a row (a folder of
-    per-trace files) are read in batches (``_otlp_batch``): the same spans, sources and counts as one by one."""
+    per-trace files) are read in batches (``_otlp_batch``): the same spans, sources and counts as one by one.
+    ``trace_id``: only that trace is wanted, and a Jaeger source is asked for it alone (``jaeger.fetch_trace``)."""
     found = expand_sources(sources)
-    out = SpanSet.concat(load_units(found.paths, found.listed, progress))
+    out = SpanSet.concat(load_units(found.paths, found.listed, progress, trace_id=trace_id))
     found.quality.extend(out.quality)          # what could not be listed first, with all its examples
     out.quality = found.quality
     return check(out)
 
 
-def load_units(units: Iterable[str], listed: set[str], progress: Callable[[int], None] | None = None
-               ) -> list[SpanSet]:
+def load_units(units: Iterable[str], listed: set[str], progress: Callable[[int], None] | None = None, *,
+               trace_id: str | None = None) -> list[SpanSet]:
     """Expanded sources loaded, not checked: a Jaeger query, a stream (copied once), a file or object store URL
     (``load_unit``); small local OTLP JSON lines files in a row in batches. ``listed``: the units found in a folder
     or by a pattern. Both engines load with it (the Dask engine a few consecutive small files per task)."""
@@ -202,7 +204,9 @@ def load_units(units: Iterable[str], listed: set[str], progress: Callable[[int],
     for s in units:
         if is_jaeger_url(s):
             flush()
-            parts.append(fetch(parse_url(s), progress))
+            src = parse_url(s)
+            one = fetch_trace(src, trace_id) if trace_id is not None else None
+            parts.append(one if one is not None else fetch(src, progress))
         elif not remote.is_url(s) and is_stream(s):
             flush()
             parts.append(_load_stream(s))

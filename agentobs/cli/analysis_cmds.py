@@ -258,7 +258,7 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
     if wanted is None:
         raise InputError(f"{trace_id!r} is not a trace id: give its 32 hex digits (or the base64 that protobuf's "
                          "JSON writes)")
-    ss = load_sources(sources)
+    ss = load_sources(sources, trace_id=wanted)
     spans = ss.spans
     t = spans[spans["trace_id"] == wanted] if len(spans) else spans
     if t.empty:

@@ -171,6 +171,22 @@ def _agentobs(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
+def test_agentobs_trace_asks_jaeger_for_one_trace_by_its_id(stack, seeds, tmp_path):
+    """The seeds' spans started 30 minutes ago: a window of the last minute holds none of them, so the trace is found
+    only by the trace endpoint; its tree is the one read from our own file. An id Jaeger does not hold is an error."""
+    wait_for(lambda: len(from_otlp(v3_search(stack.jaeger, seeds.service, seeds.t_min, seeds.t_max))[0])
+             >= len(seeds.spans), "every span in Jaeger")
+    for tid in sorted(seeds.roots)[:3]:
+        from_jaeger = _agentobs("trace", tid.upper(), f"{stack.jaeger}?service={seeds.service}&since=1m", cwd=tmp_path)
+        assert from_jaeger.returncode == 0, from_jaeger.stderr
+        local = _agentobs("trace", tid, str(seeds.local), cwd=tmp_path)
+        assert local.returncode == 0, local.stderr
+        assert from_jaeger.stdout.splitlines()[1:] == local.stdout.splitlines()[1:]     # (the title names no source)
+        assert len(from_jaeger.stdout.splitlines()) > 4
+    missing = _agentobs("trace", "0" * 31 + "1", stack.jaeger, cwd=tmp_path)
+    assert missing.returncode == 2 and "is not in" in missing.stderr, missing.stderr
+
+
 def test_agentobs_report_reads_the_runs_from_jaeger(stack, seeds, tmp_path):
     wait_for(lambda: len(from_otlp(v3_search(stack.jaeger, seeds.service, seeds.t_min, seeds.t_max))[0])
              >= len(seeds.spans), "every span in Jaeger")

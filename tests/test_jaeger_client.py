@@ -324,10 +324,17 @@ def test_a_trace_in_two_windows_is_read_once_and_its_problems_counted_once(jaege
     assert ss.quality.count("source_error") == 0
 
 
-def test_an_answer_is_read_from_its_bytes_by_the_fast_path(jaeger, seed_traces, monkeypatch):
+@pytest.mark.parametrize("line_limit", [None, "4KiB"])
+def test_an_answer_is_read_from_its_bytes_by_the_fast_path(jaeger, seed_traces, monkeypatch, line_limit):
     """An answer is not parsed into Python objects first (which took about ten times the time and many times the
-    answer's size in memory): the loader reads it as a saved Jaeger answer."""
+    answer's size in memory): the loader reads it as a saved Jaeger answer, even when it is longer than the longest
+    line a file may hold (an answer is one line, bounded by the size cap)."""
     import agentobs.analysis.jaeger as jaeger_module
+    from agentobs.analysis.input_limits import LINE_ENV
+    if line_limit:
+        monkeypatch.setenv(LINE_ENV, line_limit)
+        import agentobs.analysis._otlp_parse as parse_module
+        monkeypatch.setattr(parse_module, "_BLOCK", 1024)        # (pyarrow's first block, else the whole answer)
 
     def no_json(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("an answer was parsed with json")

@@ -21,7 +21,7 @@ import json
 import os
 import re
 import urllib.parse
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Mapping
 
@@ -29,6 +29,7 @@ from ..errors import ConfigError, InputError
 from . import remote
 from ._jaeger_http import Client, DeadlinePassed, RequestFailed, without_userinfo
 from ._otlp_ids import trace_id_of
+from .input_limits import InputLimits
 from .otlp import SpanSet, load_bytes, load_request
 from .quality import DataQuality
 
@@ -355,7 +356,11 @@ def _load(answer: bytes, label: str) -> tuple[SpanSet, DataQuality]:
     problems is looked at as JSON: what is no answer (not JSON, no result object) fails as its request, naming the
     window, as before the fast path."""
     got = DataQuality()
-    part = load_bytes(answer, label, got)
+    # an answer is one line, already bounded by the size cap: a longer line than files may hold is parsed whole by
+    # the fast path, not read value by value (an answer of 68 MiB: 0.9 s against 1.2 s)
+    limits = InputLimits.resolve()
+    limits = replace(limits, max_line_bytes=max(limits.max_line_bytes, len(answer) + 1))
+    part = load_bytes(answer, label, got, limits=limits)
     if part.spans.empty and got.issues:
         _result(answer)
     return part, got

@@ -94,8 +94,8 @@ class FakeJaeger:
         self.huge = 64 * 2**20
         self.services_answer: Any = None          # instead of the services' list
         self.fresh = 0                            # ids for mode "full"
-        self.by_id = True                         # /api/v3/traces/{id} answered (else the UI's page, as for an
-                                                  # unknown route of Jaeger's)
+        self.by_id: bool | str = True             # /api/v3/traces/{id} answered (False: the UI's page, as for
+                                                  # an unknown route of Jaeger's; "trickle": a byte at a time)
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -175,6 +175,19 @@ class _Handler(BaseHTTPRequestHandler):
             if f.services_answer is not None:
                 return self._json(200, f.services_answer)
             return self._json(200, {"services": sorted({_service(rs) for rs in f.traces} | set(f.modes))})
+        if u.path.startswith("/api/v3/traces/") and f.by_id == "trickle":
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            try:
+                for _ in range(1000):
+                    if f.stop.wait(TRICKLE_S):
+                        return None
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+            except OSError:
+                pass
+            return None
         if u.path.startswith("/api/v3/traces/") and f.by_id:
             tid = u.path.rsplit("/", 1)[1]
             found = [rs for rs in f.traces if _trace_id(rs) == tid]
@@ -362,6 +375,15 @@ def test_the_trace_command_asks_jaeger_for_the_trace_alone_whatever_its_age(jaeg
     missing = CliRunner().invoke(cli, ["trace", f"{9:032x}", fake.url])
     assert missing.exit_code == 2 and "is not in" in missing.stderr
     assert fake.hits[-1] == f"/api/v3/traces/{9:032x}" and fake.trace_requests == 2
+
+
+def test_a_trace_endpoint_that_trickles_ends_at_the_deadline_without_a_search(jaeger, monkeypatch):
+    fake = jaeger([_trace(7, T0 + 60 * 10**9)])
+    fake.by_id = "trickle"
+    monkeypatch.setenv(ENV_DEADLINE_S, "2")
+    res = CliRunner().invoke(cli, ["trace", f"{7:032x}", f"{fake.url}?service=shop&{WINDOW}"])
+    assert res.exit_code == 2 and "deadline of 2 s passed before the trace was read" in res.stderr, res.output
+    assert fake.trace_requests == 1                       # no search of the window after it
 
 
 def test_without_the_trace_endpoint_the_trace_command_searches_the_window(jaeger):

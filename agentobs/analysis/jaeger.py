@@ -245,7 +245,8 @@ def fetch_trace(src: JaegerSource, trace_id: str, *, limits: JaegerLimits | None
     """One trace by its id (``trace_id``: 32 lower-case hex digits), asked of API v3's trace endpoint: one request,
     whatever the trace's age or service, where a search would read every trace of the source's window (24 hours by
     default) and miss an older one. A trace Jaeger does not hold gives no span. None when the endpoint gives no
-    answer to go by (it failed, or a proxy answered something else): the caller then searches the window."""
+    answer to go by (it failed, or a proxy answered something else): the caller then searches the window. The
+    query's deadline passing is an InputError."""
     lim = limits or resolve_limits()
     with Client(deadline_s=lim.deadline_s, max_bytes=lim.max_bytes, authorization=src.authorization) as client:
         try:
@@ -255,8 +256,11 @@ def fetch_trace(src: JaegerSource, trace_id: str, *, limits: JaegerLimits | None
             if status != 200 or not _ANSWER.match(body):
                 return None
             part, got = _load(body, src.label)
-        except (RequestFailed, DeadlinePassed):
+        except RequestFailed:
             return None
+        except DeadlinePassed:              # (a search of the window would wait as long again)
+            raise InputError(f"Jaeger at {src.base}: the deadline of {lim.deadline_s:g} s passed before the trace was "
+                             f"read. Raise {ENV_DEADLINE_S}") from None
     got.files = got.lines = 0
     part.quality, part.sources = got, [src.label]
     return part

@@ -48,6 +48,9 @@ class RunIdentity:
         return len(self.run_ids)
 
 
+_LAST = np.iinfo(np.int64).max          # (a time that is missing sorts last, as NaN did)
+
+
 def identify(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: np.ndarray,
              links: pd.DataFrame | None) -> RunIdentity:
     anchor, root_kind_of_anchor = _anchors(keys, kind)
@@ -149,7 +152,7 @@ def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: n
         return main, subs, names
     parent = keys.parent
     named = is_agent & pd.notna(agent_name)
-    start = spans["start_ns"].astype("float64").to_numpy()
+    start = spans["start_ns"].to_numpy(dtype=np.int64, na_value=_LAST)      # (integers: float64 times of today step by 256 ns)
     own = np.arange(len(kind))
     has_named = np.zeros(n_runs, dtype=bool)
     has_named[run[named]] = True

@@ -48,3 +48,18 @@ def test_the_trace_view_orders_spans_by_their_integer_start(tmp_path):
 def test_the_main_agent_is_the_earliest_of_the_highest_named_ones(tmp_path):
     runs, _, _ = derive_runs(load_sources([str(_write(tmp_path / "t.jsonl"))]))
     assert len(runs) == 1 and runs["agent"].iloc[0] == "first", runs[["agent", "sub_agent_names"]]
+
+
+def test_the_runs_table_orders_calls_by_their_integer_start(tmp_path):
+    """The first error of a run: two failed model calls 10 ns apart, the later one first in the input."""
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "helper"}
+    spans = [_span("1" * 16, None, "invoke_agent helper", T, agent),
+             {**_span("3" * 16, "1" * 16, "chat later", T + 20, {"gen_ai.operation.name": "chat"}),
+              "status": {"code": 2, "message": "later"}},
+             {**_span("2" * 16, "1" * 16, "chat earlier", T + 10, {"gen_ai.operation.name": "chat"}),
+              "status": {"code": 2, "message": "earlier"}}]
+    doc = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "x"}, "spans": spans}]}]}
+    path = tmp_path / "e.jsonl"
+    path.write_text(json.dumps(doc) + "\n")
+    runs, _, _ = derive_runs(load_sources([str(path)]))
+    assert runs["first_error"].iloc[0].startswith("chat earlier"), runs["first_error"].iloc[0]

@@ -116,8 +116,9 @@ class _Ctx:
     ident: RunIdentity
     g: _Groups
     last: pd.DataFrame           # the root span of each run's last segment
-    start: np.ndarray            # span start / end (ns, float64)
+    start: np.ndarray            # span start / end (ns, float64: for arithmetic)
     end: np.ndarray
+    start_ns: np.ndarray         # span start (ns, int64: for ordering; as float64, times of today step by 256 ns)
     stale_after_s: float
     fingerprint: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))   # per tool span
 
@@ -339,9 +340,9 @@ def _repeats(c: _Ctx, der: Derivation) -> dict[str, object]:
     if not tool.any():
         # no tool calls at all: every model call moved the conversation on (the same answer as for a run without
         # tool calls among runs with some: a run's figures never depend on the other runs read with it)
-        none = (np.array([], dtype=run.dtype), np.array([], dtype=c.start.dtype), np.array([], dtype=bool))
+        none = (np.array([], dtype=run.dtype), np.array([], dtype=c.start_ns.dtype), np.array([], dtype=bool))
         return {**{k: np.where(unrecorded, np.nan, 0.0) for k in cols}, "longest_stall": _stalls(c, none)}
-    t = pd.DataFrame({"run": run[tool], "start": c.start[tool], "parent": c.keys.parent[tool],
+    t = pd.DataFrame({"run": run[tool], "start": c.start_ns[tool], "parent": c.keys.parent[tool],
                       "fp": c.fingerprint[tool]})
     known = t["fp"].notna().to_numpy()
     runs_with = np.zeros(n, dtype=bool)
@@ -368,7 +369,7 @@ def _repeats(c: _Ctx, der: Derivation) -> dict[str, object]:
     step = c.kind(STEP) & c.g.inside
     window = np.full(len(t), np.nan)
     if step.any() and sc.STEP_PROGRESS in c.spans:
-        st = pd.DataFrame({"run": run[step], "row": np.nonzero(step)[0], "start": c.start[step],
+        st = pd.DataFrame({"run": run[step], "row": np.nonzero(step)[0], "start": c.start_ns[step],
                            "progress": _b(c.spans, sc.STEP_PROGRESS)[step].astype(np.int64)})
         st = st.sort_values(["run", "start"], kind="stable")
         # a tool span belongs to the window opened by the progress of the steps before its own
@@ -403,7 +404,7 @@ def _stalls(c: _Ctx, calls: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.nda
     if chat.any():
         # other traces: consecutive model calls whose tool calls all repeated earlier ones
         r, t_start, new = calls
-        m = pd.DataFrame({"run": run[chat], "start": c.start[chat]}).sort_values("start", kind="stable")
+        m = pd.DataFrame({"run": run[chat], "start": c.start_ns[chat]}).sort_values("start", kind="stable")
         tt = pd.DataFrame({"run": r, "start": t_start, "new": new}).sort_values("start", kind="stable")
         merged = pd.merge_asof(tt, m.rename(columns={"start": "chat_start"}), left_on="start",
                                right_on="chat_start", by="run", direction="backward")
@@ -429,7 +430,7 @@ def _growth(c: _Ctx) -> dict[str, object]:
     mask = c.kind(CHAT) & c.g.inside & ~np.isnan(tin)
     if not mask.any():
         return {"input_growth_per_step": np.full(c.n, np.nan), "max_input_tokens": np.full(c.n, np.nan)}
-    d = pd.DataFrame({"run": c.ident.run[mask], "start": c.start[mask], "y": tin[mask]}).sort_values(
+    d = pd.DataFrame({"run": c.ident.run[mask], "start": c.start_ns[mask], "y": tin[mask]}).sort_values(
         ["run", "start"], kind="stable")
     d["x"] = d.groupby("run").cumcount().astype("float64")
     d["xy"], d["xx"] = d["x"] * d["y"], d["x"] * d["x"]
@@ -446,7 +447,7 @@ def _errors(c: _Ctx) -> dict[str, object]:
     out = pd.Series(pd.NA, index=range(c.n), dtype="string")
     if mask.any():
         rows = np.nonzero(mask)[0]
-        e = pd.DataFrame({"run": c.ident.run[rows], "start": c.start[rows], "row": rows}).sort_values(
+        e = pd.DataFrame({"run": c.ident.run[rows], "start": c.start_ns[rows], "row": rows}).sort_values(
             ["run", "start"], kind="stable").drop_duplicates("run")
         sub = c.spans.iloc[e["row"].to_numpy()]
         etype = pd.Series(c.norm.fields["error_type"][e["row"].to_numpy()], index=sub.index, dtype="string")
@@ -509,7 +510,7 @@ def _segments(c: _Ctx) -> dict[str, object]:
     if len(late):
         tool = np.nonzero(c.kind(TOOL))[0]
         t = pd.DataFrame({"row": tool, "trace": c.spans["trace_id"].astype(str).to_numpy()[tool],
-                          "start": c.start[tool]})
+                          "start": c.start_ns[tool]})
         t = t[t["trace"].isin(set(late["trace_id"]))].sort_values("start", kind="stable").drop_duplicates("trace")
         rows = t["row"].to_numpy()
         effect = _s(c.spans, sc.TOOL_EFFECT)[rows]
@@ -558,6 +559,7 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     ctx = _Ctx(spans=spans, links=ss.links, events=ss.events, keys=keys, norm=norm, ident=ident,
                g=_Groups(ident.run, ident.n_runs), last=spans.iloc[last_rows].reset_index(drop=True),
                start=spans["start_ns"].astype("float64").to_numpy(), end=spans["end_ns"].astype("float64").to_numpy(),
+               start_ns=spans["start_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).max),
                stale_after_s=stale_after_s)
     tool = ctx.kind(TOOL)
     ctx.fingerprint = np.full(len(spans), None, dtype=object)

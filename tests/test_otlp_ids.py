@@ -114,3 +114,31 @@ def test_a_column_of_hex_ids_in_either_case_is_lowered_at_once_as_each_id_alone(
     want = [_one(v, nbytes) for v in arr.to_pylist()]
     assert got.to_pylist() == [None if w == "0" * (2 * nbytes) else w for w in want]
     assert bad.tolist() == [v is None or (w is None) for v, w in zip(arr.to_pylist(), want)]
+
+
+@given(st.sampled_from([8, 16]), st.integers(0, 3), st.data())
+def test_a_column_of_hex_and_padded_base64_ids_converts_each_form_at_once_as_each_id_alone(nbytes, head, data):
+    """Hex ids beside padded base64 ids (lines of several spellings decoded at once): each form is converted at once
+    and put back in place, a sliced column and nulls too, without the id-by-id way; an id of neither form (or a bad
+    character in one) sends the column that way, where only that id is lost."""
+    import agentobs.analysis._otlp_ids as ids_module
+    one = st.binary(min_size=nbytes, max_size=nbytes)
+    good = st.one_of(one.map(bytes.hex), one.map(lambda b: b.hex().upper()),
+                     one.map(lambda b: base64.b64encode(b).decode()), one.map(lambda b: base64.urlsafe_b64encode(b).decode()),
+                     st.just(None))
+    odd = st.one_of(st.just("g" * (2 * nbytes)), st.just("A" * (2 * nbytes - 1)), st.just("0" * (2 * nbytes)))
+    ids = data.draw(st.lists(st.one_of(good, good, good, good, odd), min_size=1, max_size=40))
+    arr = pa.array(ids, type=pa.string()).slice(min(head, len(ids) - 1))
+    slow, real = [], ids_module._convert
+    ids_module._convert = lambda *a: slow.append(1) or real(*a)
+    try:
+        got, bad = normalize_ids(arr, nbytes, zero_is_null=True)
+    finally:
+        ids_module._convert = real
+    want = [_one(v, nbytes) for v in arr.to_pylist()]
+    assert got.to_pylist() == [None if w == "0" * (2 * nbytes) else w for w in want]
+    assert bad.tolist() == [v is None or (w is None) for v, w in zip(arr.to_pylist(), want)]
+    shown = [v for v in arr.to_pylist() if v is not None]
+    if all(_one(v, nbytes) is not None and len(v) in (2 * nbytes, 4 * ((nbytes + 2) // 3)) for v in shown) and \
+            any(len(v) == 2 * nbytes for v in shown) and any(len(v) != 2 * nbytes for v in shown):
+        assert slow == [], "hex and padded base64 ids went the id-by-id way"

@@ -329,15 +329,16 @@ def test_pieces_of_lines_in_several_spellings_are_parsed_by_spelling_ahead_of_th
     monkeypatch.setattr(ahead, "parse_groups", lambda *a: groups.append(g := real_groups(*a)) or g)
     monkeypatch.setattr(ahead, "runs_by_spelling", lambda *a: cuts.append(r := real_runs(*a)) or r)
     monkeypatch.setattr(ahead, "parse", lambda *a, **k: whole.append(1) or real_parse(*a, **k))
-    decoded_in, real_decode = [], parse._decode
-    monkeypatch.setattr(parse, "_decode", lambda *a, **k: decoded_in.append(threading.current_thread().name)
-                        or real_decode(*a, **k))
+    decoded_in, real_decode = [], parse.decode_tables
+    monkeypatch.setattr(parse, "decode_tables", lambda *a, **k: decoded_in.append(
+        (threading.current_thread().name, len(a[0]))) or real_decode(*a, **k))
     got = check(load_file(mixed, limits=limits))
     monkeypatch.undo()
     one_spelling = sum(len(r) < 2 for r in cuts)
     assert len(groups) >= 4, f"{len(groups)} pieces parsed by spelling ahead"
-    groups_decoded = sum(len(g.groups) for g in groups)
-    assert sum(name.startswith("agentobs-otlp-parser") for name in decoded_in) == groups_decoded, decoded_in
+    # each piece cut by spelling is decoded once, all its spellings at once, on a parser thread
+    assert all(name.startswith("agentobs-otlp-parser") for name, _ in decoded_in), decoded_in
+    assert len(decoded_in) == len(groups) and any(tables > 1 for _, tables in decoded_in), decoded_in
     assert set(got.spans["source"].astype(str)) == {str(mixed)}          # the file's name, decoded ahead too
     # the pieces parsed at once start before the first teaches that the file is mixed; the later ones are cut first
     assert len(whole) <= ahead._PARSERS + one_spelling, "pieces after a mixed one were parsed whole first"
@@ -383,7 +384,27 @@ def test_lines_look_mixed_only_when_two_show_one_field_spelt_two_ways(line_varia
     for a, b in itertools.combinations(["canonical", "protobuf defaults", "snake_case", "integer enums", "numbers",
                                         "Jaeger answer"], 2):
         lines = [variants[a][0], variants[b][0]] * 8
-        assert looks_mixed(("\n".join(lines) + "\n").encode()), (a, b)
+        # the integer enums of protobuf's writer differ from the canonical spelling in their ids alone (base64): both
+        # are text to the parser, and the decoding reads each form at once
+        assert looks_mixed(("\n".join(lines) + "\n").encode()) is ({a, b} != {"canonical", "integer enums"}), (a, b)
+
+
+def test_lines_whose_ids_alone_differ_are_parsed_as_one_spelling(line_variants, tmp_path, monkeypatch):
+    """Lines with hex ids and lines with base64 ids (protobuf's writer with integer enums), mixed line by line: one
+    parse of the piece, and the ids of both forms read at once, as the canonical file's."""
+    import agentobs.analysis._otlp_ids as ids
+    import agentobs.analysis._otlp_parse as parse
+    want, variants = line_variants
+    lines = [variants["canonical" if i % 2 else "integer enums"][i] for i in range(len(variants["canonical"]))]
+    calls, real = [], parse.pj.read_json
+    monkeypatch.setattr(parse.pj, "read_json", lambda *a, **k: calls.append(1) or real(*a, **k))
+    slow, real_convert = [], ids._convert
+    monkeypatch.setattr(ids, "_convert", lambda *a: slow.append(1) or real_convert(*a))
+    ss, got = _runs(_write(tmp_path / "ids.jsonl", lines))
+    monkeypatch.undo()
+    assert len(calls) == 1 and slow == []
+    _fast(ss)
+    _same(got, want)
 
 
 def test_a_bad_line_among_lines_in_several_spellings_costs_only_itself_when_parsed_ahead(emitted, tmp_path):
@@ -448,3 +469,44 @@ def test_lines_of_several_spellings_with_dropped_spans_and_keys_of_two_kinds_giv
     assert (got.events["eline"].astype("int64") == got.events["span_id"].str[:8].apply(int, base=16) - 1).all()
     summary = [(i.kind, i.count) for i in got.quality.issues]
     assert summary == [(i.kind, i.count) for i in want.quality.issues] and ("bad_span", 16) in summary
+
+
+def _without_status_codes(line):
+    """The request with no status code on any span (as protobuf's writer leaves an unset one out)."""
+    d = json.loads(line)
+
+    def drop(x):
+        if isinstance(x.get("status"), dict):
+            x["status"].pop("code", None)
+    _walk(d, drop)
+    return json.dumps(d)
+
+
+def test_a_line_that_leaves_a_field_out_joins_a_spelling_it_may_be_in(emitted, tmp_path, monkeypatch):
+    """Lines of two spellings, some of one of them with no status code at all: a line that shows no code goes with
+    the lines of a spelling it does not contradict (here the first of the piece), so each spelling is parsed once
+    and no group is parsed a second time with what pyarrow's error teaches. The rows are those of the same lines
+    all in the canonical spelling."""
+    import agentobs.analysis._otlp_parse as parse
+    variants = _variants(_per_span(emitted[2]))
+    n = len(variants["canonical"])
+    mixed, plain = [], []
+    for i in range(n):
+        name = ("canonical", "protobuf defaults", "protobuf defaults")[i % 3]
+        line, canonical = variants[name][i], variants["canonical"][i]
+        if i % 3 == 2:
+            line, canonical = _without_status_codes(line), _without_status_codes(canonical)
+        mixed.append(line)
+        plain.append(canonical)
+    assert any('"STATUS_CODE_' in x for x in mixed) and all('"STATUS_CODE_' not in x for x in mixed[2::3])
+    data = ("\n".join(mixed) + "\n").encode()
+    assert len({run.spelling for run in parse.runs_by_spelling(data, 1)}) == 2
+    groups = parse.parse_groups(parse.runs_by_spelling(data, 1), len(data), "mixed")
+    assert groups.reason is None and len(groups.found.spellings) == 2
+    calls, real = [], parse.pj.read_json
+    monkeypatch.setattr(parse.pj, "read_json", lambda *a, **k: calls.append(1) or real(*a, **k))
+    got = check(load_file(_write(tmp_path / "mixed.jsonl", mixed)))
+    monkeypatch.undo()
+    assert len(calls) <= 2 + 2, f"{len(calls)} parses of lines in two spellings"    # (the whole piece tried first)
+    _fast(got)
+    _frames_equal(got, check(load_file(_write(tmp_path / "plain.jsonl", plain))))

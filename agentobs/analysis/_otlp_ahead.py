@@ -9,10 +9,10 @@ queue (being parsed, or parsed), and the reader fills the next when one comes ba
 buffer back). What the reader meets (lines over the limit, a corrupt gzip stream, a refused bomb) travels with the
 pieces and is reported or raised by the caller, in file order. The threads touch nothing of the caller's: a parser
 starts each piece with the spelling the last parse found (pyarrow's errors teach it), else the caller's
-``spelling()``; a wrong guess only costs a second parse. A piece of lines in several spellings is parsed and decoded
-one spelling at a time here, on its parser's thread (``parse_groups``, each group touching only its own; a group's
-lines are put together in one of two spare buffers, used again from piece to piece), and the caller puts the groups
-together.
+``spelling()``; a wrong guess only costs a second parse. A piece of lines in several spellings is parsed one
+spelling at a time here, on its parser's thread, and its groups decoded at once (``parse_groups``; a group's lines are
+put together in one of two spare buffers, used again from piece to piece), and the caller puts the rows in file
+order.
 """
 from __future__ import annotations
 
@@ -145,9 +145,9 @@ class _Learnt:
 def _parse(item: Ahead, max_block: int, learnt: _Learnt, spelling: Spelling, source: str,
            spare: _otlp_read.Buffers) -> tuple[Parse | Groups, bool]:
     """What the parser makes of a piece (``learnt``: what the pieces before taught; ``spelling``: the caller's guess
-    when they taught none), and whether it held lines of several spellings. Such a piece is parsed and decoded one
-    spelling at a time here, not by the caller, so that work overlaps the caller's on the piece before (a spelling's
-    decoding has a fixed cost, which a piece of many spellings pays many times). Once a piece was, the next ones are
+    when they taught none), and whether it held lines of several spellings. Such a piece is parsed one spelling at a
+    time and decoded here, not by the caller, so that work overlaps the caller's on the piece before. Once a piece
+    was, the next ones are
     cut by spelling first: a whole parse of lines in several spellings fails, often after it has cost as much as a
     parse that succeeds. Until a piece was parsed whole, a piece whose lines look mixed (``looks_mixed``) is cut
     first too: the first pieces of a file are parsed side by side, before any taught anything."""

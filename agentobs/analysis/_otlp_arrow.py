@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dc_field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -42,12 +42,23 @@ def field_of(arr: Any, name: str) -> Any:
 class Decoded:
     """One parsed piece, flattened: spans (base columns + one per attribute key), events, links. Decoded with
     ``pivot=False``, the spans and events have no attribute columns yet: ``attrs`` and ``event_attrs`` hold their
-    attribute lists, each list's owner its row in ``spans`` or ``events`` (-1: the span or event was dropped)."""
+    attribute lists (one part per parsed table), each list's owner its row in ``spans`` or ``events`` (-1: the span
+    or event was dropped)."""
     spans: pa.Table
     events: pa.Table | None
     links: pa.Table | None
-    attrs: AttributePart | None = None
-    event_attrs: AttributePart | None = None
+    attrs: list[AttributePart] = dc_field(default_factory=list)
+    event_attrs: list[AttributePart] = dc_field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParsedTable:
+    """A table ``pyarrow.json`` parsed with the schema of ``sp``; ``row_lines``: the line of the file each of its rows
+    was read from; ``row_sources``: the source of each row (a batch of several small files, ``_otlp_batch``)."""
+    table: pa.Table
+    sp: Spelling = dc_field(default_factory=Spelling)
+    row_lines: np.ndarray | None = None
+    row_sources: pa.DictionaryArray | None = None
 
 
 def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Spelling(), *,
@@ -60,19 +71,29 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
     their request's line in a ``_line`` column (lines of several spellings parsed apart are put back in file
     order by it: ``_otlp_parse``). ``pivot=False``: the attributes of spans and events are left to the caller
     (``Decoded.attrs`` and ``Decoded.event_attrs``, for ``pivot_parts``)."""
-    found = _spans_of(table, sp)
-    if found is None:
+    return decode_tables([ParsedTable(table=table, sp=sp, row_lines=row_lines, row_sources=row_sources)], source, q,
+                         mixed=mixed, pivot=pivot)
+
+
+def decode_tables(tables: list[ParsedTable], source: str, q: DataQuality, *, mixed: set[str] | None = None,
+                  pivot: bool = True) -> Decoded | None:
+    """The spans of several parsed tables (of one spelling each: the spelling groups of a piece) as one, checked
+    once: what depends on the spelling (the envelope, field names, the types of times and enums) is read table by
+    table, and the rest (ids, times, parents, text, events, links) is checked over all of them at once, so a piece of
+    many spellings pays the fixed cost of each Arrow call about once, not once per spelling. The rows come table
+    after table (``_line`` puts them in file order). As ``decode_arrow`` otherwise."""
+    parts = [_Part(t, got) for t in tables if (got := _spans_of(t.table, t.sp)) is not None]
+    if not parts:
         return None
-    spans, span_res, service, rs = found
-    n = len(spans)
-    f = sp.f
+    base = np.cumsum([0, *(len(p.spans) for p in parts)])
+    n = int(base[-1])
     cols: dict[str, Any] = {}
-    trace_id, bad_trace = normalize_ids(field_of(spans, f("traceId")), 16)
-    span_id, bad_span = normalize_ids(field_of(spans, f("spanId")), 8)
-    parent, bad_parent = normalize_ids(field_of(spans, f("parentSpanId")), 8, zero_is_null=True,
-                                       empty_is_null=True)
-    start = _ints(field_of(spans, f("startTimeUnixNano")), q, source, "startTimeUnixNano")
-    end = _ints(field_of(spans, f("endTimeUnixNano")), q, source, "endTimeUnixNano")
+    trace_id, bad_trace = normalize_ids(_joined([p.field(p.sp.f("traceId")) for p in parts]), 16)
+    span_id, bad_span = normalize_ids(_joined([p.field(p.sp.f("spanId")) for p in parts]), 8)
+    parent, bad_parent = normalize_ids(_joined([p.field(p.sp.f("parentSpanId")) for p in parts]), 8,
+                                       zero_is_null=True, empty_is_null=True)
+    start = _joined([_ints(p.field(p.sp.f("startTimeUnixNano")), q, source, "startTimeUnixNano") for p in parts])
+    end = _joined([_ints(p.field(p.sp.f("endTimeUnixNano")), q, source, "endTimeUnixNano") for p in parts])
     other = bad_trace | bad_span | bad_parent | _null(start) | _null(end)
     unset, why = _unset_times(start, end, span_id, ~other)
     keep = ~(other | unset)
@@ -80,40 +101,71 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Sp
     cols["trace_id"] = trace_id
     cols["span_id"] = span_id
     cols["parent_span_id"] = parent
-    cols["name"] = _text(field_of(spans, "name"), q, source, "span name")
-    cols["kind"] = _enum(field_of(spans, "kind"), SPAN_KINDS, q, source, "span kind")
+    cols["name"] = _text(_joined([p.field("name") for p in parts]), q, source, "span name")
+    cols["kind"] = _joined([_enum(p.field("kind"), SPAN_KINDS, q, source, "span kind") for p in parts])
     cols["start_ns"] = start
     cols["end_ns"] = end
-    status = field_of(spans, "status")
-    cols["status_code"] = _enum(field_of(status, "code"), STATUS_CODES, q, source, "status code")
-    cols["status_message"] = _text(field_of(status, "message"), q, source, "status message")
-    cols["service_name"] = _text(pc.take(service, span_res), q, source, "service.name")
-    if row_sources is None:
+    status = [field_of(p.spans, "status") for p in parts]
+    cols["status_code"] = _joined([_enum(field_of(s, "code"), STATUS_CODES, q, source, "status code")
+                                   for s in status])
+    cols["status_message"] = _text(_joined([field_of(s, "message") for s in status]), q, source, "status message")
+    cols["service_name"] = _text(_joined([pc.take(p.service, p.span_res) for p in parts]), q, source,
+                                 "service.name")
+    sources = [p.table.row_sources for p in parts]
+    if all(s is None for s in sources):
         cols["source"] = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([source]))
     else:
-        cols["source"] = row_sources.take(_rows(rs, span_res))
+        cols["source"] = _joined([s.take(p.rows()) if s is not None else
+                                  pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(p.spans), dtype=np.int32)),
+                                                                 pa.array([source]))
+                                  for p, s in zip(parts, sources)])
+    attrs = [AttributePart(attrs=p.field("attributes"), sp=p.sp,
+                           owners=None if len(parts) == 1 else np.arange(base[i], base[i + 1]))
+             for i, p in enumerate(parts)]
     if pivot:
-        for name, col in pivot_attributes(field_of(spans, "attributes"), n, source, q, sp, mixed).items():
+        for name, col in pivot_parts(attrs, n, source, q, mixed).items():
             cols[f"attr:{name}" if name in cols else name] = col
-    events, event_attrs = _events_arrow(field_of(spans, "events"), trace_id, span_id, source, q, sp, mixed,
-                                        pivot=pivot)
-    links = _links_arrow(field_of(spans, "links"), trace_id, span_id, sp, q, source)
-    if row_lines is not None:
-        line = row_lines[_rows(rs, span_res).to_numpy(zero_copy_only=False)]
+    events, event_attrs = _events_arrow(parts, base, trace_id, span_id, source, q, mixed, pivot=pivot)
+    links = _links_arrow(parts, base, trace_id, span_id, q, source)
+    row_lines = [p.table.row_lines for p in parts]
+    if all(lines is not None for lines in row_lines):
+        line = np.concatenate([lines[p.rows().to_numpy(zero_copy_only=False)]
+                               for p, lines in zip(parts, row_lines) if lines is not None])
         cols["_line"] = line
         events = _with_line(events, line)
         links = _with_line(links, line)
     out = Decoded(pa.table(cols), events, links)
     if not pivot:
-        out.attrs = AttributePart(attrs=field_of(spans, "attributes"), sp=sp, owners=_rows_kept(keep))
-        if events is not None and event_attrs is not None:
-            kept = keep[events.column("_owner").to_numpy()]         # (an event goes with its span)
-            out.event_attrs = AttributePart(attrs=event_attrs, sp=sp, owners=_rows_kept(kept))
+        owners = _rows_kept(keep)
+        out.attrs = [replace(a, owners=owners[base[i]:base[i + 1]]) for i, a in enumerate(attrs)]
+        if events is not None:
+            kept = _rows_kept(keep[events.column("_owner").to_numpy()])         # (an event goes with its span)
+            out.event_attrs = [replace(a, owners=kept if a.owners is None else kept[a.owners]) for a in event_attrs]
     if not keep.all():
-        _drop(out, keep, q, source, spans, unset=(unset, why))
+        _drop(out, keep, q, source, parts, base, unset=(unset, why))
         if out.spans.num_rows == 0:
             return None
     return out
+
+
+class _Part:
+    """One parsed table's spans, flattened out of its envelope (``_spans_of``)."""
+    __slots__ = ("rs", "service", "sp", "span_res", "spans", "table")
+
+    def __init__(self, table: ParsedTable, got: tuple[pa.Array, pa.Array, pa.Array, pa.Array]):
+        self.table, self.sp = table, table.sp
+        self.spans, self.span_res, self.service, self.rs = got
+
+    def field(self, name: str) -> pa.Array:
+        return field_of(self.spans, name)
+
+    def rows(self) -> pa.Array:
+        """The row of the parsed table each span came from."""
+        return _rows(self.rs, self.span_res)
+
+
+def _joined(arrays: list[pa.Array]) -> pa.Array:
+    return arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
 
 
 def _rows_kept(keep: np.ndarray) -> np.ndarray:
@@ -172,16 +224,19 @@ def _null(arr: pa.Array) -> np.ndarray:
     return arr.is_null().to_numpy(zero_copy_only=False)
 
 
-def _drop(out: Decoded, keep: np.ndarray, q: DataQuality, source: str, spans: pa.Array,
+def _drop(out: Decoded, keep: np.ndarray, q: DataQuality, source: str, parts: list[_Part], base: np.ndarray,
           unset: tuple[np.ndarray, str] | None = None) -> None:
     """Drops the spans not to ``keep``, counted as ``bad_span``: first those of ``unset`` (a mask and its
-    example), then the others with the first one as the example."""
+    example), then the others with the first one as the example (``parts``: the spans as parsed, ``base``: the
+    first row of each part)."""
     bad = np.nonzero(~keep)[0]
     if unset is not None and unset[0].any():
         q.add("bad_span", source, count=int(unset[0].sum()), example=unset[1])
         bad = np.nonzero(~keep & ~unset[0])[0]
     if len(bad):
-        example = json.dumps(spans[int(bad[0])].as_py(), default=str)[:80]
+        first = int(bad[0])
+        k = int(np.searchsorted(base, first, side="right")) - 1
+        example = json.dumps(parts[k].spans[first - int(base[k])].as_py(), default=str)[:80]
         q.add("bad_span", source, count=len(bad), example=example)
     mask = pa.array(keep)
     out.spans = out.spans.filter(mask)
@@ -768,25 +823,37 @@ def as_text(col: Any) -> Any:
 
 # -- events and links --------------------------------------------------------------------------------
 
-def _events_arrow(events: pa.Array, trace_id: pa.Array, span_id: pa.Array, source: str,
-                  q: DataQuality, sp: Spelling, mixed: set[str] | None = None, *,
-                  pivot: bool = True) -> tuple[pa.Table | None, pa.Array | None]:
-    """The events of the spans (None: there are none), and, when not to ``pivot``, their attribute lists (one per
-    row of the table) instead of their attribute columns."""
-    parent = pc.list_parent_indices(events)
-    flat = pc.list_flatten(events)
-    if len(flat) == 0:
-        return None, None
+def _events_arrow(parts: list[_Part], base: np.ndarray, trace_id: pa.Array, span_id: pa.Array, source: str,
+                  q: DataQuality, mixed: set[str] | None = None, *,
+                  pivot: bool = True) -> tuple[pa.Table | None, list[AttributePart]]:
+    """The events of the parts' spans (None: there are none; ``base``: the first span of each part), and, when not
+    to ``pivot``, their attribute lists (a part each, its owners the events' rows in the table) instead of their
+    attribute columns."""
+    found = []
+    for i, p in enumerate(parts):
+        events = p.field("events")
+        flat = pc.list_flatten(events)
+        if len(flat):
+            parent = pc.list_parent_indices(events)
+            found.append((p, flat, parent if len(parts) == 1 else pc.add(parent, int(base[i]))))
+    if not found:
+        return None, []
+    parent = _joined([owner for _, _, owner in found])
     cols = {"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
-            "name": pc.fill_null(_text(field_of(flat, "name"), q, source, "event name"), ""),   # (as unnamed)
-            "time_ns": _event_times(field_of(flat, sp.f("timeUnixNano")), q, source),
+            "name": pc.fill_null(_text(_joined([field_of(flat, "name") for _, flat, _ in found]), q, source,
+                                       "event name"), ""),   # (as unnamed)
+            "time_ns": _joined([_event_times(field_of(flat, p.sp.f("timeUnixNano")), q, source)
+                                for p, flat, _ in found]),
             "_owner": parent}
+    at = np.cumsum([0, *(len(flat) for _, flat, _ in found)])
+    attrs = [AttributePart(attrs=field_of(flat, "attributes"), sp=p.sp,
+                           owners=None if len(found) == 1 else np.arange(at[i], at[i + 1]))
+             for i, (p, flat, _) in enumerate(found)]
     if not pivot:
-        return pa.table(cols), field_of(flat, "attributes")
-    for name, col in pivot_attributes(field_of(flat, "attributes"), len(flat), source, q, sp,
-                                      mixed).items():
+        return pa.table(cols), attrs
+    for name, col in pivot_parts(attrs, len(parent), source, q, mixed).items():
         cols[f"attr:{name}" if name in cols else name] = col
-    return pa.table(cols), None
+    return pa.table(cols), []
 
 
 def _event_times(arr: pa.Array, q: DataQuality, source: str) -> pa.Array:
@@ -801,14 +868,20 @@ def _event_times(arr: pa.Array, q: DataQuality, source: str) -> pa.Array:
     return times
 
 
-def _links_arrow(links: pa.Array, trace_id: pa.Array, span_id: pa.Array, sp: Spelling, q: DataQuality,
+def _links_arrow(parts: list[_Part], base: np.ndarray, trace_id: pa.Array, span_id: pa.Array, q: DataQuality,
                  source: str) -> pa.Table | None:
-    parent = pc.list_parent_indices(links)
-    flat = pc.list_flatten(links)
-    if len(flat) == 0:
+    found = []
+    for i, p in enumerate(parts):
+        links = p.field("links")
+        flat = pc.list_flatten(links)
+        if len(flat):
+            parent = pc.list_parent_indices(links)
+            found.append((p, flat, parent if len(parts) == 1 else pc.add(parent, int(base[i]))))
+    if not found:
         return None
-    linked_trace, bad_t = normalize_ids(field_of(flat, sp.f("traceId")), 16)
-    linked_span, bad_s = normalize_ids(field_of(flat, sp.f("spanId")), 8)
+    parent = _joined([owner for _, _, owner in found])
+    linked_trace, bad_t = normalize_ids(_joined([field_of(flat, p.sp.f("traceId")) for p, flat, _ in found]), 16)
+    linked_span, bad_s = normalize_ids(_joined([field_of(flat, p.sp.f("spanId")) for p, flat, _ in found]), 8)
     t = pa.table({"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
                   "linked_trace_id": linked_trace, "linked_span_id": linked_span, "_owner": parent})
     ok = ~(bad_t | bad_s)

@@ -49,6 +49,8 @@ def normalize_ids(arr: pa.Array, nbytes: int, *, zero_is_null: bool = False,
     at_once = _hex_lowered(s, width)
     if at_once is None:
         at_once = _all_padded_base64(s, nbytes)
+    if at_once is None:
+        at_once = _hex_or_padded_base64(s, nbytes)
     s = at_once if at_once is not None else _convert(s, nbytes)
     bad = s.is_null().to_numpy(zero_copy_only=False) & ~missing
     zero = pc.fill_null(pc.equal(s, "0" * width), False)
@@ -137,6 +139,31 @@ def _all_padded_base64(s: pa.Array, nbytes: int) -> pa.Array | None:
         return None
     hexed = _decoded_at_once(raw, m, nbytes, padded)
     return None if hexed is None else _in_place_of(s, hexed)
+
+
+def _hex_or_padded_base64(s: pa.Array, nbytes: int) -> pa.Array | None:
+    """The ids as lower-case hex when every present one is either hex of the right width or padded base64 (lines of
+    several spellings decoded at once), each form converted at once as above and the two put back in place; else
+    None."""
+    width, padded = 2 * nbytes, 4 * ((nbytes + 2) // 3)
+    bufs = s.buffers()
+    m = len(s)
+    if not m or bufs[2] is None or s.null_count == m:
+        return None
+    lengths = np.diff(np.frombuffer(bufs[1], dtype=np.int32, count=s.offset + m + 1)[s.offset:])
+    valid = s.is_valid().to_numpy(zero_copy_only=False) if s.null_count else np.ones(m, dtype=bool)
+    hexed, based = valid & (lengths == width), valid & (lengths == padded)
+    if int(hexed.sum()) + int(based.sum()) != m - s.null_count:
+        return None
+    hex_rows, b64_rows = np.flatnonzero(hexed), np.flatnonzero(based)
+    got_hex = _hex_lowered(s.take(pa.array(hex_rows)), width)
+    got_b64 = _all_padded_base64(s.take(pa.array(b64_rows)), nbytes)
+    if got_hex is None or got_b64 is None:
+        return None
+    pos = np.full(m, -1, dtype=np.int64)
+    pos[hex_rows] = np.arange(len(hex_rows))
+    pos[b64_rows] = len(hex_rows) + np.arange(len(b64_rows))
+    return pc.take(pa.concat_arrays([got_hex, got_b64]), pa.array(pos, mask=pos < 0))
 
 
 def _decoded_at_once(raw: bytes, m: int, nbytes: int, padded: int) -> pa.Array | None:

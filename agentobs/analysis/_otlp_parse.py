@@ -4,8 +4,9 @@ A piece is parsed whole by ``pyarrow.json`` with the schema of its spelling (``_
 pyarrow says the piece uses another spelling, the piece is parsed again with that one (the spelling
 is then kept for the next pieces of the file, so a file in one spelling pays once). When the piece
 holds lines of several spellings, its lines are grouped by the spelling their first bytes show
-(``Spelling.sniff``), each group parsed at once, and the rows put back in file order; when a group fails, the
-piece is read in runs of consecutive lines of one spelling. When a piece
+(``Spelling.shown``: a line that leaves a field out joins a spelling it does not contradict), each group parsed at
+once, the groups decoded together (``_otlp_arrow.decode_tables``) and the rows put back in file order; when a group
+fails, the piece is read in runs of consecutive lines of one spelling. When a piece
 holds something no spelling explains (a truncated line, a value of the wrong type, a line that is not
 OTLP), it is cut in two at a line boundary and each half tried again, down to single lines; only those
 lines take the careful path (``_otlp_sanitize``: ``json`` per line, usable spans kept). The report
@@ -16,8 +17,7 @@ from __future__ import annotations
 import enum
 import json
 import re
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from ._otlp_arrow import AttributePart, Decoded, decode_arrow, field_of, pivot_parts, unify
+from ._otlp_arrow import AttributePart, Decoded, ParsedTable, decode_arrow, decode_tables, field_of, pivot_parts
 from ._otlp_read import Buffers
 from ._otlp_sanitize import sanitize_request
 from ._otlp_spelling import Spelling
@@ -73,7 +73,7 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
     # lines were screened)
     stack: list[tuple[bytes | memoryview, int, Spelling | None, bool, bool]] = [(data, first_line, None, False, False)]
     if isinstance(parsed, Groups):
-        if decode_groups(parsed.groups, source, q, out):
+        if decode_groups(parsed, source, q, out):
             return
         parsed = None                       # a group failed: each run of one spelling at once, cut where it fails
         stack = [(r.text, r.first, r.spelling, True, False) for r in reversed(_runs_by_spelling(data, first_line))]
@@ -91,7 +91,7 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
             continue
         if not cut:
             runs = _runs_by_spelling(piece, line)
-            if len(runs) > 1 and _by_spelling(runs, source, q, out, max_block):
+            if len(runs) > 1 and decode_groups(parse_groups(runs, max_block, source), source, q, out):
                 continue                    # spellings mixed line by line: the lines of each spelling at once
             if len(runs) > 1:               # else each run of one spelling at once, and cut where it fails
                 stack.extend((r.text, r.first, r.spelling, True, screened) for r in reversed(runs))
@@ -120,55 +120,26 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
 
 
 @dataclass(frozen=True, kw_only=True)
-class Group:
-    """The lines of one spelling of a piece, parsed and decoded (their attributes not pivoted yet): what the
-    decoding kept and counted, apart from the piece's other groups, or why the lines did not take the fast path."""
+class Groups:
+    """A piece of lines in several spellings, parsed one spelling at a time and decoded at once (its attributes not
+    pivoted yet) by a parser thread, ahead of the caller, who puts its rows in file order (``decode_groups``): what
+    the decoding kept and counted, or why the lines did not take the fast path."""
     reason: str | None
     found: Parsed
     quality: DataQuality
 
 
-@dataclass(frozen=True, kw_only=True)
-class Groups:
-    """A piece of lines in several spellings, parsed and decoded one spelling at a time by a parser thread, ahead
-    of the caller, who puts them together (``decode_groups``)."""
-    groups: list[Group]
-
-
-def group_by_spelling(runs: list[Run]) -> list[tuple[Spelling, bytes, np.ndarray]]:
-    """The runs' lines joined per spelling and form of ids (first seen first), with the file line of each
-    non-blank line. The runs may be views of one piece: each group's text is its one copy."""
-    return [(sp, b"".join(members), lines) for sp, members, lines in _members(runs)]
-
-
 def _members(runs: list[Run]) -> list[tuple[Spelling, list[bytes | memoryview], np.ndarray]]:
-    """The runs' texts per spelling and form of ids (first seen first; a line break after a run's last line where it
-    has none), with the file line of each non-blank line."""
-    groups: dict[tuple[Spelling, str], tuple[list[bytes | memoryview], list[np.ndarray]]] = {}
+    """The runs' texts per spelling (first seen first; a line break after a run's last line where it has none), with
+    the file line of each non-blank line."""
+    groups: dict[Spelling, tuple[list[bytes | memoryview], list[np.ndarray]]] = {}
     for run in runs:
-        members, lines = groups.setdefault((run.spelling, run.form), ([], []))
+        members, lines = groups.setdefault(run.spelling, ([], []))
         members.append(run.text)
         if bytes(run.text[-1:]) != b"\n":
             members.append(b"\n")
         lines.append(run.lines)
-    return [(sp, members, np.concatenate(lines)) for (sp, _), (members, lines) in groups.items()]
-
-
-_FIRST_TRACE_ID = re.compile(rb'"(?:traceId|trace_id)"\s*:\s*"([^"]{0,64})"')
-_HEX_ID = re.compile(rb"[0-9a-fA-F]{32}")
-
-
-def _id_form(head: bytes) -> str:
-    """How the first trace id of a line is written: hex of either case (OTLP/JSON), or something else (base64, as
-    protobuf's JSON writes it). Lines are grouped by it too, as ids are not part of a spelling's schema: a group of
-    one form has its ids converted at once (a group of lines in both needed the slow way)."""
-    return "other" if _hex_ids(head) is False else "hex"
-
-
-def _hex_ids(head: bytes) -> bool | None:
-    """Whether the first trace id of a line is hex, None when the line shows none."""
-    m = _FIRST_TRACE_ID.search(head)
-    return None if m is None else _HEX_ID.fullmatch(m.group(1)) is not None
+    return [(sp, members, np.concatenate(lines)) for sp, (members, lines) in groups.items()]
 
 
 _LOOKS = 8                  # lines of a piece sniffed to see whether it is mixed
@@ -177,12 +148,12 @@ _LOOK_FOR_LINE = 1 << 20     # how far from each eighth of the piece its next li
 
 def looks_mixed(piece: bytes | memoryview) -> bool:
     """Whether lines spread over the piece (its first, and the first after each eighth of it) show different
-    spellings or forms of ids: a field two of them both show, spelt two ways (``Spelling.shown``). Such a piece is
-    cut by spelling before any parse: a whole parse of it fails, often only after it has cost as much as one that
-    succeeds (its rows parse, some without resourceSpans), which the pieces parsed before the file was known to be
-    mixed paid. A line that shows no kind, say, conflicts with none (protobuf's writer leaves a default value out,
-    and a file in its spelling is parsed whole). A piece mixed only between the lines looked at is still found out by
-    that failure."""
+    spellings: a field two of them both show, spelt two ways (``Spelling.shown``). Such a piece is cut by spelling
+    before any parse: a whole parse of it fails, often only after it has cost as much as one that succeeds (its rows
+    parse, some without resourceSpans), which the pieces parsed before the file was known to be mixed paid. A line
+    that shows no kind, say, conflicts with none (protobuf's writer leaves a default value out, and a file in its
+    spelling is parsed whole); nor do ids of two forms (hex and base64: both are text to the parser, and the decoding
+    reads each form at once). A piece mixed only between the lines looked at is still found out by that failure."""
     size = len(piece)
     whole, base = _searchable(piece)
     view = memoryview(piece)
@@ -198,11 +169,16 @@ def looks_mixed(piece: bytes | memoryview) -> bool:
         head = _line_head(whole, base, view, start)
         if head.isspace() or not head:
             continue
-        shows = (*Spelling.shown(head), _hex_ids(head))
-        if any(a is not None and b is not None and a != b for other in seen for a, b in zip(shows, other)):
+        shows = Spelling.shown(head)
+        if any(not _compatible(shows, other) for other in seen):
             return True
         seen.append(shows)
     return False
+
+
+def _compatible(a: Sequence[bool | None], b: Sequence[bool | None]) -> bool:
+    """Whether two lines may be in one spelling: no field that both show is spelt two ways."""
+    return all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
 def runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[Run]:
@@ -211,12 +187,13 @@ def runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[Run]:
 
 
 def parse_groups(runs: list[Run], max_block: int, source: str, spare: Buffers | None = None) -> Groups:
-    """The runs' lines parsed and decoded one spelling at a time, on the calling thread: a parser thread of the
-    loader, beside the other one that parses the next piece (threads of its own per piece cost more in switching
-    between them than they overlapped). Each group's lines are put together in a buffer of ``spare``, used again
-    from group to group and piece to piece: a fresh copy of each group cost more in fresh memory than the copy."""
+    """The runs' lines parsed one spelling at a time, then decoded at once (``decode_tables``), on the calling
+    thread: a parser thread of the loader, beside the other one that parses the next piece (threads of its own per
+    piece cost more in switching between them than they overlapped). Each group's lines are put together in a buffer
+    of ``spare``, used again from group to group and piece to piece (a parsed table holds none of its text): a fresh
+    copy of each group cost more in fresh memory than the copy."""
     buffers = spare or Buffers()
-    groups: list[Group] = []
+    tables: list[ParsedTable] = []
     for sp, members, lines in _members(runs):
         size = sum(len(m) for m in members)
         buf = buffers.take(size)
@@ -226,100 +203,77 @@ def parse_groups(runs: list[Run], max_block: int, source: str, spare: Buffers | 
             for member in members:
                 text[at:at + len(member)] = member
                 at += len(member)
-            groups.append(_group(sp, text[:size], lines, max_block, source, one_thread=True))
+            got = parse(text[:size], max_block, sp, one_thread=True)
         finally:
             buffers.give_back(buf)          # (never resized: a view still held elsewhere does not matter)
-    return Groups(groups=groups)
-
-
-def _group(sp: Spelling, text: bytes | memoryview, lines: np.ndarray, max_block: int, source: str, *,
-           one_thread: bool = False) -> Group:
-    """One spelling's lines parsed and decoded (``lines``: the file line of each), touching nothing but its own:
-    threads may decode the groups of a piece side by side. ``one_thread``: as ``parse`` takes it."""
-    got, q, found = parse(text, max_block, sp, one_thread=one_thread), DataQuality(), Parsed()
-    reason = got if isinstance(got, str) else (
-        "lines of different shapes" if got[0].num_rows != len(lines) else
-        _decode(got[0], got[1], source, q, found, lines, pivot=False))
-    return Group(reason=reason, found=found, quality=q)
-
-
-def _by_spelling(runs: list[Run], source: str, q: DataQuality, out: Parsed, max_block: int) -> bool:
-    """Decodes the runs' lines grouped by spelling, one parse per spelling (a parse and a decode per run made a
-    file of lines in random spellings three times slower). The groups are parsed and decoded two at a time: each
-    is smaller than a block of pyarrow's reader, which then parses it on one thread."""
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="agentobs-spelling") as pool:
-        work = [pool.submit(_group, sp, text, lines, max_block, source) for sp, text, lines in group_by_spelling(runs)]
-        try:
-            return decode_groups((future.result() for future in work), source, q, out)
-        finally:
-            for later in work:
-                later.cancel()
-
-
-def decode_groups(groups: Iterable[Group], source: str, q: DataQuality, out: Parsed) -> bool:
-    """Puts the decoded groups of a piece together: what each counted, in group order, and its spans, events and
-    links back in file order (by their request's line), the attributes of spans and of events pivoted once for all
-    groups, straight into file order (a pivot per group, then reordering every attribute column, was most of a piece
-    of lines in several spellings). False, with nothing kept or counted, when a group did not take the fast path
-    whole: the piece's runs are then read one by one."""
+        if isinstance(got, str) or got[0].num_rows != len(lines):
+            return Groups(reason=got if isinstance(got, str) else "lines of different shapes", found=Parsed(),
+                          quality=DataQuality())
+        tables.append(ParsedTable(table=got[0], sp=got[1], row_lines=lines))
+    q, found = DataQuality(), Parsed()
     saved = q.snapshot()
-    found = Parsed()
-    for group in groups:
-        if group.reason is not None:
-            q.restore(saved)
-            return False
-        q.extend(group.quality)
-        found.parts.extend(group.found.parts)
-        found.took(group.found)
     try:
-        merged = _merged(found.parts, source, q)
+        part = decode_tables(tables, source, q, pivot=False)
+    except DECODE_ERRORS as exc:
+        q.restore(saved)
+        return Groups(reason=_reason(f"{type(exc).__name__}: {exc}"), found=Parsed(), quality=DataQuality())
+    for t in tables:
+        found.parsed(t.sp, t.table.num_rows)
+    if part is not None:
+        found.parts.append(part)
+    return Groups(reason=None, found=found, quality=q)
+
+
+def decode_groups(groups: Groups, source: str, q: DataQuality, out: Parsed) -> bool:
+    """Puts the decoded groups of a piece in file order: what they counted, and their spans, events and links back in
+    file order (by their request's line), the attributes of spans and of events pivoted once for all groups,
+    straight into file order (a pivot per group, then reordering every attribute column, was most of a piece of lines
+    in several spellings). False, with nothing kept or counted, when a group did not take the fast path whole: the
+    piece's runs are then read one by one."""
+    if groups.reason is not None:
+        return False
+    saved = q.snapshot()
+    q.extend(groups.quality)
+    try:
+        merged = _merged(groups.found.parts[0], source, q) if groups.found.parts else None
     except DECODE_ERRORS:
         q.restore(saved)
         return False
     if merged is not None:
         out.parts.append(merged)
-    out.took(found)
+    out.took(groups.found)
     return True
 
 
-def _merged(parts: list[Decoded], source: str, q: DataQuality) -> Decoded | None:
+def _merged(part: Decoded, source: str, q: DataQuality) -> Decoded:
     """The groups' spans, events and links in file order (a stable sort by line: the rows of one line keep their
     order), the attributes of spans and of events pivoted once each, straight into that order."""
-    spans, at = _in_line_order([p.spans for p in parts])
-    if spans is None:
-        return None
-    spans = _with_attributes(spans, [(p.spans, p.attrs) for p in parts], at, source, q)
-    events, at = _in_line_order([p.events for p in parts])
-    if events is not None:
-        events = _with_attributes(events, [(p.events, p.event_attrs) for p in parts], at, source, q)
-    links, _ = _in_line_order([p.links for p in parts])
+    spans, at = _in_line_order(part.spans)
+    spans = _with_attributes(spans, part.attrs, at, source, q)
+    events = links = None
+    if part.events is not None:
+        events, at = _in_line_order(part.events)
+        events = _with_attributes(events, part.event_attrs, at, source, q)
+    if part.links is not None:
+        links, _ = _in_line_order(part.links)
     return Decoded(spans, events, links)
 
 
-def _in_line_order(tables: list[pa.Table | None]) -> tuple[pa.Table | None, np.ndarray]:
-    """The tables as one, rows in the order of their ``_line`` (a stable sort: rows of one line keep theirs), and
-    the place in that order of each row of the tables, one after the other."""
-    t = unify([x for x in tables if x is not None])
-    if t is None:
-        return None, np.empty(0, dtype=np.int64)
-    order = np.argsort(t.column("_line").to_numpy(), kind="stable")
+def _in_line_order(table: pa.Table) -> tuple[pa.Table, np.ndarray]:
+    """The table's rows in the order of their ``_line`` (a stable sort: rows of one line keep theirs), and the place
+    in that order of each of its rows."""
+    order = np.argsort(table.column("_line").to_numpy(), kind="stable")
     at = np.empty(len(order), dtype=np.int64)
     at[order] = np.arange(len(order))
-    return t.take(pa.array(order)).drop_columns(["_line"]), at
+    return table.take(pa.array(order)).drop_columns(["_line"]), at
 
 
-def _with_attributes(table: pa.Table, parts: list[tuple[pa.Table | None, AttributePart | None]], at: np.ndarray,
-                     source: str, q: DataQuality) -> pa.Table:
-    """``table`` (the parts' rows in file order, ``at``: each part row's place) with the parts' attributes
-    pivoted into it, once over all parts."""
-    placed, offset = [], 0
-    for rows, attrs in parts:
-        if rows is None:
-            continue
-        if attrs is not None and attrs.owners is not None:
-            owners = attrs.owners
-            placed.append(replace(attrs, owners=np.where(owners >= 0, at[np.maximum(owners, 0) + offset], -1)))
-        offset += rows.num_rows
+def _with_attributes(table: pa.Table, parts: list[AttributePart], at: np.ndarray, source: str,
+                     q: DataQuality) -> pa.Table:
+    """``table`` (the decoded rows in file order, ``at``: the place of each decoded row) with the parts' attributes
+    pivoted into it, once over all parts (each part's owners: decoded rows, -1 for a dropped one)."""
+    placed = [replace(a, owners=np.where(a.owners >= 0, at[np.maximum(a.owners, 0)], -1))
+              for a in parts if a.owners is not None]
     cols = dict(zip(table.column_names, table.columns))
     for name, col in pivot_parts(placed, table.num_rows, source, q).items():
         cols[f"attr:{name}" if name in table.column_names else name] = col
@@ -365,11 +319,10 @@ def _not_a_request(raw: bytes) -> str | None:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Run:
-    """Consecutive lines of a piece whose first bytes show one spelling and one form of ids."""
+    """Consecutive lines of a piece of one spelling (as their first bytes show it)."""
     text: bytes | memoryview            # a view of the piece, not a copy
     first: int                          # the file line of its first line
     spelling: Spelling
-    form: str                           # of its ids: ``_id_form``
     lines: np.ndarray                   # the file line of each of its lines that is not blank (a row of the parse)
 
 
@@ -392,36 +345,46 @@ def _line_head(whole: bytes | bytearray, base: int, view: memoryview, start: int
 
 
 def _runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[Run]:
-    """The piece cut into runs of consecutive lines whose first bytes show the same spelling and form of ids,
-    each line's spelling and form seen once. A view (of the reader's buffer) is read where it is: a copy of a piece
-    costs more in fresh memory than finding its lines."""
+    """The piece cut into runs of consecutive lines of one spelling, each line's spelling seen once from its first
+    bytes (``Spelling.shown``): a line joins the first spelling of the piece that it may be in (a field it does not
+    show, say a kind, conflicts with none; what it shows adds to that spelling), so a line that leaves a field out
+    costs no parse of its own. A blank line goes with the line before it. A view (of the reader's buffer) is read
+    where it is: a copy of a piece costs more in fresh memory than finding its lines."""
     view = memoryview(piece)
     size = len(view)
     whole, at = _searchable(piece)
-    runs: list[Run] = []
-    start, line = 0, first_line
-    run_start, run_line, run_sp, run_form = 0, first_line, None, ""
-    rows: list[int] = []
-
-    def close(end: int) -> None:
-        assert run_sp is not None
-        runs.append(Run(text=view[run_start:end], first=run_line, spelling=run_sp, form=run_form,
-                        lines=np.asarray(rows, dtype=np.int64)))
-
+    known: list[list[bool | None]] = []          # what the lines of each spelling show of each field
+    cuts: list[tuple[int, int, int, bool]] = []   # each line's start, line number, spelling and whether it is a row
+    start, line, group = 0, first_line, -1
     while start < size:
         nl = whole.find(b"\n", at + start, at + size)
         end = size if nl < 0 else nl - at + 1
         head = bytes(view[start:min(end, start + _SNIFF_BYTES)])
-        sp, form = Spelling.sniff(head), _id_form(head)
-        if sp != run_sp or form != run_form:
-            if run_sp is not None:
-                close(start)
-            run_start, run_line, run_sp, run_form, rows = start, line, sp, form, []
-        if not head.isspace() or (end - start > len(head) and not bytes(view[start:end]).isspace()):
-            rows.append(line)
+        row = not head.isspace() or (end - start > len(head) and not bytes(view[start:end]).isspace())
+        if row:
+            shows = Spelling.shown(head)
+            group = next((g for g, k in enumerate(known) if _compatible(k, shows)), len(known))
+            if group == len(known):
+                known.append(list(shows))
+            else:
+                known[group] = [x if x is not None else y for x, y in zip(known[group], shows)]
+        cuts.append((start, line, group, row))
         start, line = end, line + 1
-    if run_sp is not None:
-        close(size)
+    if not known:
+        known.append([])
+    spellings = [Spelling(*(shown is True for shown in k)) for k in known]
+    first_group = next((g for _, _, g, _ in cuts if g >= 0), 0)
+    runs: list[Run] = []
+    i = 0
+    while i < len(cuts):
+        group = cuts[i][2] if cuts[i][2] >= 0 else first_group
+        j = i + 1
+        while j < len(cuts) and cuts[j][2] in (group, -1):
+            j += 1
+        end = cuts[j][0] if j < len(cuts) else size
+        runs.append(Run(text=view[cuts[i][0]:end], first=cuts[i][1], spelling=spellings[group],
+                        lines=np.asarray([n for _, n, _, row in cuts[i:j] if row], dtype=np.int64)))
+        i = j
     return runs
 
 

@@ -104,16 +104,22 @@ class Spelling:
     def shown(head: bytes) -> tuple[bool | None, ...]:
         """What the first line of ``head`` shows of each of ``sniff``'s guesses (in the order of the fields), None
         where it shows nothing (a line with no span kind, say): two lines that show a field spelt two ways are not
-        in one spelling."""
-        line = head.lstrip().removeprefix(b"[").split(b"\n", 1)[0]      # (the first element of an array)
-        envelope = _SNIFF_ENVELOPE.search(line)
-        kind, code = _first_value(_SNIFF_KIND, line), _first_value(_SNIFF_CODE, line)
-        time, integer = _first_value(_SNIFF_TIME, line), _first_value(_SNIFF_INT, line)
-        return (None if envelope is None else envelope.group(1) == b"resource_spans" and
-                _SNIFF_CAMEL.search(line) is None,
+        in one spelling. Each field is looked for with ``find`` within the line, in the names its envelope is spelt
+        in (a regular expression searched at a tenth of that speed, and a line that holds no status code, say, is
+        searched to its end)."""
+        begin = _LINE_START.match(head).end()                           # type: ignore[union-attr]
+        end = head.find(b"\n", begin)
+        end = len(head) if end < 0 else end
+        camel = _key_at(head, b'"resourceSpans"', begin, end)
+        snake = None if camel is not None else _key_at(head, b'"resource_spans"', begin, end)
+        names = slice(0, 1) if camel is not None else slice(1, 2) if snake is not None else slice(None)
+        kind, code = _first_value(head, begin, end, b'"kind"'), _first_value(head, begin, end, b'"code"')
+        time = _first_value(head, begin, end, *_TIME_KEYS[names])
+        integer = _first_value(head, begin, end, *_INT_KEYS[names])
+        return (None if camel is None and snake is None else camel is None,
                 None if kind is None else kind == b'"', None if code is None else code == b'"',
                 None if time is None else time in _DIGITS, None if integer is None else integer in _DIGITS,
-                _SNIFF_WRAPPED.match(line) is not None)
+                _SNIFF_WRAPPED.match(head, begin, end) is not None)
 
     def alternatives(self) -> list[Spelling]:
         """Other shapes of the envelope to try when a piece parses but holds no resourceSpans."""
@@ -122,21 +128,36 @@ class Spelling:
 
 
 _CHANGED = re.compile(r"Column\(([^)]*)\) changed from (\w+) to (\w+)")
-_SNIFF_ENVELOPE = re.compile(rb'"(resource_spans|resourceSpans)"\s*:')
-_SNIFF_CAMEL = re.compile(rb'"resourceSpans"\s*:')
-# the first character of the field's first value
-_SNIFF_KIND = re.compile(rb'"kind"\s*:\s*(.)')
-_SNIFF_CODE = re.compile(rb'"code"\s*:\s*(.)')
-_SNIFF_TIME = re.compile(rb'"(?:startTimeUnixNano|start_time_unix_nano)"\s*:\s*(.)')
-_SNIFF_INT = re.compile(rb'"(?:intValue|int_value)"\s*:\s*(.)')
+_TIME_KEYS: tuple[bytes, ...] = (b'"startTimeUnixNano"', b'"start_time_unix_nano"')     # camelCase, snake_case
+_INT_KEYS: tuple[bytes, ...] = (b'"intValue"', b'"int_value"')
 _DIGITS = frozenset(bytes([c]) for c in b"-0123456789")
 _SNIFF_WRAPPED = re.compile(rb'\s*\{\s*"result"\s*:')
+_LINE_START = re.compile(rb"\s*\[?")                # the first line: after white space (and an array's bracket)
+_BLANK = b" \t\r\n\f\v"
 
 
-def _first_value(pattern: re.Pattern[bytes], line: bytes) -> bytes | None:
-    """The first character of the value of the first field ``pattern`` finds in ``line``, or None."""
-    m = pattern.search(line)
-    return None if m is None else m.group(1)
+def _key_at(text: bytes, key: bytes, begin: int, end: int) -> int | None:
+    """Where the first value of the field ``key`` (quoted) starts in ``text[begin:end]``: the text after its colon,
+    white space skipped; None when no such field is there (the text quoted as a value is no field)."""
+    at = text.find(key, begin, end)
+    while at >= 0:
+        i = at + len(key)
+        while i < end and text[i] in _BLANK:
+            i += 1
+        if i < end and text[i] == 58:          # ":"
+            i += 1
+            while i < end and text[i] in _BLANK:
+                i += 1
+            if i < end:
+                return i
+        at = text.find(key, at + 1, end)
+    return None
+
+
+def _first_value(text: bytes, begin: int, end: int, *keys: bytes) -> bytes | None:
+    """The first character of the first value of any of the fields ``keys`` in ``text[begin:end]``, or None."""
+    found = [i for key in keys if (i := _key_at(text, key, begin, end)) is not None]
+    return text[min(found):min(found) + 1] if found else None
 
 
 @lru_cache(maxsize=None)

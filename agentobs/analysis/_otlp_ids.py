@@ -46,11 +46,7 @@ def normalize_ids(arr: pa.Array, nbytes: int, *, zero_is_null: bool = False,
         if pc.any(empty).as_py():
             s = pc.if_else(empty, pa.scalar(None, pa.string()), s)
     missing = s.is_null().to_numpy(zero_copy_only=False)
-    at_once = _hex_lowered(s, width)
-    if at_once is None:
-        at_once = _all_padded_base64(s, nbytes)
-    if at_once is None:
-        at_once = _hex_or_padded_base64(s, nbytes)
+    at_once = _at_once(s, nbytes, missing)
     s = at_once if at_once is not None else _convert(s, nbytes)
     bad = s.is_null().to_numpy(zero_copy_only=False) & ~missing
     zero = pc.fill_null(pc.equal(s, "0" * width), False)
@@ -77,6 +73,33 @@ def trace_id_of(text: str) -> str | None:
         return digits.zfill(32)
     ids, bad = normalize_ids(pa.array([t], pa.string()), 16)
     return None if bad[0] else str(ids[0].as_py())
+
+
+def _at_once(s: pa.Array, nbytes: int, missing: np.ndarray) -> pa.Array | None:
+    """The ids converted a whole form at a time, by the lengths of the present ones (``missing``: the nulls): hex,
+    padded base64, or both (lines of several spellings decoded at once); None when an id is of another length or
+    not of its form (``_convert`` then sorts them out one by one)."""
+    width, padded = 2 * nbytes, 4 * ((nbytes + 2) // 3)
+    m = len(s)
+    if s.null_count == m:
+        return s
+    bufs = s.buffers()
+    lengths = np.diff(np.frombuffer(bufs[1], dtype=np.int32, count=s.offset + m + 1)[s.offset:])
+    hexed = lengths == width
+    if s.null_count:
+        hexed &= ~missing
+    n_hex = int(hexed.sum())
+    if n_hex == m - s.null_count:
+        return _hex_lowered(s, width)
+    based = lengths == padded
+    if s.null_count:
+        based &= ~missing
+    n_b64 = int(based.sum())
+    if n_b64 == m - s.null_count:
+        return _all_padded_base64(s, nbytes)
+    if n_hex + n_b64 == m - s.null_count:
+        return _hex_or_padded_base64(s, nbytes, np.flatnonzero(hexed), np.flatnonzero(based))
+    return None
 
 
 def _hex_lowered(s: pa.Array, width: int) -> pa.Array | None:
@@ -141,26 +164,14 @@ def _all_padded_base64(s: pa.Array, nbytes: int) -> pa.Array | None:
     return None if hexed is None else _in_place_of(s, hexed)
 
 
-def _hex_or_padded_base64(s: pa.Array, nbytes: int) -> pa.Array | None:
-    """The ids as lower-case hex when every present one is either hex of the right width or padded base64 (lines of
-    several spellings decoded at once), each form converted at once as above and the two put back in place; else
-    None."""
-    width, padded = 2 * nbytes, 4 * ((nbytes + 2) // 3)
-    bufs = s.buffers()
-    m = len(s)
-    if not m or bufs[2] is None or s.null_count == m:
-        return None
-    lengths = np.diff(np.frombuffer(bufs[1], dtype=np.int32, count=s.offset + m + 1)[s.offset:])
-    valid = s.is_valid().to_numpy(zero_copy_only=False) if s.null_count else np.ones(m, dtype=bool)
-    hexed, based = valid & (lengths == width), valid & (lengths == padded)
-    if int(hexed.sum()) + int(based.sum()) != m - s.null_count:
-        return None
-    hex_rows, b64_rows = np.flatnonzero(hexed), np.flatnonzero(based)
-    got_hex = _hex_lowered(s.take(pa.array(hex_rows)), width)
+def _hex_or_padded_base64(s: pa.Array, nbytes: int, hex_rows: np.ndarray, b64_rows: np.ndarray) -> pa.Array | None:
+    """The ids as lower-case hex, ``hex_rows`` hex of the right width and ``b64_rows`` padded base64 (the rows of the
+    present ids), each form converted at once as above and the two put back in place; else None."""
+    got_hex = _hex_lowered(s.take(pa.array(hex_rows)), 2 * nbytes)
     got_b64 = _all_padded_base64(s.take(pa.array(b64_rows)), nbytes)
     if got_hex is None or got_b64 is None:
         return None
-    pos = np.full(m, -1, dtype=np.int64)
+    pos = np.full(len(s), -1, dtype=np.int64)
     pos[hex_rows] = np.arange(len(hex_rows))
     pos[b64_rows] = len(hex_rows) + np.arange(len(b64_rows))
     return pc.take(pa.concat_arrays([got_hex, got_b64]), pa.array(pos, mask=pos < 0))
@@ -178,7 +189,7 @@ def _decoded_at_once(raw: bytes, m: int, nbytes: int, padded: int) -> pa.Array |
     except binascii.Error:
         return None
     ids = np.frombuffer(decoded, dtype=np.uint8).reshape(m, padded // 4 * 3)[:, :nbytes]
-    return _fixed_width(ids.tobytes().hex().encode("ascii"), m, 2 * nbytes)
+    return _fixed_width(binascii.hexlify(ids.tobytes()), m, 2 * nbytes)
 
 
 def _convert(s: pa.Array, nbytes: int) -> pa.Array:

@@ -823,19 +823,26 @@ def as_text(col: Any) -> Any:
 
 # -- events and links --------------------------------------------------------------------------------
 
+def _flattened(parts: list[_Part], base: np.ndarray, name: str) -> list[tuple[_Part, pa.Array, pa.Array]]:
+    """The list field ``name`` of each part's spans flattened: (the part, its elements, the span of each element in
+    the whole, ``base`` being the first span of each part), for the parts that hold any."""
+    found = []
+    for i, p in enumerate(parts):
+        lists = p.field(name)
+        flat = pc.list_flatten(lists)
+        if len(flat):
+            owner = pc.list_parent_indices(lists)
+            found.append((p, flat, owner if len(parts) == 1 else pc.add(owner, int(base[i]))))
+    return found
+
+
 def _events_arrow(parts: list[_Part], base: np.ndarray, trace_id: pa.Array, span_id: pa.Array, source: str,
                   q: DataQuality, mixed: set[str] | None = None, *,
                   pivot: bool = True) -> tuple[pa.Table | None, list[AttributePart]]:
     """The events of the parts' spans (None: there are none; ``base``: the first span of each part), and, when not
     to ``pivot``, their attribute lists (a part each, its owners the events' rows in the table) instead of their
     attribute columns."""
-    found = []
-    for i, p in enumerate(parts):
-        events = p.field("events")
-        flat = pc.list_flatten(events)
-        if len(flat):
-            parent = pc.list_parent_indices(events)
-            found.append((p, flat, parent if len(parts) == 1 else pc.add(parent, int(base[i]))))
+    found = _flattened(parts, base, "events")
     if not found:
         return None, []
     parent = _joined([owner for _, _, owner in found])
@@ -870,13 +877,7 @@ def _event_times(arr: pa.Array, q: DataQuality, source: str) -> pa.Array:
 
 def _links_arrow(parts: list[_Part], base: np.ndarray, trace_id: pa.Array, span_id: pa.Array, q: DataQuality,
                  source: str) -> pa.Table | None:
-    found = []
-    for i, p in enumerate(parts):
-        links = p.field("links")
-        flat = pc.list_flatten(links)
-        if len(flat):
-            parent = pc.list_parent_indices(links)
-            found.append((p, flat, parent if len(parts) == 1 else pc.add(parent, int(base[i]))))
+    found = _flattened(parts, base, "links")
     if not found:
         return None
     parent = _joined([owner for _, _, owner in found])

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from ._otlp_arrow import AttributePart, Decoded, ParsedTable, decode_arrow, decode_tables, field_of, pivot_parts
+from ._lines import has_null_line
 from ._otlp_read import Buffers
 from ._otlp_sanitize import sanitize_request
 from ._otlp_spelling import Spelling
@@ -521,7 +522,7 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
     piece), not in blocks on pyarrow's threads. ``rare``: parsed with the rare value fields (``Spelling.schema``) from
     the start; else (for a piece of ``_LEAN_FROM`` bytes or more) without them first, and again with them when an
     attribute value holds none of the others (``needed_rare`` tells whether the piece needed them)."""
-    if _FIRST_OF_N.match(piece) or _LINE_OF_N.search(piece):      # once per piece, not per spelling
+    if has_null_line(piece):            # once per piece, not per spelling
         return _reason("JSON parse error: a line is null or not JSON")
     sp = start
     tried = {sp}
@@ -662,10 +663,9 @@ def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, m
     return _decoded(parse(piece, max_block, start), source, q, out)
 
 
-# a line that starts with "n" (after white space): null, or not JSON. pyarrow's reader (26.0.1) crashes the process
-# on a null that starts one of its blocks, so such a piece is never given to it: its lines go the careful path
-_LINE_OF_N = re.compile(rb"\n[ \t\r]*n")
-_FIRST_OF_N = re.compile(rb"[ \t\r\n]*n")         # the first line, after any amount of white space
+# a line that starts with "n" (after white space) is null, or not JSON: pyarrow's reader (26.0.1) crashes the
+# process on a null that starts one of its blocks, so such a piece is never given to it (``parse``: its lines go the
+# careful path)
 
 
 def _read(piece: bytes | memoryview, sp: Spelling, max_block: int, multiline: bool = False,

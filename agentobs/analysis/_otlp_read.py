@@ -20,6 +20,7 @@ from typing import Any, BinaryIO, Callable, Iterator, cast
 
 from ..errors import InputError
 from . import remote
+from ._lines import count_breaks
 from .input_limits import RATIO_ENV, DOCUMENT_ENV, InputLimits, human
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -161,6 +162,11 @@ def broken_by(stream: BinaryIO) -> Exception | None:
     return raw.broken if isinstance(raw, _Capped) else None
 
 
+# a buffer of this size or more is allocated a sixteenth larger than asked: the next block asks for as much again
+# plus the start of a line carried over, and a buffer a little too small is allocated again (zeroed and paged in)
+_SLACK_FROM = 1 << 20
+
+
 class Buffers:
     """The buffers the reader fills in turn. Without a pool the reader keeps one of its own, and a piece is valid
     until the next one is asked for. With a pool the reader takes a buffer from it for every block, and the piece
@@ -181,7 +187,7 @@ class Buffers:
     def take(self, need: int) -> bytearray:
         buf = self._own if self.pool is None else self.pool.get()
         if len(buf) < need:                 # grown by a new allocation: an old view may still be in use
-            buf = bytearray(need)
+            buf = bytearray(need + (need >> 4 if need >= _SLACK_FROM else 0))
         if self.pool is None:
             self._own = buf
         return buf
@@ -279,7 +285,7 @@ def _split(stream: BinaryIO, limits: InputLimits, on_long_line: Callable[[int, i
                 skipping, tail = len(tail), b""
             continue
         tail = bytes(view[cut + 1:end])
-        lines = buf.count(b"\n", begin, cut + 1)
+        lines = count_breaks(buf, begin, cut + 1)
         piece: bytes | memoryview = view[begin:cut + 1]
         if cut + 1 - begin > cap:           # the piece could hold a line over the limit
             piece = _drop_long_lines(bytes(piece), cap, line_no, on_long_line)

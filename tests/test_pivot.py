@@ -53,6 +53,6 @@ def test_a_key_twice_on_one_span_keeps_its_last_value_either_way():
     owners = [[{"key": "k", "value": {"stringValue": "first"}}, {"key": "k", "value": {"stringValue": "last"}}], []]
     saved = arrow._BATCH_BELOW
     try:
-        assert _pivot(owners, 1 << 30)[0] == _pivot(owners, 0)[0] == {"k": ("string", 1, ["last", None])}
+        assert _pivot(owners, 1 << 30)[0] == _pivot(owners, 0)[0] == {"k": ("large_string", 1, ["last", None])}
     finally:
         arrow._BATCH_BELOW = saved

@@ -603,6 +603,8 @@ def _columns(values: pa.Array, keys: list[int], names: list[str | None], order: 
         pos = np.full(len(chunk) * n, null_at, dtype=np.int64)
         pos[at * n + parent[entries]] = entries         # a key twice on one owner: its last entry, as before
         taken = pc.take(values, pa.array(pos))
+        if pa.types.is_string(taken.type):
+            taken = taken.cast(pa.large_string())       # as ``_spread`` gives text
         for i, k in enumerate(chunk):
             yield str(names[k]), taken.slice(i * n, n)
 
@@ -638,14 +640,18 @@ def _spread(taken: pa.Array, owners: np.ndarray, n: int) -> pa.Array | None:
     string, listed = pa.types.is_string(typ), pa.types.is_list(typ)
     if not (string or listed or pa.types.is_large_string(typ)):
         return None
-    width = np.int64 if pa.types.is_large_string(typ) else np.int32
+    width = np.int32 if string or listed else np.int64
     # owner i's value starts at the offset of the first taken value whose owner is i or after: each taken offset
     # repeated over the owners up to its own (one pass over the n owners, not a scatter and a running sum)
     offsets = np.frombuffer(bufs[1], dtype=width, count=m + 1)
-    spread = pa.py_buffer(np.repeat(offsets, np.diff(owners, prepend=-1, append=n)))
+    counts = np.diff(owners, prepend=-1, append=n)
     if listed:
+        spread = pa.py_buffer(np.repeat(offsets, counts))
         return pa.Array.from_buffers(typ, n, [bitmap, spread], nulls, children=[taken.values])
-    return pa.Array.from_buffers(typ, n, [bitmap, spread, bufs[2]], nulls)
+    # text as large_string, the type pandas keeps its strings in: widened here, on the m taken offsets, instead of
+    # the cast of the n spread ones that converting to pandas makes (a fresh 8 bytes an owner, per key)
+    spread = pa.py_buffer(np.repeat(offsets.astype(np.int64), counts))
+    return pa.Array.from_buffers(pa.large_string(), n, [bitmap, spread, bufs[2]], nulls)
 
 
 _INDEXED = re.compile(r"\.\d+(\.|$)")
@@ -794,19 +800,26 @@ def unify(tables: list[pa.Table]) -> pa.Table | None:
         if all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in ts):
             target[name] = pa.float64()
         elif not any(pa.types.is_dictionary(t) for t in ts):
-            target[name] = pa.string()
+            target[name] = pa.large_string()
     fixed = []
     for t in tables:
         for name, typ in target.items():
             if name in t.column_names and t.schema.field(name).type != typ:
                 col = t.column(name)
-                t = t.set_column(t.column_names.index(name), name, as_text(col) if typ == pa.string() else
-                                 col.cast(typ))
+                t = t.set_column(t.column_names.index(name), name, _as_large_text(col) if
+                                 pa.types.is_large_string(typ) else col.cast(typ))
         fixed.append(t)
     out = pa.concat_tables(fixed, promote_options="default")
     if len(fixed) > out.num_rows // _ROWS_PER_CHUNK + 1:
         out = out.combine_chunks()     # many small pieces (a file of mixed spellings): one layout, whatever the path
     return out
+
+
+def _as_large_text(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A column as large_string text: strings widened (their data shared), other kinds as ``as_text`` gives them."""
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        col = as_text(col)
+    return col.cast(pa.large_string())
 
 
 def as_text(col: Any) -> Any:

@@ -221,6 +221,41 @@ def us(samples_ns: Iterable[float], div: float = 1.0) -> list[float]:
     return [s / 1e3 / div for s in samples_ns]
 
 
+# -- instructions --------------------------------------------------------------------------------
+
+
+def instructions(argv: Sequence[str], *, timeout_s: float = 1800) -> int | None:
+    """Instructions a child process executes, counted by valgrind's callgrind, or None without valgrind.
+
+    A count does not depend on what else the machine runs (seconds do), so it separates the work a contender
+    does from what the machine makes that work cost (caches, neighbours). The child runs with a fixed hash
+    seed; everything it does is counted, threads included, so callers difference two runs that differ only in
+    the number of calls."""
+    import re
+    import shutil
+    import subprocess
+    if shutil.which("valgrind") is None:
+        return None
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+                         capture_output=True, text=True, env=env, timeout=timeout_s, cwd=REPO_ROOT)
+    found = re.search(r"Collected\s*:\s*(\d+)", out.stderr)
+    if out.returncode != 0 or found is None:
+        raise RuntimeError(f"callgrind run of {argv!r} failed ({out.returncode}): {out.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def instructions_per_call(argv: Sequence[str], calls: int) -> float | None:
+    """Instructions per call of a child whose last argument is the number of calls it makes: a run with
+    ``calls`` less one with 0, over ``calls`` (set-up and warm-up cancel out)."""
+    with_calls = instructions([*argv, str(calls)])
+    if with_calls is None:
+        return None
+    without = instructions([*argv, "0"])
+    assert without is not None
+    return (with_calls - without) / calls
+
+
 # -- machine -------------------------------------------------------------------------------------
 
 PACKAGES = ("opentelemetry-api", "opentelemetry-sdk", "pydantic-ai-slim", "pydantic", "pydantic-core", "rich",

@@ -33,6 +33,11 @@ logic), with SDK spans but no-op metrics, with no-op spans but SDK metrics, and 
 metric exemplar filter off. Each observer gets the shared Redactor, as
 ``Telemetry.observer()`` gives it.
 
+Instruction rows ("(a) instructions per run (callgrind)" ...; not with --quick, nor without valgrind) count what
+(a), (b) and (c') execute, each in a child process under callgrind (a run of 100 calls less one of none): the work
+the instrumented run adds to its floor, which no other load on the machine changes, apart from what taking turns
+with the kernel event by event costs in time.
+
 Targets: (a) / ((b) + (c')) <= 1.3 (the instrumented run against the uninstrumented run plus the SDK alone
 making the same spans AND metric recordings), and Pydantic AI instrumented / (a) >= 10.
 
@@ -55,8 +60,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import SpanKind
 
-from .common import (QUICK, Figure, Plan, Target, by_area, profile, profile_markdown, ratio, summarize,
-                     time_interleaved, us)
+from .common import (QUICK, Figure, Plan, Target, by_area, instructions_per_call, profile, profile_markdown, ratio,
+                     summarize, time_interleaved, us)
 
 NAME = "telemetry"
 TITLE = "Telemetry overhead: instrumented kernel vs uninstrumented + OpenTelemetry SDK alone; Pydantic AI"
@@ -72,6 +77,10 @@ F_PAI_C = "Pydantic AI instrumented / ours with call metrics at the collector"
 F_FLOOR = "floor: ((b) + (c')) / ((b) + (c))"
 F_PAI_FLOOR = "floor: Pydantic AI instrumented / ((b) + (c'))"
 F_CONTROL_M = "control: ((b) then (c')) / ((b) + (c))"
+F_INSTR = "instructions: (a) / ((b) + (c'))"
+# the contenders counted in instructions (callgrind, a child process each), and the calls counted
+COUNTED = {"instrumented": "(a)", "uninstrumented": "(b)", "sdk spans+metrics": "(c')"}
+COUNTED_CALLS = 100
 TARGETS = [
     Target("telemetry: instrumented / (uninstrumented + SDK spans and metrics alone)", F_RATIO_M, "<=", 1.3),
     Target("Pydantic AI instrumented / ours instrumented", F_PAI, ">=", 10.0),
@@ -521,8 +530,43 @@ def run(quick: bool = False) -> list[Figure]:
                   notes="the kernel's run, then the SDK alone making the same spans and metric recordings: "
                         "what the target's ratio reads for an integration that adds nothing", **g),
         ]
+    if not quick:
+        figs += instruction_figures()
     figs[0].notes += f"; {exported:,} spans exported during timing{loss}; " + "; ".join(s.notes)
     return figs
+
+
+def instruction_figures() -> list[Figure]:
+    """(a), (b) and (c') in instructions per run, counted by callgrind in child processes, and the target's ratio
+    in instructions: the work the instrumented run adds to the floor, apart from what interleaving that work with
+    the kernel's costs in time (caches, branch predictors) on this machine. Nothing without valgrind."""
+    per_run: dict[str, float] = {}
+    for name in COUNTED:
+        n = instructions_per_call([sys.executable, "-m", "bench.telemetry_bench", "--count", name], COUNTED_CALLS)
+        if n is None:
+            return []
+        per_run[name] = n
+    a, b, c = (per_run[k] for k in COUNTED)
+    one = dict(repeats=1, iterations=COUNTED_CALLS, group=NAME)
+    figs = [Figure(f"{label} instructions per run (callgrind)", per_run[name] / 1e6, per_run[name] / 1e6,
+                   per_run[name] / 1e6, per_run[name] / 1e6, per_run[name] / 1e6, "M", **one)
+            for name, label in COUNTED.items()]
+    r = a / (b + c)
+    figs.append(Figure(F_INSTR, r, r, r, r, r, "x", notes="instructions, not time: the same on any load", **one))
+    return figs
+
+
+def count_child(name: str, calls: int) -> None:
+    """What ``instruction_figures`` counts: one contender's set-up and warm-up, then ``calls`` runs."""
+    s = setup(with_pydantic_ai=False, ablation=False)
+    fn = s.contenders[name]
+    for _ in range(50):
+        fn()
+    s.pipe.flush()
+    for _ in range(calls):
+        fn()
+    s.pipe.flush()
+    s.pipe.shutdown()
 
 
 def summary(figures: list[Figure]) -> str:
@@ -570,6 +614,15 @@ def summary(figures: list[Figure]) -> str:
               f"integration adds beyond that is {a - base_m:.0f} µs per run. Both targets need the instrumented run "
               f"at about {need:.0f} µs or less (1.3 × ((b) + (c')) = {1.3 * base_m:.0f} µs; Pydantic AI "
               f"instrumented / 10 = {pai / 10:.0f} µs); it is {a:.0f} µs.", ""]
+    instr = m.get(F_INSTR)
+    if instr is not None:
+        ia, ib, ic = (m[f"{k} instructions per run (callgrind)"] for k in COUNTED.values())
+        lines += [f"Counted in instructions (callgrind, which no other load on the machine changes), the instrumented "
+                  f"run executes {instr:.3f} × the floor's instructions ((a) {ia:.2f} M against (b) {ib:.2f} M + "
+                  f"(c') {ic:.2f} M per run): the rest of the time ratio is what the same work costs when the kernel, "
+                  "the observer and the SDK take turns event by event instead of each running in a loop of its own "
+                  "(caches, branch prediction), which the controls above show and which varies with the machine's "
+                  "other load.", ""]
     a_c, c_c = m.get("(a'') ours, call metrics at the collector, per run"), \
         m.get("(c'') SDK alone: 14 spans + 10 per-run metric recordings")
     if a_c is not None and c_c is not None:
@@ -630,6 +683,9 @@ def profile_report(quick: bool = False, figures: list[Figure] | None = None) -> 
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--count"]:
+        count_child(sys.argv[2], int(sys.argv[3]))
+        sys.exit(0)
     quick = "--quick" in sys.argv
     figs = run(quick)
     for f in figs:

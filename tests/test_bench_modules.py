@@ -46,3 +46,21 @@ def test_the_analysis_benchmarks_report_phases_run_on_a_small_file():
     # the CLI's console still follows sys.stdout: pinning it to the stream of the moment emptied every later
     # CliRunner's output in the same process
     assert render.console._file is None
+
+
+def test_instructions_are_counted_per_call_and_grow_with_the_calls():
+    """The telemetry benchmark's instruction rows: a child counted under callgrind twice, with and without its
+    calls; what the calls execute doubles when they do, and the set-up cancels out."""
+    import shutil
+    import sys
+
+    from bench.common import instructions, instructions_per_call
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed")
+    child = [sys.executable, "-c", "import sys\nfor _ in range(int(sys.argv[1])): sum(range(2000))"]
+    per_call = instructions_per_call(child, 200)
+    assert per_call is not None and per_call > 2000           # at least one instruction per number summed
+    twice = (instructions([*child, "400"]) - instructions([*child, "0"])) / 400   # type: ignore[operator]
+    assert abs(twice - per_call) / per_call < 0.05
+    with pytest.raises(RuntimeError, match="callgrind run"):
+        instructions([sys.executable, "-c", "raise SystemExit(3)"])

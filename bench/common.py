@@ -17,7 +17,10 @@ from __future__ import annotations
 import gc
 import os
 import platform
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -231,9 +234,6 @@ def instructions(argv: Sequence[str], *, timeout_s: float = 1800) -> int | None:
     does from what the machine makes that work cost (caches, neighbours). The child runs with a fixed hash
     seed; everything it does is counted, threads included, so callers difference two runs that differ only in
     the number of calls."""
-    import re
-    import shutil
-    import subprocess
     if shutil.which("valgrind") is None:
         return None
     env = {**os.environ, "PYTHONHASHSEED": "0"}

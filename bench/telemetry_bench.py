@@ -547,12 +547,10 @@ def instruction_figures() -> list[Figure]:
             return []
         per_run[name] = n
     a, b, c = (per_run[k] for k in COUNTED)
-    one = dict(repeats=1, iterations=COUNTED_CALLS, group=NAME)
-    figs = [Figure(f"{label} instructions per run (callgrind)", per_run[name] / 1e6, per_run[name] / 1e6,
-                   per_run[name] / 1e6, per_run[name] / 1e6, per_run[name] / 1e6, "M", **one)
+    one = dict(iterations=COUNTED_CALLS, group=NAME)
+    figs = [summarize(f"{label} instructions per run (callgrind)", [per_run[name] / 1e6], "M", **one)
             for name, label in COUNTED.items()]
-    r = a / (b + c)
-    figs.append(Figure(F_INSTR, r, r, r, r, r, "x", notes="instructions, not time: the same on any load", **one))
+    figs.append(summarize(F_INSTR, [a / (b + c)], "x", notes="instructions, not time: the same on any load", **one))
     return figs
 
 

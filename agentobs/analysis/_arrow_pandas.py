@@ -33,7 +33,7 @@ def table_to_frame(t: pa.Table) -> pd.DataFrame:
             arrays = list(pool.map(column, cols))
     else:
         arrays = [column(c) for c in cols]
-    df = pd.DataFrame(dict(zip(names, arrays)), copy=False)
+    df = pd.DataFrame(dict(zip(names, arrays, strict=True)), copy=False)
     for c, dtype in (("kind", "int8"), ("status_code", "int8"), ("start_ns", "Int64"), ("end_ns", "Int64")):
         if c in df.columns and df[c].dtype != dtype:          # (a cast to the same type would copy the column)
             df[c] = df[c].astype(dtype)

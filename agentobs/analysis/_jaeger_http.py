@@ -14,6 +14,7 @@ stops).
 """
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
@@ -23,7 +24,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 MAX_REDIRECTS = 3
 CHUNK = 1 << 16
@@ -109,10 +111,8 @@ class _Watchdog:
 
 
 def _shutdown(s: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):
         s.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
 
 
 class _Watched(http.client.HTTPConnection):

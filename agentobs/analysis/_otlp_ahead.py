@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from . import _otlp_read, remote

@@ -2,19 +2,20 @@
 
 The nested resourceSpans/scopeSpans/spans lists are flattened with Arrow compute and attributes are
 scattered into one column per key (typed by the contract where it names the key). Arrow in, Arrow out:
-the public loader (``otlp``) unifies the pieces and converts them to pandas once. Every field is checked here, vectorized: an id that is
-neither hex nor base64 of the right length, a timestamp or integer out of the 64-bit range, a time of 0 (unset)
-or before 1970, a parent id naming the span itself, a span kind or status code outside its enumeration, text that
-is not UTF-8. A bad value costs its span (ids, timestamps) or only itself (the rest: a parent id naming its own
-span leaves a root), and is counted in the data quality; it never costs the piece.
+the public loader (``otlp``) unifies the pieces and converts them to pandas once. Every field is checked here,
+vectorized: an id that is neither hex nor base64 of the right length, a timestamp or integer out of the 64-bit
+range, a time of 0 (unset) or before 1970, a parent id naming the span itself, a span kind or status code outside
+its enumeration, text that is not UTF-8. A bad value costs its span (ids, timestamps) or only itself (the rest: a
+parent id naming its own span leaves a root), and is counted in the data quality; it never costs the piece.
 """
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field as dc_field, replace
-from functools import lru_cache
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,8 @@ from ._otlp_spelling import SPAN_KINDS, STATUS_CODES, Spelling
 from .quality import DataQuality
 
 INT64_MAX = (1 << 63) - 1
+
+CANONICAL = Spelling()          # the protobuf JSON mapping (lowerCamelCase, numbers as written): the default
 
 
 def field_of(arr: Any, name: str) -> Any:
@@ -61,7 +64,7 @@ class ParsedTable:
     row_sources: pa.DictionaryArray | None = None
 
 
-def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = Spelling(), *,
+def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = CANONICAL, *,
                  row_sources: pa.DictionaryArray | None = None, mixed: set[str] | None = None,
                  row_lines: np.ndarray | None = None, pivot: bool = True) -> Decoded | None:
     """The spans of one parsed piece, checked; None when it holds none. ``row_sources``: the source of each row
@@ -118,7 +121,7 @@ def decode_tables(tables: list[ParsedTable], source: str, q: DataQuality, *, mix
         cols["source"] = _joined([s.take(p.rows()) if s is not None else
                                   pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(p.spans), dtype=np.int32)),
                                                                  pa.array([source]))
-                                  for p, s in zip(parts, sources)])
+                                  for p, s in zip(parts, sources, strict=True)])
     attrs = [AttributePart(attrs=p.field("attributes"), sp=p.sp,
                            owners=None if len(parts) == 1 else np.arange(base[i], base[i + 1]))
              for i, p in enumerate(parts)]
@@ -130,7 +133,7 @@ def decode_tables(tables: list[ParsedTable], source: str, q: DataQuality, *, mix
     row_lines = [p.table.row_lines for p in parts]
     if all(lines is not None for lines in row_lines):
         line = np.concatenate([lines[p.rows().to_numpy(zero_copy_only=False)]
-                               for p, lines in zip(parts, row_lines) if lines is not None])
+                               for p, lines in zip(parts, row_lines, strict=True) if lines is not None])
         cols["_line"] = line
         events = _with_line(events, line)
         links = _with_line(links, line)
@@ -359,7 +362,7 @@ def _enum(arr: pa.Array, names: tuple[str, ...], q: DataQuality, source: str, wh
     return pa.array(np.where(ok, codes, 0).astype(np.int8))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _enum_values(names: tuple[str, ...]) -> pa.Array:
     """An enum's names and then its numbers as text: a name's index is its number, a number's index less the count."""
     return pa.array([*names, *(str(i) for i in range(len(names)))])
@@ -379,7 +382,8 @@ def _text(arr: pa.Array, q: DataQuality | None, source: str, what: str) -> pa.Ar
     raw = arr.cast(pa.binary()) if pa.types.is_string(arr.type) else arr.cast(pa.large_binary())
     values = raw.to_pylist()
     fixed: list[str | None] = [None if v is None else v.decode("utf-8", "replace") for v in values]
-    n_bad = sum(1 for v, s in zip(values, fixed) if v is not None and s is not None and s.encode("utf-8") != v)
+    n_bad = sum(1 for v, s in zip(values, fixed, strict=True)
+                if v is not None and s is not None and s.encode("utf-8") != v)
     _bad(q, source, n_bad, f"{what}: invalid UTF-8 (replaced)")
     return pa.array(fixed, type=pa.string())
 
@@ -428,7 +432,7 @@ _KIND_OF = {"stringValue": "string", "intValue": "int", "doubleValue": "double",
 
 
 def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
-                     sp: Spelling = Spelling(), mixed: set[str] | None = None) -> dict[str, pa.Array]:
+                     sp: Spelling = CANONICAL, mixed: set[str] | None = None) -> dict[str, pa.Array]:
     """One Arrow column per attribute key, aligned with the n owners of ``attrs``.
 
     Each value field is extracted (and intValue parsed) once for all entries; per key, one scatter

@@ -19,15 +19,15 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from ._otlp_arrow import AttributePart, Decoded, ParsedTable, decode_arrow, decode_tables, field_of, pivot_parts
 from ._lines import has_null_line
+from ._otlp_arrow import AttributePart, Decoded, ParsedTable, decode_arrow, decode_tables, field_of, pivot_parts
 from ._otlp_read import Buffers
 from ._otlp_sanitize import sanitize_request
 from ._otlp_spelling import Spelling
@@ -179,7 +179,7 @@ def looks_mixed(piece: bytes | memoryview) -> bool:
 
 def _compatible(a: Sequence[bool | None], b: Sequence[bool | None]) -> bool:
     """Whether two lines may be in one spelling: no field that both show is spelt two ways."""
-    return all(x is None or y is None or x == y for x, y in zip(a, b))
+    return all(x is None or y is None or x == y for x, y in zip(a, b, strict=True))
 
 
 def runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[Run]:
@@ -275,7 +275,7 @@ def _with_attributes(table: pa.Table, parts: list[AttributePart], at: np.ndarray
     pivoted into it, once over all parts (each part's owners: decoded rows, -1 for a dropped one)."""
     placed = [replace(a, owners=np.where(a.owners >= 0, at[np.maximum(a.owners, 0)], -1))
               for a in parts if a.owners is not None]
-    cols = dict(zip(table.column_names, table.columns))
+    cols = dict(zip(table.column_names, table.columns, strict=True))
     for name, col in pivot_parts(placed, table.num_rows, source, q).items():
         cols[f"attr:{name}" if name in table.column_names else name] = col
     return pa.table(cols)          # (appending the columns one by one copies the list of columns each time)
@@ -368,7 +368,7 @@ def _runs_by_spelling(piece: bytes | memoryview, first_line: int) -> list[Run]:
             if group == len(known):
                 known.append(list(shows))
             else:
-                known[group] = [x if x is not None else y for x, y in zip(known[group], shows)]
+                known[group] = [x if x is not None else y for x, y in zip(known[group], shows, strict=True)]
         cuts.append((start, line, group, row))
         start, line = end, line + 1
     if not known:
@@ -425,9 +425,9 @@ def _whole(line: bytes) -> bool:
 def parse_documents(data: bytes, how: Layout, source: str, q: DataQuality, out: Parsed) -> bool:
     """Decodes a document of JSON values (``how``: written over several lines each, or the elements of an array)
     into ``out``: values over several lines (or the elements of an indented array) all at once with pyarrow, or,
-    when that fails, as JSON lines (each value on the line it starts on), so that a bad value costs what it costs in a JSON lines
-    file. False, with nothing counted, when values said to be written over several lines are one per line after
-    all (JSON lines whose first lines are cut short): the caller then reads it line by line."""
+    when that fails, as JSON lines (each value on the line it starts on), so that a bad value costs what it costs in
+    a JSON lines file. False, with nothing counted, when values said to be written over several lines are one per
+    line after all (JSON lines whose first lines are cut short): the caller then reads it line by line."""
     values = data if how is Layout.MULTILINE else _indented_elements(data)
     if values is not None and _decoded(parse(values, len(values) + 1, out.spelling, multiline=True), source, q,
                                        out) is None:
@@ -583,11 +583,11 @@ def _may_hold_rare(table: pa.Table, sp: Spelling) -> bool:
         return any(unread(pc.list_flatten(arr) if step == "[]" else field_of(arr, step), (*path, step))
                    for step in steps)
 
-    return any(unread(chunk, (name,)) for name, column in zip(table.column_names, table.columns)
+    return any(unread(chunk, (name,)) for name, column in zip(table.column_names, table.columns, strict=True)
                if (name,) in paths for chunk in column.chunks)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _value_paths(sp: Spelling) -> dict[tuple[str, ...], tuple[bool, tuple[str, ...]]]:
     """The paths of the spelling's schema without the rare value fields that hold attribute values (a field name, or
     "[]" for a list's elements, at each step): whether each is a value, and its steps that lead to values."""

@@ -16,12 +16,13 @@ import os
 import queue
 import types
 import zlib
-from typing import Any, BinaryIO, Callable, Iterator, cast
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO, cast
 
 from ..errors import InputError
 from . import remote
 from ._lines import count_breaks
-from .input_limits import RATIO_ENV, DOCUMENT_ENV, InputLimits, human
+from .input_limits import DOCUMENT_ENV, RATIO_ENV, InputLimits, human
 
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"          # a UTF-8 byte order mark (Windows tools write one): not part of the JSON

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cache
 
 import pyarrow as pa
 import pyarrow.json as pj
@@ -160,7 +160,7 @@ def _first_value(text: bytes, begin: int, end: int, *keys: bytes) -> bytes | Non
     return text[min(found):min(found) + 1] if found else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _value_types(sp: Spelling, rare: bool) -> tuple[pa.DataType, pa.DataType]:
     f = sp.f
     integer = pa.int64() if sp.int_numbers else pa.string()
@@ -174,7 +174,7 @@ def _value_types(sp: Spelling, rare: bool) -> tuple[pa.DataType, pa.DataType]:
     return pa.struct([*scalar, *nested]), scalar
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schema(sp: Spelling, rare: bool = True) -> pa.Schema:
     f = sp.f
     time = pa.uint64() if sp.time_numbers else pa.string()
@@ -203,7 +203,7 @@ def _schema(sp: Spelling, rare: bool = True) -> pa.Schema:
     return pa.schema(list(request))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parse_options(sp: Spelling, multiline: bool, rare: bool) -> pj.ParseOptions:
     return pj.ParseOptions(explicit_schema=_schema(sp, rare), unexpected_field_behavior="ignore",
                            newlines_in_values=multiline)

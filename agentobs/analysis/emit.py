@@ -31,7 +31,8 @@ _FLOATS = ("max_usd", "deadline_s")
 # within the target, and their share counts the runs at the cap.
 _AT_CAP = ("max_tool_calls", "max_stalls")
 _PYDANTIC = (("request_limit", "steps"), ("tool_calls_limit", "tool_calls"), ("total_tokens_limit", "tokens"))
-DEFAULT_OUTPUT_CAP = 300       # Budget.max_output_tokens' default (the analysis imports no kernel; a test keeps them equal)
+# Budget.max_output_tokens' default (the analysis imports no kernel; a test keeps them equal)
+DEFAULT_OUTPUT_CAP = 300
 # Budget's defaults for the fields emitted (a test keeps them equal): a field left out gets its default, which the
 # emitted text names (max_usd's default is no limit)
 BUDGET_DEFAULTS: dict[str, float | int | None] = {"max_steps": 8, "max_tool_calls": 6, "max_tokens": 4000,
@@ -89,7 +90,7 @@ def _value(name: str, cap: CapRecommendation, at_cap: bool) -> float | int | Non
         return float(v) if v > 0 else None
     if at_cap and cap.base is not None:
         v = max(v, cap.base + 1)
-    return max(1, int(math.ceil(v)))
+    return max(1, math.ceil(v))
 
 
 def _settings(caps: Sequence[CapRecommendation], fields: Sequence[tuple[str, str]], *, kernel: bool = False

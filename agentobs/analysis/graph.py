@@ -147,7 +147,7 @@ def link_groups(trace_ids: np.ndarray, span_ids: np.ndarray, links: pd.DataFrame
             parent[i] = parent[parent[i]]
             i = parent[i]
         return i
-    for a, b in zip(src.to_numpy()[ok].astype(int), dst.to_numpy()[ok].astype(int)):
+    for a, b in zip(src.to_numpy()[ok].astype(int), dst.to_numpy()[ok].astype(int), strict=True):
         ra, rb = find(a), find(b)
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)

@@ -152,7 +152,8 @@ def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: n
         return main, subs, names
     parent = keys.parent
     named = is_agent & pd.notna(agent_name)
-    start = spans["start_ns"].to_numpy(dtype=np.int64, na_value=_LAST)      # (integers: float64 times of today step by 256 ns)
+    # (integers: float64 times of today step by 256 ns)
+    start = spans["start_ns"].to_numpy(dtype=np.int64, na_value=_LAST)
     own = np.arange(len(kind))
     has_named = np.zeros(n_runs, dtype=bool)
     has_named[run[named]] = True

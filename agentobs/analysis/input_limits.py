@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Mapping
 
 from ..errors import ConfigError
 

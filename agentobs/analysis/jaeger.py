@@ -21,9 +21,10 @@ import json
 import os
 import re
 import urllib.parse
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from ..errors import ConfigError, InputError
 from . import remote
@@ -134,7 +135,7 @@ def shown(source: str) -> str:
 
 def parse_url(text: str, now: datetime | None = None) -> JaegerSource:
     """``http://[user:pw@]host:16686?service=S&since=2h&until=...&page=200`` (since/until: durations or RFC 3339)."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     shown = redact(text)
     sch, _, rest = text.partition("://")
     sch = sch.lower().removeprefix("jaeger+")
@@ -191,7 +192,7 @@ def _when(value: str | None, now: datetime, default: datetime) -> datetime:
         if duration:
             return now - timedelta(seconds=float(duration[1]) * units[duration[2]])
         t = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+        return (t if t.tzinfo else t.replace(tzinfo=UTC)).astimezone(UTC)
     except ValueError:
         raise InputError(f"time {value!r}: use a duration like 2h or 30m, or an RFC 3339 timestamp") from None
     except OverflowError:
@@ -200,11 +201,11 @@ def _when(value: str | None, now: datetime, default: datetime) -> datetime:
 
 
 def _utc(t: datetime) -> str:
-    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _rfc3339(t: datetime) -> str:
-    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 # -- the query --------------------------------------------------------------------------------------

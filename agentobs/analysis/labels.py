@@ -182,7 +182,7 @@ def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: Da
     unmatched = sorted(set(labels) - set(found["key"]) - ambiguous)
     q.add("unmatched_label", source, len(unmatched), unmatched[0] if unmatched else None)
     missing = out.loc[pd.isna(values), "run_id"]
-    q.add("unlabelled_run", source, int(len(missing)), str(missing.iloc[0]) if len(missing) else None)
+    q.add("unlabelled_run", source, len(missing), str(missing.iloc[0]) if len(missing) else None)
     return out
 
 

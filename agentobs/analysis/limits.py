@@ -2,9 +2,9 @@
 
 Percentiles are observed values: numpy's ``inverted_cdf`` method (an order statistic), so a
 p99 of steps is a step count some run really took. Confidence intervals come from the exact
-bootstrap distribution of that order statistic (``_bootstrap``). A cap's cut-off share is exact: the share of successful runs whose value is
-above the cap. The recommended cap is the smallest candidate whose cut-off share is at most
-the target, plus a stated margin.
+bootstrap distribution of that order statistic (``_bootstrap``). A cap's cut-off share is exact: the share of
+successful runs whose value is above the cap. The recommended cap is the smallest candidate whose cut-off share
+is at most the target, plus a stated margin.
 """
 from __future__ import annotations
 
@@ -69,12 +69,12 @@ def percentiles(values: pd.Series | np.ndarray, *, seed: int = 0) -> Percentiles
         return Percentiles(0, {**{k: None for k in QUANTILES}, "max": None}, {k: None for k in QUANTILES})
     qs = np.array(list(QUANTILES.values()))
     point = np.percentile(x, qs * 100, method=METHOD)
-    vals: dict[str, float | None] = {k: float(v) for k, v in zip(QUANTILES, point)}
+    vals: dict[str, float | None] = {k: float(v) for k, v in zip(QUANTILES, point, strict=True)}
     vals["max"] = float(x.max())
     ci: dict[str, tuple[float, float] | None] = {k: None for k in QUANTILES}
     if n >= 2:
         lo, hi = exact_ci(np.sort(x), qs)
-        ci = {k: (float(a), float(c)) for k, a, c in zip(QUANTILES, lo, hi)}
+        ci = {k: (float(a), float(c)) for k, a, c in zip(QUANTILES, lo, hi, strict=True)}
     return Percentiles(n, vals, ci)
 
 
@@ -151,7 +151,7 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
     if dim.integer:                  # the exact smallest cap within the target is a value some run took
         cands = np.unique(np.append(cands, _smallest_within(x, target)))
     shares = cutoff_table(x, cands)
-    rec.cutoff = {_fmt(c, dim.integer): float(s) for c, s in zip(cands, shares)}
+    rec.cutoff = {_fmt(c, dim.integer): float(s) for c, s in zip(cands, shares, strict=True)}
     within = np.nonzero(shares <= target + 1e-12)[0]
     base = float(cands[within[0]]) if len(within) else float(x.max())
     rec.base = base
@@ -177,7 +177,7 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
 def _smallest_within(x: np.ndarray, target: float) -> float:
     """The smallest cap with at most ``target`` of the values above it: an order statistic."""
     xs = np.sort(x)
-    allowed = int(math.floor(target * len(xs) + 1e-12 * len(xs)))
+    allowed = math.floor(target * len(xs) + 1e-12 * len(xs))
     return float(xs[max(len(xs) - 1 - allowed, 0)])
 
 

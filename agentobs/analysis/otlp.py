@@ -15,8 +15,9 @@ import json
 import os
 import re
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,7 +28,7 @@ from ._arrow_pandas import table_to_frame
 from ._otlp_arrow import Decoded, unify
 from ._otlp_parse import Layout, Parsed, layout, parse_documents, parse_piece
 from ._otlp_spelling import Spelling
-from .input_limits import InputLimits, LINE_ENV, human
+from .input_limits import LINE_ENV, InputLimits, human
 from .quality import DataQuality
 from .schema import empty_events, empty_links, empty_spans
 from .spanset import SpanSet
@@ -315,8 +316,8 @@ def _break_cycles(df: pd.DataFrame, parent: np.ndarray) -> tuple[np.ndarray, np.
 
 
 # numeric attributes that count, cost or time something: a negative value is unusable (dropped, counted)
-_COUNTS = re.compile(r"(^|[._])(tokens?|token_count|usage|cost|cost_usd|steps|tool_calls|calls|attempts|elapsed|elapsed_s)"
-                     r"($|[._])")
+_COUNTS = re.compile(r"(^|[._])(tokens?|token_count|usage|cost|cost_usd|steps|tool_calls|calls|attempts|elapsed"
+                     r"|elapsed_s)($|[._])")
 
 
 def _counts_not_negative(df: pd.DataFrame, src: np.ndarray, q: DataQuality) -> None:

@@ -30,11 +30,12 @@ time of day (DeepSeek's off-peak hours), is the one the call paid. A call withou
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -104,7 +105,7 @@ def price(model: Any, provider: Any, input_tokens: Any, output_tokens: Any,
     pair[mcodes < 0] = -1
     uniq, inverse = np.unique(pair, return_inverse=True)
     groups = _rows_by_code(inverse, len(uniq))
-    for u, rows in zip(uniq, groups):
+    for u, rows in zip(uniq, groups, strict=True):
         if u < 0:
             continue
         m = str(mvalues[u // (len(pvalues) + 1)])
@@ -228,7 +229,7 @@ def _lookup(provider: str | None, model: str) -> _Found | None:
     for attempt in (pid, None) if pid is not None and known is None else (pid,):    # (older genai-prices)
         try:
             prov, info = snap.find_provider_model(model, None, attempt, None)
-        except Exception:  # noqa: BLE001 - LookupError for unknown models; anything else: not priceable either
+        except Exception:  # LookupError for unknown models; anything else: not priceable either
             continue
         return _Found(prov, info)
     return None
@@ -296,7 +297,7 @@ def _compile(found: _Found, model_price: Any) -> _Terms | None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model_price.calc_price(types.Usage(input_tokens=1, output_tokens=1))  # the library's own checks
-    except Exception:  # noqa: BLE001 - genai-prices refuses these prices for every usage
+    except Exception:  # genai-prices refuses these prices for every usage
         return None
     registry = _registry()
     if registry is None or type(model_price) is not types.ModelPrice \
@@ -304,7 +305,7 @@ def _compile(found: _Found, model_price: Any) -> _Terms | None:
         return _Terms(by_library=True)
     priced = []
     for key, value in model_price.__dict__.items():
-        if key.startswith("_") or value is None or key not in registry._all_price_keys:  # noqa: SLF001
+        if key.startswith("_") or value is None or key not in registry._all_price_keys:
             continue                                      # unknown price keys are ignored by the library too
         priced.append((registry.unit_for_price_key(key), value))
     if any(not isinstance(v, (Decimal, types.TieredPrices)) for _, v in priced):
@@ -369,11 +370,11 @@ def _by_library(found: _Found, usage: np.ndarray, when: datetime) -> np.ndarray:
     from genai_prices import types
     out = np.full(usage.shape[1], np.nan)
     for i, col in enumerate(usage.T):
-        values = {k: (int(v) if float(v).is_integer() else float(v)) for k, v in zip(REPORTED, col)
+        values = {k: (int(v) if float(v).is_integer() else float(v)) for k, v in zip(REPORTED, col, strict=True)
                   if v or k in REPORTED[:2]}
         try:
             calc = found.model.calc_price(types.Usage(**values), found.provider, genai_request_timestamp=when)
-        except Exception:  # noqa: BLE001 - usage the library refuses is not priced
+        except Exception:  # usage the library refuses is not priced
             continue
         out[i] = float(calc.total_price)
     return out

@@ -5,8 +5,9 @@ in a data-quality section. ``Issue.kind`` is a closed vocabulary (``KINDS``).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 KINDS = {
     "empty_file": "the file is empty",

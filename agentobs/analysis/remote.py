@@ -103,7 +103,7 @@ def _filesystem(url: str) -> tuple[Any, str]:
                 fs = cls(skip_instance_cache=True, **options)
             except ImportError:
                 raise _missing(sch) from None
-            except Exception as exc:        # noqa: BLE001 - a filesystem that cannot even be set up
+            except Exception as exc:  # a filesystem that cannot even be set up
                 raise InputError(f"{shown(url)}: {_reason(exc, url)}") from None
             _cache[key] = fs
     return fs, path
@@ -189,7 +189,7 @@ def expand(url: str) -> list[str]:
             found = walk(path, fs.info(path).get("type") == "directory")
     except InputError:
         raise
-    except Exception as exc:        # noqa: BLE001 - every failure of the store becomes one line
+    except Exception as exc:  # every failure of the store becomes one line
         raise _problem(exc, url) from None
     return [_url_of(fs, p, url) for p in found]
 
@@ -201,7 +201,7 @@ def open_binary(url: str) -> BinaryIO:
         return fs.open(path, "rb")
     except OSError:
         raise
-    except Exception as exc:        # noqa: BLE001 - the loader records OSErrors as unreadable files
+    except Exception as exc:  # the loader records OSErrors as unreadable files
         raise OSError(f"{shown(url)}: {type(exc).__name__}: {_reason(exc, url)}") from None
 
 
@@ -210,7 +210,7 @@ def size(url: str) -> int:
     try:
         fs, path = _filesystem(url)
         return int(fs.size(path) or 0)
-    except Exception:               # noqa: BLE001 - only for progress bars
+    except Exception:  # only for progress bars
         return 0
 
 

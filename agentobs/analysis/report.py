@@ -6,9 +6,10 @@ or as HTML lives elsewhere. Deterministic: the same input gives the same report.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
 
 import pandas as pd
 
@@ -88,7 +89,8 @@ class Report:
                         "percentile_method": "inverted_cdf"},
             "overview": self.overview,
             "signatures": [{"name": s.name, "runs": s.runs, "share": round(s.share, 6), "failed": s.failed,
-                            "primary": s.primary, "looks_like": s.looks_like, "control": s.control, "reference": s.reference,
+                            "primary": s.primary, "looks_like": s.looks_like, "control": s.control,
+                            "reference": s.reference,
                             "examples": [e.__dict__ for e in self.examples.get(s.name, [])]} for s in self.signatures],
             "percentiles": self.percentiles,
             "segments": self.segments,
@@ -174,7 +176,7 @@ def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: 
     trace_of = runs.set_index("run_id")["trace_id"]
     examples = {s.name: [Example(r, str(trace_of[r]), None, evidence(ex_spans, ex_events, r, s.name))
                          for r in s.examples] for s in sigs}
-    report = Report(datetime.now(timezone.utc).isoformat(timespec="seconds"), sources, opt, runs, spans,
+    report = Report(datetime.now(UTC).isoformat(timespec="seconds"), sources, opt, runs, spans,
                     events, _overview(runs, n_spans), sigs, examples, {}, {}, [], q, der)
     report.spellings = {shown(k): v for k, v in spellings.items()}
     for exs in examples.values():
@@ -212,7 +214,7 @@ def _overview(runs: pd.DataFrame, n_spans: int) -> dict[str, Any]:
     ok = int((runs["success"] == True).sum())  # noqa: E712
     bad = int((runs["success"] == False).sum())  # noqa: E712
     return {
-        "runs": int(len(runs)), "spans": int(n_spans), "successful": ok, "failed": bad,
+        "runs": len(runs), "spans": int(n_spans), "successful": ok, "failed": bad,
         "unlabelled": int(runs["success"].isna().sum()),
         "success_rate": round(ok / (ok + bad), 6) if ok + bad else None,
         "by_stop_reason": {str(k): int(v) for k, v in runs["stop_reason"].fillna("(not recorded)").value_counts()

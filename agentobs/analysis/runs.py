@@ -13,8 +13,8 @@ be derived.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -215,7 +215,8 @@ def _lists_per_run(rows: pd.DataFrame, column: str, n: int) -> list[object]:
     order = np.argsort(run, kind="stable")
     values = rows[column].astype(object).to_numpy()[order]
     bounds = np.searchsorted(run[order], np.arange(n + 1))
-    return [values[a:b].tolist() if b > a else np.nan for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+    starts, ends = bounds[:-1].tolist(), bounds[1:].tolist()
+    return [values[a:b].tolist() if b > a else np.nan for a, b in zip(starts, ends, strict=True)]
 
 
 def _outcome(c: _Ctx) -> dict[str, object]:

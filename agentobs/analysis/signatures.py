@@ -8,8 +8,8 @@ the columns exist) and on transcripts.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -164,7 +164,8 @@ CATALOG: list[Signature] = [
               lambda d: _b(d["tools_exhausted"] > 0), _ev_tool_outage),
     Signature("repeated_call", "seed 000", "One call fingerprint proposed again and again",
               "A missing fact or an ignored error", "max_repeat; copy the needed fields into facts",
-              lambda d: _stop(d, "repeated_call") | (_foreign(d) & _b(d["max_consecutive_identical"] >= FOREIGN_REPEAT)),
+              lambda d: (_stop(d, "repeated_call")
+                         | (_foreign(d) & _b(d["max_consecutive_identical"] >= FOREIGN_REPEAT))),
               _ev_repeated_call),
     Signature("no_progress", "seed 000", "Consecutive steps changed nothing; the state signature stayed flat",
               "Varied arguments with no effect", "max_stalls; escalate",
@@ -222,7 +223,7 @@ def summarize(runs: pd.DataFrame, examples: int = 3) -> list[SignatureRow]:
         mask = runs["signatures"].map(lambda xs, n=s.name: n in xs) if len(runs) else pd.Series(dtype=bool)
         hit = runs[mask] if len(runs) else runs
         failed = int((hit["success"] == False).sum()) if len(hit) else 0  # noqa: E712
-        rows.append(SignatureRow(s.name, int(len(hit)), len(hit) / total, failed,
+        rows.append(SignatureRow(s.name, len(hit), len(hit) / total, failed,
                                  int((runs["signature"] == s.name).sum()) if len(runs) else 0,
                                  s.looks_like, s.control, s.reference,
                                  hit.sort_values("run_id")["run_id"].head(examples).tolist()))

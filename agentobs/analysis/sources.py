@@ -21,10 +21,11 @@ import stat
 import sys
 import tempfile
 import zlib
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable, Iterator
+from typing import BinaryIO
 
 import pandas as pd
 
@@ -35,7 +36,6 @@ from .input_limits import DOCUMENT_ENV, InputLimits, human
 from .jaeger import fetch, fetch_trace, is_jaeger_url, parse_url
 from .otlp import SpanSet, check, load_file
 from .quality import DataQuality
-
 
 STDIN = "-"          # a source naming standard input
 

@@ -1,8 +1,9 @@
 """SpanSet: spans, their events and links, and what was wrong with the input (three DataFrames and a DataQuality)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa

@@ -36,10 +36,11 @@ Decisions on ambiguous input (kept in one place here; the tests pin them):
   ``tool_error``, the status message = the result's first line (at most 200 characters) and
   ``agentobs.tool.result_status`` = ``error`` (``ok`` for other results, null when there is no result).
 * Times. ``recorded`` when any message has a usable ISO 8601 timestamp (naive timestamps are taken as
-  UTC; a time the spans' 64-bit nanoseconds cannot hold, before 1677-09-21 or after 2262-04-11, is unusable; gaps are filled from the previous message, and times are clamped to be non-decreasing so no span
-  ends before it starts); otherwise ``synthetic``: message ``i`` is at ``i + 1`` seconds after the run's
-  ``start_time``, or after 2000-01-01T00:00:00Z when the run has none. A chat span runs from the previous message's time (the run start for the
-  first) to its own; a tool span from the message before its result to the result (zero length at the
+  UTC; a time the spans' 64-bit nanoseconds cannot hold, before 1677-09-21 or after 2262-04-11, is unusable;
+  gaps are filled from the previous message, and times are clamped to be non-decreasing so no span ends before
+  it starts); otherwise ``synthetic``: message ``i`` is at ``i + 1`` seconds after the run's ``start_time``, or
+  after 2000-01-01T00:00:00Z when the run has none. A chat span runs from the previous message's time (the run
+  start for the first) to its own; a tool span from the message before its result to the result (zero length at the
   call's message when there is no result); the root from ``min(start_time, first message)`` to
   ``max(end_time, last message)``.
 * Cost. The run's cost (tau2 ``agent_cost``, a generic run's ``cost``, else the sum of its model calls'
@@ -65,7 +66,7 @@ import re
 import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +80,9 @@ from . import remote
 from ._json_text import clean_strings, may_hold_surrogates
 from ._otlp_read import read_document
 from .input_limits import InputLimits
-from .spanset import SpanSet
 from .quality import DataQuality
 from .schema import SPAN_BASE, empty_spans
+from .spanset import SpanSet
 
 FORMAT_TAU2, FORMAT_OPENAI = "tau2", "openai"
 
@@ -183,7 +184,7 @@ def transcripts_to_spans(obj: Any, source: str, quality: DataQuality | None = No
                     run.key = f"{run.key}\x00{seen[run.key]}"
                 for row in _import_run(run, builder.source, problems):
                     builder.add(row)
-        except Exception as exc:        # noqa: BLE001 - the contract is to never raise on content
+        except Exception as exc:  # the contract is to never raise on content
             problems.append(f"skipped: {type(exc).__name__}: {exc}"[:160])
         if problems:
             more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
@@ -520,7 +521,8 @@ def _usage(u: Any, pos: int, problems: list[str]) -> tuple[int | None, int | Non
     if u is None:
         return None
     if isinstance(u, dict):
-        raw_pt, raw_ct = u.get("prompt_tokens", u.get("input_tokens")), u.get("completion_tokens", u.get("output_tokens"))
+        raw_pt = u.get("prompt_tokens", u.get("input_tokens"))
+        raw_ct = u.get("completion_tokens", u.get("output_tokens"))
         pt, ct = _int(raw_pt), _int(raw_ct)
         if pt is not None and ct is not None and pt >= 0 and ct >= 0:
             return pt, ct
@@ -638,8 +640,8 @@ def _parse_time(v: Any) -> int | None:
     except ValueError:
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)            # naive timestamps (tau2's) are taken as UTC
-    delta = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)            # naive timestamps (tau2's) are taken as UTC
+    delta = dt - datetime(1970, 1, 1, tzinfo=UTC)
     ns = (delta.days * 86_400 + delta.seconds) * _NS + delta.microseconds * 1000
     return ns if _INT64_MIN <= ns <= _INT64_MAX else None     # 0001-01-01 or 9999-12-31: not a span time
 

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ..contract import semconv as sc
+from ._otlp_ids import trace_id_of as trace_id_of  # (re-exported: the trace command takes an id as typed)
 from .formats import FORMAT_NAMES
-from ._otlp_ids import trace_id_of as trace_id_of    # (re-exported: the trace command takes an id as typed)
 from .graph import span_keys
 from .report import Report
 

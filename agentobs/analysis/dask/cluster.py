@@ -6,8 +6,8 @@ under the names given: absolute paths on a shared disk, or object-store URLs.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from ...errors import ConfigError, InputError
 from .settings import DaskSettings

@@ -18,21 +18,23 @@ from __future__ import annotations
 
 import math
 import uuid
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ...errors import AgentobsError, ConfigError, InputError
+from .. import _otlp_batch
 from ..input_limits import human
 from ..jaeger import is_jaeger_url, shown
 from ..labels import read_labels
 from ..report import Options, Report, summarize_runs
-from .. import _otlp_batch
 from ..sources import STDIN, batchable, expand_sources, is_stream, total_bytes
 from . import merge
-from .partition import PartResult, Request, Schema, run as run_partition
+from .cluster import client_for, require
+from .partition import PartResult, Request, Schema
+from .partition import run as run_partition
 from .placement import bucket, extract_moves, moved_in, place
 from .scan import Summary, scan, summary_of
 from .settings import GZIP_EXPANSION, MEMORY_ENV, PARTITION_ENV, DaskSettings
-from .cluster import client_for, require
 
 Advance = Callable[[int], None]
 
@@ -65,7 +67,7 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
                                                 found.listed)
         except AgentobsError:
             raise
-        except Exception as exc:  # noqa: BLE001 - the cluster's failures, said in one line
+        except Exception as exc:  # the cluster's failures, said in one line
             raise _cluster_error(exc, st) from None
     sources_shown = [shown(s) for s in sources] if sources else [s for x in summaries for s in x.sources]
     spellings: dict[str, dict[str, int]] = {}
@@ -171,7 +173,7 @@ def _cluster_error(exc: Exception, st: DaskSettings) -> Exception:
 def _threads(client: Any) -> int:
     try:
         return max(sum(client.nthreads().values()), 1)
-    except Exception:  # noqa: BLE001 - sizing only
+    except Exception:  # sizing only
         return 1
 
 

@@ -10,8 +10,8 @@ Sizes take a plain number of bytes or a number with K, M or G (binary units), as
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ...errors import ConfigError
 from ..input_limits import _size

@@ -83,7 +83,8 @@ def normalize(spans: pd.DataFrame) -> Normalized:
     fields = _fields(spans, rows, dialect[rows], present, n)
     status_error = spans["status_code"].to_numpy() == 2 if "status_code" in spans.columns else np.zeros(n, bool)
     fields["error"] = status_error | fields.pop("error_flag")
-    counts = {str(DIALECT_NAMES[i]): int(c) for i, c in zip(*np.unique(dialect[dialect >= 0], return_counts=True))}
+    codes, code_counts = np.unique(dialect[dialect >= 0], return_counts=True)
+    counts = {str(DIALECT_NAMES[i]): int(c) for i, c in zip(codes, code_counts, strict=True)}
     unusable = {}
     for f in NUMBER_FIELDS:      # tokens and dollars: a negative or non-numeric value (JSON is not typed) is no value
         values = fields[f]

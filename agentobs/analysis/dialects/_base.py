@@ -1,8 +1,9 @@
 """What a dialect is: how it classifies a span, and where it keeps each normalized value."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd

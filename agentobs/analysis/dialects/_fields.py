@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .._otlp_parse import values_as_lines
@@ -20,7 +20,8 @@ from ._build import KINDS, STATUS_CODES, Fields, attributes, hex_id, request
 NAME = "OpenTelemetry Python ConsoleSpanExporter"
 
 # a span's first fields; its name may be any JSON scalar (the SDK writes a string: another value is counted later)
-_HEAD = re.compile(rb'\s*\{\s*"name"\s*:\s*(?:"(?:[^"\\]|\\.)*"|[^",{}\[\]]*)\s*,\s*"context"\s*:\s*\{\s*"trace_id"\s*:')
+_HEAD = re.compile(rb'\s*\{\s*"name"\s*:\s*(?:"(?:[^"\\]|\\.)*"|[^",{}\[\]]*)\s*,'
+                   rb'\s*"context"\s*:\s*\{\s*"trace_id"\s*:')
 _OPENS_OBJECT = re.compile(rb'^[ \t]*\{', re.M)
 _TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:?\d\d)?$")
 
@@ -102,7 +103,7 @@ def _ns(text: Any) -> str:
     zone = m.group(3) or "Z"
     try:
         whole = datetime.fromisoformat(m.group(1) + ("+00:00" if zone == "Z" else zone))
-        seconds = int(whole.astimezone(timezone.utc).timestamp())
+        seconds = int(whole.astimezone(UTC).timestamp())
     except (ValueError, OverflowError):     # (a time near year 1 or 9999 moved past the calendar by its zone)
         return str(text)[:60]
     return str(seconds * 1_000_000_000 + int((m.group(2) or "0")[:9].ljust(9, "0")))

@@ -144,7 +144,7 @@ def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
         q.add("unknown_format", source, count=v1, example="Zipkin v1 JSON (binaryAnnotations): only v2 is read")
     _own_ids_for_shared(spans)
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for (span, key, _), scope in zip(spans, scopes):
+    for (span, key, _), scope in zip(spans, scopes, strict=True):
         groups.setdefault((key, *scope), []).append(span)
     return [request(groups, resources)] if groups else []
 

@@ -29,8 +29,9 @@ Quick mode (``--quick``): about 100,000 spans per file, fewer repeats.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .analysis_child import run_child
 from .analysis_contenders import full_report, ours, parse_alone, straightforward

@@ -65,7 +65,7 @@ def _child(what: str, path: str, warm: str | None) -> dict[str, Any]:
         from agentobs.analysis import analyze
         t0 = time.perf_counter()
         r = analyze([path])
-        out["runs"], out["spans"] = int(len(r.runs)), int(len(r.spans))
+        out["runs"], out["spans"] = len(r.runs), len(r.spans)
     elif what == "profile":
         out["markdown"] = _profile(path)
     else:

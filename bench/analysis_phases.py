@@ -21,8 +21,9 @@ import contextlib
 import os
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 PHASES = ("load", "runs table", "pricing", "signatures", "percentiles", "caps", "other analysis",
           "render: terminal", "render: JSON")
@@ -91,5 +92,5 @@ def timed_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     t4 = time.perf_counter()
     clock.spent["render: terminal"] = t3 - t2
     clock.spent["render: JSON"] = t4 - t3
-    return {"phases": clock.spent, "total": t4 - t0, "runs": int(len(r.runs)), "spans": int(len(r.spans)),
+    return {"phases": clock.spent, "total": t4 - t0, "runs": len(r.runs), "spans": len(r.spans),
             "careful_path": int(r.quality.count("careful_path"))}

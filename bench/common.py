@@ -23,9 +23,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Callable, Iterable, Mapping, Sequence
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -85,7 +85,7 @@ class Target:
     op: str                # "<=" or ">="
     target: float
 
-    def check(self, figures: Sequence[Figure]) -> "Check | None":
+    def check(self, figures: Sequence[Figure]) -> Check | None:
         for f in figures:
             if f.name == self.figure:
                 return Check(self.name, f, self.op, self.target)
@@ -110,10 +110,7 @@ class Check:
 
     def margin(self) -> str:
         """How far the median is from the target, relative to the target."""
-        if self.op == "<=":
-            rel = (self.target - self.value) / self.target
-        else:
-            rel = (self.value - self.target) / self.target
+        rel = (self.target - self.value if self.op == "<=" else self.value - self.target) / self.target
         if rel >= 0:
             return f"{rel:.0%} of headroom"
         return f"missed by {-rel:.0%}"
@@ -145,7 +142,7 @@ def summarize(name: str, samples: Sequence[float], unit: str, *, iterations: int
 
 def ratio(name: str, num: Sequence[float], den: Sequence[float], *, notes: str = "", group: str = "") -> Figure:
     """Median and spread of per-repeat ratios num[i] / den[i] (the repeats were interleaved)."""
-    return summarize(name, [a / b for a, b in zip(num, den)], "x", notes=notes, group=group)
+    return summarize(name, [a / b for a, b in zip(num, den, strict=True)], "x", notes=notes, group=group)
 
 
 def _fmt(x: float) -> str:
@@ -173,7 +170,7 @@ class Plan:
     iterations: int = 200
     warmup: int = 200
 
-    def scaled(self, factor: float) -> "Plan":
+    def scaled(self, factor: float) -> Plan:
         return Plan(self.repeats, max(1, int(self.iterations * factor)), max(1, int(self.warmup * factor)))
 
 

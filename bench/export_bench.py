@@ -31,10 +31,10 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from .common import Figure, Target, module_main, ratio, stack_harness, summarize
 

@@ -113,7 +113,7 @@ def run(quick: bool = False) -> list[Figure]:
         plain(), guarded()                                   # both complete before timing
         t = time_interleaved({"plain": plain, "guarded": guarded}, plan)
         n = dict(iterations=plan.iterations, group=NAME)
-        overhead = [(g - p) / CALLS for g, p in zip(us(t["guarded"]), us(t["plain"]))]
+        overhead = [(g - p) / CALLS for g, p in zip(us(t["guarded"]), us(t["plain"]), strict=True)]
         figures += [
             summarize(f"{label}: plain, per run", us(t["plain"]), "µs", **n),
             summarize(f"{label}: guarded, per run", us(t["guarded"]), "µs", **n),

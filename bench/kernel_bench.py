@@ -11,8 +11,19 @@ from __future__ import annotations
 
 import sys
 
-from .common import (QUICK, Figure, Plan, Target, by_area, profile, profile_markdown, ratio, summarize,
-                     time_interleaved, us)
+from .common import (
+    QUICK,
+    Figure,
+    Plan,
+    Target,
+    by_area,
+    profile,
+    profile_markdown,
+    ratio,
+    summarize,
+    time_interleaved,
+    us,
+)
 
 NAME = "kernel"
 TITLE = "Agent loop without telemetry: our kernel vs the seed kernel (scenario A)"
@@ -43,6 +54,7 @@ AREAS = [
 
 def _contenders():
     from agentobs.domain.scenarios import SEED000
+
     from .seed_kernel import load
 
     seed = load()                                    # extracts from the shared spec and checks done/5/708

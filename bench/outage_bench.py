@@ -25,9 +25,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from .common import Figure, Target, module_main, ratio, stack_harness, summarize
 

@@ -80,7 +80,8 @@ def _print_outcome(o: Outcome) -> None:
         for f in o.figures:
             print(f"  {f.name:64} {f.value():>12}  {f.spread()}")
         for c in o.checks:
-            print(f"  {'PASS' if c.passed else 'FAIL'} {c.name}: {_fmt(c.value)} {c.op} {_fmt(c.target)} ({c.margin()})")
+            verdict = "PASS" if c.passed else "FAIL"
+            print(f"  {verdict} {c.name}: {_fmt(c.value)} {c.op} {_fmt(c.target)} ({c.margin()})")
         return
     con = Console(width=None if sys.stdout.isatty() else 150)
     t = Table(title=o.module.TITLE, title_justify="left", show_lines=False)
@@ -149,7 +150,7 @@ def _section(o: Outcome, provenance: str = "") -> list[str]:
     if doc:
         L += ["<details><summary>What is measured</summary>", "", "```text", doc, "```", "", "</details>", ""]
     if o.error:
-        return L + ["```text", o.error, "```"]
+        return [*L, "```text", o.error, "```"]
     L += ["| figure | median | unit | IQR | min – max | repeats × calls | notes |",
           "| --- | ---: | --- | ---: | ---: | ---: | --- |"]
     for f in o.figures:
@@ -211,7 +212,7 @@ def update_markdown(old: str, outcomes: list[Outcome], info: dict[str, str], com
             i, nxt = found
             lines[i:nxt] = new + ([""] if nxt < len(lines) else [])
         else:
-            lines += [""] + new
+            lines += ["", *new]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -238,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"{[importlib.import_module(m).NAME for m in BENCHMARKS + OPTIONAL]}")
     if args.update and not args.only:
         ap.error("--update rewrites the sections of the modules named with --only; a full run rewrites the file")
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     info = machine_info()
     command = " ".join([".venv/bin/python -m bench.run", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
     outcomes: list[Outcome] = []
@@ -259,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             if (args.profile or failed) and hasattr(mod, "profile_report"):
                 print(f"profiling {mod.NAME} ...", file=sys.stderr, flush=True)
                 o.profile = mod.profile_report(args.quick, o.figures)
-        except Exception:  # noqa: BLE001 - one broken benchmark must not hide the others
+        except Exception:  # one broken benchmark must not hide the others
             o.error = traceback.format_exc()
             print(o.error, file=sys.stderr)
         o.seconds = time.perf_counter() - t0

@@ -6,11 +6,12 @@ contract's 28 recordings per run of scenario A weigh on the telemetry targets, w
 making the same spans and recordings. This module measures how much, instead of asserting it.
 
 Each version runs in its own virtual environment (the installed one, and 1.44.0 in a cached venv under
-``$AGENTOBS_BENCH_DATA``, by default ``~/.cache/agentobs/bench``, built on first use from PyPI with this repo's dependencies). A child process per
-version runs ``bench.telemetry_bench``'s contenders (a) instrumented, (b) uninstrumented, (c) SDK spans alone,
-(c') SDK spans and metrics alone, the control "(b) then (c')" (no integration, run together) and Pydantic AI
-instrumented, interleaved as usual; ratios are per repeat inside one child. The children alternate (A, B, A, B...) so drift hits both versions alike; figures comparing
-the two versions pair the repeats of consecutive children.
+``$AGENTOBS_BENCH_DATA``, by default ``~/.cache/agentobs/bench``, built on first use from PyPI with this repo's
+dependencies). A child process per version runs ``bench.telemetry_bench``'s contenders (a) instrumented,
+(b) uninstrumented, (c) SDK spans alone, (c') SDK spans and metrics alone, the control "(b) then (c')" (no
+integration, run together) and Pydantic AI instrumented, interleaved as usual; ratios are per repeat inside one
+child. The children alternate (A, B, A, B...) so drift hits both versions alike; figures comparing the two
+versions pair the repeats of consecutive children.
 
     python -m bench.sdk_versions [--quick]
 """
@@ -24,7 +25,7 @@ import sys
 import tomllib
 from importlib import metadata
 
-from .common import REPO_ROOT, Figure, cache_dir, Plan, ratio, summarize, time_interleaved, us
+from .common import REPO_ROOT, Figure, Plan, cache_dir, ratio, summarize, time_interleaved, us
 
 NAME = "sdk_versions"
 TITLE = "Telemetry overhead by OpenTelemetry SDK version (1.44 vs the installed one, a venv each)"
@@ -110,9 +111,9 @@ def run(quick: bool = False) -> list[Figure]:
     n = dict(iterations=iterations, group=NAME)
     metric_cost = {}
     for v, t in samples.items():
-        base = [b + c for b, c in zip(t["uninstrumented"], t["sdk spans"])]
-        base_m = [b + c for b, c in zip(t["uninstrumented"], t["sdk spans+metrics"])]
-        metric_cost[v] = [m - c for m, c in zip(t["sdk spans+metrics"], t["sdk spans"])]
+        base = [b + c for b, c in zip(t["uninstrumented"], t["sdk spans"], strict=True)]
+        base_m = [b + c for b, c in zip(t["uninstrumented"], t["sdk spans+metrics"], strict=True)]
+        metric_cost[v] = [m - c for m, c in zip(t["sdk spans+metrics"], t["sdk spans"], strict=True)]
         figs += [
             summarize(f"SDK {v}: (a) ours instrumented, per run", us(t["instrumented"]), "µs", **n),
             summarize(f"SDK {v}: (c) SDK alone, 14 spans", us(t["sdk spans"]), "µs", **n),
@@ -125,7 +126,7 @@ def run(quick: bool = False) -> list[Figure]:
                   notes="the kernel's run, then the SDK alone making the same spans and recordings, in one call",
                   **g),
             summarize(f"SDK {v}: ours beyond the floor, (a) − (b) − (c')",
-                      us([a - bm for a, bm in zip(t["instrumented"], base_m)]), "µs", **n),
+                      us([a - bm for a, bm in zip(t["instrumented"], base_m, strict=True)]), "µs", **n),
             ratio(f"SDK {v}: Pydantic AI instrumented / ours instrumented", t["pai instrumented"],
                   t["instrumented"], **g),
             ratio(f"SDK {v}: Pydantic AI instrumented / control, no integration", t["pai instrumented"],

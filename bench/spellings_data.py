@@ -20,8 +20,9 @@ import base64
 import gzip
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .common import cache_dir
 
@@ -133,7 +134,8 @@ def _write_all(canonical: Path, paths: dict[str, Path]) -> None:
     rng = random.Random(MIX_SEED)
     choices = ["canonical", *WRITERS]
     tmp = {name: p.with_name(p.name + ".partial") for name, p in paths.items()}
-    outs = {name: open(tmp[name], "w", encoding="utf-8") for name in [*WRITERS, MIXED]}
+    outs = {name: open(tmp[name], "w", encoding="utf-8")  # noqa: SIM115 - closed in finally
+            for name in [*WRITERS, MIXED]}
     try:
         with open(canonical, encoding="utf-8") as src:
             for line in src:

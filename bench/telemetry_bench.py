@@ -51,20 +51,37 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import (MetricExporter, MetricExportResult, MetricsData,
-                                              PeriodicExportingMetricReader)
+from opentelemetry.sdk.metrics.export import (
+    MetricExporter,
+    MetricExportResult,
+    MetricsData,
+    PeriodicExportingMetricReader,
+)
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import SpanKind
 
-from .common import (QUICK, Figure, Plan, Target, by_area, instructions_per_call, profile, profile_markdown, ratio,
-                     summarize, time_interleaved, us)
+from .common import (
+    QUICK,
+    Figure,
+    Plan,
+    Target,
+    by_area,
+    instructions_per_call,
+    profile,
+    profile_markdown,
+    ratio,
+    summarize,
+    time_interleaved,
+    us,
+)
 
 NAME = "telemetry"
 TITLE = "Telemetry overhead: instrumented kernel vs uninstrumented + OpenTelemetry SDK alone; Pydantic AI"
@@ -471,10 +488,11 @@ def run(quick: bool = False) -> list[Figure]:
     s.loop.close()
     s.pipe.shutdown()
 
-    base = [a + b for a, b in zip(t["uninstrumented"], t["sdk spans"])]
-    base_m = [a + b for a, b in zip(t["uninstrumented"], t["sdk spans+metrics"])]
-    base_c = [a + b for a, b in zip(t["uninstrumented"], t["sdk spans+run metrics"])]
-    overhead = [a - b for a, b in zip(t["instrumented"], t["uninstrumented"])]
+    base = [a + b for a, b in zip(t["uninstrumented"], t["sdk spans"], strict=True)]
+    base_m = [a + b for a, b in zip(t["uninstrumented"], t["sdk spans+metrics"], strict=True)]
+    base_c = [a + b for a, b in zip(t["uninstrumented"], t["sdk spans+run metrics"], strict=True)]
+    overhead = [a - b for a, b in zip(t["instrumented"], t["uninstrumented"], strict=True)]
+    floor_g = [a + b for a, b in zip(tg["uninstrumented"], tg["sdk spans+metrics"], strict=True)]   # in the group
     g = dict(group=NAME)
     n = dict(iterations=plan.iterations, group=NAME)
     np_ = dict(iterations=pai_iter, group=NAME)
@@ -487,13 +505,13 @@ def run(quick: bool = False) -> list[Figure]:
         summarize("(c') SDK alone: 14 spans + 28 metric recordings", us(t["sdk spans+metrics"]), "µs", **n),
         summarize("(c) SDK alone, per span", us(t["sdk spans"], 14), "µs", **n),
         summarize("telemetry overhead (a) − (b), per run", us(overhead), "µs", **n),
-        ratio(F_RATIO_M, tg["instrumented"], [a + b for a, b in zip(tg["uninstrumented"], tg["sdk spans+metrics"])],
+        ratio(F_RATIO_M, tg["instrumented"], floor_g,
               notes=f"the target: median of per-repeat ratios, (a), (b), (c') and the control below timed as a group "
                     f"of their own ({g_plan.repeats} × {g_plan.iterations} calls){loss}", **g),
         ratio(F_RATIO_ALL, t["instrumented"], base_m,
               notes="(a), (b) and (c') as timed in the rows above, among all the contenders: the same quantity, "
                     "wider spread", **g),
-        ratio(F_CONTROL_T, tg["(b) then (c')"], [a + b for a, b in zip(tg["uninstrumented"], tg["sdk spans+metrics"])],
+        ratio(F_CONTROL_T, tg["(b) then (c')"], floor_g,
               notes="timed in the target's group: what the target reads for an integration that adds nothing, "
                     "the kernel's run and then the SDK alone in one call", **g),
         ratio(F_RATIO, t["instrumented"], base, notes="against the SDK making the spans only", **g),
@@ -525,7 +543,7 @@ def run(quick: bool = False) -> list[Figure]:
     ]
     if "null observer" in t:
         u = t["uninstrumented"]
-        d = lambda k: us([a - b for a, b in zip(t[k], u)])   # noqa: E731 - µs above the uninstrumented run
+        d = lambda k: us([a - b for a, b in zip(t[k], u, strict=True)])   # noqa: E731 - µs above the uninstrumented run
         figs += [
             summarize("breakdown: kernel + observer that ignores events, − (b)", d("null observer"), "µs",
                       notes="building and dispatching the 28 kernel events", **n),
@@ -540,7 +558,7 @@ def run(quick: bool = False) -> list[Figure]:
                       notes="MeterProvider(exemplar_filter=AlwaysOffExemplarFilter()); metrics otherwise equal",
                       **n),
             summarize("breakdown: SDK alone, 28 metric recordings ((c') − (c))",
-                      us([a - b for a, b in zip(t["sdk spans+metrics"], t["sdk spans"])]), "µs", **n),
+                      us([a - b for a, b in zip(t["sdk spans+metrics"], t["sdk spans"], strict=True)]), "µs", **n),
             ratio("(a) with exemplars off / ((b) + (c))", t["observer, exemplars off"], base, **g),
             summarize("control: (b) then (c) back to back in one call", us(t["(b) then (c)"]), "µs",
                       notes="no integration: the uninstrumented run, then the SDK-alone spans", **n),

@@ -29,7 +29,7 @@ log() { printf 'test.sh: %s\n' "$*" >&2; }
 # the gates, before anything is started: lint, types, and the import contract between the packages
 # (configured in pyproject.toml: [tool.ruff], [tool.mypy], [tool.importlinter]; docs/architecture.md says why)
 log "gates: ruff, mypy, import contracts"
-"$BIN/ruff" check agentobs
+"$BIN/ruff" check agentobs bench
 "$BIN/mypy"
 "$BIN/lint-imports" --no-cache >/dev/null || "$BIN/lint-imports" --no-cache
 

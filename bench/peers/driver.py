@@ -32,13 +32,13 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..analysis_child import run_child
 from ..analysis_data import realistic

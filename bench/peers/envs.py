@@ -45,7 +45,7 @@ def ensure(peer: str, log: Path | None = None) -> Path:
     if done.exists() and done.read_text() == json.dumps(PINS[peer]):
         return python(peer)
     d.parent.mkdir(parents=True, exist_ok=True)
-    out = open(log, "a") if log else subprocess.DEVNULL
+    out = open(log, "a") if log else subprocess.DEVNULL  # noqa: SIM115 - closed in finally
     try:
         if not python(peer).exists():
             subprocess.run([sys.executable, "-m", "venv", str(d)], check=True, stdout=out, stderr=out)

@@ -16,8 +16,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import pandas as pd  # noqa: E402
-from aggregate import per_run  # noqa: E402
+import pandas as pd
+from aggregate import per_run
 
 
 def _decoded(attrs: pd.DataFrame, name: str) -> pd.Series:
@@ -48,8 +48,8 @@ def main(uri: str, experiment: str, out: str) -> None:
     runs = per_run(table)
     t2 = time.perf_counter()
     with open(out, "w", encoding="utf-8") as f:
-        json.dump({"query_s": t1 - t0, "aggregate_s": t2 - t1, "spans": int(len(spans)), "traces": int(len(df)),
-                   "runs": int(len(runs)), "model_calls": int(runs["model_calls"].sum()),
+        json.dump({"query_s": t1 - t0, "aggregate_s": t2 - t1, "spans": len(spans), "traces": len(df),
+                   "runs": len(runs), "model_calls": int(runs["model_calls"].sum()),
                    "tool_calls": int(runs["tool_calls"].sum()), "input_tokens": float(runs["input_tokens"].sum())},
                   f)
 

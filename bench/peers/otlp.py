@@ -25,6 +25,7 @@ def requests_for(path: Path) -> list[tuple[int, bytes]]:
     cache = path.with_name(path.name + ".otlp.pb")
     if not cache.exists():
         import json
+
         from .. import spellings_data
         tmp = cache.with_name(cache.name + ".partial")
         with open(path, encoding="utf-8") as src, open(tmp, "wb") as dst:

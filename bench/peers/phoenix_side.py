@@ -16,8 +16,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import pandas as pd  # noqa: E402
-from aggregate import per_run  # noqa: E402
+import pandas as pd
+from aggregate import per_run
 
 
 def _first(df: pd.DataFrame, names: list[str]) -> pd.Series:
@@ -51,7 +51,7 @@ def main(url: str, out: str, limit: int) -> None:
     runs = per_run(spans)
     t2 = time.perf_counter()
     with open(out, "w", encoding="utf-8") as f:
-        json.dump({"query_s": t1 - t0, "aggregate_s": t2 - t1, "spans": int(len(df)), "runs": int(len(runs)),
+        json.dump({"query_s": t1 - t0, "aggregate_s": t2 - t1, "spans": len(df), "runs": len(runs),
                    "model_calls": int(runs["model_calls"].sum()), "tool_calls": int(runs["tool_calls"].sum()),
                    "input_tokens": float(runs["input_tokens"].sum()), "columns": int(df.shape[1])}, f)
 

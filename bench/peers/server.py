@@ -22,7 +22,7 @@ class Server:
     answer; ``stop()`` ends the group (SIGTERM, then SIGKILL)."""
 
     def __init__(self, cmd: list[str], env: dict[str, str], cwd: Path, log: Path):
-        self.log: IO[bytes] = open(log, "ab")
+        self.log: IO[bytes] = open(log, "ab")  # noqa: SIM115 - closed by stop()
         self.proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
 
@@ -35,7 +35,7 @@ class Server:
                 with urllib.request.urlopen(url, timeout=5) as r:
                     r.read()
                     return time.monotonic() - t0
-            except Exception:  # noqa: BLE001 - not up yet
+            except Exception:  # not up yet
                 time.sleep(0.5)
         raise RuntimeError(f"{url} did not answer within {timeout:.0f} s")
 
@@ -51,7 +51,7 @@ class Server:
                 pass
         self.log.close()
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         return self
 
     def __exit__(self, *exc: object) -> None:

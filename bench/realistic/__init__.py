@@ -100,9 +100,10 @@ def generate(out: str | os.PathLike[str], spans: int, *, seed: int = 1, dialects
                               "http_traces": 0, "job_traces": 0, "two_run_traces": 0, "lines": 0}
     by_dialect: dict[str, int] = {}
     by_model: dict[str, int] = {}
-    tmp_out = tempfile.NamedTemporaryFile("w", dir=out.parent, prefix=out.name, suffix=".partial", delete=False,
-                                          encoding="utf-8")
-    tmp_rows = tempfile.TemporaryFile("w+", encoding="utf-8")
+    # entered below, renamed into place at the end
+    tmp_out = tempfile.NamedTemporaryFile("w", dir=out.parent, prefix=out.name, suffix=".partial",  # noqa: SIM115
+                                          delete=False, encoding="utf-8")
+    tmp_rows = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 - closed in finally
     buffer: dict[str, dict[str, list[dict[str, Any]]]] = {}
     buffered = 0
     try:
@@ -131,7 +132,7 @@ def generate(out: str | os.PathLike[str], spans: int, *, seed: int = 1, dialects
                 totals["two_run_traces"] += len(tr.runs) > 1
                 for run in tr.runs:
                     row = _run_row(tr, run, per_run[run.root_id])
-                    r = dict(zip(RUN_COLUMNS, row))
+                    r = dict(zip(RUN_COLUMNS, row, strict=True))
                     totals["runs"] += 1
                     totals["successful_runs"] += bool(r["success"])
                     for k in ("model_calls", "failed_model_calls", "tool_calls", "tool_errors", "input_tokens",

@@ -4,7 +4,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .plan import Run, Trace
 from .world import TOOLS

@@ -114,7 +114,7 @@ class Planner:
         pick = self.drng.random()
         if self.dialects == "all" and not ours:
             acc = 0.0
-            for d, w in zip(DIALECTS, DIALECT_WEIGHTS):
+            for d, w in zip(DIALECTS, DIALECT_WEIGHTS, strict=True):
                 acc += w
                 if pick < acc:
                     dialect = d
@@ -184,7 +184,7 @@ class Planner:
         rng = self.rng
         plan: list[list[tuple[str, str]]] = []
         done: list[tuple[str, str]] = []
-        for k in range(n - 1):
+        for _ in range(n - 1):
             calls = []
             for _ in range(1 if rng.random() < 0.82 else rng.randint(2, 3)):
                 if done and rng.random() < 0.05:

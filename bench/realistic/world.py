@@ -5,6 +5,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+
 @dataclass(frozen=True)
 class Model:
     name: str

@@ -509,8 +509,7 @@ def run(quick: bool = False) -> list[Figure]:
               notes=f"the target: median of per-repeat ratios, (a), (b), (c') and the control below timed as a group "
                     f"of their own ({g_plan.repeats} × {g_plan.iterations} calls){loss}", **g),
         ratio(F_RATIO_ALL, t["instrumented"], base_m,
-              notes="(a), (b) and (c') as timed in the rows above, among all the contenders: the same quantity, "
-                    "wider spread", **g),
+              notes="(a), (b) and (c') as timed in the rows above, among all the contenders", **g),
         ratio(F_CONTROL_T, tg["(b) then (c')"], floor_g,
               notes="timed in the target's group: what the target reads for an integration that adds nothing, "
                     "the kernel's run and then the SDK alone in one call", **g),

@@ -89,7 +89,7 @@ TITLE = "Telemetry overhead: instrumented kernel vs uninstrumented + OpenTelemet
 FULL = Plan(repeats=21, iterations=200, warmup=200)
 # the first target's own group: its three contenders and the no-integration control, timed again side by side
 TARGET_GROUP = ("instrumented", "uninstrumented", "sdk spans+metrics", "(b) then (c')")
-TARGET_FULL, TARGET_QUICK = Plan(repeats=41, iterations=200, warmup=200), Plan(repeats=7, iterations=30, warmup=30)
+TARGET_FULL = Plan(repeats=41, iterations=200, warmup=200)
 PAI_ITER_FULL, PAI_ITER_QUICK = 25, 5            # Pydantic AI runs take milliseconds: fewer calls per repeat
 
 F_RATIO = "instrumented / (uninstrumented + SDK spans alone)"
@@ -469,6 +469,16 @@ def setup(with_pydantic_ai: bool = True, ablation: bool = True) -> Setup:
     return Setup(pipe, contenders, spans_per_call, loop, notes)
 
 
+def _plus(x: Sequence[float], y: Sequence[float]) -> list[float]:
+    """Per-repeat sums of two contenders' timings (repeat i with repeat i)."""
+    return [a + b for a, b in zip(x, y, strict=True)]
+
+
+def _minus(x: Sequence[float], y: Sequence[float]) -> list[float]:
+    """Per-repeat differences of two contenders' timings."""
+    return [a - b for a, b in zip(x, y, strict=True)]
+
+
 def run(quick: bool = False) -> list[Figure]:
     s = setup()
     plan = QUICK if quick else FULL
@@ -483,16 +493,16 @@ def run(quick: bool = False) -> list[Figure]:
     exported = s.pipe.spans.spans - s.pipe.exported_before  # type: ignore[attr-defined]
     # the first target again, its contenders alone: a cycle of the full set lasts seconds (Pydantic AI), one of
     # these four well under one, so a repeat's (a), (b) and (c') meet the same load on the machine
-    g_plan = TARGET_QUICK if quick else TARGET_FULL
+    g_plan = QUICK if quick else TARGET_FULL
     tg = time_interleaved({n: s.contenders[n] for n in TARGET_GROUP}, g_plan, between=s.pipe.flush)
     s.loop.close()
     s.pipe.shutdown()
 
-    base = [a + b for a, b in zip(t["uninstrumented"], t["sdk spans"], strict=True)]
-    base_m = [a + b for a, b in zip(t["uninstrumented"], t["sdk spans+metrics"], strict=True)]
-    base_c = [a + b for a, b in zip(t["uninstrumented"], t["sdk spans+run metrics"], strict=True)]
-    overhead = [a - b for a, b in zip(t["instrumented"], t["uninstrumented"], strict=True)]
-    floor_g = [a + b for a, b in zip(tg["uninstrumented"], tg["sdk spans+metrics"], strict=True)]   # in the group
+    base = _plus(t["uninstrumented"], t["sdk spans"])
+    base_m = _plus(t["uninstrumented"], t["sdk spans+metrics"])
+    base_c = _plus(t["uninstrumented"], t["sdk spans+run metrics"])
+    overhead = _minus(t["instrumented"], t["uninstrumented"])
+    floor_g = _plus(tg["uninstrumented"], tg["sdk spans+metrics"])          # (b) + (c') in the target's group
     g = dict(group=NAME)
     n = dict(iterations=plan.iterations, group=NAME)
     np_ = dict(iterations=pai_iter, group=NAME)
@@ -542,7 +552,7 @@ def run(quick: bool = False) -> list[Figure]:
     ]
     if "null observer" in t:
         u = t["uninstrumented"]
-        d = lambda k: us([a - b for a, b in zip(t[k], u, strict=True)])   # noqa: E731 - µs above the uninstrumented run
+        d = lambda k: us(_minus(t[k], u))   # noqa: E731 - µs above the uninstrumented run
         figs += [
             summarize("breakdown: kernel + observer that ignores events, − (b)", d("null observer"), "µs",
                       notes="building and dispatching the 28 kernel events", **n),
@@ -557,7 +567,7 @@ def run(quick: bool = False) -> list[Figure]:
                       notes="MeterProvider(exemplar_filter=AlwaysOffExemplarFilter()); metrics otherwise equal",
                       **n),
             summarize("breakdown: SDK alone, 28 metric recordings ((c') − (c))",
-                      us([a - b for a, b in zip(t["sdk spans+metrics"], t["sdk spans"], strict=True)]), "µs", **n),
+                      us(_minus(t["sdk spans+metrics"], t["sdk spans"])), "µs", **n),
             ratio("(a) with exemplars off / ((b) + (c))", t["observer, exemplars off"], base, **g),
             summarize("control: (b) then (c) back to back in one call", us(t["(b) then (c)"]), "µs",
                       notes="no integration: the uninstrumented run, then the SDK-alone spans", **n),

@@ -20,6 +20,8 @@ class SpanKeys:
     key: np.ndarray        # int64 code of (trace id, span id)
     parent: np.ndarray     # row index of the parent span, -1 when absent or not in the input
     true_root: np.ndarray  # no parent span id at all (an orphan has one that is not in the input)
+    parent_key: np.ndarray | None = None   # int64 code of (trace id, parent span id), -1 for a true root: siblings
+                                           # share it even when their parent is not in the input
 
 
 def _arrow(s: pd.Series) -> pa.Array:
@@ -49,7 +51,7 @@ def span_keys(spans: pd.DataFrame) -> SpanKeys:
         parent = np.where(parent >= 0, rows[np.maximum(parent, 0)], -1)
     else:
         parent = np.where(pkey >= 0, index.get_indexer(pkey), -1)
-    return SpanKeys(trace, key, parent.astype(np.int64), ~pvalid)
+    return SpanKeys(trace, key, parent.astype(np.int64), ~pvalid, pkey.astype(np.int64))
 
 
 def _rounds(n: int) -> int:
@@ -152,3 +154,32 @@ def link_groups(trace_ids: np.ndarray, span_ids: np.ndarray, links: pd.DataFrame
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)
     return chain_top(np.where(parent == np.arange(n), -1, parent))
+
+
+def nearest_marked(parent: np.ndarray, mark: np.ndarray) -> np.ndarray:
+    """For every span, its nearest proper ancestor that is marked, or -1 when none is.
+
+    Pointer jumping: ``up[v]`` never passes a marked span (it stops on one), so jumping from an unmarked ``up[v]``
+    to ``up[up[v]]`` keeps ``v``'s nearest marked ancestor within reach; a chain of any depth resolves in log n
+    rounds, and a parent cycle ends after them (its spans get -1)."""
+    up = parent.copy()
+    for _ in range(_rounds(len(parent))):
+        pending = (up >= 0) & ~mark[np.maximum(up, 0)]
+        if not pending.any():
+            return up
+        up = np.where(pending, up[np.maximum(up, 0)], up)
+    return np.where((up >= 0) & mark[np.maximum(up, 0)], up, -1)
+
+
+def depths(parent: np.ndarray) -> np.ndarray:
+    """Each span's number of ancestors in the input (list ranking by pointer jumping; spans on or under a parent
+    cycle get a bounded, meaningless depth)."""
+    dist = (parent >= 0).astype(np.int64)
+    anc = parent.copy()
+    for _ in range(_rounds(len(parent))):
+        live = anc >= 0
+        if not live.any():
+            break
+        dist = dist + np.where(live, dist[np.maximum(anc, 0)], 0)
+        anc = np.where(live, anc[np.maximum(anc, 0)], -1)
+    return dist

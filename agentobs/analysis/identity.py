@@ -1,22 +1,25 @@
-"""Which run each span belongs to: run identity for real application traces.
+"""Which run each span belongs to: runs by the structure of the trace.
 
-A run is an agent invocation with no agent above it in its trace. Everything under it belongs to it,
-nested agents included (a sub-agent, a handoff, an agent used as a tool): they are counted in the run,
-and listed as its sub-agents. Wrapper spans (an HTTP server span, a queue consumer, a job, a framework
-chain with no agent semantics) are never runs, so two agents one after the other under one request are
-two runs. Where a trace has no agent span:
+A run is an outermost orchestration span: an agent invocation, or a framework's chain, workflow, graph or crew
+that holds a model call or an agent, with no orchestration above it (transport spans, an HTTP server span, a
+queue consumer, a job, are never runs). Everything under it belongs to it; orchestration nested in it is part of
+it, and the agent invocations in it besides its main agent are its sub-agents (a sub-agent, a handoff, an agent
+used as a tool, the agents of a crew's tasks). Sibling orchestrations under one request are separate runs.
 
-    - ``chain``: each top-most framework chain that holds model calls is a run (a LangGraph graph, a
-      Traceloop workflow, an MLflow chain), when the instrumentation marks no agent;
-    - ``trace``: otherwise a trace with model calls is one run, rooted at the trace's root span (or, when
-      the root never arrived, e.g. a crashed process, at its first span whose parent is missing).
+- ``trace``: model and tool calls with no orchestration above them form one run per trace, rooted at the trace's
+  root span (or its first span whose parent is missing); ``session``: when those spans carry a conversation or
+  session id, one run per id, across traces. Calls outside every run of a trace that has runs are counted
+  (``unplaced``).
+- A root that never arrived (a process that crashed or was still running, a lost span): the spans under a missing
+  parent form a group. A group that lies within the time of exactly one run of its trace joins it (a lost span in
+  the middle of a run). A group holding calls that no agent span present holds is one run, rooted at its first
+  top span and flagged ``rootless`` (its agent span was lost): never split into its steps. Otherwise its own
+  orchestration spans are runs as anywhere else (complete agents under a lost request span), and a group with
+  none joins its trace's run when the trace has one.
 
-Spans whose chain of parents ends at a missing parent join their trace's run when it has exactly one.
-Model and tool calls that belong to no run are counted (``unplaced``). The segments of one task (a
-suspended run and its resume, in other traces) are joined by their span links and the task id.
-
-The run id is the task id (``agentobs.task.id``) when the run has one, else the trace id when the trace
-holds one run, else ``<trace id>:<span id>`` of the run's root span.
+The segments of one task (a suspended run and its resume, in other traces) are joined by their span links and
+the task id. The run id is the task id (``agentobs.task.id``) or the session id when the run has one, else the
+trace id when the trace holds one run, else ``<trace id>:<span id>`` of the run's root span.
 """
 from __future__ import annotations
 
@@ -26,10 +29,11 @@ import numpy as np
 import pandas as pd
 
 from ..contract import semconv as sc
-from .dialects import AGENT, CHAIN, CHAT, TOOL
+from .dialects import AGENT, CALLS, CHAT, ORCHESTRATION
 from .graph import SpanKeys, chain_top, highest_marked, link_groups
 
-ROOT_KINDS = np.array(["agent", "chain", "trace"], dtype=object)
+ROOT_KINDS = np.array(["agent", "chain", "trace", "session"], dtype=object)
+_AGENT, _CHAIN, _TRACE, _SESSION = range(4)
 
 
 @dataclass
@@ -37,11 +41,12 @@ class RunIdentity:
     run: np.ndarray            # run code of each span, -1 outside every run
     run_ids: np.ndarray        # the id of each run code (object array of str)
     segments: pd.DataFrame     # one row per segment: run, row (its root span), start, end, trace_id
-    root_kind: np.ndarray      # per run: "agent", "chain" or "trace"
+    root_kind: np.ndarray      # per run: "agent", "chain", "trace" or "session"
     main_agent: np.ndarray     # per run: row of its main agent span, -1 when none
     sub_agents: np.ndarray     # per run: number of other agent invocations in the run
     sub_agent_names: list[list[str]]
     unplaced: int              # model and tool calls in no run
+    rootless: np.ndarray       # per run: its root span never arrived (rooted at the top span present)
 
     @property
     def n_runs(self) -> int:
@@ -52,71 +57,123 @@ _LAST = np.iinfo(np.int64).max          # (a time that is missing sorts last, as
 
 
 def identify(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: np.ndarray,
-             links: pd.DataFrame | None) -> RunIdentity:
-    anchor, root_kind_of_anchor = _anchors(keys, kind)
-    run, run_ids, seg = _runs_of(spans, keys, anchor, links)
+             links: pd.DataFrame | None, session: np.ndarray | None = None) -> RunIdentity:
+    """``session``: per span, a conversation or session id (None where it carries none)."""
+    anchor, how, lost = _anchors(spans, keys, kind, session)
+    run, run_ids, seg = _runs_of(spans, keys, anchor, links, how, session)
     n_runs = len(run_ids)
     root_kind = np.full(n_runs, "trace", dtype=object)
-    # the first segment's root decides how the run is rooted
     first = seg.drop_duplicates("run")
-    root_kind[first["run"].to_numpy()] = ROOT_KINDS[root_kind_of_anchor[first["row"].to_numpy()]]
+    first_rows = first["row"].to_numpy()
+    root_kind[first["run"].to_numpy()] = ROOT_KINDS[how[first_rows]]
+    rootless = np.zeros(n_runs, dtype=bool)
+    rootless[first["run"].to_numpy()] = lost[first_rows]
     main, subs, names = _agents(spans, keys, kind, agent_name, run, n_runs)
-    unplaced = int(((run < 0) & np.isin(kind, [CHAT, TOOL])).sum())
-    return RunIdentity(run, run_ids, seg, root_kind, main, subs, names, unplaced)
+    unplaced = int(((run < 0) & np.isin(kind, CALLS)).sum())
+    return RunIdentity(run, run_ids, seg, root_kind, main, subs, names, unplaced, rootless)
 
 
-def _anchors(keys: SpanKeys, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the root span of each span's run, -1 outside runs; per span, 0/1/2 = agent/chain/trace root)."""
+def _anchors(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, session: np.ndarray | None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(per span: the root span of its run, -1 outside runs; per span: how a run rooted there is rooted, as an
+    index into ROOT_KINDS; per span: a run rooted there lost its root span)."""
     n = len(kind)
     parent, trace = keys.parent, keys.trace
+    own = np.arange(n)
     n_traces = int(trace.max()) + 1 if n else 0
-    is_agent = kind == AGENT
-    is_chat = kind == CHAT
-    how = np.full(n, 2, dtype=np.int8)
-    has_agent = np.bincount(trace[is_agent], minlength=n_traces) > 0
-    anchor = highest_marked(parent, is_agent) if is_agent.any() else np.full(n, -1)
-    how[is_agent] = 0
-    # traces without agent spans: top-most chains holding model calls
-    no_agent = ~has_agent[trace]
-    chains = (kind == CHAIN) & no_agent
-    chain_run = np.zeros(n, dtype=bool)
-    if chains.any():
-        top_chain = highest_marked(parent, chains)
-        holders = top_chain[is_chat & no_agent & (top_chain >= 0)]
-        chain_run[holders] = True
-        if chain_run.any():
-            under = highest_marked(parent, chain_run)
-            anchor = np.where((anchor < 0) & (under >= 0), under, anchor)
-            how[chain_run] = 1
-    has_chain_run = np.bincount(trace[chain_run], minlength=n_traces) > 0
-    top = chain_top(parent)
-    # traces with model calls and neither: one run for the whole trace
-    has_model = np.bincount(trace[is_chat], minlength=n_traces) > 0
-    whole = has_model & ~has_agent & ~has_chain_run
+    how = np.full(n, _TRACE, dtype=np.int8)
+    lost = np.zeros(n, dtype=bool)
+    orch = np.isin(kind, ORCHESTRATION)
+    top = highest_marked(parent, orch) if orch.any() else np.full(n, -1)
+    holds = np.zeros(n, dtype=bool)
+    inside = ((kind == CHAT) | (kind == AGENT)) & (top >= 0)
+    holds[top[inside]] = True
+    root = orch & (top == own) & ((kind == AGENT) | holds)
+    anchor = np.where((top >= 0) & root[np.maximum(top, 0)], top, -1)
+    how[root] = np.where(kind[root] == AGENT, _AGENT, _CHAIN)
+    ctop = chain_top(parent)
+    orphan = ~keys.true_root[ctop]
+    if orphan.any():
+        anchor = _orphan_groups(spans, keys, kind, anchor, root, ctop, orphan, lost)
+    calls = np.isin(kind, CALLS)
+    has_run = np.bincount(trace[anchor >= 0], minlength=n_traces) > 0
+    has_call = np.bincount(trace[calls], minlength=n_traces) > 0
+    whole = has_call & ~has_run
     if whole.any():
-        in_whole = whole[trace]
-        rows = np.nonzero(in_whole)[0]
-        t = trace[rows]
-        true_roots = rows[keys.true_root[rows]]
-        root_of = pd.Series(true_roots, index=trace[true_roots]).groupby(level=0).first()
-        orphan_top = pd.Series(top[rows], index=t).groupby(level=0).min()
-        per_trace = root_of.reindex(orphan_top.index).fillna(orphan_top).astype(np.int64)
-        anchor[rows] = per_trace.reindex(t).to_numpy()
-    # spans under a missing parent join their trace's run when it has exactly one
-    loose = (anchor < 0) & ~keys.true_root[top]
-    if loose.any():
-        roots = np.unique(anchor[anchor >= 0])
-        per_trace = np.bincount(trace[roots], minlength=n_traces)
+        anchor = _whole_traces(keys, trace, whole, ctop, anchor, how, session)
+    return anchor, how, lost
+
+
+def _orphan_groups(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, anchor: np.ndarray, root: np.ndarray,
+                   ctop: np.ndarray, orphan: np.ndarray, lost: np.ndarray) -> np.ndarray:
+    """The spans under a missing parent, grouped by (trace, the missing parent's id): see the module docstring."""
+    n = len(kind)
+    trace = keys.trace
+    missing = spans["parent_span_id"].astype(str).to_numpy()[ctop]
+    rows = np.flatnonzero(orphan)
+    group = np.full(n, -1, dtype=np.int64)
+    group[rows] = pd.factorize(pd.Series(trace[rows]).astype(str).to_numpy() + ":" + missing[rows])[0]
+    start = spans["start_ns"].to_numpy(dtype=np.int64, na_value=_LAST)
+    end = spans["end_ns"].to_numpy(dtype=np.int64, na_value=0)
+    g = pd.DataFrame({"group": group[rows], "row": rows, "trace": trace[rows], "start": start[rows],
+                      "end": end[rows]})
+    span = g.groupby("group").agg(trace=("trace", "first"), start=("start", "min"), end=("end", "max"))
+    # a lost span in the middle of a run: the group lies within the time of exactly one run root of its trace
+    roots = pd.DataFrame({"root": np.flatnonzero(root & ~orphan)})
+    roots["trace"], roots["start"], roots["end"] = trace[roots["root"]], start[roots["root"]], end[roots["root"]]
+    within = span.reset_index().merge(roots, on="trace", suffixes=("", "_r"))
+    within = within[(within["start_r"] <= within["start"]) & (within["end"] <= within["end_r"])]
+    sole = within.groupby("group")["root"].agg(["size", "first"])
+    sole = sole[sole["size"] == 1]["first"]
+    joined = sole.reindex(group[rows]).to_numpy()
+    take = ~np.isnan(joined)
+    anchor[rows[take]] = joined[take].astype(np.int64)
+    # a group holding calls that no present agent holds: its agent span was lost; one run, never split
+    under_agent = highest_marked(keys.parent, kind == AGENT) >= 0
+    free = np.isin(kind, CALLS) & orphan & ~under_agent
+    open_groups = np.setdiff1d(np.unique(group[free]), sole.index.to_numpy())
+    if len(open_groups):
+        tops = g[g["row"].isin(np.flatnonzero(ctop == np.arange(n))) & g["group"].isin(open_groups)]
+        first = tops.sort_values(["group", "start", "row"], kind="stable").drop_duplicates("group")
+        head = pd.Series(first["row"].to_numpy(), index=first["group"].to_numpy())
+        sel = rows[np.isin(group[rows], open_groups)]
+        anchor[sel] = head.reindex(group[sel]).to_numpy()
+        lost[first["row"].to_numpy()] = True
+    # what is left under a missing parent joins its trace's run when the trace has exactly one
+    loose = rows[anchor[rows] < 0]
+    if len(loose):
+        runs = np.unique(anchor[anchor >= 0])
+        n_traces = int(trace.max()) + 1
+        count = np.bincount(trace[runs], minlength=n_traces)
         only = np.full(n_traces, -1, dtype=np.int64)
-        single = roots[per_trace[trace[roots]] == 1]
+        single = runs[count[trace[runs]] == 1]
         only[trace[single]] = single
-        take = loose & (only[trace] >= 0)
-        anchor[take] = only[trace[take]]
-    return anchor, how
+        anchor[loose] = only[trace[loose]]
+    return anchor
 
 
-def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, links: pd.DataFrame | None
-             ) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
+def _whole_traces(keys: SpanKeys, trace: np.ndarray, whole: np.ndarray, ctop: np.ndarray, anchor: np.ndarray,
+                  how: np.ndarray, session: np.ndarray | None) -> np.ndarray:
+    """Traces with calls but no run: one run per trace rooted at its root span (at its first span whose parent is
+    missing when the root never arrived), or per session id when its spans carry one."""
+    in_whole = whole[trace]
+    rows = np.nonzero(in_whole)[0]
+    t = trace[rows]
+    true_roots = rows[keys.true_root[rows]]
+    root_of = pd.Series(true_roots, index=trace[true_roots]).groupby(level=0).first()
+    orphan_top = pd.Series(ctop[rows], index=t).groupby(level=0).min()
+    per_trace = root_of.reindex(orphan_top.index).fillna(orphan_top).astype(np.int64)
+    anchor[rows] = per_trace.reindex(t).to_numpy()
+    if session is not None:
+        sid = pd.Series(session[rows], index=t).dropna()
+        if len(sid):
+            named = per_trace.reindex(sid.index.unique()).to_numpy()
+            how[named] = _SESSION
+    return anchor
+
+
+def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, links: pd.DataFrame | None,
+             how: np.ndarray, session: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
     """Run codes per span, run ids, and the segments (one per root span) sorted by run and start."""
     anchor_rows = np.unique(anchor[anchor >= 0])
     roots = spans.iloc[anchor_rows]
@@ -130,6 +187,13 @@ def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, links: pd.
     fallback = first_trace.where(per_trace == 1, tid_s + ":" + roots["span_id"].astype(str))
     groups_per_task = pd.Series(group, index=roots.index).groupby(task.fillna("")).transform("nunique")
     run_of_root = task.where((groups_per_task == 1) & task.notna(), fallback.astype("string"))
+    by_session = how[anchor_rows] == _SESSION
+    if by_session.any() and session is not None:
+        # a session run's key: its trace's session id (the first its spans carry)
+        rows = np.flatnonzero(pd.notna(session))
+        first = pd.Series(session[rows], index=keys.trace[rows]).groupby(level=0).first()
+        sid = first.reindex(keys.trace[anchor_rows[by_session]]).to_numpy(dtype=object)
+        run_of_root[by_session] = pd.array(sid, dtype="string")
     codes, run_ids = pd.factorize(run_of_root.astype(str), sort=True)
     code_of = np.full(len(spans), -1, dtype=np.int64)
     code_of[anchor_rows] = codes

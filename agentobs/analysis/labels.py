@@ -26,7 +26,11 @@ from .quality import DataQuality
 _TRUE = {"1", "true", "yes", "y", "success", "pass", "passed", "ok"}
 _FALSE = {"0", "false", "no", "n", "failure", "fail", "failed"}
 _HEX_ID = re.compile(r"[0-9a-fA-F]{32}(?::[0-9a-fA-F]{16})?")     # a trace id, or <trace id>:<span id>
-_ROW_KEYS = {"run_id", "id", "success", "label"}
+# the columns (or JSON keys) that may name a run, in the order they are looked for; a trace id with the run's root
+# span id (two columns: trace_id and root_span_id or span_id) names the run rooted at that span
+_ID_KEYS = ("run_id", "id", "conversation_id", "session_id", "task_id", "trace_id")
+_SPAN_KEYS = ("root_span_id", "span_id")
+_ROW_KEYS = {*_ID_KEYS, *_SPAN_KEYS, "success", "label"}
 _SHAPES = ('give a list of {"run_id": ..., "success": ...} objects, or one {"run_id": success, ...} object, '
            "or a CSV of run_id,success")
 _SEPARATORS = ((";", "semicolons"), ("\t", "tabs"), ("|", "bars"))
@@ -88,11 +92,10 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str], list[str]
             raise InputError(f"labels file {p}: JSON nested too deeply; {_SHAPES}") from None
         except ValueError as exc:            # (an integer of thousands of digits)
             raise InputError(f"labels file {p}: not usable JSON ({str(exc)[:80]}); {_SHAPES}") from None
-        if isinstance(data, _Object) and data.keys() & {"run_id", "id"} and data.keys() <= _ROW_KEYS:
+        if isinstance(data, _Object) and data.keys() & set(_ID_KEYS) and data.keys() <= _ROW_KEYS:
             raise InputError(f"labels file {p}: one run_id/success object; {_SHAPES}")
         items = data.pairs if isinstance(data, _Object) else (
-            ((d.get("run_id", d.get("id")), d.get("success", d.get("label"))) if isinstance(d, dict) else (None, None))
-            for d in data)
+            (_json_id(d), d.get("success", d.get("label"))) if isinstance(d, dict) else (None, None) for d in data)
         for rid, val in items:
             b = _bool(val)
             key = str(rid).strip() if rid is not None else ""
@@ -112,8 +115,14 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str], list[str]
         twice = next((h for h in ("run_id", "success") if header.count(h) > 1), None)
         if twice is not None:
             raise InputError(f"labels file {p}: the CSV has two {twice} columns; keep one")
-        if "run_id" in header and "success" in header:
-            ri, si, first = header.index("run_id"), header.index("success"), 1
+        named = next((h for h in _ID_KEYS if h in header), None)
+        span = next((h for h in _SPAN_KEYS if h in header), None) if "trace_id" in header else None
+        pair: tuple[int, int] | None = None
+        if "success" in header and span is not None:
+            pair = (header.index("trace_id"), header.index(span))
+            ri, si, first = pair[0], header.index("success"), 1
+        elif named is not None and "success" in header:
+            ri, si, first = header.index(named), header.index("success"), 1
         elif len(rows[0][1]) >= 2 and _bool(rows[0][1][1]) is not None:
             ri, si, first = 0, 1, 0
         else:
@@ -123,10 +132,12 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str], list[str]
         for n, r in rows[first:]:                              # n: the row's last line (1-based)
             if not any(cell.strip() for cell in r):            # a blank line (a spreadsheet's trailing rows)
                 continue
-            if len(r) <= max(ri, si):
+            if len(r) <= max(ri, si, *(pair or ())):
                 problems.append(f"line {n}: {','.join(r)}")
                 continue
             rid, b = r[ri].strip(), _bool(r[si])
+            if pair is not None:
+                rid = f"{rid}:{r[pair[1]].strip()}" if rid and r[pair[1]].strip() else ""
             if not rid:
                 problems.append(f"line {n}: no run_id")
                 continue
@@ -144,8 +155,18 @@ def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str], list[str]
     return labels, problems, conflicts
 
 
+def _json_id(d: dict[str, Any]) -> Any:
+    """The id a JSON label object names its run by: ``trace_id`` with ``root_span_id`` (or ``span_id``), else the
+    first of the id keys present."""
+    span = next((d[k] for k in _SPAN_KEYS if d.get(k) is not None), None)
+    if d.get("trace_id") is not None and span is not None:
+        return f"{str(d['trace_id']).strip()}:{str(span).strip()}"
+    return next((d[k] for k in _ID_KEYS if d.get(k) is not None), None)
+
+
 def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: DataQuality) -> pd.DataFrame:
-    """Labels matched by run id, task id, conversation id, and by any segment's trace id.
+    """Labels matched by run id, task id, conversation (or session) id, ``<trace id>:<root span id>`` of the run's
+    root span, and by any segment's trace id.
 
     A trace id names a run only when its trace holds that one run: a label keyed by the id of a trace
     with several runs (two agents under one request) is ambiguous, counted, and not applied; key those
@@ -154,8 +175,11 @@ def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: Da
     """
     out = runs.copy()
     hits = []                                         # (row, label key) of every label that names a run
-    for col in ("run_id", "task_id", "conversation_id"):
-        keys = _fold(out[col].astype("string")).astype(object)
+    rooted = out["trace_ids"].map(lambda ts: ts[0] if isinstance(ts, list) and ts else None).astype("string")
+    columns = {"run_id": out["run_id"], "task_id": out["task_id"], "conversation_id": out["conversation_id"],
+               "root": rooted + ":" + out["root_span_id"].astype("string")}
+    for col in columns.values():
+        keys = _fold(col.astype("string")).astype(object)
         hit = keys.map(lambda k: isinstance(k, str) and k in labels).to_numpy(dtype=bool)
         hits.append(pd.DataFrame({"row": np.flatnonzero(hit), "key": keys[hit].to_numpy()}))
     ex = _fold(out["trace_ids"].explode().dropna().astype(str)).astype(str).rename("trace").reset_index(drop=False)

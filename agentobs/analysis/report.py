@@ -95,7 +95,8 @@ class Report:
             "percentiles": self.percentiles,
             "segments": self.segments,
             "caps": [c.to_dict() for c in self.caps],
-            "read": {"dialects": self.derivation.dialects, "spellings": self.spellings},
+            "read": {"dialects": self.derivation.dialects, "spellings": self.spellings,
+                     "roles": {src: c.to_dict() for src, c in self.derivation.roles.items()}},
             "data_quality": self.quality.to_dict(),
             "not_derived": {"columns": self.derivation.missing, "notes": self.derivation.notes},
         }

@@ -22,9 +22,11 @@ import pandas as pd
 from ..contract import semconv as sc
 from ..contract.digest import digest_arguments
 from ..contract.vocabulary import STALE_AFTER_S
-from .dialects import AGENT, CHAT, DIALECT_NAMES, KIND_NAMES, STEP, TOOL, Normalized, normalize
+from .calls import Calls, call_fields, logical_calls
+from .dialects import AGENT, CHAIN, CHAT, DIALECT_NAMES, KIND_NAMES, STEP, TOOL, Normalized, normalize
 from .graph import SpanKeys, span_keys
 from .identity import RunIdentity, identify
+from .roles import Classified, classified
 from .schema import COLUMNS, RUN_COLUMNS, empty_runs
 from .spanset import SpanSet
 
@@ -41,7 +43,8 @@ class Derivation:
     """Which columns could not be derived, and for how many runs; what was read."""
     missing: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    dialects: dict[str, int] = field(default_factory=dict)    # spans classified by each dialect
+    dialects: dict[str, int] = field(default_factory=dict)    # spans given a role by each dialect, and by structure
+    roles: dict[str, Classified] = field(default_factory=dict)  # per source: by a dialect, by structure, by nothing
     unplaced: int = 0                                          # model and tool calls in no run
     # integer values beyond the 64-bit range (a sum of huge token counts), left null: (run id, column, source,
     # what to say), in run id and column order; ``derive_runs`` counts each as ``bad_value``
@@ -113,6 +116,7 @@ class _Ctx:
     events: pd.DataFrame | None
     keys: SpanKeys
     norm: Normalized
+    calls: Calls
     ident: RunIdentity
     g: _Groups
     last: pd.DataFrame           # the root span of each run's last segment
@@ -127,6 +131,9 @@ class _Ctx:
         return self.ident.n_runs
 
     def kind(self, k: int) -> np.ndarray:
+        """Spans of role ``k``; for model and tool calls, the span that stands for each logical call."""
+        if k in (CHAT, TOOL):
+            return (self.norm.kind == k) & self.calls.row
         return self.norm.kind == k
 
     @functools.cached_property
@@ -162,8 +169,10 @@ def _identity(c: _Ctx) -> dict[str, object]:
         "run_id": pd.array(c.ident.run_ids, dtype="string"),
         "trace_id": c.last["trace_id"].astype("string").to_numpy(),
         "trace_ids": trace_lists,
+        "root_span_id": pd.array(c.spans["span_id"].astype(object).to_numpy()[seg.drop_duplicates("run")["row"]
+                                                                             .to_numpy()], dtype="string"),
         "task_id": pd.array(_s(c.last, sc.TASK_ID), dtype="string"),
-        "conversation_id": pd.array(_s(c.last, sc.CONVERSATION_ID), dtype="string"),
+        "conversation_id": _conversation(c, root_rows),
         "service": pd.array(_s(c.last, "service_name"), dtype="string"),
         "agent": pd.array(agent, dtype="string"),
         "model": _model(c, root_rows),
@@ -174,6 +183,14 @@ def _identity(c: _Ctx) -> dict[str, object]:
         "sub_agent_names": c.ident.sub_agent_names,
         "start": pd.to_datetime(seg.groupby("run")["start"].first().reindex(range(n)).to_numpy(), unit="ns", utc=True),
     }
+
+
+def _conversation(c: _Ctx, root_rows: np.ndarray) -> pd.Series:
+    """The conversation or session id of each run's root span (of its last segment), a session run's own."""
+    conv = pd.Series(_s(c.last, sc.CONVERSATION_ID), dtype="string")
+    conv = conv.fillna(pd.Series(c.norm.session[root_rows], dtype="string"))
+    session = c.ident.root_kind == "session"
+    return pd.array(np.where(session, c.ident.run_ids, conv.to_numpy(dtype=object, na_value=None)), dtype="string")
 
 
 def _model(c: _Ctx, root_rows: np.ndarray) -> pd.Series:
@@ -231,7 +248,10 @@ def _counts(c: _Ctx) -> dict[str, object]:
     attempts = np.nan_to_num(_f(c.spans, sc.TOOL_ATTEMPTS), nan=1.0)
     failed = c.norm.fields["error"] & (chat | tool)
     tool_calls = _fill(_f(c.last, sc.TOOL_CALLS), np.nan_to_num(c.g.sum(attempts, tool), nan=0.0))
+    tries = np.zeros(len(c.spans))
+    tries[c.calls.rows] = c.calls.attempts
     return {"model_calls": model_calls,
+            "attempts": np.nan_to_num(c.g.sum(tries, chat), nan=0.0),
             "steps": _fill(_f(c.last, sc.STEPS), model_calls.astype(float)),
             "tool_calls": np.where(c.tools_unrecorded, np.nan, tool_calls),
             "errors": c.g.count(failed),
@@ -462,8 +482,12 @@ def _errors(c: _Ctx) -> dict[str, object]:
 def _agentobs(c: _Ctx) -> dict[str, object]:
     """Columns only our own traces can fill (plan, retries, approvals, writes): null for the others."""
     n, tool, g = c.n, c.kind(TOOL), c.g
-    ours = (_source_kind(c) == "agentobs").to_numpy(dtype=bool)
+    kind = _source_kind(c).to_numpy(dtype=object)
+    ours, other = kind == "agentobs", kind == "genai"
     status = _s(c.spans, sc.TOOL_RESULT_STATUS)
+    extra = np.zeros(len(c.spans))               # other traces: a call's attempts beyond its first
+    extra[c.calls.rows] = c.calls.attempts - 1
+    retried = np.nan_to_num(g.sum(extra, c.kind(CHAT) | tool), nan=0.0)
     out: dict[str, object] = {
         "open_plan_steps": _f(c.last, sc.PLAN_OPEN_STEPS),
         "unknown_outcome_writes": _fill(_f(c.last, sc.UNKNOWN_WRITES), g.count(tool & (status == "unknown"))),
@@ -474,7 +498,8 @@ def _agentobs(c: _Ctx) -> dict[str, object]:
     for col, name in (("retries", sc.EV_RETRY), ("approvals_denied", sc.EV_APPROVAL_DENIED),
                       ("final_refused", sc.EV_FINAL_REFUSED)):
         counts = np.bincount(runs[names == name], minlength=n) if len(names) else np.zeros(n)
-        out[col] = np.where(ours, counts, np.nan)
+        out[col] = np.where(ours, counts, retried if col == "retries" else np.nan)
+    out["retries"] = np.where(ours | other, out["retries"], np.nan)
     write = tool & (_s(c.spans, sc.TOOL_EFFECT) == "write")
     adhoc = write & pd.isna(_s(c.spans, sc.TOOL_PLAN_STEP)) & ~_b(c.spans, sc.TOOL_HELD)
     ok_writes = write & (status == "ok") & ~_b(c.spans, sc.TOOL_REPLAYED)
@@ -544,24 +569,37 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     spans = spans.reset_index(drop=True)
     norm = normalize(spans)
     der.unusable = _unusable(spans, norm.unusable)
+    der.roles = classified(spans, norm)
     for _f, _what, src, count, _row, example in der.unusable:
         ss.quality.add("bad_value", src, count=count, example=example)
-    ident = identify(spans, keys, norm.kind, norm.fields["agent"], ss.links)
+    start_ns = spans["start_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).max, copy=True)
+    end_ns = spans["end_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).min)
+    calls = logical_calls(keys.parent, norm.kind, norm.fields["error"], start_ns, end_ns, _call_identity(norm),
+                          spans["kind"].to_numpy(dtype=np.int8, na_value=0) if "kind" in spans else
+                          np.zeros(len(spans), np.int8), keys.parent_key)
+    norm.kind[calls.aggregate] = CHAIN            # a span of a call's role that holds several calls: a loop
+    call_fields(calls, norm.fields)
+    ident = identify(spans, keys, norm.kind, norm.fields["agent"], ss.links, norm.session)
     der.dialects, der.unplaced = norm.counts, ident.unplaced
     spans["run_id"] = pd.Categorical.from_codes(ident.run, categories=pd.Index(ident.run_ids, dtype="string"))
     spans["_kind"] = KIND_NAMES[norm.kind]
     spans["_dialect"] = DIALECT_NAMES[norm.dialect]
+    spans["_call"] = _call_ids(spans, calls)
+    spans["_call_row"] = calls.row
     is_root = np.zeros(len(spans), dtype=bool)
     is_root[ident.segments["row"].to_numpy()] = True
     spans["_run_root"] = is_root
     if ident.n_runs == 0:
         return empty_runs(), spans, der
     last_rows = ident.segments.drop_duplicates("run", keep="last")["row"].to_numpy()
-    ctx = _Ctx(spans=spans, links=ss.links, events=ss.events, keys=keys, norm=norm, ident=ident,
+    start = spans["start_ns"].astype("float64").to_numpy(copy=True)
+    end = spans["end_ns"].astype("float64").to_numpy(copy=True)
+    # a logical call's span spans its first attempt's start to its last attempt's end
+    start[calls.rows], end[calls.rows] = calls.start, calls.end
+    start_ns[calls.rows] = calls.start
+    ctx = _Ctx(spans=spans, links=ss.links, events=ss.events, keys=keys, norm=norm, calls=calls, ident=ident,
                g=_Groups(ident.run, ident.n_runs), last=spans.iloc[last_rows].reset_index(drop=True),
-               start=spans["start_ns"].astype("float64").to_numpy(), end=spans["end_ns"].astype("float64").to_numpy(),
-               start_ns=spans["start_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).max),
-               stale_after_s=stale_after_s)
+               start=start, end=end, start_ns=start_ns, stale_after_s=stale_after_s)
     tool = ctx.kind(TOOL)
     ctx.fingerprint = np.full(len(spans), None, dtype=object)
     if tool.any():
@@ -576,8 +614,7 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     _usage_notes(ctx, der, out)
     out["success"] = pd.array([pd.NA] * ident.n_runs, dtype="boolean")
     out["label_source"] = pd.array([pd.NA] * ident.n_runs, dtype="string")
-    rootless = (ident.root_kind == "trace") & ~keys.true_root[last_rows]
-    _default_labels(out, ctx.last, rootless, der)
+    _default_labels(out, ctx.last, ident.rootless, der)
     out["signature"] = pd.array([pd.NA] * ident.n_runs, dtype="string")
     out["signatures"] = [[] for _ in range(ident.n_runs)]
     der.overflow = _overflowing(out, ctx.last["source"].astype(str).to_numpy())
@@ -588,6 +625,30 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
         if miss:
             der.missing[col] = miss
     return _typed(out), spans, der
+
+
+def _call_ids(spans: pd.DataFrame, calls: Calls) -> pd.Series:
+    """Each span's logical call as ``<trace id>:<span id>`` of the span that stands for it (null: no call)."""
+    out = pd.Series(pd.NA, index=spans.index, dtype="string")
+    member = np.flatnonzero(calls.call >= 0)
+    if len(member):
+        standing = spans.iloc[calls.rows[calls.call[member]]]
+        ids = standing["trace_id"].astype(str).to_numpy() + ":" + standing["span_id"].astype(str).to_numpy()
+        out.iloc[member] = ids
+    return out
+
+
+def _call_identity(norm: Normalized) -> np.ndarray:
+    """What makes two attempts one call: a model call's model, a tool call's tool name and arguments."""
+    f = norm.fields
+    model, tool, args = (pd.array(f[k]).to_numpy(dtype=object, na_value=None) for k in ("model", "tool", "args"))
+    both = pd.notna(tool) & pd.notna(args)
+    out = np.where(norm.kind == CHAT, model, None)
+    tools = (norm.kind == TOOL) & pd.notna(tool)
+    out[tools] = tool[tools]
+    sel = tools & both
+    out[sel] = tool[sel].astype(str) + "\x00" + args[sel].astype(str)
+    return out
 
 
 def _unusable(spans: pd.DataFrame, unusable: dict[tuple[str, str], np.ndarray]

@@ -21,8 +21,10 @@ EVENT_BASE: dict[str, str] = {"trace_id": "string", "span_id": "string", "name":
 LINK_BASE: dict[str, str] = {"trace_id": "string", "span_id": "string", "linked_trace_id": "string",
                              "linked_span_id": "string"}
 
-# derive_runs adds to the spans frame: run_id (category), _kind ("agent", "step", "chat", "tool", "chain"
-# or "other") and _dialect (the dialect that classified the span).
+# derive_runs adds to the spans frame: run_id (category), _kind (the role: "agent", "step", "chat", "tool",
+# "chain", "retrieval", "transport" or "other"), _dialect (what gave the span its role: a dialect, "structure" or
+# "none"), _call (the logical call a span belongs to: "<trace id>:<span id>" of the span that stands for it) and
+# _call_row (the span that stands for its call).
 
 
 @dataclass(frozen=True)
@@ -41,19 +43,24 @@ COLUMNS: tuple[Column, ...] = (
            "`<trace id>:<span id>` of the run's root span"),
     Column("trace_id", "string", "identity", "trace of the last segment"),
     Column("trace_ids", "object", "identity", "every segment's trace id (a resumed run has several)"),
+    Column("root_span_id", "string", "identity", "span id of the run's root span (its first segment's): with "
+           "`trace_id`, what a labels file may key the run by"),
     Column("task_id", "string", "identity", "`agentobs.task.id`"),
-    Column("conversation_id", "string", "identity", "`gen_ai.conversation.id`"),
+    Column("conversation_id", "string", "identity", "the conversation or session id of the run's root span "
+           "(`gen_ai.conversation.id`, OpenInference `session.id`, Langfuse's, ...; a `session` run's own id)"),
     Column("service", "string", "identity", "`service.name`"),
     Column("agent", "string", "identity", "the run's main agent (its highest named agent invocation), else the "
            "name of its root"),
     Column("model", "string", "identity", "the run's request model, else its most frequent model call's"),
     Column("source_kind", "string", "identity", "`agentobs` (our traces), `genai` (other instrumentations), "
            "`transcript`"),
-    Column("dialect", "string", "identity", "the dialect(s) the run's spans were read in (`genai`, "
-           "`openinference`, `openllmetry`, `mlflow`, `langfuse`, `langsmith`, `names`; several joined by `+`)"),
+    Column("dialect", "string", "identity", "what gave the run's calls and agents their roles: the dialect(s) "
+           "(`langfuse`, `openinference`, `genai`, `vercel_ai`, `openllmetry`, `mlflow`, `langsmith`, `names`) "
+           "and `structure`; several joined by `+`"),
     Column("run_root", "string", "identity", "what the run is rooted at: `agent` (an agent invocation), `chain` "
-           "(a framework chain holding model calls, in a trace without agent spans), `trace` (the root of a trace "
-           "with model calls and neither)"),
+           "(a framework's chain, workflow, graph or crew holding model calls or agents), `trace` (the root of a "
+           "trace whose calls no orchestration holds, or the top span present when the run's root never arrived), "
+           "`session` (such calls joined by their conversation or session id)"),
     Column("sub_agents", "Int64", "identity", "agent invocations in the run besides its main agent (sub-agents, "
            "handoffs, agents used as tools)"),
     Column("sub_agent_names", "object", "identity", "their names, in order"),
@@ -65,9 +72,12 @@ COLUMNS: tuple[Column, ...] = (
     Column("label_source", "string", "outcome", "`stop_reason`, `transcript`, `span_status`, `attribute`, "
            "`labels_file`"),
     Column("steps", "Int64", "counts", "steps (agentobs) or model calls"),
-    Column("model_calls", "Int64", "counts", "model calls, sub-agents' included"),
+    Column("model_calls", "Int64", "counts", "logical model calls, sub-agents' included (nested spans of one "
+           "call and its retried attempts count once)"),
+    Column("attempts", "Int64", "counts", "requests made for the model calls (each attempt of a retried call)"),
     Column("tool_calls", "Int64", "counts", "tool invocations, retries included when recorded"),
-    Column("errors", "Int64", "counts", "model and tool calls that failed"),
+    Column("errors", "Int64", "counts", "model and tool calls that failed (a call that succeeded on a retry did "
+           "not)"),
     Column("input_tokens", "Int64", "usage", "input tokens of the model calls (null when an answered call "
            "reported no usage: not a sum of the calls that did)"),
     Column("output_tokens", "Int64", "usage", "output tokens of the model calls"),
@@ -91,7 +101,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("first_error", "string", "errors", "`<span name>: <error type>` of the first failed model or tool span"),
     Column("open_plan_steps", "Int64", "agentobs", "plan steps still pending at the end"),
     Column("unknown_outcome_writes", "Int64", "agentobs", "writes whose outcome is unknown"),
-    Column("retries", "Int64", "agentobs", "tool retries (agentobs)"),
+    Column("retries", "Int64", "agentobs", "tool retries (agentobs); other traces: attempts of model and tool "
+           "calls beyond the first"),
     Column("tools_exhausted", "Int64", "agentobs", "tool calls that failed after every retry (agentobs)"),
     Column("approvals_denied", "Int64", "agentobs", "denied approvals (agentobs)"),
     Column("final_refused", "Int64", "agentobs", "`completed` answers refused for open plan steps (agentobs)"),

@@ -8,6 +8,7 @@ docs/report-schema.md). Every text in a cell is plain data: renderers escape it 
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,7 +123,15 @@ def report_view(r: Report) -> ReportView:
 def _read_line(r: Report) -> Line | None:
     """What was read: the span dialects recognized, the OTLP JSON spellings other than the canonical one, and the
     other formats converted to OTLP."""
-    parts = [f"{n:,} spans in {d}" for d, n in sorted(r.derivation.dialects.items(), key=lambda kv: -kv[1])]
+    parts = [f"{n:,} spans in {d}" if d != "structure" else f"{n:,} by structure"
+             for d, n in sorted(r.derivation.dialects.items(), key=lambda kv: -kv[1])]
+    left = sum(c.unclassified for c in r.derivation.roles.values())
+    if left:
+        names = Counter[str]()
+        for c in r.derivation.roles.values():
+            names.update(dict(c.top()))
+        top = ", ".join(f"{n} ({k:,})" for n, k in sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+        parts.append(f"{left:,} with no role (most often {top})")
     seen = {sp for per in r.spellings.values() for sp in per if sp != "canonical"}
     converted = sorted(seen & FORMAT_NAMES)
     spellings = sorted(seen - FORMAT_NAMES)

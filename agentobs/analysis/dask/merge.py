@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..dialects import DIALECT_NAMES, NUMBER_FIELDS, UNUSABLE_KINDS
 from ..quality import DataQuality
+from ..roles import Classified
 from ..report import SpanLookup
 from ..runs import NOT_ALWAYS_DERIVABLE, ROOTLESS_NOTE, Derivation, overflow_order
 from .partition import PartResult, Schema
@@ -107,6 +108,11 @@ def derivation(parts: list[PartResult]) -> Derivation:
                 notes.setdefault(note, -1)
     out.missing = {c: missing[c] for c in NOT_ALWAYS_DERIVABLE if missing.get(c)}
     out.dialects = {str(d): dialects[str(d)] for d in DIALECT_NAMES if dialects.get(str(d))}
+    roles: dict[str, Classified] = {}
+    for p in parts:
+        for src, c in p.derivation.roles.items():
+            roles[src] = roles[src] + c if src in roles else c
+    out.roles = dict(sorted(roles.items()))
 
     def rank(text: str) -> int:
         return next((i for i, prefix in enumerate(NOTE_ORDER) if text.startswith(prefix)), len(NOTE_ORDER))

@@ -40,10 +40,13 @@ def text(df: pd.DataFrame, names: Iterable[str]) -> pa.Array:
         arr = column(df, name)
         if arr is None:
             continue
-        if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
-            arr = pc.binary_join(pc.cast(arr, pa.list_(pa.string())), ",")
-        elif not pa.types.is_string(arr.type):
-            arr = pc.cast(arr, pa.string())
+        try:
+            if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+                arr = pc.binary_join(pc.cast(arr, pa.list_(pa.string())), ",")
+            elif not pa.types.is_string(arr.type):
+                arr = pc.cast(arr, pa.string())
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid):     # (a map or struct value: no text)
+            continue
         parts.append(arr)
     if not parts:
         return pa.nulls(len(df), pa.string())

@@ -1,8 +1,10 @@
 """LangSmith's OpenTelemetry export: ``langsmith.span.kind`` chain / llm / tool, values in GenAI names."""
 from __future__ import annotations
 
-from ._base import CHAIN, CHAT, TOOL, Dialect
-from .genai import NUMBERS, TEXT
+from ._table import CHAIN, CHAT, RETRIEVAL, TOOL, Dialect
+from .genai import NUMBERS, SESSION, TEXT
 
 LANGSMITH = Dialect(name="langsmith", marker="langsmith.span.kind",
-                    kinds={"chain": CHAIN, "llm": CHAT, "tool": TOOL}, text=TEXT, numbers=NUMBERS)
+                    roles={"chain": CHAIN, "llm": CHAT, "tool": TOOL, "retriever": RETRIEVAL},
+                    text=TEXT, numbers=NUMBERS, session=(*SESSION, "langsmith.metadata.session_id"),
+                    where="langchain-ai/langsmith-sdk python/langsmith/_internal/otel/_otel_exporter.py")

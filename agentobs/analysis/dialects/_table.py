@@ -1,0 +1,118 @@
+"""What a dialect is, declared as data: which evidence on a span means which role, and where it keeps each value.
+
+A dialect is a table, not a code path. ``marker`` names the attribute whose value says what a span is (``roles``
+maps its lower-cased values to roles; a value not in the map marks the span as the dialect's own without a role
+the analysis counts). ``rules`` claim or re-classify spans by other evidence (a span name, a second attribute),
+each a set of conditions that must all hold. ``text`` and ``numbers`` name, per normalized field, the places the
+dialect keeps it (first present wins): an attribute key, or the span's name (``SpanName``); ``usage_json`` reads
+numbers inside a JSON text attribute; ``error`` lists what marks a span failed besides an ERROR status;
+``session`` the keys of a conversation or session id. ``dialects/_evaluate.py`` evaluates a table over a span
+frame; nothing else about a dialect is code.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# what a span is, once classified (int8 codes in ``Normalized.kind``; names in the spans frame's ``_kind``)
+OTHER, AGENT, STEP, CHAT, TOOL, CHAIN, RETRIEVAL, TRANSPORT = 0, 1, 2, 3, 4, 5, 6, 7
+KIND_NAMES = np.array(["other", "agent", "step", "chat", "tool", "chain", "retrieval", "transport"], dtype=object)
+ROLE_CODES = {str(name): code for code, name in enumerate(KIND_NAMES)}
+# orchestration: what a run is made of (an agent invocation, a framework's chain or workflow)
+ORCHESTRATION = (AGENT, CHAIN)
+# the calls a run is counted in (one logical call per chain of nested spans of the same role: ``analysis.calls``)
+CALLS = (CHAT, TOOL)
+
+# the normalized values every dialect may fill: text (Arrow string arrays), numbers (float64, NaN unknown)
+TEXT_FIELDS = ("agent", "model", "provider", "tool", "args", "error_type", "finish")
+NUMBER_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
+                 "reasoning_tokens", "cost")
+
+NAME = "@name"          # in a condition: the span's name rather than an attribute
+
+
+@dataclass(frozen=True, kw_only=True)
+class When:
+    """One condition on a span's attribute (or its name, ``NAME``). Text is compared lower-cased, trimmed of
+    white space and of the quotes MLflow writes around values. With no test given, the value must be present."""
+    key: str
+    equals: tuple[str, ...] = ()
+    prefix: tuple[str, ...] = ()
+    contains: tuple[str, ...] = ()
+    present: bool = True                 # False: the key has no value on the span (the other tests unused)
+
+    def describe(self) -> str:
+        what = self.key if self.key != NAME else "span name"
+        if not self.present:
+            return f"no {what}"
+        if self.equals:
+            return f"{what} = {' | '.join(self.equals)}"
+        if self.prefix:
+            return f"{what} starts with {' | '.join(repr(p) for p in self.prefix)}"
+        if self.contains:
+            return f"{what} contains {' | '.join(repr(c) for c in self.contains)}"
+        return f"{what} present"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule:
+    """Spans where every condition holds get ``role``. A rule with ``of_role`` re-classifies spans the dialect's
+    marker (or an earlier rule) gave that role (an override); without it, it claims spans not yet claimed."""
+    role: int
+    when: tuple[When, ...]
+    of_role: int | None = None
+
+    def describe(self) -> str:
+        cond = " and ".join(w.describe() for w in self.when)
+        if self.of_role is None:
+            return f"{cond} → {KIND_NAMES[self.role]}"
+        return f"{KIND_NAMES[self.of_role]} with {cond} → {KIND_NAMES[self.role]}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpanName:
+    """A text field read from the span's name: on spans of the given roles only (all when empty), the part after
+    ``after`` when the name starts with it (the whole name when ``after`` is empty)."""
+    roles: tuple[int, ...] = ()
+    after: str = ""
+
+    def describe(self) -> str:
+        on = f" of {'/'.join(KIND_NAMES[r] for r in self.roles)} spans" if self.roles else ""
+        return f"span name{on}" + (f" after {self.after!r}" if self.after else "")
+
+
+Source = str | SpanName
+UsagePaths = Mapping[str, Mapping[str, Iterable[tuple[str, ...]]]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Dialect:
+    """One span dialect, declared (see the module docstring)."""
+    name: str
+    marker: str | None = None
+    roles: Mapping[str, int] = field(default_factory=dict)
+    rules: tuple[Rule, ...] = ()
+    text: Mapping[str, tuple[Source, ...]] = field(default_factory=dict)
+    numbers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    usage_json: UsagePaths = field(default_factory=dict)
+    error: tuple[When, ...] = ()
+    session: tuple[str, ...] = ()
+    quoted: bool = False                 # text values are JSON-quoted ("AGENT"): the quotes are trimmed
+    where: str = ""                      # where the dialect is defined (a specification or a source file)
+
+    @property
+    def keys(self) -> set[str]:
+        """The span columns this dialect reads."""
+        cols = {"name", *self.usage_json, *self.session}
+        for sources in self.text.values():
+            cols.update(s for s in sources if isinstance(s, str))
+        for keys in self.numbers.values():
+            cols.update(keys)
+        for w in (*self.error, *(w for r in self.rules for w in r.when)):
+            if w.key != NAME:
+                cols.add(w.key)
+        if self.marker:
+            cols.add(self.marker)
+        return cols

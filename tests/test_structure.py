@@ -1,0 +1,277 @@
+"""Runs and calls by structure (issue 41): the trap shapes that no fixture taught, and a property test.
+
+Each trap shape is written the way real instrumentations write it (``tests/synthetic.py``); the runs table must
+give the figures of the truth it was built from. The property test composes, over a random truth, wrappers,
+attempts, duplicated instrumentation spans, missing roots, transport spans and run-level totals: none of them
+changes any per-run figure.
+"""
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass, field
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentobs.analysis import analyze
+from agentobs.analysis.runs import derive_runs
+from agentobs.analysis.sources import load_sources
+from synthetic import Flavor, Node, http_client, http_server, otlp_lines
+
+GENAI, OI, BARE = Flavor("genai"), Flavor("openinference"), Flavor("bare")
+EXAMPLES = max(20, int(os.environ.get("AGENTOBS_PROPERTY_EXAMPLES", "2000")) // 40)
+
+
+def _runs(tmp_path, traces: list[Node]) -> pd.DataFrame:
+    path = tmp_path / "t.jsonl"
+    path.write_text(otlp_lines(traces))
+    return analyze([str(path)]).runs.sort_values("start", kind="stable").reset_index(drop=True)
+
+
+def _fig(runs: pd.DataFrame, col: str) -> list:
+    return [None if pd.isna(v) else int(v) for v in runs[col]]
+
+
+def test_one_model_call_under_several_nested_llm_spans_counts_once(tmp_path):
+    """A framework's step, its LLM wrapper and the client call each carry an LLM kind; only the innermost
+    reports tokens: 4 calls, not 12."""
+    agent = OI.agent("helper")
+    for i in range(4):
+        step, wrapper = OI.chat("gpt-4o", None), OI.chat("gpt-4o", None)
+        agent.add(step.add(wrapper.add(OI.chat("gpt-4o", (100 + i, 10)))))
+    runs = _runs(tmp_path, [agent])
+    assert _fig(runs, "model_calls") == [4] and _fig(runs, "attempts") == [4]
+    assert _fig(runs, "input_tokens") == [406] and _fig(runs, "output_tokens") == [40]
+
+
+def test_wrappers_repeating_the_tokens_of_the_call_they_wrap_count_them_once(tmp_path):
+    agent = GENAI.agent("helper")
+    for _ in range(3):
+        agent.add(GENAI.chat("m", (50, 5)).add(GENAI.chat("m", (50, 5))))
+    runs = _runs(tmp_path, [agent])
+    assert _fig(runs, "model_calls") == [3] and _fig(runs, "input_tokens") == [150]
+
+
+def test_an_instrumentation_tool_span_around_the_frameworks_own_is_one_tool_call(tmp_path):
+    agent = GENAI.agent("helper").add(GENAI.chat("m", (10, 1)))
+    for city in ("Paris", "Rome"):
+        agent.add(OI.tool("weather", {"city": city}).add(GENAI.tool("weather", {"city": city})))
+    agent.add(GENAI.chat("m", (20, 2)))
+    runs = _runs(tmp_path, [agent])
+    assert _fig(runs, "tool_calls") == [2] and _fig(runs, "model_calls") == [2]
+    assert _fig(runs, "max_identical_calls") == [1]
+
+
+def test_a_crew_of_agents_under_one_workflow_is_one_run(tmp_path):
+    crew = OI.chain("crew")
+    for who in ("researcher", "writer"):
+        crew.add(OI.agent(who).add(OI.chat("m", (10, 1)), OI.tool("search", {"q": who}), OI.chat("m", (20, 2))))
+    runs = _runs(tmp_path, [http_server().add(crew)])
+    assert len(runs) == 1
+    r = runs.iloc[0]
+    assert r["run_root"] == "chain" and r["model_calls"] == 4 and r["tool_calls"] == 2
+    assert r["sub_agents"] == 1 and list(r["sub_agent_names"]) == ["writer"]
+    assert r["run_id"] == r["trace_id"]                     # one run in its trace: a trace-id label applies
+
+
+def test_sibling_agents_under_one_request_are_separate_runs(tmp_path):
+    req = http_server().add(GENAI.agent("a").add(GENAI.chat("m", (1, 1))), GENAI.agent("b").add(GENAI.chat("m", (2, 2))))
+    runs = _runs(tmp_path, [req])
+    assert len(runs) == 2 and _fig(runs, "input_tokens") == [1, 2]
+
+
+def test_model_calls_without_any_operation_name_are_read_by_structure(tmp_path):
+    """An SDK that writes a model id and token usage under keys no dialect names, and tools the same way."""
+    root = Node("job", {"sdk.op": "loop"})
+    for i in range(3):
+        root.add(BARE.chat("gpt-4o-mini", (100 * (i + 1), 10)), BARE.tool("lookup", {"id": i}))
+    root.add(BARE.chat("gpt-4o-mini", (400, 20)))
+    path = tmp_path / "t.jsonl"
+    path.write_text(otlp_lines([root]))
+    report = analyze([str(path)])
+    runs = report.runs
+    assert len(runs) == 1 and _fig(runs, "model_calls") == [4] and _fig(runs, "tool_calls") == [3]
+    assert _fig(runs, "input_tokens") == [1000] and runs["dialect"].iloc[0] == "structure"
+    assert report.derivation.dialects.get("structure") == 7
+
+
+def test_a_loop_span_repeating_its_calls_total_usage_is_not_a_call(tmp_path):
+    """Read by structure, the loop span (model id, total usage) looks like a model call: holding several, it is
+    the run's orchestration, and its total is never added."""
+    loop = BARE.chat("gpt-4o-mini", (300, 30))
+    loop.name = "generate"
+    loop.add(BARE.chat("gpt-4o-mini", (100, 10)), BARE.tool("lookup", {"id": 1}), BARE.chat("gpt-4o-mini", (200, 20)))
+    runs = _runs(tmp_path, [http_server().add(loop)])
+    assert len(runs) == 1 and runs["run_root"].iloc[0] == "chain"
+    assert _fig(runs, "model_calls") == [2] and _fig(runs, "input_tokens") == [300] and _fig(runs, "tool_calls") == [1]
+
+
+def test_attempts_of_one_call_are_one_call(tmp_path):
+    """One span per HTTP attempt: a call retried twice after 5xx answers is one call of three attempts."""
+    agent = GENAI.agent("a").add(GENAI.chat("m", (10, 1)), GENAI.tool("t", {"x": 1}),
+                                 GENAI.chat("m", None, error=True), GENAI.chat("m", None, error=True),
+                                 GENAI.chat("m", (30, 3)))
+    runs = _runs(tmp_path, [agent])
+    assert _fig(runs, "model_calls") == [2] and _fig(runs, "attempts") == [4]
+    assert _fig(runs, "errors") == [0] and _fig(runs, "retries") == [2] and _fig(runs, "input_tokens") == [40]
+    assert pd.isna(runs["first_error"].iloc[0])
+
+
+def test_attempts_inside_one_call_span_are_its_http_client_spans(tmp_path):
+    call = GENAI.chat("m", (30, 3)).add(http_client(500), http_client(503), http_client(200))
+    runs = _runs(tmp_path, [GENAI.agent("a").add(call)])
+    assert _fig(runs, "model_calls") == [1] and _fig(runs, "attempts") == [3] and _fig(runs, "errors") == [0]
+
+
+def test_a_call_that_failed_on_every_attempt_is_one_failed_call(tmp_path):
+    agent = GENAI.agent("a").add(GENAI.chat("m", (10, 1)), *(GENAI.chat("m", None, error=True) for _ in range(3)))
+    runs = _runs(tmp_path, [agent])
+    assert _fig(runs, "model_calls") == [2] and _fig(runs, "attempts") == [4] and _fig(runs, "errors") == [1]
+
+
+def test_parallel_tool_calls_that_fail_are_not_attempts_of_each_other(tmp_path):
+    agent = GENAI.agent("a").add(GENAI.chat("m", (10, 1)), GENAI.tool("t", {"x": 1}, error=True),
+                                 GENAI.tool("u", {"x": 2}), GENAI.chat("m", (20, 2)))
+    runs = _runs(tmp_path, [agent])
+    assert _fig(runs, "tool_calls") == [2] and _fig(runs, "errors") == [1]
+
+
+def test_a_run_whose_agent_span_never_arrived_is_one_run_not_its_steps(tmp_path):
+    agent = OI.agent("lost")
+    agent.dropped = True
+    for i in range(3):
+        agent.add(OI.chain("turn").add(OI.chat("m", (10 * (i + 1), 1)), OI.tool("t", {"i": i})))
+    path = tmp_path / "t.jsonl"
+    path.write_text(otlp_lines([http_server().add(agent)]))
+    report = analyze([str(path)])
+    runs = report.runs
+    assert len(runs) == 1 and _fig(runs, "model_calls") == [3] and _fig(runs, "tool_calls") == [3]
+    assert pd.isna(runs["success"].iloc[0]) and any("lack their trace's root" in n for n in report.derivation.notes)
+
+
+def test_complete_agents_under_a_lost_request_span_stay_separate_runs(tmp_path):
+    req = http_server()
+    req.dropped = True
+    req.add(GENAI.agent("a").add(GENAI.chat("m", (1, 1))), GENAI.agent("b").add(GENAI.chat("m", (2, 2))))
+    runs = _runs(tmp_path, [req])
+    assert len(runs) == 2 and runs["success"].notna().all()
+
+
+def test_a_span_lost_in_the_middle_of_a_run_does_not_split_it(tmp_path):
+    turn = OI.chain("turn")
+    turn.dropped = True
+    turn.add(OI.agent("sub").add(OI.chat("m", (5, 1))))
+    root = OI.agent("main").add(OI.chat("m", (10, 1)), turn, OI.chat("m", (20, 2)))
+    runs = _runs(tmp_path, [http_server().add(root), http_server().add(OI.agent("other").add(OI.chat("m", (1, 1))))])
+    assert len(runs) == 2 and _fig(runs, "model_calls") == [3, 1] and _fig(runs, "sub_agents") == [1, 0]
+
+
+def test_calls_without_orchestration_are_one_run_per_conversation(tmp_path):
+    traces = []
+    for conv, n in (("c-1", 2), ("c-2", 1), ("c-1", 1)):
+        req = http_server()
+        for _ in range(n):
+            chat = GENAI.chat("m", (10, 1))
+            chat.attrs["gen_ai.conversation.id"] = conv
+            req.add(chat)
+        traces.append(req)
+    runs = _runs(tmp_path, traces).sort_values("run_id").reset_index(drop=True)
+    assert list(runs["run_id"]) == ["c-1", "c-2"] and _fig(runs, "model_calls") == [3, 1]
+    assert list(runs["run_root"]) == ["session", "session"] and list(runs["conversation_id"]) == ["c-1", "c-2"]
+
+
+# -- the property: transformations that leave every per-run figure as it is ---------------------------------
+
+@dataclass
+class Truth:
+    model_calls: int = 0
+    attempts: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    errors: int = 0
+    tools: list[str] = field(default_factory=list)
+
+
+def _build(rng: random.Random, flavor: Flavor, truth: Truth, name: str) -> Node:
+    """One agent run in ``flavor`` with random calls, each transformed at random; ``truth`` filled as it goes."""
+    agent = flavor.agent(name)
+    steps = rng.randint(1, 4)
+    for s in range(steps):
+        last = s == steps - 1
+        tokens = (rng.randint(1, 500), rng.randint(1, 50))
+        truth.model_calls += 1
+        truth.input_tokens += tokens[0]
+        truth.output_tokens += tokens[1]
+        tries = rng.choice((1, 1, 1, 2, 3))
+        truth.attempts += tries
+        failed = [flavor.chat("m", None, error=True) for _ in range(tries - 1)]
+        call = flavor.chat("m", tokens)
+        for _ in range(rng.choice((0, 0, 1, 2))):           # wrappers: framework steps, LLM wrappers
+            wrapper = flavor.chat("m", tokens if rng.random() < 0.3 else None)
+            call = wrapper.add(call)
+        if rng.random() < 0.3 and tries == 1:              # the client's HTTP request under the call
+            call.add(http_client(200))
+        holder = agent
+        if rng.random() < 0.4:                             # a framework's turn span around the step
+            holder = flavor.chain("turn")
+            agent.add(holder)
+        holder.add(*failed, call)
+        if last:
+            break
+        for t in range(rng.choice((0, 1, 2))):
+            args = {"k": rng.randint(0, 3), "t": t}
+            bad = rng.random() < 0.15
+            tool = flavor.tool("lookup", args, error=bad)
+            truth.tool_calls += 1
+            truth.errors += bad
+            if rng.random() < 0.3:                          # a second instrumentation's span around the tool call
+                tool = OI.tool("lookup", args, error=bad).add(tool)
+            holder.add(tool)
+    if rng.random() < 0.3:                                  # the run's total repeated on its root
+        tot = {"gen_ai.usage.input_tokens": truth.input_tokens, "gen_ai.usage.output_tokens": truth.output_tokens}
+        agent.attrs.update(tot)
+    return agent
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32 - 1), flavor=st.sampled_from([GENAI, OI]))
+def test_structure_never_changes_a_runs_figures(tmp_path_factory, seed, flavor):
+    rng = random.Random(seed)
+    traces, truths = [], []
+    for k in range(rng.randint(1, 4)):
+        per_trace = rng.choice((1, 1, 2))
+        top = http_server() if (per_trace > 1 or rng.random() < 0.5) else None
+        for j in range(per_trace):
+            t = Truth()
+            agent = _build(rng, flavor, t, f"agent{k}{j}")
+            truths.append(t)
+            if per_trace == 1 and rng.random() < 0.25:      # its agent span never arrived
+                agent.dropped = True
+            if top is None:
+                traces.append(agent)
+            else:
+                top.add(agent)
+        if top is not None:
+            traces.append(top)
+    path = tmp_path_factory.mktemp("p") / "t.jsonl"
+    path.write_text(otlp_lines(traces))
+    runs = derive_runs(load_sources([str(path)]))[0].sort_values("start", kind="stable")
+    assert len(runs) == len(truths)
+    for (_, got), t in zip(runs.iterrows(), truths, strict=True):
+        for col in ("model_calls", "attempts", "tool_calls", "input_tokens", "output_tokens", "errors"):
+            assert int(got[col]) == getattr(t, col), (col, seed, flavor.name)
+
+
+@pytest.mark.parametrize("flavor", [GENAI, OI, BARE], ids=lambda f: f.name)
+def test_each_flavor_reads_the_same_run(tmp_path, flavor):
+    truth = Truth()
+    agent = _build(random.Random(7), flavor, truth, "x")
+    runs = _runs(tmp_path, [http_server().add(agent)])
+    assert len(runs) == 1
+    assert int(runs["model_calls"].iloc[0]) == truth.model_calls
+    assert int(runs["input_tokens"].iloc[0]) == truth.input_tokens

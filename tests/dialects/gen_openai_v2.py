@@ -56,7 +56,9 @@ def main(name: str) -> None:
              "tool calls the model asked for",
              "retries happen inside the client's create(): one chat span per logical call, whatever its attempts "
              "(the failed attempts are not in the spans; retries_exhausted's span carries the error)",
-             "the loop's turn limit raises MaxTurnsExceeded (recorded on the app's invoke_agent span as error.type)"]
+             "the loop's turn limit raises MaxTurnsExceeded (recorded on the app's invoke_agent span as error.type)",
+             "a failed chat span's error.type is the repr of the exception class in the default conventions "
+             "(\"<class 'openai.InternalServerError'>\"), the class name with the latest ones"]
     rec = Recorder(name, cap, script, packages=PACKAGES, notes=tuple(notes))
     plain_tools = common.make_tools(rec)
 

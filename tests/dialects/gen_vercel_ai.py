@@ -27,6 +27,15 @@ NOTES = (
     "for a tool that the SDK still ran",
     "model_error and retries_exhausted: generateText throws (a RetryError after retries), the outer span ends "
     "with status ERROR",
+    "tokens: each doGenerate/doStream span has gen_ai.usage.input_tokens/output_tokens and ai.usage.* (with cache "
+    "read and reasoning details); the outer ai.generateText/ai.streamText repeats the run's totals as ai.usage.* "
+    "only (no gen_ai.usage.*)",
+    "streaming: an ai.toolCall span is a child of the ai.streamText.doStream span whose reply asked for it (with "
+    "generateText it is a sibling of ai.generateText.doGenerate); doStream spans carry ai.stream.firstChunk and "
+    "ai.stream.finish events",
+    "multi_agent: the translator's ai.generateText nests under the ai.toolCall of ask_translator; "
+    "ai.telemetry.functionId names the agent ('assistant', 'translator')",
+    "the SERVER span of the http shapes is @opentelemetry/instrumentation-http's, named 'GET'",
 )
 
 

@@ -48,7 +48,7 @@ def test_responses_stream_parses_to_the_final_response_with_usage():
                            Reply(content="Order A-1 is delivered.", completion_tokens=5)]})
     with ScriptedServer(script) as srv:
         c = _client(srv)
-        with c.responses.stream(model="m", input=f"[run:r] go", instructions="[agent:x] hi") as s:
+        with c.responses.stream(model="m", input="[run:r] go", instructions="[agent:x] hi") as s:
             first = s.get_final_response()
         with c.responses.stream(model="m", input="[run:r] go") as s:
             kinds = [e.type for e in s]

@@ -15,6 +15,7 @@ beside them before each run, so that Node resolves the packages from there.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -103,10 +104,9 @@ class Control:
                 elif path == "/run/end":
                     rec.end_run(m["key"], m.get("raised"))
                 elif path == "/tool":
-                    try:
+                    # the scripted tool failure raises here too: the driver's tool throws it itself
+                    with contextlib.suppress(RuntimeError):
                         rec.tool(m["tool"], m.get("args") or {}, fail=bool(m.get("error")), run=m["run"])
-                    except RuntimeError:   # the scripted tool failure: the driver's tool throws it itself
-                        pass
                 elif path == "/sub_agent":
                     rec.sub_agent(m["agent"], m.get("how", "agent_tool"), run=m["run"])
                 else:
@@ -137,7 +137,7 @@ class Control:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
-    def __enter__(self) -> "Control":
+    def __enter__(self) -> Control:
         self.thread.start()
         return self
 

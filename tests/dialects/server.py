@@ -16,6 +16,7 @@ SSE event sequence of the Responses API when ``stream`` is set: ``response.creat
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -333,11 +334,9 @@ class _Handler(BaseHTTPRequestHandler):
         if r.hold:
             time.sleep(r.hold)
         if r.status != 200:
-            try:
+            with contextlib.suppress(OSError):   # OSError: the client gave up waiting (a timeout attempt)
                 self._send(r.status, {"error": {"message": "scripted server error", "type": "server_error",
                                                 "code": "scripted"}}, {"retry-after-ms": RETRY_AFTER_MS})
-            except OSError:   # the client gave up waiting (a timeout attempt)
-                pass
             return
         if not body.get("stream"):
             self._send(200, response_object(r, seq) if endpoint == "responses" else chat_completion(r, seq))

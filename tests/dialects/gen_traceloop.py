@@ -47,7 +47,10 @@ def main(name: str = "traceloop") -> None:
         notes.append("traceloop-sdk 0.33 never ends the span of a decorated function that raises, nor the failed "
                      "openai.chat span: in tool_error the charge_card span is missing and the next chat span is an "
                      "orphan; in model_error the agent span and the failed chat span are missing, the rest are "
-                     "orphans. The truth still counts what was served and run.")
+                     "orphans (the same in tool_error_fatal and retries_exhausted; in turn_limit the agent span is "
+                     "missing). The truth still counts what was served and run.")
+        notes.append("traceloop-sdk 0.33 records no usage on a streamed openai.chat span (streaming), though the "
+                     "stream delivered it (stream_options.include_usage)")
     rec = Recorder(name, cap, script, packages=PACKAGES, notes=tuple(notes))
     tools = {n: tool(name=n)(f) for n, f in common.make_tools(rec).items()}
 

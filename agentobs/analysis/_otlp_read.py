@@ -104,12 +104,6 @@ class _Capped(io.RawIOBase):
                     self._break(exc)
                 else:
                     self._again()
-            except Exception:
-                # what ISA-L's reader refuses in a valid stream (a header name or comment longer than its 512 KiB
-                # input buffer: OverflowError) is read by zlib's, which reads a header of any length
-                if self._careful:
-                    raise
-                self._again()
         else:
             return 0        # the end, for the reader; ``broken`` says it came early
         self.total += n

@@ -97,17 +97,20 @@ class Recorder:
     """The tool-execution log, the sub-agent log, and which spans ended during which run.
 
     ``versions`` replaces the installed-package look-up (a JavaScript fixture's versions come from its
-    node_modules) and ``runtime`` names the interpreter (default: this Python).
+    node_modules), ``runtime`` names the interpreter (default: this Python) and ``paths`` maps more folders to
+    the labels they get in the committed fixture (scrubbed like the venv's).
     """
 
     def __init__(self, name: str, capture: Any, script: Script, *, records_tokens: bool = True,
                  packages: tuple[str, ...] = (), notes: tuple[str, ...] = (),
-                 versions: dict[str, str] | None = None, runtime: dict[str, str] | None = None):
+                 versions: dict[str, str] | None = None, runtime: dict[str, str] | None = None,
+                 paths: dict[str, str] | None = None):
         self.name, self.capture, self.script = name, capture, script
         self.records_tokens = records_tokens
         self.packages = packages
         self.fixed_versions = versions
         self.runtime = runtime or {"python": sys.version.split()[0]}
+        self.paths = paths or {}
         self.current: str | None = None
         self.tools: list[dict] = []
         self.agents: list[dict] = []
@@ -197,7 +200,7 @@ class Recorder:
         lines = otlp_lines(self.capture.records())
         jsonl = out_dir / f"{self.name}.jsonl"
         tmp = jsonl.with_suffix(".jsonl.tmp")
-        tmp.write_text("".join(scrub(line) + "\n" for line in lines), encoding="utf-8")
+        tmp.write_text("".join(scrub(line, self.paths) + "\n" for line in lines), encoding="utf-8")
         tmp.replace(jsonl)
         tp = out_dir / f"{self.name}.truth.json"
         tmp = tp.with_suffix(".json.tmp")
@@ -311,10 +314,10 @@ def otlp_lines(records: list[tuple[dict, dict, dict]]) -> list[str]:
     return lines
 
 
-def scrub(text: str) -> str:
+def scrub(text: str, paths: dict[str, str] | None = None) -> str:
     """No machine-specific paths in a committed fixture."""
-    for path, label in ((sys.prefix, "<venv>"), (sys.base_prefix, "<python>"), (str(REPO), "<repo>"),
-                        (str(Path.home()), "<home>")):
+    for path, label in (*(paths or {}).items(), (sys.prefix, "<venv>"), (sys.base_prefix, "<python>"),
+                        (str(REPO), "<repo>"), (str(Path.home()), "<home>")):
         text = text.replace(path, label)
     return text
 

@@ -154,7 +154,8 @@ def run_fixture(name: str, script: Script, plan: list[dict], *, notes: tuple[str
     driver = copy_sources(name, root)
     with OtlpReceiver() as rcv:
         rec = Recorder(name, rcv, script, records_tokens=records_tokens, notes=notes,
-                       versions=installed_versions(root, name), runtime={"node": node_version()})
+                       versions=installed_versions(root, name), runtime={"node": node_version()},
+                       paths={str(root): "<node_root>"})
         with ScriptedServer(script) as srv, Control(rec) as ctl:
             env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "OPENAI_", "NODE_OPTIONS"))}
             env.update({"DIALECT_NAME": name, "DIALECT_SERVER_URL": srv.base_url, "DIALECT_CONTROL_URL": ctl.url,

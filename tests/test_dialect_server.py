@@ -84,9 +84,9 @@ def test_retries_are_attempts_of_one_call_and_an_endless_script_never_ends():
 
 
 def test_a_held_answer_is_a_timeout_attempt():
-    script = Script({"h": [Reply(status=504, hold=1.0), Reply(content="late but there")]})
+    script = Script({"h": [Reply(status=504, hold=3.0), Reply(content="late but there")]})
     with ScriptedServer(script) as srv:
-        c = _client(srv, max_retries=1, timeout=0.3)
+        c = _client(srv, max_retries=1, timeout=1.0)
         assert c.chat.completions.create(model="m", messages=_msgs("h")).choices[0].message.content == \
             "late but there"
     h = run_figures("h", script.log, [], [], True)

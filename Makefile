@@ -31,7 +31,7 @@ test-full: $(VENV)/.dev-installed
 bench: $(VENV)/.dev-installed
 	$(BIN)/python -m bench.run
 
-# regenerate the span-dialect fixtures (a venv per framework under ~/.cache/agentobs/dialects); DIALECTS=name... for some
+# regenerate the span-dialect fixtures (a venv per Python framework, node_modules per JS one, under ~/.cache/agentobs/dialects); DIALECTS=name... for some
 dialect-fixtures: $(VENV)/.installed
 	$(BIN)/python tests/dialects/generate.py $(DIALECTS)
 

@@ -6,6 +6,7 @@ which tools ran, per run. Nothing here needs the frameworks installed.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -14,6 +15,33 @@ import pandas as pd
 import pytest
 
 from agentobs.analysis import analyze
+
+# Runs the analysis does not read right yet, one entry per (fixture, run key): each is an expected failure of
+# test_analysis_finds_the_served_run (strict, so an entry that starts passing fails until it is removed here) and
+# of that fixture's test_wrapper_spans_and_two_runs_in_one_trace when it is an http or two_runs run. Issue 41
+# (runs by structure, one logical call per chain, attempts, dialects without an operation name) empties it.
+PENDING_ISSUE_41: set[tuple[str, str]] = {
+    # a sub-agent invoked inside a tool (LangGraph's agent-as-tool): its AGENT span under the TOOL span is not
+    # counted as a sub-agent of the run
+    ("langgraph", "multi_agent"),
+    # Vercel AI SDK: ai.* spans with gen_ai.system / gen_ai.usage.* but no gen_ai.operation.name or span-kind
+    # attribute: no span is classified ("no usable run"); retries are sibling doGenerate spans
+    ("vercel_ai", "tools"),
+    ("vercel_ai", "repeat"),
+    ("vercel_ai", "tool_error"),
+    ("vercel_ai", "model_error"),
+    ("vercel_ai", "final"),
+    ("vercel_ai", "http"),
+    ("vercel_ai", "two-a"),
+    ("vercel_ai", "two-b"),
+    ("vercel_ai", "retries"),
+    ("vercel_ai", "retries_exhausted"),
+    ("vercel_ai", "streaming"),
+    ("vercel_ai", "parallel"),
+    ("vercel_ai", "tool_error_fatal"),
+    ("vercel_ai", "turn_limit"),
+    ("vercel_ai", "multi_agent"),
+}
 
 FIXTURES = Path(__file__).resolve().parent / "dialects" / "fixtures"
 NAMES = sorted(p.name[:-len(".truth.json")] for p in FIXTURES.glob("*.truth.json"))
@@ -37,11 +65,72 @@ def test_there_are_fixtures():
         assert (FIXTURES / f"{name}.jsonl").exists(), f"{name}.truth.json has no {name}.jsonl"
 
 
+SHAPE_OF = {"retries": "retries", "retries_exhausted": "retries", "streaming": "streaming", "parallel": "parallel",
+            "tool_error_fed_back": "tool_error", "tool_error_fatal": "tool_error", "turn_limit": "turn_limit",
+            "multi_agent": "multi_agent"}
+STOP_REASONS = {"done", "model_error", "tool_error", "turn_limit", "exception"}
+
+
+def _consistency(r: dict) -> list[str]:
+    """What must hold between a run's truth fields (v2), and what each shape promises."""
+    bad = []
+
+    def need(cond: bool, what: str) -> None:
+        if not cond:
+            bad.append(f"{r['run_key']}: {what}")
+    need(r["model_calls"] >= 1, "no model call")
+    need(r["attempts"] >= r["model_calls"], "fewer attempts than logical calls")
+    need(0 <= r["failed_attempts"] <= r["attempts"], "failed attempts")
+    need(r["model_errors"] <= r["model_calls"] and r["model_errors"] <= r["failed_attempts"], "model errors")
+    need(r["errors"] == r["model_errors"] + r["tool_errors"], "errors != model_errors + tool_errors")
+    need(0 <= r["tool_errors_fed_back"] <= r["tool_errors"] <= r["tool_calls"], "tool errors fed back")
+    need(r["stop_reason"] in STOP_REASONS, f"stop reason {r['stop_reason']}")
+    need((r["outcome"] == "success") == (r["stop_reason"] == "done"), "outcome and stop reason disagree")
+    need(r["outcome"] != "success" or not r["raised"], "a run that raised is a success")
+    need(r["stop_reason"] != "model_error" or r["model_errors"] >= 1, "model_error without a failed call")
+    need(r["stop_reason"] != "tool_error" or r["tool_errors"] > r["tool_errors_fed_back"], "tool_error, all fed back")
+    need(r["stop_reason"] != "exception" or bool(r["raised"]), "exception without an exception")
+    need(r["max_parallel_tool_calls"] >= (1 if r["tool_calls"] else 0), "tool calls but no reply asked for one")
+    key, shape = r["run_key"], r["shape"]
+    if key in SHAPE_OF:
+        need(shape == SHAPE_OF[key], f"shape {shape}, expected {SHAPE_OF[key]}")
+    if key == "retries":
+        need(r["attempts"] == r["model_calls"] + 2 and r["failed_attempts"] == 2 and r["outcome"] == "success",
+             "retries: one call with 3 attempts, then success")
+    if key == "retries_exhausted":
+        need(r["stop_reason"] == "model_error" and r["failed_attempts"] == 3 and r["model_errors"] == 1,
+             "retries_exhausted: 3 failed attempts of one call")
+    if key == "streaming":
+        need(r["streamed"] and r["outcome"] == "success", "streaming: streamed, success")
+    else:
+        need(not r["streamed"], "streamed outside the streaming shape")
+    if key == "parallel":
+        need(r["max_parallel_tool_calls"] == 2 and r["tool_calls"] == 2, "parallel: two tool calls in one reply")
+    if key == "tool_error_fed_back":
+        need(r["tool_errors_fed_back"] == 1 and r["outcome"] == "success", "tool_error_fed_back")
+    if key == "tool_error_fatal":
+        need(r["stop_reason"] == "tool_error" and r["tool_errors_fed_back"] == 0, "tool_error_fatal")
+    if key == "tool_error":   # the framework's default, either way
+        need(r["tool_errors"] == 1 and (r["tool_errors_fed_back"] == 1) == (r["stop_reason"] == "done"), "tool_error")
+    if key == "turn_limit":
+        need(r["stop_reason"] == "turn_limit" and r["tool_errors"] == 0, "turn_limit")
+    if key == "model_error":
+        need(r["stop_reason"] == "model_error" and r["attempts"] == r["model_calls"], "model_error: no retries")
+    if shape in ("multi_agent", "sub_agent"):
+        need(r["sub_agents"]["count"] >= 1, f"{shape} without a sub-agent")
+    if shape in ("plain", "http", "two_runs", "no_agent") and key not in ("tool_error", "model_error"):
+        need(r["outcome"] == "success" and r["attempts"] == r["model_calls"], "a plain run that did not succeed")
+    return bad
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_truth_names_spans_that_are_in_the_fixture(name):
-    """The harness itself: every run of the truth has its trace and top span in the fixture, versions recorded."""
+    """The harness itself: every run of the truth has its trace and top span in the fixture, versions recorded,
+    and the v2 fields agree with each other and with what the run's shape promises."""
     truth = _truth(name)
     assert truth["dialect"] == name
+    assert truth.get("truth_version") == 2
+    assert truth.get("python") or truth.get("node")
     assert truth["packages"] and all(v != "not installed" for v in truth["packages"].values())
     ids: dict[str, set[str]] = {}
     for line in (FIXTURES / f"{name}.jsonl").read_text().splitlines():
@@ -49,12 +138,18 @@ def test_truth_names_spans_that_are_in_the_fixture(name):
             for ss in rs["scopeSpans"]:
                 for s in ss["spans"]:
                     ids.setdefault(s["traceId"], set()).add(s["spanId"])
+    bad: list[str] = []
+    keys: list[str] = []
     for t in truth["traces"]:
         assert t["trace_id"] in ids, f"trace {t['trace_id']} of the truth is not in {name}.jsonl"
         assert t["n_runs"] == len(t["runs"]) >= 1
         for r in t["runs"]:
             assert r["root_span_id"] in ids[t["trace_id"]]
-            assert r["model_calls"] >= 1
+            bad.extend(_consistency(r))
+            keys.append(r["run_key"])
+    assert len(keys) == len(set(keys)), "a run key twice"
+    assert len(ids) == len(truth["traces"]), "a trace of the fixture is in no run of the truth (one trace per run)"
+    assert not bad, f"{name}: " + "; ".join(bad)
 
 
 # What a span cannot show, by fixture and run: the analysis must give exactly this instead of the truth's
@@ -65,9 +160,12 @@ UNRECORDED: dict[tuple[str, str], dict[str, int | None]] = {
        for name in ("openai_v2", "openai_v2_latest")},
     # traceloop-sdk 0.33 never ends (so never exports) the span of a decorated function that raises, nor the
     # failed chat span: the failed tool span and the failed model call are lost
-    ("traceloop_old", "tool_error"): {"tool_calls": None, "max_identical_calls": None,
-                                      "max_consecutive_identical": None, "errors": 0},
-    ("traceloop_old", "model_error"): {"model_calls": 1, "errors": 0},
+    **{("traceloop_old", key): {"tool_calls": None, "max_identical_calls": None, "max_consecutive_identical": None,
+                                "errors": 0} for key in ("tool_error", "tool_error_fatal")},
+    **{("traceloop_old", key): {"model_calls": 1, "errors": 0} for key in ("model_error", "retries_exhausted")},
+    # traceloop-sdk 0.33's OpenAI instrumentation records no usage on a streamed chat span (the usage chunk is
+    # ignored), though the stream asked for it
+    ("traceloop_old", "streaming"): {"input_tokens": None, "output_tokens": None},
 }
 
 
@@ -80,41 +178,75 @@ def _expected(name: str, run: dict, field: str) -> tuple[bool, int | None]:
     return want is not None, want
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_analysis_finds_the_served_runs(name):
+@functools.cache
+def _report(name: str):  # an agentobs analysis Report
+    return analyze([str(FIXTURES / f"{name}.jsonl")])
+
+
+def _runs_of_all_fixtures() -> list:
+    out = []
+    for name in NAMES:
+        for t in _truth(name)["traces"]:
+            for r in t["runs"]:
+                pending = (name, r["run_key"]) in PENDING_ISSUE_41
+                marks = [pytest.mark.xfail(strict=True, reason="issue 41: the analysis does not read this shape "
+                                                                "yet")] if pending else []
+                out.append(pytest.param(name, r["run_key"], marks=marks, id=f"{name}:{r['run_key']}"))
+    return out
+
+
+def test_pending_names_runs_that_exist():
+    """The PENDING_ISSUE_41 table names only runs of the fixtures (no stale entry hides a typo)."""
+    known = {(n, r["run_key"]) for n in NAMES for t in _truth(n)["traces"] for r in t["runs"]}
+    assert not PENDING_ISSUE_41 - known, sorted(PENDING_ISSUE_41 - known)
+
+
+@pytest.mark.parametrize(("name", "run_key"), _runs_of_all_fixtures())
+def test_analysis_finds_the_served_run(name, run_key):
+    """Per run: the analysis finds it in its trace, with the truth's figures (model_calls are logical calls)."""
     truth = _truth(name)
-    report = analyze([str(FIXTURES / f"{name}.jsonl")])
+    report = _report(name)
     runs = report.runs
     # signatures and caps ran on these runs without error
     assert isinstance(report.signatures, list) and isinstance(report.caps, list)
     assert report.derivation.dialects, "no span was classified"
+    t = next(t for t in truth["traces"] if any(r["run_key"] == run_key for r in t["runs"]))
+    mine = runs[runs["trace_id"] == t["trace_id"]].sort_values("start", kind="stable")
+    keys = [r["run_key"] for r in t["runs"]]
+    assert len(mine) == t["n_runs"], (f"trace {t['trace_id'][:8]} ({t['shape']}: {', '.join(keys)}): {len(mine)} "
+                                      f"runs found, {t['n_runs']} expected")
+    r = t["runs"][keys.index(run_key)]
+    got = mine.iloc[keys.index(run_key)]
     problems: list[str] = []
-    for t in truth["traces"]:
-        mine = runs[runs["trace_id"] == t["trace_id"]].sort_values("start", kind="stable")
-        keys = [r["run_key"] for r in t["runs"]]
-        if len(mine) != t["n_runs"]:
-            problems.append(f"trace {t['trace_id'][:8]} ({t['shape']}: {', '.join(keys)}): {len(mine)} runs found, "
-                            f"{t['n_runs']} expected")
-            continue
-        for r, (_, got) in zip(t["runs"], mine.iterrows()):
-            for f in (*FIGURES, "errors"):
-                checked, want = _expected(name, r, f)
-                have = _num(got[f])
-                if checked and have != want:
-                    problems.append(f"run {r['run_key']}: {f} {have}, expected {want}")
-            subs = r.get("sub_agents") or {}
-            if "count" in subs:
-                if _num(got["sub_agents"]) != subs["count"] or list(got["sub_agent_names"]) != subs["names"]:
-                    problems.append(f"run {r['run_key']}: sub-agents {got['sub_agents']} {got['sub_agent_names']}, "
-                                    f"expected {subs['count']} {subs['names']}")
-    assert not problems, f"{name}: {len(problems)} mismatches\n" + "\n".join(problems)
+    for f in (*FIGURES, "errors"):
+        checked, want = _expected(name, r, f)
+        have = _num(got[f])
+        if checked and have != want:
+            problems.append(f"{f} {have}, expected {want}")
+    subs = r.get("sub_agents") or {}
+    if "count" in subs and (_num(got["sub_agents"]) != subs["count"]
+                            or list(got["sub_agent_names"]) != subs["names"]):
+        problems.append(f"sub-agents {got['sub_agents']} {list(got['sub_agent_names'])}, expected "
+                        f"{subs['count']} {subs['names']}")
+    assert not problems, f"{name} run {run_key}: " + "; ".join(problems)
 
 
-@pytest.mark.parametrize("name", NAMES)
+def _wrapper_params() -> list:
+    out = []
+    for name in NAMES:
+        keys = {(name, r["run_key"]) for t in _truth(name)["traces"] if t["shape"] in ("http", "two_runs")
+                for r in t["runs"]}
+        pending = sorted(k for _, k in keys & PENDING_ISSUE_41)
+        marks = [pytest.mark.xfail(strict=True, reason=f"issue 41: {pending} pending")] if pending else []
+        out.append(pytest.param(name, marks=marks, id=name))
+    return out
+
+
+@pytest.mark.parametrize("name", _wrapper_params())
 def test_wrapper_spans_and_two_runs_in_one_trace(name):
     """The HTTP SERVER span around a run is never a run; two runs under one request are two runs."""
     truth = _truth(name)
-    report = analyze([str(FIXTURES / f"{name}.jsonl")])
+    report = _report(name)
     spans, runs = report.spans, report.runs
     for t in truth["traces"]:
         if t["shape"] not in ("http", "two_runs"):

@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from server import Reply, Script, ScriptedServer, call  # noqa: F401  (re-exported for the drivers)
+from server import Forever, Reply, Script, ScriptedServer, call, stamp  # noqa: F401  (re-exported for the drivers)
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -94,50 +94,71 @@ class MemoryCapture:
 # -- logs ------------------------------------------------------------------------------------------------
 
 class Recorder:
-    """The tool-execution log, the sub-agent log, and which spans ended during which run."""
+    """The tool-execution log, the sub-agent log, and which spans ended during which run.
+
+    ``versions`` replaces the installed-package look-up (a JavaScript fixture's versions come from its
+    node_modules), ``runtime`` names the interpreter (default: this Python) and ``paths`` maps more folders to
+    the labels they get in the committed fixture (scrubbed like the venv's).
+    """
 
     def __init__(self, name: str, capture: Any, script: Script, *, records_tokens: bool = True,
-                 packages: tuple[str, ...] = (), notes: tuple[str, ...] = ()):
+                 packages: tuple[str, ...] = (), notes: tuple[str, ...] = (),
+                 versions: dict[str, str] | None = None, runtime: dict[str, str] | None = None,
+                 paths: dict[str, str] | None = None):
         self.name, self.capture, self.script = name, capture, script
         self.records_tokens = records_tokens
         self.packages = packages
+        self.fixed_versions = versions
+        self.runtime = runtime or {"python": sys.version.split()[0]}
+        self.paths = paths or {}
         self.current: str | None = None
         self.tools: list[dict] = []
         self.agents: list[dict] = []
         self.runs: list[dict] = []
+        self.open: dict[str, dict] = {}
         self.notes: list[str] = list(notes)
         self.lock = threading.Lock()
 
     # tools call this; it raises for a scripted tool failure
-    def tool(self, name: str, args: dict, *, fail: bool = False) -> None:
+    def tool(self, name: str, args: dict, *, fail: bool = False, run: str | None = None) -> None:
         with self.lock:
-            self.tools.append({"run": self.current, "tool": name, "args": args, "error": fail})
+            self.tools.append({"run": run or self.current, "tool": name, "args": args, "error": fail,
+                               "seq": stamp()})
         if fail:
             raise RuntimeError(f"{name} failed (scripted tool error)")
 
-    def sub_agent(self, name: str, how: str = "agent_tool") -> None:
+    def sub_agent(self, name: str, how: str = "agent_tool", *, run: str | None = None) -> None:
         """A nested agent started: ``how`` is "handoff" or "agent_tool" (an agent called from a tool)."""
         with self.lock:
-            self.agents.append({"run": self.current, "agent": name, "how": how})
+            self.agents.append({"run": run or self.current, "agent": name, "how": how})
+
+    def start_run(self, key: str, shape: str, group: str | None = None) -> None:
+        """A run begins (the spans of earlier runs must have reached the capture: flushed first)."""
+        self.capture.flush()
+        self.open[key] = {"shape": shape, "group": group or key, "before": len(self.capture.records())}
+
+    def end_run(self, key: str, raised: str | None) -> None:
+        """A run ended; ``raised`` is "Type: message" when it raised (its spans must have been flushed)."""
+        o = self.open.pop(key)
+        self.capture.flush()
+        spans = [r[2] for r in self.capture.records()[o["before"]:]]
+        self.runs.append({"run": key, "shape": o["shape"], "group": o["group"], "raised": raised,
+                          "span_ids": [s["spanId"] for s in spans],
+                          "trace_ids": sorted({s["traceId"] for s in spans})})
 
     @contextmanager
     def run(self, key: str, shape: str, group: str | None = None) -> Iterator[None]:
         """One agent run; ``group`` names the trace it shares with other runs (two_runs shapes)."""
-        self.capture.flush()
-        before = len(self.capture.records())
+        self.start_run(key, shape, group)
         prev, self.current = self.current, key
         error = None
         try:
             yield
         except Exception as e:  # a scripted failure ends the run; the driver goes on
-            error = f"{type(e).__name__}: {str(e)[:120]}"
+            error = raised_text(e)
         finally:
             self.current = prev
-            self.capture.flush()
-            spans = [r[2] for r in self.capture.records()[before:]]
-            self.runs.append({"run": key, "shape": shape, "group": group or key, "raised": error,
-                              "span_ids": [s["spanId"] for s in spans],
-                              "trace_ids": sorted({s["traceId"] for s in spans})})
+            self.end_run(key, error)
 
     # -- outputs ---------------------------------------------------------------------------------------
 
@@ -147,12 +168,13 @@ class Recorder:
         bad = [e for e in self.script.log if e["status"] == 404]
         if bad:
             raise SystemExit(f"{self.name}: unscripted model requests {bad[:3]}")
-        for k, replies in self.script.runs.items():
+        for k in self.script.runs:
             if self.script.pos[k] == 0:
                 raise SystemExit(f"{self.name}: run {k} was never served")
         traces: dict[str, dict] = {}
         for r in self.runs:
-            figures = run_figures(r["run"], self.script.log, self.tools, self.agents, self.records_tokens)
+            figures = run_figures(r["run"], self.script.log, self.tools, self.agents, self.records_tokens,
+                                  r["raised"])
             own = [by_id[i] for i in r["span_ids"] if i in by_id]
             ids = {s["spanId"] for s in own}
             tops = sorted((s for s in own if s.get("parentSpanId") not in ids), key=lambda s: int(s["startTimeUnixNano"]))
@@ -168,7 +190,8 @@ class Recorder:
         out_traces = list(traces.values())
         for t in out_traces:
             t["n_runs"] = len(t["runs"])
-        return {"dialect": self.name, "packages": versions(self.packages), "python": sys.version.split()[0],
+        packages = self.fixed_versions if self.fixed_versions is not None else versions(self.packages)
+        return {"dialect": self.name, "packages": packages, **self.runtime, "truth_version": 2,
                 "tokens_recorded": self.records_tokens, "notes": self.notes, "traces": out_traces}
 
     def write(self, out_dir: Path = FIXTURES) -> None:
@@ -177,7 +200,7 @@ class Recorder:
         lines = otlp_lines(self.capture.records())
         jsonl = out_dir / f"{self.name}.jsonl"
         tmp = jsonl.with_suffix(".jsonl.tmp")
-        tmp.write_text("".join(scrub(line) + "\n" for line in lines), encoding="utf-8")
+        tmp.write_text("".join(scrub(line, self.paths) + "\n" for line in lines), encoding="utf-8")
         tmp.replace(jsonl)
         tp = out_dir / f"{self.name}.truth.json"
         tmp = tp.with_suffix(".json.tmp")
@@ -187,14 +210,53 @@ class Recorder:
         print(f"{self.name}: {len(truth['traces'])} traces, {n} runs, {len(self.capture.records())} spans -> {jsonl}")
 
 
-def run_figures(key: str, served: list[dict], tools: list[dict], agents: list[dict], tokens: bool) -> dict:
+def raised_text(e: BaseException) -> str:
+    return f"{type(e).__name__}: {str(e)[:120]}"
+
+
+def logical_calls(served: list[dict]) -> list[list[dict]]:
+    """The run's requests grouped into logical model calls: a request whose canonical body equals the previous
+    request's, when that one got a non-200 answer, is another attempt of the same call."""
+    calls: list[list[dict]] = []
+    for e in served:
+        prev = calls[-1][-1] if calls else None
+        if prev is not None and prev["status"] != 200 and prev["body_hash"] == e["body_hash"]:
+            calls[-1].append(e)
+        else:
+            calls.append([e])
+    return calls
+
+
+STOP_REASONS = ("done", "model_error", "tool_error", "turn_limit", "exception")
+
+
+def outcome(served: list[dict], tools: list[dict], raised: str | None) -> tuple[str, str]:
+    """(outcome, stop_reason) of a run from its requests and tool executions (both in log order) and whether
+    it raised. See the README's truth section for the rules."""
+    last = served[-1]
+    final_answer = last["status"] == 200 and not last["tool_calls"]
+    if raised is None and final_answer:
+        return "success", "done"
+    if logical_calls(served)[-1][-1]["status"] != 200:
+        return "failed", "model_error"
+    events = sorted([(e["seq"], "model", e) for e in served] + [(e["seq"], "tool", e) for e in tools],
+                    key=lambda x: x[0])
+    if events[-1][1] == "tool" and events[-1][2]["error"]:
+        return "failed", "tool_error"
+    if last["status"] == 200 and last["tool_calls"]:
+        return "failed", "turn_limit"
+    return "failed", "exception"
+
+
+def run_figures(key: str, served: list[dict], tools: list[dict], agents: list[dict], tokens: bool,
+                raised: str | None = None) -> dict:
     """The per-run truth from the server log and the tool log (never from spans)."""
     s = [e for e in served if e["run"] == key]
     ok = [e for e in s if e["status"] == 200]
     t = [e for e in tools if e["run"] == key]
 
     def total(field: str) -> int | None:
-        vals = [e["usage"][field] for e in ok if e["usage"][field] is not None]
+        vals = [e["usage"][field] for e in ok if e["usage"] and e["usage"][field] is not None]
         return sum(vals) if vals else None
     fps = [json.dumps([e["tool"], e["args"]], sort_keys=True) for e in t]
     counts: dict[str, int] = {}
@@ -205,16 +267,24 @@ def run_figures(key: str, served: list[dict], tools: list[dict], agents: list[di
         consec = consec + 1 if i and fps[i - 1] == f else 1
         best = max(best, consec)
     subs = [a for a in agents if a["run"] == key]
-    model_errors = sum(1 for e in s if e["status"] != 200)
+    calls = logical_calls(s)
+    model_errors = sum(1 for c in calls if c[-1]["status"] != 200)
     tool_errors = sum(1 for e in t if e["error"])
+    fed_back = sum(1 for e in t if e["error"] and any(m["seq"] > e["seq"] for m in s))
+    result, stop = outcome(s, t, raised)
     return {
-        "model_calls": len(s), "tool_calls": len(t),
+        "model_calls": len(calls), "attempts": len(s), "failed_attempts": sum(1 for e in s if e["status"] != 200),
+        "tool_calls": len(t),
         "input_tokens": total("prompt_tokens") if tokens else None,
         "output_tokens": total("completion_tokens") if tokens else None,
         "cache_read_tokens": total("cached_tokens") if tokens else None,
         "reasoning_tokens": total("reasoning_tokens") if tokens else None,
         "served_input_tokens": total("prompt_tokens"), "served_output_tokens": total("completion_tokens"),
         "errors": model_errors + tool_errors, "model_errors": model_errors, "tool_errors": tool_errors,
+        "tool_errors_fed_back": fed_back,
+        "streamed": any(e["stream"] for e in s),
+        "max_parallel_tool_calls": max((len(e["tool_calls"]) for e in ok), default=0),
+        "outcome": result, "stop_reason": stop,
         "max_identical_calls": max(counts.values()) if counts else 0,
         "max_consecutive_identical": best,
         "tools": [e["tool"] for e in t],
@@ -244,10 +314,10 @@ def otlp_lines(records: list[tuple[dict, dict, dict]]) -> list[str]:
     return lines
 
 
-def scrub(text: str) -> str:
+def scrub(text: str, paths: dict[str, str] | None = None) -> str:
     """No machine-specific paths in a committed fixture."""
-    for path, label in ((sys.prefix, "<venv>"), (sys.base_prefix, "<python>"), (str(REPO), "<repo>"),
-                        (str(Path.home()), "<home>")):
+    for path, label in (*(paths or {}).items(), (sys.prefix, "<venv>"), (sys.base_prefix, "<python>"),
+                        (str(REPO), "<repo>"), (str(Path.home()), "<home>")):
         text = text.replace(path, label)
     return text
 
@@ -352,6 +422,58 @@ def shape_script(prefix: str = "") -> dict[str, list[Reply]]:
                       Reply(content="It is 09:00 in Oslo.", prompt_tokens=140, completion_tokens=9)],
         f"{p}two-b": [Reply(content="Goodbye!", model="gpt-4o-2024-08-06", prompt_tokens=60, completion_tokens=4)],
     }
+
+
+# The shapes beyond plain/http/two_runs: run key -> shape. Each driver runs the ones its framework supports.
+SHAPE_OF = {"retries": "retries", "retries_exhausted": "retries", "streaming": "streaming", "parallel": "parallel",
+            "tool_error_fed_back": "tool_error", "tool_error_fatal": "tool_error", "turn_limit": "turn_limit",
+            "multi_agent": "multi_agent"}
+RETRIES = 2          # the client's retries in the retries shape (3 attempts at most)
+TURN_LIMIT = 3       # the framework's turn / step / recursion limit in the turn_limit shape
+
+
+def _turn(i: int) -> Reply:
+    return Reply(tool_calls=[call("lookup_order", order_id=f"T-{i + 1}")], prompt_tokens=100 + 30 * i,
+                 completion_tokens=14)
+
+
+def extra_script(*keys: str) -> dict[str, list[Reply] | Forever]:
+    """The scripts of the named runs of the shapes beyond plain (keys of ``SHAPE_OF``; stable across releases).
+
+    retries:            get_weather(Madrid), then HTTP 500 twice, then the answer: one logical call retried twice
+                        (the client's retries set to ``RETRIES``)
+    retries_exhausted:  get_time(Lima), then HTTP 500 on every attempt: the model error after the retries
+    streaming:          the ``tools`` run with the client streaming (usage in the last chunk when asked for)
+    parallel:           one reply with two tool calls (get_weather Paris, get_time Paris), then the answer
+    tool_error_fed_back, tool_error_fatal: the ``tool_error`` run with the framework set to the behaviour its
+                        default ``tool_error`` run does not show
+    turn_limit:         endless replies asking for one more lookup_order; the framework's limit set to TURN_LIMIT
+    multi_agent:        the orchestrator calls ask_translator, whose tool runs the translator agent (the request
+                        of the sub-agent carries the run marker in the tool's argument), then answers
+    """
+    std = standard_script()
+    scripts: dict[str, list[Reply] | Forever] = {
+        "retries": [Reply(tool_calls=[call("get_weather", city="Madrid")], prompt_tokens=110, completion_tokens=15),
+                    Reply(status=500), Reply(status=500),
+                    Reply(content="Sunny in Madrid.", prompt_tokens=150, completion_tokens=8)],
+        "retries_exhausted": [Reply(tool_calls=[call("get_time", city="Lima")], prompt_tokens=105,
+                                    completion_tokens=15)] + [Reply(status=500)] * (RETRIES + 1),
+        "streaming": std["tools"],
+        "parallel": [Reply(tool_calls=[call("get_weather", city="Paris"), call("get_time", city="Paris")],
+                           prompt_tokens=130, completion_tokens=30),
+                     Reply(content="Sunny and 10:00 in Paris.", prompt_tokens=190, completion_tokens=11)],
+        "tool_error_fed_back": std["tool_error"],
+        "tool_error_fatal": std["tool_error"],
+        "turn_limit": Forever(make=_turn),
+        "multi_agent": [Reply(tool_calls=[call("ask_translator", text="[run:multi_agent] Translate 'good morning'")],
+                              prompt_tokens=125, completion_tokens=20),
+                        Reply(content="bonjour", model="gpt-4o-2024-08-06", prompt_tokens=40, completion_tokens=3),
+                        Reply(content="In French: bonjour.", prompt_tokens=170, completion_tokens=8)],
+    }
+    unknown = [k for k in keys if k not in scripts]
+    if unknown:
+        raise SystemExit(f"no script for run(s) {unknown}; known: {sorted(scripts)}")
+    return {k: scripts[k] for k in keys}
 
 
 def make_tools(rec: Recorder) -> dict[str, Callable]:

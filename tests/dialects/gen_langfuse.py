@@ -4,7 +4,8 @@ The SDK sends OTLP/HTTP protobuf to ``{host}/api/public/otel/v1/traces``; ``host
 are dummies. The agent is a plain OpenAI-client tool loop: ``@observe(as_type="agent")`` on the agent,
 ``as_type="tool"`` on the tools, and Langfuse's OpenAI integration (``langfuse.openai.OpenAI``) for the model
 calls (generations). The WSGI SERVER spans go to the same receiver through the global tracer provider.
-Shapes: plain, http, two_runs.
+Shapes: plain, http, two_runs, and the loop's extras (``openai_loop.EXTRAS``): retries, streaming, parallel, a
+fatal tool error, the loop's turn limit, and multi_agent (a ``translator`` agent observation inside a tool one).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import os
 
 import common
 import openai_loop
-from common import PLAIN, HttpApp, Recorder, Script, ScriptedServer, prompt
+from common import PLAIN, SHAPE_OF, HttpApp, Recorder, Script, ScriptedServer, prompt
 from receiver import OtlpReceiver
 
 NAME = "langfuse"
@@ -44,17 +45,37 @@ def main() -> None:
             app_provider.force_flush()
             lf.flush()
         rcv.use_flush(flush)
-        script = Script({**common.standard_script(), **common.shape_script()})
+        script = Script({**common.standard_script(), **common.shape_script(),
+                         **common.extra_script(*openai_loop.EXTRAS)})
         rec = Recorder(NAME, rcv, script, packages=PACKAGES,
-                       notes=("a plain OpenAI-client loop: a failing tool's error text goes back to the model",))
+                       notes=("a plain OpenAI-client loop: a failing tool's error text goes back to the model",
+                              "retries happen inside the client's create(): one generation per logical call, the "
+                              "failed attempts are not in the spans",
+                              "tool_error_fatal: the loop re-raises the tool's exception; turn_limit: the loop "
+                              "raises MaxTurnsExceeded after 3 model calls"))
         tools = {n: observe(name=n, as_type="tool")(f) for n, f in common.make_tools(rec).items()}
 
         with ScriptedServer(script) as srv:
             client = OpenAI(base_url=srv.base_url, api_key=common.DUMMY_KEY, max_retries=0, timeout=30)
+            retry_client = OpenAI(base_url=srv.base_url, api_key=common.DUMMY_KEY, max_retries=common.RETRIES,
+                                  timeout=30)
+
+            @observe(name="translator", as_type="agent")
+            def translator(text: str) -> str:
+                return openai_loop.tool_loop(client, text, {}, model="gpt-4o", system=openai_loop.TRANSLATOR)
+
+            @observe(name="ask_translator", as_type="tool")
+            def ask_translator(text: str) -> str:
+                """Ask the translator agent."""
+                rec.tool("ask_translator", {"text": text})
+                rec.sub_agent("translator")
+                return translator(text)
 
             @observe(name="assistant", as_type="agent")
             def assistant(key: str) -> str:
-                return openai_loop.tool_loop(client, prompt(key), tools)
+                use = retry_client if key in openai_loop.RETRY_KEYS else client
+                mine = {**tools, "ask_translator": ask_translator} if key == "multi_agent" else tools
+                return openai_loop.tool_loop(use, prompt(key), mine, **openai_loop.options(key))
 
             for key in PLAIN:
                 with rec.run(key, "plain"):
@@ -62,6 +83,9 @@ def main() -> None:
             with HttpApp(rec, assistant, app_provider) as app:
                 app.get("/run", ["http"])
                 app.get("/two", ["two-a", "two-b"])
+            for key in openai_loop.EXTRAS:
+                with rec.run(key, SHAPE_OF[key]):
+                    assistant(key)
         flush()
         rec.write()
         lf.shutdown()

@@ -4,7 +4,8 @@ The agent is a plain OpenAI-client tool loop: ``@mlflow.trace(span_type=AGENT)``
 on the tools, and MLflow's OpenAI autolog for the model calls. ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` points
 MLflow's exporter at the receiver; the WSGI middleware's SERVER spans go to the same receiver through the
 global tracer provider, which MLflow shares in its unified mode (``MLFLOW_USE_DEFAULT_TRACER_PROVIDER=false``).
-Shapes: plain, http, two_runs.
+Shapes: plain, http, two_runs, and the loop's extras (``openai_loop.EXTRAS``): retries, streaming, parallel, a
+fatal tool error, the loop's turn limit, and multi_agent (a ``translator`` AGENT span called from a TOOL span).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import os
 
 import common
 import openai_loop
-from common import PLAIN, HttpApp, Recorder, Script, ScriptedServer, prompt
+from common import PLAIN, SHAPE_OF, HttpApp, Recorder, Script, ScriptedServer, prompt
 from receiver import OtlpReceiver
 
 NAME = "mlflow"
@@ -49,17 +50,37 @@ def main() -> None:
             app_provider.force_flush()
             mlflow_flush()
         rcv.use_flush(flush)
-        script = Script({**common.standard_script(), **common.shape_script()})
+        script = Script({**common.standard_script(), **common.shape_script(),
+                         **common.extra_script(*openai_loop.EXTRAS)})
         rec = Recorder(NAME, rcv, script, packages=PACKAGES,
-                       notes=("a plain OpenAI-client loop: a failing tool's error text goes back to the model",))
+                       notes=("a plain OpenAI-client loop: a failing tool's error text goes back to the model",
+                              "retries happen inside the client's create(): one chat span per logical call, the "
+                              "failed attempts are not in the spans",
+                              "tool_error_fatal: the loop re-raises the tool's exception; turn_limit: the loop "
+                              "raises MaxTurnsExceeded after 3 model calls"))
         tools = {n: mlflow.trace(f, name=n, span_type=SpanType.TOOL) for n, f in common.make_tools(rec).items()}
 
         with ScriptedServer(script) as srv:
             client = OpenAI(base_url=srv.base_url, api_key=common.DUMMY_KEY, max_retries=0, timeout=30)
+            retry_client = OpenAI(base_url=srv.base_url, api_key=common.DUMMY_KEY, max_retries=common.RETRIES,
+                                  timeout=30)
+
+            @mlflow.trace(name="translator", span_type=SpanType.AGENT)
+            def translator(text: str) -> str:
+                return openai_loop.tool_loop(client, text, {}, model="gpt-4o", system=openai_loop.TRANSLATOR)
+
+            def ask_translator(text: str) -> str:
+                """Ask the translator agent."""
+                rec.tool("ask_translator", {"text": text})
+                rec.sub_agent("translator")
+                return translator(text)
+            ask = mlflow.trace(ask_translator, name="ask_translator", span_type=SpanType.TOOL)
 
             @mlflow.trace(name="assistant", span_type=SpanType.AGENT)
             def assistant(key: str) -> str:
-                return openai_loop.tool_loop(client, prompt(key), tools)
+                use = retry_client if key in openai_loop.RETRY_KEYS else client
+                mine = {**tools, "ask_translator": ask} if key == "multi_agent" else tools
+                return openai_loop.tool_loop(use, prompt(key), mine, **openai_loop.options(key))
 
             for key in PLAIN:
                 with rec.run(key, "plain"):
@@ -67,6 +88,9 @@ def main() -> None:
             with HttpApp(rec, assistant, app_provider) as app:
                 app.get("/run", ["http"])
                 app.get("/two", ["two-a", "two-b"])
+            for key in openai_loop.EXTRAS:
+                with rec.run(key, SHAPE_OF[key]):
+                    assistant(key)
         flush()
         rec.write()
 

@@ -2,13 +2,18 @@
 
 The SDK talks Chat Completions to the scripted server (``set_default_openai_api("chat_completions")``); its own
 trace export to OpenAI is replaced by the OpenInference processor (the instrumentor's exclusive default), so
-nothing leaves the machine. Shapes: plain, http, two_runs, and two sub-agent runs: ``sub-handoff`` (a handoff
-from ``triage`` to ``billing``) and ``sub-tool`` (``orchestrator`` calls the ``translator`` agent from a tool).
+nothing leaves the machine. Shapes: plain, http, two_runs, two sub-agent runs: ``sub-handoff`` (a handoff
+from ``triage`` to ``billing``) and ``sub-tool`` (``orchestrator`` calls the ``translator`` agent from a tool),
+retries (the client's ``max_retries``), streaming (``Runner.run_streamed``), parallel, tool_error_fatal
+(``function_tool(failure_error_function=None)``: the error is raised, not handed back) and turn_limit
+(``max_turns=3``). The sub-agent runs are its multi-agent shapes (no separate multi_agent run).
 """
 from __future__ import annotations
 
+import asyncio
+
 import common
-from common import PLAIN, HttpApp, MemoryCapture, Recorder, Reply, Script, ScriptedServer, call, prompt
+from common import PLAIN, SHAPE_OF, HttpApp, MemoryCapture, Recorder, Reply, Script, ScriptedServer, call, prompt
 
 NAME = "openai_agents"
 PACKAGES = ("openai-agents", "openinference-instrumentation-openai-agents", "openinference-semantic-conventions",
@@ -18,7 +23,13 @@ NOTES = ("OpenInference records llm.token_count.prompt/completion only: the serv
          "not in the spans",
          "a handoff is a model tool call that runs no tool: OpenInference gives it a TOOL span ('handoff to "
          "billing'); the truth's tool_calls counts executed tools only (sub_agents.handoffs counts handoffs)",
-         "sub-tool: the translator agent runs inside the ask_translator function tool (what Agent.as_tool does)")
+         "sub-tool: the translator agent runs inside the ask_translator function tool (what Agent.as_tool does)",
+         "a failing function tool's error goes back to the model by default (tool_error); tool_error_fatal sets "
+         "failure_error_function=None, so the run raises",
+         "retries happen inside the OpenAI client: one generation span per logical call, the failed attempts are "
+         "not in the spans",
+         "turn_limit: max_turns=3 raises MaxTurnsExceeded")
+EXTRAS = ("retries", "retries_exhausted", "streaming", "parallel", "tool_error_fatal", "turn_limit")
 
 
 def sub_scripts() -> dict[str, list[Reply]]:
@@ -39,11 +50,12 @@ def main() -> None:
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
     OpenAIAgentsInstrumentor().instrument(tracer_provider=cap.provider)
 
-    from agents import (Agent, AgentHooks, ModelSettings, Runner, function_tool, handoff, set_default_openai_api,
-                        set_default_openai_client)
+    from agents import (Agent, AgentHooks, ModelSettings, OpenAIChatCompletionsModel, Runner, function_tool, handoff,
+                        set_default_openai_api, set_default_openai_client)
     from openai import AsyncOpenAI
 
-    script = Script({**common.standard_script(), **common.shape_script(), **sub_scripts()})
+    script = Script({**common.standard_script(), **common.shape_script(), **sub_scripts(),
+                     **common.extra_script(*EXTRAS)})
     rec = Recorder(NAME, cap, script, packages=PACKAGES, notes=NOTES)
     tools = [function_tool(f) for f in common.make_tools(rec).values()]
 
@@ -80,8 +92,25 @@ def main() -> None:
                                               timeout=30), use_for_tracing=False)
         set_default_openai_api("chat_completions")
 
+        retry_model = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=AsyncOpenAI(
+            base_url=srv.base_url, api_key=common.DUMMY_KEY, max_retries=common.RETRIES, timeout=30))
+        fatal_tools = [function_tool(f, failure_error_function=None) for f in common.make_tools(rec).values()]
+        agents = {"retries": assistant.clone(model=retry_model), "tool_error_fatal": assistant.clone(tools=fatal_tools)}
+        agents["retries_exhausted"] = agents["retries"]
+
+        async def streamed(key: str) -> None:
+            # a streamed chat completion carries usage only when asked: ModelSettings(include_usage=True)
+            agent = assistant.clone(model_settings=ModelSettings(temperature=0, include_usage=True))
+            result = Runner.run_streamed(agent, prompt(key), max_turns=8)
+            async for _ in result.stream_events():
+                pass
+
         def run(key: str) -> None:
-            Runner.run_sync(assistant, prompt(key), max_turns=8)
+            if key == "streaming":
+                asyncio.run(streamed(key))
+            else:
+                Runner.run_sync(agents.get(key, assistant), prompt(key),
+                                max_turns=common.TURN_LIMIT if key == "turn_limit" else 8)
 
         for key in PLAIN:
             with rec.run(key, "plain"):
@@ -93,6 +122,9 @@ def main() -> None:
             Runner.run_sync(triage, prompt("sub-handoff", "My order C-3, billing question."), max_turns=8)
         with rec.run("sub-tool", "sub_agent"):
             Runner.run_sync(orchestrator, prompt("sub-tool", "Say good morning in French."), max_turns=8)
+        for key in EXTRAS:
+            with rec.run(key, SHAPE_OF[key]):
+                run(key)
     rec.write()
 
 

@@ -6,6 +6,12 @@ pinned ``requirements/<name>.txt`` plus this repository (``pip install -e``; wit
 has the line ``# agentobs: no-deps``), so the drivers can use ``agentobs.telemetry.otlp_json``. The hash covers the requirements file and the Python version: bumping an
 instrumentation is one edit of its requirements file and one command. Finally VERSIONS.md is rewritten from
 the truth files.
+
+A JavaScript dialect is a folder ``js/<name>/`` (package.json with exact versions, package-lock.json,
+driver.mjs) beside its ``gen_<name>.py``: its node_modules are installed with ``npm ci`` under
+``~/.cache/agentobs/dialects/js-<name>-<hash>`` (``js_harness.install``) and ``gen_<name>.py`` runs with this
+Python (the project's environment: it needs only opentelemetry-proto), starting the scripted server, the OTLP
+receiver and Node.
 """
 from __future__ import annotations
 
@@ -19,11 +25,20 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 REQS = HERE / "requirements"
+JS = HERE / "js"
 FIXTURES = HERE / "fixtures"
 
 
-def dialects() -> list[str]:
+def python_dialects() -> list[str]:
     return sorted(p.stem for p in REQS.glob("*.txt"))
+
+
+def js_dialects() -> list[str]:
+    return sorted(p.parent.name for p in JS.glob("*/package.json"))
+
+
+def dialects() -> list[str]:
+    return sorted(python_dialects() + js_dialects())
 
 
 def venv_root() -> Path:
@@ -55,11 +70,16 @@ def generate(name: str) -> None:
     driver = HERE / f"gen_{name}.py"
     if not driver.exists():
         raise SystemExit(f"{name}: no driver {driver.name} beside requirements/{name}.txt")
-    python = venv_python(name)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "OPENAI_", "LANGFUSE_", "MLFLOW_",
                                                                      "TRACELOOP_", "LANGCHAIN_", "LANGSMITH_"))}
     env["PYTHONPATH"] = str(HERE)
     env["PYTHONHASHSEED"] = "0"
+    if name in js_dialects():
+        import js_harness
+        env["DIALECT_NODE_ROOT"] = str(js_harness.install(name))
+        python = Path(sys.executable)
+    else:
+        python = venv_python(name)
     subprocess.run([str(python), str(driver)], cwd=str(HERE), env=env, check=True, timeout=900)
 
 
@@ -69,7 +89,8 @@ def write_versions() -> None:
     for truth in sorted(FIXTURES.glob("*.truth.json")):
         t = json.loads(truth.read_text())
         pk = ", ".join(f"{k} {v}" for k, v in t["packages"].items())
-        rows.append(f"- **{t['dialect']}** (Python {t['python']}): {pk}")
+        runtime = f"Node {t['node']}" if t.get("node") else f"Python {t['python']}"
+        rows.append(f"- **{t['dialect']}** ({runtime}): {pk}")
     (FIXTURES / "VERSIONS.md").write_text("\n".join(rows) + "\n")
 
 
@@ -83,7 +104,7 @@ def main(argv: list[str]) -> int:
     for n in names:
         try:
             generate(n)
-        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired, SystemExit) as e:
             print(f"{n}: generation failed ({e})", file=sys.stderr)
             failed.append(n)
     write_versions()

@@ -1,7 +1,7 @@
-"""A small OTLP/HTTP trace receiver on 127.0.0.1, for frameworks that only export over OTLP (MLflow, Langfuse).
+"""A small OTLP/HTTP trace receiver on 127.0.0.1, for frameworks that only export over OTLP (MLflow, Langfuse, the Node SDK).
 
 It accepts ``POST .../v1/traces`` (any prefix, e.g. Langfuse's ``/api/public/otel/v1/traces``) with a protobuf
-``ExportTraceServiceRequest`` (gzip or not) or its JSON form, and keeps every span as (resource, scope, span)
+``ExportTraceServiceRequest`` (gzip or not, by length or chunked) or its JSON form, and keeps every span as (resource, scope, span)
 in OTLP JSON: camelCase keys, trace and span ids in hex, int64 values as strings, enums as integers, which is
 what the collector's file exporter writes.
 """
@@ -49,6 +49,21 @@ def decode(body: bytes, content_type: str) -> list[tuple[dict, dict, dict]]:
             for rs in req.get("resourceSpans", []) for ss in rs.get("scopeSpans", []) for s in ss.get("spans", [])]
 
 
+def read_body(handler: BaseHTTPRequestHandler) -> bytes:
+    """The request body, by Content-Length or in chunks (the Node exporters send ``Transfer-Encoding: chunked``)."""
+    if "chunked" not in (handler.headers.get("Transfer-Encoding") or "").lower():
+        return handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+    parts = []
+    while True:
+        size = int(handler.rfile.readline().split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            while handler.rfile.readline() not in (b"\r\n", b"\n", b""):   # trailers, then the blank line
+                pass
+            return b"".join(parts)
+        parts.append(handler.rfile.read(size))
+        handler.rfile.readline()
+
+
 class OtlpReceiver:
     """``with OtlpReceiver() as r: r.endpoint`` (``http://127.0.0.1:PORT``); ``r.records()`` in arrival order.
 
@@ -67,8 +82,7 @@ class OtlpReceiver:
                 pass
 
             def do_POST(self) -> None:
-                n = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(n)
+                body = read_body(self)
                 ok = self.path.split("?")[0].rstrip("/").endswith("/v1/traces")
                 if ok:
                     recs = decode(body, self.headers.get("Content-Type", ""))

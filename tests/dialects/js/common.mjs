@@ -1,0 +1,135 @@
+// What every JavaScript dialect driver shares (the counterpart of common.py for Node).
+//
+// The OpenTelemetry Node SDK exports spans over OTLP/HTTP (protobuf) to the Python receiver; the HTTP
+// instrumentation gives the real SERVER span of the http shapes. The four tools log each execution to the Python
+// side (the tool log of the truth), run boundaries are signalled to it (after a flush, so that every span of a run
+// has arrived before its end is recorded), and the runs to make come from DIALECT_PLAN. Nothing here calls a
+// hosted service: the model server, the receiver and the control server are on 127.0.0.1.
+import { createRequire } from 'node:module';
+import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+
+const need = (k) => {
+  const v = process.env[k];
+  if (!v) throw new Error(`${k} is not set: run this driver through its gen_<name>.py`);
+  return v;
+};
+
+export const env = {
+  name: need('DIALECT_NAME'),
+  server: need('DIALECT_SERVER_URL'),
+  control: need('DIALECT_CONTROL_URL'),
+  otlp: need('DIALECT_OTLP_URL'),
+  plan: JSON.parse(need('DIALECT_PLAN')),
+};
+export const DUMMY_KEY = 'sk-dummy-not-a-real-key';
+export const RETRIES = 2;      // the client's retries in the retries shape (common.RETRIES)
+export const TURN_LIMIT = 3;   // the framework's step limit in the turn_limit shape (common.TURN_LIMIT)
+
+let processor;
+let sdk;
+
+// The Node SDK with a batch processor in front of the OTLP/HTTP protobuf exporter, and the HTTP instrumentation
+// for incoming requests only (outgoing ones, the exporter's and the control calls, make no span).
+export function startTelemetry() {
+  processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: env.otlp }));
+  sdk = new NodeSDK({
+    resource: resourceFromAttributes({ 'service.name': `dialect-${env.name}` }),
+    resourceDetectors: [],   // no host, process or OS attributes in a committed fixture
+    spanProcessors: [processor],
+    instrumentations: [new HttpInstrumentation({ ignoreOutgoingRequestHook: () => true })],
+  });
+  sdk.start();
+}
+
+export async function stopTelemetry() {
+  await processor.forceFlush();
+  await sdk.shutdown();
+}
+
+async function post(path, body) {
+  const res = await fetch(`${env.control}${path}`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`control ${path}: HTTP ${res.status} ${await res.text()}`);
+}
+
+export const prompt = (key, text = 'Please help.') => `[run:${key}] ${text}`;
+export const logTool = (run, tool, args, error = false) => post('/tool', { run, tool, args, error });
+export const logSubAgent = (run, agent, how = 'agent_tool') => post('/sub_agent', { run, agent, how });
+
+function raisedText(e) {
+  const name = (e && (e.name || e.constructor?.name)) || 'Error';
+  return `${name}: ${String(e && e.message !== undefined ? e.message : e).slice(0, 120)}`;
+}
+
+// One agent run between its boundaries; an exception ends the run and is recorded, the driver goes on.
+export async function run(key, shape, group, fn) {
+  await processor.forceFlush();
+  await post('/run/start', { key, shape, group: group ?? key });
+  let raised = null;
+  try {
+    await fn();
+  } catch (e) {
+    raised = raisedText(e);
+  }
+  await processor.forceFlush();
+  await post('/run/end', { key, raised });
+}
+
+// The four tools of every fixture, bound to a run key: plain async functions that log their execution.
+export function tools(run) {
+  return {
+    get_weather: async ({ city }) => { await logTool(run, 'get_weather', { city }); return `sunny, 21C in ${city}`; },
+    get_time: async ({ city }) => { await logTool(run, 'get_time', { city }); return `10:00 in ${city}`; },
+    lookup_order: async ({ order_id }) => {
+      await logTool(run, 'lookup_order', { order_id });
+      return `order ${order_id}: delivered`;
+    },
+    charge_card: async ({ amount }) => {
+      await logTool(run, 'charge_card', { amount }, true);
+      throw new Error('charge_card failed (scripted tool error)');
+    },
+  };
+}
+
+// An HTTP server behind the OpenTelemetry HTTP instrumentation (real SERVER spans): GET /run?key=K runs one
+// agent, GET /two?key=A&key=B runs two, one after the other, in one request. It is called with fetch, which the
+// HTTP instrumentation does not trace, so the SERVER span is the trace root.
+async function withHttpApp(runAgent, body) {
+  const http = createRequire(import.meta.url)('node:http');   // required after the SDK started: instrumented
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    const keys = url.searchParams.getAll('key');
+    const shape = url.pathname === '/run' ? 'http' : 'two_runs';
+    for (const k of keys) await run(k, shape, keys.join('+'), () => runAgent(k));
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('ok');
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    await body(`http://127.0.0.1:${server.address().port}`);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+// Makes the runs of DIALECT_PLAN in order: http and two_runs through the HTTP app, the others directly.
+export async function main(runAgent) {
+  for (const step of env.plan) {
+    if (step.shape === 'http' || step.shape === 'two_runs') {
+      const path = step.shape === 'http' ? '/run' : '/two';
+      await withHttpApp(runAgent, async (base) => {
+        const q = step.keys.map((k) => `key=${encodeURIComponent(k)}`).join('&');
+        const res = await fetch(`${base}${path}?${q}`);
+        await res.text();
+      });
+    } else {
+      for (const k of step.keys) await run(k, step.shape, null, () => runAgent(k));
+    }
+  }
+  await stopTelemetry();
+}

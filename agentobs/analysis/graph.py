@@ -183,3 +183,24 @@ def depths(parent: np.ndarray) -> np.ndarray:
         dist = dist + np.where(live, dist[np.maximum(anc, 0)], 0)
         anc = np.where(live, anc[np.maximum(anc, 0)], -1)
     return dist
+
+
+def ancestors_of(parent: np.ndarray, mark: np.ndarray) -> np.ndarray:
+    """Spans that are proper ancestors of a marked span. Doubling: after round k the set holds every ancestor
+    within 2^k levels of a marked span (the set so far, lifted by 2^k levels), so a chain of any depth costs log n
+    rounds of numpy indexing, not one per level."""
+    n = len(parent)
+    hit = np.zeros(n, dtype=bool)
+    level = parent.copy()                     # each span's 2^k-th ancestor
+    frontier = mark.copy()
+    for _ in range(_rounds(n)):
+        up = level[frontier]
+        up = up[up >= 0]
+        if not len(up) and not (level >= 0).any():
+            break
+        grown = np.zeros(n, dtype=bool)
+        grown[up] = True
+        hit |= grown
+        frontier = frontier | grown
+        level = np.where(level >= 0, level[np.maximum(level, 0)], -1)
+    return hit

@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from ..contract import semconv as sc
-from .dialects import AGENT, CALLS, CHAT, ORCHESTRATION
-from .graph import SpanKeys, chain_top, highest_marked, link_groups
+from .dialects import AGENT, CALLS, CHAIN, CHAT, ORCHESTRATION, TOOL
+from .graph import SpanKeys, ancestors_of, chain_top, highest_marked, link_groups, nearest_marked
 
 ROOT_KINDS = np.array(["agent", "chain", "trace", "session"], dtype=object)
 _AGENT, _CHAIN, _TRACE, _SESSION = range(4)
@@ -101,6 +101,9 @@ def _anchors(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, session: np.
     whole = has_call & ~has_run
     if whole.any():
         anchor = _whole_traces(keys, trace, whole, ctop, anchor, how, session)
+    loose = calls & (anchor < 0)
+    if loose.any():
+        anchor = _loose_calls(keys, loose, anchor, spans)
     return anchor, how, lost
 
 
@@ -149,6 +152,20 @@ def _orphan_groups(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, anchor
         single = runs[count[trace[runs]] == 1]
         only[trace[single]] = single
         anchor[loose] = only[trace[loose]]
+    return anchor
+
+
+def _loose_calls(keys: SpanKeys, loose: np.ndarray, anchor: np.ndarray, spans: pd.DataFrame) -> np.ndarray:
+    """Calls outside every run of a trace that has runs (beside two agent runs, a model call no orchestration
+    holds): one more run of the trace, rooted at the first of them, holding them and what runs under them."""
+    top = highest_marked(keys.parent, loose)
+    rows = np.flatnonzero((top >= 0) & (anchor < 0))
+    heads = np.unique(top[rows])
+    start = spans["start_ns"].to_numpy(dtype=np.int64, na_value=_LAST)
+    first = pd.DataFrame({"trace": keys.trace[heads], "start": start[heads], "row": heads}).sort_values(
+        ["trace", "start", "row"], kind="stable").drop_duplicates("trace")
+    root = pd.Series(first["row"].to_numpy(), index=first["trace"].to_numpy())
+    anchor[rows] = root.reindex(keys.trace[rows]).to_numpy()
     return anchor
 
 
@@ -207,14 +224,17 @@ def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, links: pd.
 def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: np.ndarray, run: np.ndarray,
             n_runs: int) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
     """Per run: the main agent (the highest named agent invocation, the earliest of equals; in a run with no named
-    agent, the highest agent invocation), and the others. Each run is decided on its own spans alone."""
+    agent, the highest agent invocation), and the others: its sub-agents, with the agents used as tools that no
+    agent span marks (a framework's graph or chain holding model calls, run inside a tool call). Each run is decided
+    on its own spans alone."""
     main = np.full(n_runs, -1, dtype=np.int64)
     subs = np.zeros(n_runs, dtype=np.int64)
     names: list[list[str]] = [[] for _ in range(n_runs)]
-    is_agent = (kind == AGENT) & (run >= 0)
-    if not is_agent.any():
-        return main, subs, names
     parent = keys.parent
+    is_agent = (kind == AGENT) & (run >= 0)
+    borne = _tool_borne(parent, kind) & (run >= 0)
+    if not (is_agent | borne).any():
+        return main, subs, names
     named = is_agent & pd.notna(agent_name)
     # (integers: float64 times of today step by 256 ns)
     start = spans["start_ns"].to_numpy(dtype=np.int64, na_value=_LAST)
@@ -222,6 +242,8 @@ def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: n
     has_named = np.zeros(n_runs, dtype=bool)
     has_named[run[named]] = True
     cand = np.nonzero(named & (highest_marked(parent, named) == own))[0] if named.any() else own[:0]
+    if not is_agent.any():
+        cand = own[:0]
     plain = is_agent & ~has_named[np.maximum(run, 0)]
     if plain.any():
         cand = np.concatenate([cand, np.nonzero(plain & (highest_marked(parent, is_agent) == own))[0]])
@@ -229,13 +251,10 @@ def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: n
         ["run", "start"], kind="stable").drop_duplicates("run")
     main[order["run"].to_numpy()] = order["row"].to_numpy()
     # agents above the main one (a framework's workflow span) are not invocations of their own
-    above = np.zeros(len(kind), dtype=bool)
-    cur = parent[main[main >= 0]]
-    while len(cur) and (cur >= 0).any():
-        cur = cur[cur >= 0]
-        above[cur] = True
-        cur = parent[cur]
-    others = is_agent & ~above
+    mains = np.zeros(len(kind), dtype=bool)
+    mains[main[main >= 0]] = True
+    above = ancestors_of(parent, mains)
+    others = (is_agent & ~above) | borne
     others[main[main >= 0]] = False
     rows = np.nonzero(others)[0]
     if len(rows):
@@ -246,3 +265,20 @@ def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: n
         for r, g in o.groupby("run")["name"]:
             names[int(r)] = [str(x) for x in g]
     return main, subs, names
+
+
+def _tool_borne(parent: np.ndarray, kind: np.ndarray) -> np.ndarray:
+    """Chains that are agents used as tools: the top-most chain inside a tool call (no orchestration between the
+    two) that holds a model call no agent span between them holds."""
+    chain = kind == CHAIN
+    if not chain.any() or not (kind == TOOL).any():
+        return np.zeros(len(kind), dtype=bool)
+    near = nearest_marked(parent, (kind == TOOL) | np.isin(kind, ORCHESTRATION))
+    cand = chain & (near >= 0) & (kind[np.maximum(near, 0)] == TOOL)
+    if not cand.any():
+        return cand
+    holder = nearest_marked(parent, cand | (kind == AGENT))
+    chats = (kind == CHAT) & (holder >= 0)
+    out = np.zeros(len(kind), dtype=bool)
+    out[holder[chats]] = True
+    return out & cand

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .dialects import STRUCTURE, Normalized
+from .spanset import SpanSet
 
 TOP_NAMES = 20              # unclassified span names kept per source (the report shows the first few)
 
@@ -65,3 +66,20 @@ def classified(spans: pd.DataFrame, norm: Normalized) -> dict[str, Classified]:
         for c in out.values():
             c.names = Counter(dict(_top(c.names, TOP_NAMES)))
     return out
+
+
+def explain(ss: SpanSet) -> pd.DataFrame:
+    """The spans of ``ss`` (one trace, say) with what decides their counts: ``_kind`` (the role), ``_role_evidence``
+    (what gave it), ``_call`` (the logical call a span belongs to), ``_call_row`` (the span counted for it) and
+    ``run_id`` (its run), for ``agentobs trace ID SOURCE --roles``."""
+    from .dialects import KIND_NAMES, evidence, normalize
+    from .runs import derive_runs
+    _, spans, _ = derive_runs(ss)
+    if spans.empty:
+        return spans.assign(_role_evidence=pd.Series(dtype="string"))
+    norm = normalize(spans)
+    said = evidence(spans, norm)
+    before = KIND_NAMES[norm.kind]
+    loop = (spans["_kind"].to_numpy(dtype=object) == "chain") & np.isin(before, ["chat", "tool"])
+    said[loop] = [f"{e}; holds several calls: a loop (orchestration), not a call" for e in said[loop]]
+    return spans.assign(_role_evidence=pd.array(said, dtype="string"))

@@ -14,7 +14,11 @@ import pandas as pd
 from ...contract import semconv as sc
 from ..quality import DataQuality
 from ..spanset import SpanSet
+from ..dialects import SESSION_KEYS
 from .pieces import ORD, Piece, bucket_of, home_key, pack, split, with_order
+
+
+SESSION_PREFIX = "\x00session:"          # (a task id never starts with NUL: no session key meets a task id)
 
 
 @dataclass
@@ -68,14 +72,19 @@ def summary_of(s: Scanned) -> Summary:
 
 
 def _tasks(spans: pd.DataFrame) -> pd.DataFrame:
-    if spans.empty or sc.TASK_ID not in spans.columns:
-        return pd.DataFrame({"trace_id": pd.Series(dtype=object), "task_id": pd.Series(dtype=object)})
-    t = spans.loc[spans[sc.TASK_ID].notna(), ["trace_id", sc.TASK_ID]]
-    task = t[sc.TASK_ID]
-    if pd.api.types.is_numeric_dtype(task.dtype):   # 1 and 1.0 name one task once the input's types are unified
-        task = task.astype("Float64")
-    t = pd.DataFrame({"trace_id": t["trace_id"].astype(str).to_numpy(), "task_id": task.astype(str).to_numpy()})
-    return t.drop_duplicates().reset_index(drop=True)
+    """The task ids on each trace's spans, and its conversation or session ids (the traces of one session may form
+    one run: ``identity``), as keys that join traces into one partition."""
+    parts = [pd.DataFrame({"trace_id": pd.Series(dtype=object), "task_id": pd.Series(dtype=object)})]
+    for key, prefix in ((sc.TASK_ID, ""), *((k, SESSION_PREFIX) for k in SESSION_KEYS)):
+        if spans.empty or key not in spans.columns:
+            continue
+        t = spans.loc[spans[key].notna(), ["trace_id", key]]
+        task = t[key]
+        if pd.api.types.is_numeric_dtype(task.dtype):   # 1 and 1.0 name one task once the input's types are unified
+            task = task.astype("Float64")
+        parts.append(pd.DataFrame({"trace_id": t["trace_id"].astype(str).to_numpy(),
+                                   "task_id": prefix + task.astype(str).to_numpy(dtype=object)}))
+    return pd.concat(parts, ignore_index=True).drop_duplicates().reset_index(drop=True)
 
 
 def _links(links: pd.DataFrame) -> pd.DataFrame:

@@ -59,7 +59,7 @@ DIALECT_NAMES = np.array([d.name for d in REGISTRY] + ["structure", "none"], dty
 _NEEDED_BY = {AGENT, CHAIN, CHAT, TOOL}
 # what may be wrong with a token count or cost read, in the order ``normalize`` looks (``Normalized.unusable``)
 UNUSABLE_KINDS = ("not a number", "negative")
-_SESSION_KEYS = tuple(dict.fromkeys(k for d in REGISTRY for k in d.session))
+SESSION_KEYS = tuple(dict.fromkeys(k for d in REGISTRY for k in d.session))
 
 
 @dataclass
@@ -105,15 +105,16 @@ def normalize(spans: pd.DataFrame) -> Normalized:
     rows = np.flatnonzero(np.isin(kind, list(_NEEDED_BY)) | candidates)
     values = _fields(spans, rows, dialect[rows], kind[rows], present, generic, n)
     rule = np.full(n, -1, dtype=np.int8)
+    status_error = spans["status_code"].to_numpy() == 2 if "status_code" in spans.columns else np.zeros(n, bool)
     if open_.any():
         has = {f: (pd.notna(values[f]) if f in TEXT_FIELDS else ~np.isnan(values[f]))
                for f in ("model", "input_tokens", "output_tokens", "tool", "args")}
         transport = open_ & _any_present(spans, _structure.TRANSPORT_KEYS)
-        role, which = _structure.roles(has["model"] & open_, has["input_tokens"] | has["output_tokens"],
+        # a failed call reports no usage: its model id and its error make it an attempt of a model call
+        role, which = _structure.roles(has["model"] & open_, has["input_tokens"] | has["output_tokens"] | status_error,
                                        has["tool"] & open_, has["args"], transport)
         take = role >= 0
         kind[take], rule[take], dialect[take] = role[take], which[take], STRUCTURE
-    status_error = spans["status_code"].to_numpy() == 2 if "status_code" in spans.columns else np.zeros(n, bool)
     values["error"] = status_error | values.pop("error_flag")
     kind[kind < 0] = OTHER
     codes, code_counts = np.unique(dialect[dialect >= 0], return_counts=True)
@@ -127,8 +128,8 @@ def normalize(spans: pd.DataFrame) -> Normalized:
                 unusable[(f, what)] = found
                 v[found] = np.nan
     session = np.full(n, None, dtype=object)
-    if any(k in spans.columns for k in _SESSION_KEYS):
-        s = text(spans, _SESSION_KEYS)
+    if any(k in spans.columns for k in SESSION_KEYS):
+        s = text(spans, SESSION_KEYS)
         session = np.asarray(pd.array(s, dtype=pd.StringDtype("pyarrow")).to_numpy(dtype=object, na_value=None))
     return Normalized(kind, dialect, values, counts, unusable, rule, session)
 
@@ -218,5 +219,5 @@ def _dialect_evidence(d: Dialect, one: pd.DataFrame, role: int) -> str:
 
 
 __all__ = ["AGENT", "CALLS", "CHAIN", "CHAT", "DIALECT_NAMES", "KIND_NAMES", "NUMBER_FIELDS", "Normalized",
-           "ORCHESTRATION", "OTHER", "REGISTRY", "RETRIEVAL", "STEP", "STRUCTURE", "TOOL", "TRANSPORT",
+           "ORCHESTRATION", "OTHER", "REGISTRY", "RETRIEVAL", "SESSION_KEYS", "STEP", "STRUCTURE", "TOOL", "TRANSPORT",
            "UNUSABLE_KINDS", "evidence", "normalize"]

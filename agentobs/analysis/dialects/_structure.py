@@ -19,8 +19,8 @@ _MODEL = re.compile(r"(?:^|[._])(?:(?:request|response)[._])?model(?:[._]?(?:nam
 _INPUT = re.compile(r"(?:(?:input|prompt)[._]?tokens|token_count[._]prompt)$", re.I)
 _OUTPUT = re.compile(r"(?:(?:output|completion)[._]?tokens|token_count[._]completion)$", re.I)
 _TOOL = re.compile(r"(?:^|[._])(?:tool[._]?name|toolcall[._]name|function[._]name)$", re.I)
-_ARGS = re.compile(r"(?:^|[._])(?:tool[._]?(?:call[._])?(?:arguments|args|input)|toolcall[._](?:args|input|arguments)"
-                   r"|function[._]arguments)$", re.I)
+_ARGS = re.compile(r"(?:^|[._])(?:tool[._]?(?:call[._])?(?:arguments|args|input|parameters)"
+                   r"|toolcall[._](?:args|input|arguments)|function[._]arguments|input[._]value)$", re.I)
 # what a value of this name is not: a cache or reasoning share of the tokens, a total, a limit, an embedding model
 _NOT = re.compile(r"cache|cached|reasoning|details|total|limit|max|embedding|estimate", re.I)
 
@@ -28,7 +28,7 @@ TRANSPORT_KEYS = ("http.method", "http.request.method", "rpc.system", "rpc.metho
                   "http.url", "http.target")
 
 # (role, what the structure rule says): the rules in the order they are tried
-RULES = ((CHAT, "a model id and token usage"), (TOOL, "a tool name and tool arguments"),
+RULES = ((CHAT, "a model id and token usage (or an error: a failed attempt)"), (TOOL, "a tool name and tool arguments"),
          (TRANSPORT, "HTTP or RPC attributes"))
 
 

@@ -374,7 +374,7 @@ def test_property_a_valid_file_plus_one_corrupted_span_keeps_every_run(good, tmp
     got = _runs_of(ss)
     assert set(want.index) <= set(got.index)
     kept = [c for c in want.columns if c not in ("trace_ids", "signatures", "spans", "wall_s", "tool_calls",
-                                                  "model_calls", "steps", "input_tokens", "output_tokens",
+                                                  "model_calls", "attempts", "retries", "steps", "input_tokens", "output_tokens",
                                                   "tokens", "cost_usd", "active_s", "first_error",
                                                   "max_identical_calls", "max_consecutive_identical",
                                                   "max_identical_since_progress", "longest_stall",

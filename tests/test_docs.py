@@ -25,6 +25,13 @@ def test_the_runs_columns_table_is_generated_from_the_schema():
         assert f"`{col}`" in text, col
 
 
+def test_the_roles_table_is_generated_from_the_dialect_tables():
+    from agentobs.analysis.dialects import REGISTRY
+    from agentobs.analysis.dialects._doc import markdown_table as roles_table
+    text = (DOCS / "analysis.md").read_text()
+    assert roles_table(REGISTRY) in text, "regenerate it: python -m agentobs.analysis.dialects"
+
+
 def test_public_surface_is_sorted_and_complete():
     assert agentobs.__all__ == sorted(agentobs.__all__)
     for name in agentobs.__all__:

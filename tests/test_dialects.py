@@ -133,7 +133,10 @@ def test_truth_names_spans_that_are_in_the_fixture(name):
 
 # What a span cannot show, by fixture and run: the analysis must give exactly this instead of the truth's
 # served figure, and null, never 0, where the dialect records nothing (the truth files' notes say why).
-UNRECORDED: dict[tuple[str, str], dict[str, int | None]] = {
+UNRECORDED_OLD = {"model_error": {"model_calls": 1, "errors": 0}, "retries_exhausted": {"model_calls": 1, "errors": 0},
+                  "tool_error_fatal": {"tool_calls": None, "max_identical_calls": None,
+                                       "max_consecutive_identical": None, "errors": 0}}
+UNRECORDED: dict[tuple[str, str], dict[str, int | str | None]] = {
     # openai-v2 instruments the model client only: the tools a bare loop runs leave no span
     **{(name, "bare"): {"tool_calls": None, "max_identical_calls": None, "max_consecutive_identical": None}
        for name in ("openai_v2", "openai_v2_latest")},
@@ -145,6 +148,10 @@ UNRECORDED: dict[tuple[str, str], dict[str, int | None]] = {
     # traceloop-sdk 0.33's OpenAI instrumentation records no usage on a streamed chat span (the usage chunk is
     # ignored), though the stream asked for it
     ("traceloop_old", "streaming"): {"input_tokens": None, "output_tokens": None},
+    # ... and with the failed call or tool span lost, what the spans show is the model's last request for tools,
+    # never answered: the run failed at a turn limit, as far as they tell
+    **{("traceloop_old", key): {**UNRECORDED_OLD.get(key, {}), "stop_reason": "max_steps"}
+       for key in ("model_error", "retries_exhausted", "tool_error_fatal")},
 }
 
 
@@ -268,3 +275,28 @@ def test_unrecorded_values_are_null_and_said_so():
     assert len(bare) == 1 and bare["model_calls"].iloc[0] >= 2
     assert report.derivation.missing.get("tool_calls") == 1
     assert any("asked for tools" in n for n in report.derivation.notes)
+
+
+# the truth's stop reasons in the closed stop reasons of the runs table (a framework's turn limit is max_steps)
+TRUTH_STOP = {"done": "done", "turn_limit": "max_steps", "model_error": "model_error", "tool_error": "tool_error",
+              "exception": "exception"}
+
+
+@pytest.mark.parametrize(("name", "run_key"), _runs_of_all_fixtures())
+def test_outcome_and_stop_reason_from_the_spans_alone(name, run_key):
+    """Without a labels file: success from the evidence in the spans (never the root's status alone), and the stop
+    reason the server's and tools' logs say ended the run (issue 42)."""
+    truth = _truth(name)
+    runs = _report(name).runs
+    t = next(t for t in truth["traces"] if any(r["run_key"] == run_key for r in t["runs"]))
+    keys = [r["run_key"] for r in t["runs"]]
+    got = runs[runs["trace_id"] == t["trace_id"]].sort_values("start", kind="stable").iloc[keys.index(run_key)]
+    r = t["runs"][keys.index(run_key)]
+    want_stop = UNRECORDED.get((name, run_key), {}).get("stop_reason", TRUTH_STOP[r["stop_reason"]])
+    assert got["success"] is not pd.NA and bool(got["success"]) == (r["outcome"] == "success"), (
+        f"{name} {run_key}: success {got['success']} ({got['label_source']}), truth {r['outcome']}")
+    assert got["stop_reason"] == want_stop, (f"{name} {run_key}: stop {got['stop_reason']} "
+                                             f"({got['stop_reason_source']}), truth {r['stop_reason']}")
+    assert str(got["stop_reason_source"]).startswith("inferred:")
+    if r["outcome"] != "success":
+        assert isinstance(got["last_error"], str) and got["last_error"]

@@ -6,11 +6,11 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from synthetic import Flavor, http_server, otlp_lines
 
 from agentobs.analysis import analyze
 from agentobs.analysis.report import Options
 from agentobs.cli.main import cli
-from synthetic import Flavor, http_server, otlp_lines
 
 GENAI = Flavor("genai")
 

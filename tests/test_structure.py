@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from synthetic import Flavor, Node, http_client, http_server, otlp_lines
 
 from agentobs.analysis import analyze
 from agentobs.analysis.runs import derive_runs
 from agentobs.analysis.sources import load_sources
-from synthetic import Flavor, Node, http_client, http_server, otlp_lines
 
 GENAI, OI, BARE = Flavor("genai"), Flavor("openinference"), Flavor("bare")
 EXAMPLES = max(20, int(os.environ.get("AGENTOBS_PROPERTY_EXAMPLES", "2000")) // 40)
@@ -78,7 +78,8 @@ def test_a_crew_of_agents_under_one_workflow_is_one_run(tmp_path):
 
 
 def test_sibling_agents_under_one_request_are_separate_runs(tmp_path):
-    req = http_server().add(GENAI.agent("a").add(GENAI.chat("m", (1, 1))), GENAI.agent("b").add(GENAI.chat("m", (2, 2))))
+    req = http_server().add(GENAI.agent("a").add(GENAI.chat("m", (1, 1))),
+                            GENAI.agent("b").add(GENAI.chat("m", (2, 2))))
     runs = _runs(tmp_path, [req])
     assert len(runs) == 2 and _fig(runs, "input_tokens") == [1, 2]
 

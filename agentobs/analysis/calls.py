@@ -68,9 +68,9 @@ class Calls:
 def logical_calls(parent: np.ndarray, kind: np.ndarray, error: np.ndarray, start: np.ndarray, end: np.ndarray,
                   identity: np.ndarray, span_kind: np.ndarray, parent_key: np.ndarray | None = None) -> Calls:
     """``parent_key``: per span, a code of its parent's id (siblings share it even when the parent is not in the
-    input; by default the parent's row); ``identity``: per span, what makes two attempts the same call (the model of a model call, the tool and its
-    arguments of a tool call; None when unknown); ``span_kind``: the OTLP span kind (CLIENT transport spans under a
-    model call are its attempts)."""
+    input; by default the parent's row); ``identity``: per span, what makes two attempts the same call (the model
+    of a model call, the tool and its arguments of a tool call; None when unknown); ``span_kind``: the OTLP span
+    kind (CLIENT transport spans under a model call are its attempts)."""
     n = len(kind)
     cand = np.isin(kind, CALLS)
     nest = np.full(n, -1, dtype=np.int64)
@@ -110,8 +110,8 @@ def _transport_attempts(call: np.ndarray, kind: np.ndarray, parent: np.ndarray, 
     return np.maximum(np.bincount(owner, minlength=n_calls)[:n_calls], 1).astype(np.int64)
 
 
-def _nested(parent: np.ndarray, siblings: np.ndarray, kind: np.ndarray, error: np.ndarray, start: np.ndarray, end: np.ndarray,
-            identity: np.ndarray, span_kind: np.ndarray, cand: np.ndarray, nest: np.ndarray) -> Calls:
+def _nested(parent: np.ndarray, siblings: np.ndarray, kind: np.ndarray, error: np.ndarray, start: np.ndarray,
+            end: np.ndarray, identity: np.ndarray, span_kind: np.ndarray, cand: np.ndarray, nest: np.ndarray) -> Calls:
     n = len(kind)
     idx = np.arange(n)
     has_parent = nest >= 0

@@ -55,8 +55,8 @@ def classified(spans: pd.DataFrame, norm: Normalized) -> dict[str, Classified]:
     out: dict[str, Classified] = {}
     for s in sorted(set(src.tolist())):
         c = counts.get(s)
-        get = (lambda k, c=c: int(c.get(k, 0)) if c is not None else 0)
-        out[s] = Classified(dialect=get(0), structure=get(1), unclassified=get(2))
+        got = [int(c.get(k, 0)) if c is not None else 0 for k in (0, 1, 2)]
+        out[s] = Classified(dialect=got[0], structure=got[1], unclassified=got[2])
     none = how == 2
     if none.any():
         names = pd.DataFrame({"src": src[none], "name": spans["name"].astype(str).to_numpy()[none]})

@@ -26,6 +26,7 @@ from .calls import Calls, call_fields, logical_calls
 from .dialects import AGENT, CHAIN, CHAT, DIALECT_NAMES, KIND_NAMES, STEP, TOOL, Normalized, normalize
 from .graph import SpanKeys, span_keys
 from .identity import RunIdentity, identify
+from .outcomes import Evidence, Outcomes, call_errors, infer
 from .roles import Classified, classified
 from .schema import COLUMNS, RUN_COLUMNS, empty_runs
 from .spanset import SpanSet
@@ -250,7 +251,8 @@ def _counts(c: _Ctx) -> dict[str, object]:
     tool_calls = _fill(_f(c.last, sc.TOOL_CALLS), np.nan_to_num(c.g.sum(attempts, tool), nan=0.0))
     tries = np.zeros(len(c.spans))
     tries[c.calls.rows] = c.calls.attempts
-    return {"model_calls": model_calls,
+    failures = call_errors(c.norm.kind, c.calls.row, c.norm.fields["error"], c.ident.run, c.start_ns, c.n)
+    return {**failures, "model_calls": model_calls,
             "attempts": np.nan_to_num(c.g.sum(tries, chat), nan=0.0),
             "steps": _fill(_f(c.last, sc.STEPS), model_calls.astype(float)),
             "tool_calls": np.where(c.tools_unrecorded, np.nan, tool_calls),
@@ -498,8 +500,9 @@ def _agentobs(c: _Ctx) -> dict[str, object]:
     for col, name in (("retries", sc.EV_RETRY), ("approvals_denied", sc.EV_APPROVAL_DENIED),
                       ("final_refused", sc.EV_FINAL_REFUSED)):
         counts = np.bincount(runs[names == name], minlength=n) if len(names) else np.zeros(n)
-        out[col] = np.where(ours, counts, retried if col == "retries" else np.nan)
-    out["retries"] = np.where(ours | other, out["retries"], np.nan)
+        otherwise = retried if col == "retries" else np.full(n, np.nan)
+        out[col] = np.where(ours, counts, otherwise)
+    out["retries"] = np.where(ours | other, np.asarray(out["retries"], dtype=float), np.nan)
     write = tool & (_s(c.spans, sc.TOOL_EFFECT) == "write")
     adhoc = write & pd.isna(_s(c.spans, sc.TOOL_PLAN_STEP)) & ~_b(c.spans, sc.TOOL_HELD)
     ok_writes = write & (status == "ok") & ~_b(c.spans, sc.TOOL_REPLAYED)
@@ -614,7 +617,7 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     _usage_notes(ctx, der, out)
     out["success"] = pd.array([pd.NA] * ident.n_runs, dtype="boolean")
     out["label_source"] = pd.array([pd.NA] * ident.n_runs, dtype="string")
-    _default_labels(out, ctx.last, ident.rootless, der)
+    _default_labels(out, ctx, der)
     out["signature"] = pd.array([pd.NA] * ident.n_runs, dtype="string")
     out["signatures"] = [[] for _ in range(ident.n_runs)]
     der.overflow = _overflowing(out, ctx.last["source"].astype(str).to_numpy())
@@ -643,7 +646,7 @@ def _call_identity(norm: Normalized) -> np.ndarray:
     f = norm.fields
     model, tool, args = (pd.array(f[k]).to_numpy(dtype=object, na_value=None) for k in ("model", "tool", "args"))
     both = pd.notna(tool) & pd.notna(args)
-    out = np.where(norm.kind == CHAT, model, None)
+    out: np.ndarray = np.asarray(np.where(norm.kind == CHAT, model, None), dtype=object)
     tools = (norm.kind == TOOL) & pd.notna(tool)
     out[tools] = tool[tools]
     sel = tools & both
@@ -704,11 +707,14 @@ def _typed(out: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _default_labels(out: pd.DataFrame, last: pd.DataFrame, rootless: np.ndarray, der: Derivation) -> None:
-    """Our runs by their stop reason, transcripts by their own label, other runs by the status of their root span
-    (``rootless``: per run, rooted at the top span of a trace whose root never arrived; such a run is left
-    unlabelled and counted in the notes: the process crashed or was still running, or the root was lost, so its
-    figures may be cut short and the status of the span at its top is not its outcome)."""
+def _default_labels(out: pd.DataFrame, c: _Ctx, der: Derivation) -> None:
+    """Our runs by their stop reason, transcripts by their own label, other runs from the evidence in their spans
+    (``outcomes``: a framework limit, the last call's error, an exception, a tool request left unanswered, a final
+    answer; the root span's status last). A run rooted at the top span of a trace whose root never arrived is
+    labelled only by evidence of failure, else left unlabelled and counted in the notes (the process crashed or was
+    still running, or the root was lost: its figures may be cut short). Fills ``stop_reason`` (inferred where none
+    was recorded), ``stop_reason_source`` and ``last_error``."""
+    last, rootless = c.last, c.ident.rootless
     ours = (out["source_kind"] == "agentobs").to_numpy()
     done = ((out["stop_reason"] == "done") & (out["outcome"].fillna("completed") == "completed")).fillna(False)
     suspended = (out["status"] == "suspended").fillna(False).to_numpy(dtype=bool)
@@ -726,15 +732,89 @@ def _default_labels(out: pd.DataFrame, last: pd.DataFrame, rootless: np.ndarray,
     src[ours] = "stop_reason"
     src[transcript.notna().to_numpy() & ~ours] = "transcript"
     rest = (lab.isna().to_numpy() & ~ours & transcript.isna().to_numpy())
-    cut_short = rest & rootless
-    rest &= ~rootless
-    status_ok = pd.Series(last["status_code"].to_numpy() != 2, index=out.index)
-    lab[rest] = status_ok[rest]
-    src[rest] = "span_status"
+    o = infer(_evidence(c))
+    lab[rest] = (~o.failed).array[rest]
+    src[rest] = o.source[rest]
+    cut_short = rest & rootless & lab.isna().to_numpy()
     if cut_short.any():
         der.notes.append(f"{int(cut_short.sum())} {ROOTLESS_NOTE}")
     out["success"] = lab
     out["label_source"] = src
+    _stop_reasons(out, c, o, ours, transcript.notna().to_numpy() & ~ours, rest)
+
+
+# a transcript's termination reason (tau2's) as a stop reason
+_TERMINATIONS = {"user_stop": "done", "agent_stop": "done", "max_steps": "max_steps", "too_many_errors": "tool_error",
+                 "agent_error": "exception", "user_error": "exception"}
+
+
+def _stop_reasons(out: pd.DataFrame, c: _Ctx, o: Outcomes, ours: np.ndarray, transcript: np.ndarray,
+                  rest: np.ndarray) -> None:
+    """``stop_reason``: recorded (our kernel, a guard), a transcript's termination, else inferred;
+    ``stop_reason_source`` says which (``inferred:<evidence>``); ``last_error``: what ended a failed run."""
+    stop = out["stop_reason"].to_numpy(dtype=object, na_value=None).copy()
+    source = np.full(len(out), None, dtype=object)
+    kernel = (c.g.count(c.kind(STEP)) > 0) | out["open_plan_steps"].notna().to_numpy()
+    source[ours & pd.notna(stop)] = np.where(kernel, "kernel", "guard")[ours & pd.notna(stop)]
+    term = pd.Series(_s(c.last, "agentobs.transcript.termination")).map(_TERMINATIONS).to_numpy(dtype=object)
+    said = transcript & pd.isna(stop) & pd.notna(term)
+    stop[said], source[said] = term[said], "transcript"
+    mine = rest & pd.notna(o.stop)
+    stop[mine] = o.stop[mine]
+    source[mine] = np.array([f"inferred:{s}" for s in o.source[mine]], dtype=object)
+    out["stop_reason"] = pd.array(stop, dtype="string")
+    out["stop_reason_source"] = pd.array(source, dtype="string")
+    names = c.spans["name"].astype(object).to_numpy()
+    failed = out["success"].eq(False).fillna(False).to_numpy(dtype=bool)
+    has = failed & (o.row >= 0)
+    last_error = np.full(len(out), None, dtype=object)
+    last_error[has] = [f"{names[r]}: {s}" if isinstance(s, str) and s else str(names[r])
+                       for r, s in zip(o.row[has], o.said[has], strict=True)]
+    out["last_error"] = pd.array(last_error, dtype="string")
+
+
+def _evidence(c: _Ctx) -> Evidence:
+    f = c.norm.fields
+    root_rows = c.ident.segments.drop_duplicates("run", keep="last")["row"].to_numpy()
+    status = c.spans["status_code"].to_numpy() if "status_code" in c.spans.columns else np.zeros(len(c.spans))
+    return Evidence(run=c.ident.run, n_runs=c.n, kind=c.norm.kind, call_row=c.calls.row, error=f["error"],
+                    start=c.start_ns, end=_ends(c), finish=pd.array(f["finish"]).to_numpy(dtype=object, na_value=None),
+                    tool=pd.array(f["tool"]).to_numpy(dtype=object, na_value=None), errors_said=_errors_said(c),
+                    root_error=status[root_rows] == 2, rootless=c.ident.rootless)
+
+
+def _ends(c: _Ctx) -> np.ndarray:
+    end = c.spans["end_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).min, copy=True)
+    end[c.calls.rows] = c.calls.end
+    return end
+
+
+def _errors_said(c: _Ctx) -> np.ndarray:
+    """Per span, what its error says: its last exception event (``type: message``), else its error type and ERROR
+    status message; None for a span with neither."""
+    n = len(c.spans)
+    out = np.full(n, None, dtype=object)
+    f = c.norm.fields
+    etype = pd.array(f["error_type"]).to_numpy(dtype=object, na_value=None)
+    message = _s(c.spans, "status_message")
+    err = f["error"] | (c.spans["status_code"].to_numpy() == 2 if "status_code" in c.spans.columns else False)
+    for i in np.flatnonzero(err & (pd.notna(etype) | pd.notna(message))).tolist():
+        parts = [str(p) for p in (etype[i], message[i]) if p is not None and str(p)]
+        out[i] = ": ".join(dict.fromkeys(parts))
+    ev = c.events
+    if ev is not None and not ev.empty and "exception.type" in ev.columns:
+        exc = ev[ev["name"].astype(str) == "exception"]
+        if len(exc):
+            idx = pd.Index(c.spans["trace_id"].astype(str) + ":" + c.spans["span_id"].astype(str))
+            pos = idx.get_indexer(exc["trace_id"].astype(str) + ":" + exc["span_id"].astype(str))
+            typ = exc["exception.type"].astype(object).to_numpy()
+            msg = exc["exception.message"].astype(object).to_numpy() if "exception.message" in exc.columns \
+                else np.full(len(exc), None, dtype=object)
+            for p, t, m in zip(pos.tolist(), typ.tolist(), msg.tolist(), strict=True):
+                if p >= 0:
+                    parts = [str(x) for x in (t, m) if x is not None and not (isinstance(x, float) and np.isnan(x))]
+                    out[p] = ": ".join(parts) or out[p]
+    return out
 
 
 __all__ = ["NOT_ALWAYS_DERIVABLE", "ROOTLESS_NOTE", "STALE_AFTER_S", "Derivation", "derive_runs", "span_keys"]

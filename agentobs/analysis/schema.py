@@ -65,12 +65,21 @@ COLUMNS: tuple[Column, ...] = (
            "handoffs, agents used as tools)"),
     Column("sub_agent_names", "object", "identity", "their names, in order"),
     Column("start", "datetime64[ns, UTC]", "identity", "start of the first segment"),
-    Column("stop_reason", "string", "outcome", "agentobs stop reason (null when not recorded)"),
+    Column("stop_reason", "string", "outcome", "how the run ended, in the closed stop reasons: recorded by our kernel "
+           "or a guard, a transcript's termination, else inferred from the spans (`done`, `max_steps`, "
+           "`max_tool_calls`, `max_tokens`, `max_usd`, `deadline`, `model_error`, `tool_error`, `exception`, ...)"),
+    Column("stop_reason_source", "string", "outcome", "recorded by our `kernel` or a `guard`, a `transcript`'s, or "
+           "`inferred:<evidence>` "
+           "(`framework_limit`, `last_call_error`, `exception`, `unanswered_tool_request`, `final_answer`, "
+           "`root_status`)"),
     Column("status", "string", "outcome", "`stopped`, `suspended` or `aborted`"),
     Column("outcome", "string", "outcome", "`completed`, `cannot_complete`, `escalated`"),
     Column("success", "boolean", "outcome", "the label used (null: unknown, e.g. a suspended run)"),
-    Column("label_source", "string", "outcome", "`stop_reason`, `transcript`, `span_status`, `attribute`, "
-           "`labels_file`"),
+    Column("label_source", "string", "outcome", "what decided `success`: `labels_file`, `attribute`, `stop_reason` "
+           "(ours), `transcript`, or the evidence in the spans (`framework_limit`, `last_call_error`, `exception`, "
+           "`unanswered_tool_request`, `final_answer`, `root_status`)"),
+    Column("last_error", "string", "outcome", "what ended a failed run: `<span name>: <what its error says>` (the "
+           "limit, the failed call, the exception)"),
     Column("steps", "Int64", "counts", "steps (agentobs) or model calls"),
     Column("model_calls", "Int64", "counts", "logical model calls, sub-agents' included (nested spans of one "
            "call and its retried attempts count once)"),
@@ -78,6 +87,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("tool_calls", "Int64", "counts", "tool invocations, retries included when recorded"),
     Column("errors", "Int64", "counts", "model and tool calls that failed (a call that succeeded on a retry did "
            "not)"),
+    Column("model_errors", "Int64", "counts", "model calls that failed after their retries"),
+    Column("tool_errors", "Int64", "counts", "tool calls that failed"),
+    Column("tool_errors_fed_back", "Int64", "counts", "failed tool calls after which the model was called again "
+           "(the error fed back to it)"),
     Column("input_tokens", "Int64", "usage", "input tokens of the model calls (null when an answered call "
            "reported no usage: not a sum of the calls that did)"),
     Column("output_tokens", "Int64", "usage", "output tokens of the model calls"),

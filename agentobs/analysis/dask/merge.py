@@ -16,8 +16,8 @@ import pandas as pd
 
 from ..dialects import DIALECT_NAMES, NUMBER_FIELDS, UNUSABLE_KINDS
 from ..quality import DataQuality
-from ..roles import Classified
 from ..report import SpanLookup
+from ..roles import Classified
 from ..runs import NOT_ALWAYS_DERIVABLE, ROOTLESS_NOTE, Derivation, overflow_order
 from .partition import PartResult, Schema
 from .pieces import ORD

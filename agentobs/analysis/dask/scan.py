@@ -12,11 +12,10 @@ import numpy as np
 import pandas as pd
 
 from ...contract import semconv as sc
+from ..dialects import SESSION_KEYS
 from ..quality import DataQuality
 from ..spanset import SpanSet
-from ..dialects import SESSION_KEYS
 from .pieces import ORD, Piece, bucket_of, home_key, pack, split, with_order
-
 
 SESSION_PREFIX = "\x00session:"          # (a task id never starts with NUL: no session key meets a task id)
 

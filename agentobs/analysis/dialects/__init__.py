@@ -40,8 +40,22 @@ import pyarrow.compute as pc
 from . import _structure
 from ._evaluate import Fields, claim, fields
 from ._fields import UNUSABLE, prefer, text
-from ._table import (AGENT, CALLS, CHAIN, CHAT, KIND_NAMES, NUMBER_FIELDS, ORCHESTRATION, OTHER, RETRIEVAL, STEP,
-                     TEXT_FIELDS, TOOL, TRANSPORT, Dialect)
+from ._table import (
+    AGENT,
+    CALLS,
+    CHAIN,
+    CHAT,
+    KIND_NAMES,
+    NUMBER_FIELDS,
+    ORCHESTRATION,
+    OTHER,
+    RETRIEVAL,
+    STEP,
+    TEXT_FIELDS,
+    TOOL,
+    TRANSPORT,
+    Dialect,
+)
 from .agentobs_steps import AGENTOBS
 from .genai import GENAI, NAMES
 from .langfuse import LANGFUSE

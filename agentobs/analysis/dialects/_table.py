@@ -83,6 +83,24 @@ class SpanName:
         return f"span name{on}" + (f" after {self.after!r}" if self.after else "")
 
 
+@dataclass(frozen=True, kw_only=True)
+class Limit:
+    """A framework's own limit, recognized in the error that ended a run (an exception event's type or message, an
+    ``error.type``, an ERROR status message): any of ``texts``, case aside, means the run stopped at ``stop`` (one
+    of the closed stop reasons)."""
+    stop: str
+    texts: tuple[str, ...]
+
+
+# what the agent loops every instrumentation wraps say when their turn limit stops them (the OpenAI Agents SDK's
+# MaxTurnsExceeded, LangChain's AgentExecutor and LlamaIndex's iteration limits, ...)
+LOOP_LIMITS = (Limit(stop="max_steps", texts=("MaxTurnsExceeded", "max turns", "max_iterations", "max iterations",
+                                              "iteration limit", "max steps")),)
+
+# the names of tools whose call is a run's final answer (a framework that answers through a tool): a run that
+# ends with one of them was not cut off while the model still asked for tools
+FINAL_ANSWER_TOOLS = ("final_answer", "final_result", "finalanswer", "submit_final_answer")
+
 Source = str | SpanName
 UsagePaths = Mapping[str, Mapping[str, Iterable[tuple[str, ...]]]]
 
@@ -100,6 +118,7 @@ class Dialect:
     error: tuple[When, ...] = ()
     session: tuple[str, ...] = ()
     quoted: bool = False                 # text values are JSON-quoted ("AGENT"): the quotes are trimmed
+    limits: tuple[Limit, ...] = ()        # the framework limits its instrumented frameworks raise
     where: str = ""                      # where the dialect is defined (a specification or a source file)
 
     @property

@@ -8,9 +8,9 @@ their names (``NAMES``: ``invoke_agent ...``, ``chat ...``, ``execute_tool ...``
 """
 from __future__ import annotations
 
-from ._table import AGENT, CHAIN, CHAT, NAME, OTHER, RETRIEVAL, TOOL, Dialect, Rule, SpanName, When
+from ._table import AGENT, CHAIN, CHAT, NAME, OTHER, RETRIEVAL, TOOL, Dialect, Limit, Rule, Source, SpanName, When
 
-TEXT = {
+TEXT: dict[str, tuple[Source, ...]] = {
     "agent": ("gen_ai.agent.name", "agent_name", SpanName(roles=(AGENT,), after="invoke_agent ")),
     "model": ("gen_ai.request.model", "gen_ai.response.model", "model_name"),
     "provider": ("gen_ai.provider.name", "gen_ai.system"),
@@ -31,13 +31,21 @@ NUMBERS = {
     "cost": ("agentobs.call.cost_usd", "operation.cost", "gen_ai.usage.cost"),
 }
 SESSION = ("gen_ai.conversation.id",)
+# Pydantic AI's UsageLimitExceeded names the limit; the agent loops the GenAI names describe (Strands, the Google ADK,
+# AutoGen, Semantic Kernel) raise their own turn and step limits
+LIMITS = (Limit(stop="max_steps", texts=("request_limit", "MaxTurnsExceeded", "max turns", "max_iterations",
+                                         "max iterations", "MaxStepsExceeded", "max steps", "MaxEventLoopCycles",
+                                         "max_llm_calls", "LlmCallsLimitExceededError")),
+          Limit(stop="max_tool_calls", texts=("tool_calls_limit",)),
+          Limit(stop="max_tokens", texts=("tokens_limit",)),
+          Limit(stop="max_usd", texts=("cost_limit",)))
 
 GENAI = Dialect(
     name="genai", marker="gen_ai.operation.name",
     roles={"invoke_agent": AGENT, "invoke_workflow": CHAIN, "chat": CHAT, "text_completion": CHAT,
            "generate_content": CHAT, "chat.completions": CHAT, "text.completions": CHAT, "execute_tool": TOOL,
            "create_agent": OTHER, "embeddings": RETRIEVAL, "retrieval": RETRIEVAL},
-    text=TEXT, numbers=NUMBERS, session=SESSION,
+    text=TEXT, numbers=NUMBERS, session=SESSION, limits=LIMITS,
     where="open-telemetry/semantic-conventions-genai docs/gen-ai (before 1.42: open-telemetry/semantic-conventions)")
 
 # spans without any marker attribute, classified by their names (GenAI span names, Logfire's older ones)
@@ -48,5 +56,5 @@ NAMES = Dialect(
            Rule(role=TOOL, when=(When(key=NAME, equals=("running tool",)),)),
            Rule(role=AGENT, when=(When(key=NAME, prefix=("invoke_agent",)),)),
            Rule(role=AGENT, when=(When(key=NAME, equals=("agent run",)),))),
-    text=TEXT, numbers=NUMBERS, session=SESSION,
+    text=TEXT, numbers=NUMBERS, session=SESSION, limits=LIMITS,
     where="GenAI span names; pydantic/pydantic-ai _instrumentation.py (versions 1-2: agent run, running tool)")

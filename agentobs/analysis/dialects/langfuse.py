@@ -2,7 +2,7 @@
 usage and cost as JSON (``langfuse.observation.usage_details``, ``cost_details``), failures as level ERROR."""
 from __future__ import annotations
 
-from ._table import AGENT, CHAIN, CHAT, RETRIEVAL, TOOL, Dialect, SpanName, When
+from ._table import AGENT, CHAIN, CHAT, LOOP_LIMITS, RETRIEVAL, TOOL, Dialect, SpanName, When
 
 LANGFUSE = Dialect(
     name="langfuse", marker="langfuse.observation.type",
@@ -22,4 +22,5 @@ LANGFUSE = Dialect(
         "langfuse.observation.cost_details": {"cost": (("total",),)}},
     error=(When(key="langfuse.observation.level", equals=("error",)),),
     session=("langfuse.session.id", "session.id"),
+    limits=LOOP_LIMITS,
     where="langfuse packages/shared/src/server/otel/ObservationTypeMapper.ts")

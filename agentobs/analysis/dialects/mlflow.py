@@ -2,7 +2,7 @@
 as JSON in ``mlflow.chat.tokenUsage``. MLflow writes attribute values as JSON, so text values come quoted."""
 from __future__ import annotations
 
-from ._table import AGENT, CHAIN, CHAT, RETRIEVAL, TOOL, Dialect, SpanName
+from ._table import AGENT, CHAIN, CHAT, LOOP_LIMITS, RETRIEVAL, TOOL, Dialect, SpanName
 
 MLFLOW = Dialect(
     name="mlflow", marker="mlflow.spanType", quoted=True,
@@ -16,4 +16,5 @@ MLFLOW = Dialect(
         "cache_read_tokens": (("cache_read_input_tokens",),),
         "cache_creation_tokens": (("cache_creation_input_tokens",),)}},
     session=("mlflow.trace.session",),
+    limits=LOOP_LIMITS,
     where="MLflow docs, OpenTelemetry attribute mapping")

@@ -8,7 +8,7 @@ is a TOOL span named ``handoff to <agent>`` that runs no tool.
 """
 from __future__ import annotations
 
-from ._table import AGENT, CHAIN, CHAT, NAME, OTHER, RETRIEVAL, TOOL, Dialect, Rule, When
+from ._table import AGENT, CHAIN, CHAT, NAME, OTHER, RETRIEVAL, TOOL, Dialect, Limit, Rule, When
 
 OPENINFERENCE = Dialect(
     name="openinference", marker="openinference.span.kind",
@@ -26,4 +26,11 @@ OPENINFERENCE = Dialect(
              "reasoning_tokens": ("llm.token_count.completion_details.reasoning",),
              "cost": ("llm.cost.total",)},
     session=("session.id",),
+    # the frameworks OpenInference instruments: the OpenAI Agents SDK (MaxTurnsExceeded), LangGraph
+    # (GraphRecursionError), smolagents (AgentMaxStepsError), LlamaIndex (max iterations), CrewAI and LangChain's
+    # AgentExecutor (iteration limit)
+    limits=(Limit(stop="max_steps", texts=("MaxTurnsExceeded", "max turns", "GraphRecursionError", "recursion limit",
+                                            "AgentMaxStepsError", "max steps", "max_iterations", "max iterations",
+                                            "iteration limit")),
+            Limit(stop="deadline", texts=("WorkflowTimeoutError", "time limit"))),
     where="Arize-ai/openinference spec/semantic_conventions.md")

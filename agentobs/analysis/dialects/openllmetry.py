@@ -4,7 +4,7 @@ and before) or the current GenAI names, ``llm.usage.total_tokens``.
 """
 from __future__ import annotations
 
-from ._table import AGENT, CHAIN, CHAT, TOOL, Dialect, Rule, When
+from ._table import AGENT, CHAIN, CHAT, LOOP_LIMITS, TOOL, Dialect, Rule, When
 from .genai import NUMBERS
 
 OPENLLMETRY = Dialect(
@@ -18,4 +18,5 @@ OPENLLMETRY = Dialect(
     numbers={**NUMBERS, "input_tokens": (*NUMBERS["input_tokens"], "llm.usage.prompt_tokens"),
              "output_tokens": (*NUMBERS["output_tokens"], "llm.usage.completion_tokens")},
     session=("traceloop.association.properties.session_id",),
+    limits=LOOP_LIMITS,
     where="traceloop/openllmetry packages/opentelemetry-semantic-conventions-ai")

@@ -1,0 +1,188 @@
+"""Outcomes and stop reasons from evidence, for runs whose stop reason nobody recorded.
+
+Our kernel and guards record a run's stop reason on its agent span; a chat transcript carries its own label. For
+every other run the outcome is read from what its spans show, never from its root span's status alone (roots stay
+OK when a run raised: OpenInference's outer agent span, an HTTP request that answered 200). In this order, the
+first that applies decides (``label_source`` / ``stop_reason_source`` say which):
+
+1. ``framework_limit``: the error that ended the run is one of a framework's own limits (its exception type or
+   message, an ERROR status on an orchestration span: ``MaxTurnsExceeded``, ``GraphRecursionError``, Pydantic AI's
+   ``UsageLimitExceeded`` naming its limit, ...; collected per dialect in the dialect tables): failed, stopped at
+   that limit (``max_steps``, ``max_tool_calls``, ``max_tokens``, ``max_usd``, ``deadline``).
+2. ``last_call_error``: the run's last model or tool call failed (after its retries): failed, ``model_error`` or
+   ``tool_error``.
+3. ``exception``: an orchestration span of the run failed (ERROR status or an exception event) and no model call
+   answered after it: failed, ``exception`` (``deadline`` when the error is a timeout).
+4. ``unanswered_tool_request``: the run's last model call asked for tools (its finish reason) and the run ended
+   without another model call (the tools it asked for never ran, or ran and their results were never read, and
+   none was a final-answer tool): failed, ``max_steps`` (the framework's turn limit, which some frameworks reach
+   without an error: the Vercel AI SDK's ``stopWhen``, smolagents).
+5. ``final_answer``: the last call is a model call that answered: success, ``done``.
+6. ``root_status``: otherwise the status of the run's root span.
+
+A run whose root span never arrived is only labelled by failure evidence (1-4): its figures may be cut short, so
+no success is concluded from them.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .dialects import CALLS, CHAT, ORCHESTRATION, REGISTRY, TOOL
+from .dialects._table import FINAL_ANSWER_TOOLS
+
+# a finish reason that asks for tools (OpenAI tool_calls / function_call, Anthropic tool_use, the Vercel AI SDK's
+# tool-calls, Pydantic AI's tool_call, Gemini's function call)
+_ASKS_FOR_TOOLS = re.compile(r"tool[_-]?call|tool_use|function[_-]?call", re.I)
+_TIMEOUT = re.compile(r"timeout|timed out|deadline", re.I)
+_LIMITS = tuple((lim.stop, re.compile("|".join(re.escape(t) for t in lim.texts), re.I))
+                for d in REGISTRY for lim in d.limits)
+SOURCES = ("framework_limit", "last_call_error", "exception", "unanswered_tool_request", "final_answer", "root_status")
+
+
+@dataclass
+class Outcomes:
+    """Per run: whether it failed (NA: unknown), what decided it (one of ``SOURCES``), the stop reason, and the
+    span that shows it (-1: none) with what it said."""
+    failed: pd.Series          # boolean
+    source: np.ndarray         # object
+    stop: np.ndarray           # object
+    row: np.ndarray            # int64
+    said: np.ndarray           # object: the error text or finish reason that decided
+
+
+@dataclass
+class Evidence:
+    """What the outcome is read from (arrays per span, unless named per run)."""
+    run: np.ndarray            # run code per span (-1: none)
+    n_runs: int
+    kind: np.ndarray           # role per span
+    call_row: np.ndarray       # the span that stands for a logical call
+    error: np.ndarray          # per span (a call's: its last attempt's)
+    start: np.ndarray          # int64 per span (a call's: its first attempt's)
+    end: np.ndarray            # int64 per span (a call's: its last attempt's)
+    finish: np.ndarray         # object per span: finish reason
+    tool: np.ndarray           # object per span: tool name
+    errors_said: np.ndarray    # object per span: what its error says (error type, exception, status message)
+    root_error: np.ndarray     # per run: its root span's status is ERROR
+    rootless: np.ndarray       # per run
+
+
+def infer(e: Evidence) -> Outcomes:
+    n = e.n_runs
+    failed = np.full(n, -1, dtype=np.int8)           # -1 unknown, 0 no, 1 yes
+    source = np.full(n, None, dtype=object)
+    stop = np.full(n, None, dtype=object)
+    row = np.full(n, -1, dtype=np.int64)
+    said = np.full(n, None, dtype=object)
+
+    def decide(runs: np.ndarray, how: str, stops: np.ndarray | str, rows: np.ndarray, text: np.ndarray | None,
+               fail: bool) -> None:
+        todo = runs[source[runs] == None]  # noqa: E711  (object array: elementwise)
+        keep = np.isin(runs, todo)
+        runs = runs[keep]
+        failed[runs] = int(fail)
+        source[runs] = how
+        stop[runs] = stops if isinstance(stops, str) else np.asarray(stops, dtype=object)[keep]
+        row[runs] = rows[keep]
+        if text is not None:
+            said[runs] = np.asarray(text, dtype=object)[keep]
+
+    calls = _last_calls(e)
+    orch_err = _orchestration_errors(e)
+    # 1. a framework's own limit in the errors of its orchestration spans
+    if len(orch_err):
+        for limit, pattern in _LIMITS:
+            hit = orch_err[orch_err["text"].str.contains(pattern, na=False)]
+            hit = hit.drop_duplicates("run", keep="last")
+            decide(hit["run"].to_numpy(), "framework_limit", limit, hit["row"].to_numpy(),
+                   hit["text"].to_numpy(), True)
+    # 2. the last call failed
+    last = calls["last"]
+    bad = last[last["error"]]
+    decide(bad["run"].to_numpy(), "last_call_error", np.where(bad["kind"] == CHAT, "model_error", "tool_error"),
+           bad["row"].to_numpy(), bad["said"].to_numpy(), True)
+    # 3. an orchestration span failed after the last model call that answered
+    if len(orch_err):
+        answered = calls["answered_end"].reindex(orch_err["run"].to_numpy()).to_numpy(dtype=float)
+        after = orch_err[~(answered > orch_err["end"].to_numpy(dtype=float))]
+        after = after.drop_duplicates("run", keep="last")
+        text = after["text"].to_numpy(dtype=object)
+        timed = np.array([bool(_TIMEOUT.search(t)) if isinstance(t, str) else False for t in text], dtype=bool)
+        decide(after["run"].to_numpy(), "exception", np.where(timed, "deadline", "exception"),
+               after["row"].to_numpy(), text, True)
+    # 4. the last model call asked for tools, and no model call came after it
+    asked = calls["unanswered"]
+    decide(asked["run"].to_numpy(), "unanswered_tool_request", "max_steps", asked["row"].to_numpy(),
+           asked["finish"].to_numpy(), True)
+    # 5. the last call is a model call that answered (not for a run whose root never arrived)
+    good = last[(last["kind"] == CHAT) & ~last["error"] & ~e.rootless[last["run"].to_numpy()]]
+    decide(good["run"].to_numpy(), "final_answer", "done", good["row"].to_numpy(), good["finish"].to_numpy(), False)
+    # 6. the root span's status
+    rest = np.flatnonzero((source == None) & ~e.rootless)  # noqa: E711
+    decide(rest, "root_status", np.where(e.root_error[rest], "exception", "done"), np.full(len(rest), -1), None,
+           False)
+    fail_rest = rest[e.root_error[rest]]
+    failed[fail_rest] = 1
+    out = pd.Series(pd.array(np.where(failed < 0, None, failed == 1), dtype="boolean"))
+    return Outcomes(out, source, stop, row, said)
+
+
+def _last_calls(e: Evidence) -> dict[str, pd.DataFrame | pd.Series]:
+    """Per run: its last call (by end, then start), the end of its last model call that answered, and the runs
+    whose last model call asked for tools with no model call after it."""
+    sel = np.flatnonzero(e.call_row & np.isin(e.kind, CALLS) & (e.run >= 0))
+    c = pd.DataFrame({"run": e.run[sel], "row": sel, "kind": e.kind[sel], "error": e.error[sel].astype(bool),
+                      "start": e.start[sel], "end": e.end[sel], "finish": e.finish[sel], "tool": e.tool[sel],
+                      "said": e.errors_said[sel]})
+    c = c.sort_values(["run", "end", "start", "row"], kind="stable")
+    last = c.drop_duplicates("run", keep="last")
+    chats = c[c["kind"] == CHAT]
+    answered_end = chats[~chats["error"]].groupby("run")["end"].max()
+    last_chat = chats.drop_duplicates("run", keep="last").set_index("run")
+    asks = last_chat["finish"].map(lambda f: bool(_ASKS_FOR_TOOLS.search(f)) if isinstance(f, str) else False)
+    asks = asks.astype(bool) & ~last_chat["error"].astype(bool)
+    tools = c[c["kind"] == TOOL]
+    final_tool = tools["tool"].map(lambda t: isinstance(t, str) and t.lower() in FINAL_ANSWER_TOOLS).astype(bool)
+    ended_by_answer_tool = set(tools.loc[final_tool, "run"].tolist())
+    unanswered = last_chat[asks & ~last_chat.index.isin(list(ended_by_answer_tool))].reset_index()
+    return {"last": last, "answered_end": answered_end, "unanswered": unanswered}
+
+
+def _orchestration_errors(e: Evidence) -> pd.DataFrame:
+    """The failed orchestration spans of each run (ERROR status, or an exception event), by end: run, row, end and
+    what the error says."""
+    sel = np.flatnonzero(np.isin(e.kind, ORCHESTRATION) & (e.run >= 0) & (e.error | pd.notna(e.errors_said)))
+    sel = sel[e.error[sel] | _exception_only(e, sel)]
+    frame = pd.DataFrame({"run": e.run[sel], "row": sel, "end": e.end[sel],
+                          "text": pd.array(e.errors_said[sel], dtype="string")})
+    return frame.sort_values(["run", "end", "row"], kind="stable")
+
+
+def _exception_only(e: Evidence, sel: np.ndarray) -> np.ndarray:
+    """Spans without an ERROR status whose error text comes from an exception event (errors_said is set only by an
+    error or an exception)."""
+    return pd.notna(e.errors_said[sel])
+
+
+def call_errors(kind: np.ndarray, call_row: np.ndarray, error: np.ndarray, run: np.ndarray, start: np.ndarray,
+                n_runs: int) -> dict[str, np.ndarray]:
+    """Per run: failed model calls, failed tool calls, and the failed tool calls after which the model was called
+    again (the error fed back to it)."""
+    calls = call_row & (run >= 0)
+    model_err = calls & (kind == CHAT) & error
+    tool_err = calls & (kind == TOOL) & error
+    out = {"model_errors": np.bincount(run[model_err], minlength=n_runs),
+           "tool_errors": np.bincount(run[tool_err], minlength=n_runs)}
+    chats = calls & (kind == CHAT)
+    last_chat = np.full(n_runs, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(last_chat, run[chats], start[chats])
+    fed = tool_err & (start < last_chat[np.maximum(run, 0)])
+    out["tool_errors_fed_back"] = np.bincount(run[fed], minlength=n_runs)
+    return out
+
+
+__all__ = ["SOURCES", "Evidence", "Outcomes", "call_errors", "infer"]

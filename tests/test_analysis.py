@@ -32,6 +32,9 @@ def test_report_finds_every_injected_pattern_with_the_recorded_counts(population
     truth = summary(records)["signatures"]
     found = {s.name: s.runs for s in report.signatures}
     assert found.pop("run_aborted") == 0     # no run of the population is aborted (see the crash test below)
+    for name in ("provider_error", "tool_error_fatal", "tool_error_unrecovered", "tool_error_recovered", "turn_limit",
+                 "budget_limit"):         # the taxonomy of other traces: never on the kernel's runs
+        assert found.pop(name) == 0, name
     assert set(found) == set(SIGNATURES)
     assert found == truth
     assert all(v > 0 for v in truth.values())
@@ -167,7 +170,11 @@ def test_report_outputs(population, tmp_path):
     assert res.exit_code == 0, res.output
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["schema_version"] == 1 and data["options"]["percentile_method"] == "inverted_cdf"
-    assert {s["name"] for s in data["signatures"]} == set(SIGNATURES) | {"run_aborted"}
+    any_trace = {"provider_error", "tool_error_fatal", "tool_error_unrecovered", "tool_error_recovered", "turn_limit",
+                 "budget_limit"}
+    assert {s["name"] for s in data["signatures"]} == set(SIGNATURES) | {"run_aborted"} | any_trace
+    # the kernel's runs are read by the seeds' taxonomy only: no signature of other traces fires on them
+    assert all(s["runs"] == 0 for s in data["signatures"] if s["name"] in any_trace)
     res = runner.invoke(cli, ["runs", str(path), "--out", str(tmp_path / "runs.csv")])
     assert res.exit_code == 0, res.output
     df = pd.read_csv(tmp_path / "runs.csv")

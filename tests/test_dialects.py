@@ -300,3 +300,30 @@ def test_outcome_and_stop_reason_from_the_spans_alone(name, run_key):
     assert str(got["stop_reason_source"]).startswith("inferred:")
     if r["outcome"] != "success":
         assert isinstance(got["last_error"], str) and got["last_error"]
+
+
+# the signature that names what ended a failed run, by the truth's stop reason
+CAUSE = {"model_error": "provider_error", "tool_error": "tool_error_fatal", "turn_limit": "turn_limit"}
+FAILURE_SIGNATURES = {"provider_error", "tool_error_fatal", "tool_error_unrecovered", "turn_limit", "budget_limit"}
+
+
+@pytest.mark.parametrize(("name", "run_key"), _runs_of_all_fixtures())
+def test_the_signature_names_what_ended_the_run(name, run_key):
+    """Without a labels file: a failed run carries the signature of its cause (from the server's and tools' logs);
+    a run that ended normally carries no failure signature, and a tool error fed back to the model that the run
+    recovered from is named as such."""
+    truth = _truth(name)
+    runs = _report(name).runs
+    t = next(t for t in truth["traces"] if any(r["run_key"] == run_key for r in t["runs"]))
+    keys = [r["run_key"] for r in t["runs"]]
+    got = runs[runs["trace_id"] == t["trace_id"]].sort_values("start", kind="stable").iloc[keys.index(run_key)]
+    r = t["runs"][keys.index(run_key)]
+    sigs = set(got["signatures"])
+    if r["outcome"] == "success":
+        assert not sigs & FAILURE_SIGNATURES, (name, run_key, sigs)
+        if r["tool_errors_fed_back"] and _expected(name, r, "errors")[1]:      # (unless the failed span was lost)
+            assert "tool_error_recovered" in sigs, (name, run_key, sigs)
+        return
+    want_stop = UNRECORDED.get((name, run_key), {}).get("stop_reason")
+    want = {"max_steps": "turn_limit"}.get(want_stop, CAUSE.get(r["stop_reason"]))
+    assert want in sigs, (name, run_key, r["stop_reason"], sigs)

@@ -52,6 +52,8 @@ class Outcomes:
     stop: np.ndarray           # object
     row: np.ndarray            # int64
     said: np.ndarray           # object: the error text or finish reason that decided
+    last_error_row: np.ndarray       # int64: the run's last failed call or orchestration span (-1: none)
+    last_error_said: np.ndarray      # object: what it says
 
 
 @dataclass
@@ -69,6 +71,7 @@ class Evidence:
     errors_said: np.ndarray    # object per span: what its error says (error type, exception, status message)
     root_error: np.ndarray     # per run: its root span's status is ERROR
     rootless: np.ndarray       # per run
+    roots: np.ndarray          # per span: the root span of a run (its last segment's)
 
 
 def infer(e: Evidence) -> Outcomes:
@@ -128,7 +131,21 @@ def infer(e: Evidence) -> Outcomes:
     fail_rest = rest[e.root_error[rest]]
     failed[fail_rest] = 1
     out = pd.Series(pd.array(np.where(failed < 0, None, failed == 1), dtype="boolean"))
-    return Outcomes(out, source, stop, row, said)
+    err_row, err_said = _last_errors(e, calls["all"], orch_err)
+    return Outcomes(out, source, stop, row, said, err_row, err_said)
+
+
+def _last_errors(e: Evidence, calls: pd.DataFrame, orch_err: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per run: its last failed call or failed orchestration span (by end), and what it says."""
+    failed_calls = calls.loc[calls["error"], ["run", "row", "end", "said"]]
+    both = pd.concat([failed_calls, orch_err.rename(columns={"text": "said"})[["run", "row", "end", "said"]]],
+                     ignore_index=True).sort_values(["run", "end", "row"], kind="stable").drop_duplicates(
+        "run", keep="last")
+    row = np.full(e.n_runs, -1, dtype=np.int64)
+    said = np.full(e.n_runs, None, dtype=object)
+    row[both["run"].to_numpy()] = both["row"].to_numpy()
+    said[both["run"].to_numpy()] = both["said"].astype(object).to_numpy()
+    return row, said
 
 
 def _last_calls(e: Evidence) -> dict[str, pd.DataFrame | pd.Series]:
@@ -149,15 +166,18 @@ def _last_calls(e: Evidence) -> dict[str, pd.DataFrame | pd.Series]:
     final_tool = tools["tool"].map(lambda t: isinstance(t, str) and t.lower() in FINAL_ANSWER_TOOLS).astype(bool)
     ended_by_answer_tool = set(tools.loc[final_tool, "run"].tolist())
     unanswered = last_chat[asks & ~last_chat.index.isin(list(ended_by_answer_tool))].reset_index()
-    return {"last": last, "answered_end": answered_end, "unanswered": unanswered}
+    return {"last": last, "answered_end": answered_end, "unanswered": unanswered, "all": c}
 
 
 def _orchestration_errors(e: Evidence) -> pd.DataFrame:
-    """The failed orchestration spans of each run (ERROR status, or an exception event), by end: run, row, end and
-    what the error says."""
-    sel = np.flatnonzero(np.isin(e.kind, ORCHESTRATION) & (e.run >= 0) & (e.error | pd.notna(e.errors_said)))
+    """The failed orchestration spans of each run and its failed root span (ERROR status, or an exception event),
+    by end: run, row, end and what the error says."""
+    on_path = np.isin(e.kind, ORCHESTRATION) | e.roots
+    sel = np.flatnonzero(on_path & (e.run >= 0) & (e.error | pd.notna(e.errors_said)))
     sel = sel[e.error[sel] | _exception_only(e, sel)]
-    frame = pd.DataFrame({"run": e.run[sel], "row": sel, "end": e.end[sel],
+    # a run's root encloses it: its failure comes after every call, whatever its recorded end says
+    end = np.where(e.roots[sel], np.iinfo(np.int64).max, e.end[sel])
+    frame = pd.DataFrame({"run": e.run[sel], "row": sel, "end": end,
                           "text": pd.array(e.errors_said[sel], dtype="string")})
     return frame.sort_values(["run", "end", "row"], kind="stable")
 

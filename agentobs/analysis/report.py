@@ -6,6 +6,8 @@ or as HTML lives elsewhere. Deterministic: the same input gives the same report.
 """
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,7 +22,7 @@ from .limits import DIMENSIONS, CapRecommendation, percentiles, recommend_all, s
 from .otlp import SpanSet
 from .quality import DataQuality
 from .runs import Derivation, derive_runs
-from .signatures import CATALOG, SignatureRow, classify, evidence, summarize
+from .signatures import CATALOG, SignatureRow, classify, evidence, summarize, unexplained
 from .sources import load_sources
 
 REPORT_SCHEMA_VERSION = 1
@@ -73,6 +75,8 @@ class Report:
     derivation: Derivation
     growth_series: dict[str, list[int]] = field(default_factory=dict)
     spellings: dict[str, dict[str, int]] = field(default_factory=dict)   # per source: OTLP JSON spellings read
+    # failed runs that match no signature: how many, and the first (by run id) with what ended them
+    unexplained: list[tuple[str, str | None]] = field(default_factory=list)
 
     def link(self, trace_id: str | None) -> str | None:
         base = self.options.jaeger_url
@@ -89,9 +93,12 @@ class Report:
                         "percentile_method": "inverted_cdf"},
             "overview": self.overview,
             "signatures": [{"name": s.name, "runs": s.runs, "share": round(s.share, 6), "failed": s.failed,
-                            "primary": s.primary, "looks_like": s.looks_like, "control": s.control,
-                            "reference": s.reference,
+                            "successful": s.successful, "primary": s.primary, "role": s.role,
+                            "failed_share": _round(s.failed_share), "successful_share": _round(s.successful_share),
+                            "ratio": _round(s.ratio), "ratio_ci": [_round(x) for x in s.ratio_ci] if s.ratio_ci else None,
+                            "looks_like": s.looks_like, "control": s.control, "reference": s.reference,
                             "examples": [e.__dict__ for e in self.examples.get(s.name, [])]} for s in self.signatures],
+            "unexplained": [{"run_id": r, "last_error": e} for r, e in self.unexplained],
             "percentiles": self.percentiles,
             "segments": self.segments,
             "caps": [c.to_dict() for c in self.caps],
@@ -175,11 +182,14 @@ def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: 
     ex_events = events.merge(ex_spans[["trace_id", "span_id"]], on=["trace_id", "span_id"]) \
         if len(events) and len(ex_spans) else events.iloc[:0]
     trace_of = runs.set_index("run_id")["trace_id"]
-    examples = {s.name: [Example(r, str(trace_of[r]), None, evidence(ex_spans, ex_events, r, s.name))
+    said = runs.set_index("run_id")["last_error"]
+    examples = {s.name: [Example(r, str(trace_of[r]), None,
+                                 evidence(ex_spans, ex_events, r, s.name, None if pd.isna(said[r]) else str(said[r])))
                          for r in s.examples] for s in sigs}
     report = Report(datetime.now(UTC).isoformat(timespec="seconds"), sources, opt, runs, spans,
                     events, _overview(runs, n_spans), sigs, examples, {}, {}, [], q, der)
     report.spellings = {shown(k): v for k, v in spellings.items()}
+    report.unexplained = unexplained(runs)[1]
     for exs in examples.values():
         for e in exs:
             e.link = report.link(e.trace_id)
@@ -200,6 +210,10 @@ def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: 
     report.caps = recommend_all(runs, target=opt.target, margin=opt.margin, seed=opt.seed)
     report.growth_series = _growth_series(runs, spans)
     return report
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(x, 6)
 
 
 def _count_unplaced(spans: pd.DataFrame, q: DataQuality) -> None:

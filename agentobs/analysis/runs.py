@@ -589,6 +589,7 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     spans["_dialect"] = DIALECT_NAMES[norm.dialect]
     spans["_call"] = _call_ids(spans, calls)
     spans["_call_row"] = calls.row
+    spans["_failed"] = norm.fields["error"]            # (a call's span: whether the call failed, after its retries)
     is_root = np.zeros(len(spans), dtype=bool)
     is_root[ident.segments["row"].to_numpy()] = True
     spans["_run_root"] = is_root
@@ -766,10 +767,17 @@ def _stop_reasons(out: pd.DataFrame, c: _Ctx, o: Outcomes, ours: np.ndarray, tra
     out["stop_reason_source"] = pd.array(source, dtype="string")
     names = c.spans["name"].astype(object).to_numpy()
     failed = out["success"].eq(False).fillna(False).to_numpy(dtype=bool)
-    has = failed & (o.row >= 0)
+    # what ended a failed run: the evidence that decided it failed; for a run labelled otherwise (ours, a
+    # transcript, a labels file), the last error in it, if any
+    row = np.where(rest & (o.failed.fillna(False).to_numpy(dtype=bool)), o.row, -1)
+    text = np.where(row >= 0, o.said, None)
+    errs = o.last_error_row
+    other = failed & (row < 0) & (errs >= 0)
+    row[other], text[other] = errs[other], o.last_error_said[other]
+    has = failed & (row >= 0)
     last_error = np.full(len(out), None, dtype=object)
     last_error[has] = [f"{names[r]}: {s}" if isinstance(s, str) and s else str(names[r])
-                       for r, s in zip(o.row[has], o.said[has], strict=True)]
+                       for r, s in zip(row[has], text[has], strict=True)]
     out["last_error"] = pd.array(last_error, dtype="string")
 
 
@@ -780,7 +788,8 @@ def _evidence(c: _Ctx) -> Evidence:
     return Evidence(run=c.ident.run, n_runs=c.n, kind=c.norm.kind, call_row=c.calls.row, error=f["error"],
                     start=c.start_ns, end=_ends(c), finish=pd.array(f["finish"]).to_numpy(dtype=object, na_value=None),
                     tool=pd.array(f["tool"]).to_numpy(dtype=object, na_value=None), errors_said=_errors_said(c),
-                    root_error=status[root_rows] == 2, rootless=c.ident.rootless)
+                    root_error=status[root_rows] == 2, rootless=c.ident.rootless,
+                    roots=np.isin(np.arange(len(c.spans)), root_rows))
 
 
 def _ends(c: _Ctx) -> np.ndarray:

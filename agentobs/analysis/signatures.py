@@ -8,6 +8,7 @@ the columns exist) and on transcripts.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -17,22 +18,24 @@ import pandas as pd
 from ..contract import semconv as sc
 
 BUDGET_STEP_STOPS = ("max_steps", "max_tool_calls", "deadline")
+BUDGET_COUNT_STOPS = ("max_steps", "max_tool_calls")
 BUDGET_SPEND_STOPS = ("max_tokens", "max_usd")
-GROWTH_TOKENS_PER_STEP = 500.0       # foreign traces: input grows by this much per model call...
-GROWTH_MIN_CALLS = 4                 # ...over at least this many calls
-FOREIGN_REPEAT = 3                   # foreign traces: this many back-to-back identical calls
+FOREIGN_REPEAT = 3                   # foreign traces: this many identical calls back to back, or since progress
+FOREIGN_STALLS = 3                   # foreign traces: this many model calls in a row that called no new tool
+GROWTH_MIN_SUCCESSFUL = 20           # successful runs needed to measure a run's input against theirs
 
 
 # the span columns the evidence functions below read
 EVIDENCE_COLUMNS = ("trace_id", "span_id", "parent_span_id", "name", "start_ns", "run_id", "_run_root", "_kind",
-                    "_input_tokens", "_fingerprint", sc.STOP_REASON, sc.TOOL_RESULT_STATUS, sc.RESUMED, sc.TOOL_HELD,
+                    "_input_tokens", "_fingerprint", "_call_row", "_failed", sc.STOP_REASON, sc.TOOL_RESULT_STATUS, sc.RESUMED, sc.TOOL_HELD,
                     sc.TOOL_EFFECT, sc.TOOL_PLAN_STEP)
 
 
 class Evidence:
     """One run's spans and span events, with helpers that turn them into short report lines."""
 
-    def __init__(self, spans: pd.DataFrame, events: pd.DataFrame | None, run_id: str):
+    def __init__(self, spans: pd.DataFrame, events: pd.DataFrame | None, run_id: str, last_error: str | None = None):
+        self.said = last_error
         # only the columns evidence reads: a spans table of many dialects has hundreds, each copied per run
         self.spans = spans.loc[spans["run_id"] == run_id, [c for c in EVIDENCE_COLUMNS if c in spans.columns]]
         s = self.spans
@@ -55,6 +58,11 @@ class Evidence:
             for _, e in self.events[self.events["name"] == name].iterrows():
                 self.lines.append(f"{e['trace_id']}/{e['span_id']} {e['span_name']} event {name}")
 
+    def last_error(self) -> None:
+        """What ended the run (the runs table's ``last_error``)."""
+        if self.said:
+            self.lines.append(f"ended by {self.said}")
+
     def column(self, frame: pd.DataFrame, key: str) -> pd.Series:
         return frame[key] if key in frame else pd.Series(pd.NA, index=frame.index, dtype="object")
 
@@ -63,8 +71,11 @@ def _no_evidence(_: Evidence) -> None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Signature:
+    """A named rule over the runs table (``rule`` reads the whole table, so a rule can measure a run against the
+    successful runs of its population), what it looks like, its typical cause, the control that applies, where the
+    taxonomy comes from, and the evidence that shows it in one run's spans."""
     name: str
     reference: str                  # where the taxonomy comes from (a seed of the spec, or agentobs)
     looks_like: str
@@ -141,50 +152,137 @@ def _ev_memory_poisoning(e: Evidence) -> None:
                   " write outside the plan")
 
 
+KERNEL = "kernel"            # stop_reason_source of a run our kernel recorded (the seeds' taxonomy applies)
+
+
+def _inferred(df: pd.DataFrame) -> pd.Series:
+    """Runs our kernel did not record: other instrumentations', transcripts', and guarded frameworks' runs."""
+    return df["stop_reason_source"].fillna("") != KERNEL
+
+
+def _failed(df: pd.DataFrame) -> pd.Series:
+    return _b(df["success"] == False)  # noqa: E712
+
+
+def _above_successful_p95(df: pd.DataFrame, column: str) -> pd.Series:
+    """Runs whose value is beyond the 95th percentile of the successful runs of the same population (observed
+    value, ``inverted_cdf``); never, with fewer than ``GROWTH_MIN_SUCCESSFUL`` successful runs that have one."""
+    ok = df.loc[_b(df["success"] == True), column].dropna()  # noqa: E712
+    if len(ok) < GROWTH_MIN_SUCCESSFUL:
+        return pd.Series(False, index=df.index)
+    p95 = float(np.percentile(ok.to_numpy(dtype=float), 95, method="inverted_cdf"))
+    return _b(df[column] > p95)
+
+
+# -- evidence of the signatures read on any trace ------------------------------------------------------------
+
+def _ev_failed_calls(kind: str) -> Callable[[Evidence], None]:
+    def show(e: Evidence) -> None:
+        calls = e.spans[(e.spans["_kind"] == kind) & e.column(e.spans, "_call_row").fillna(False).astype(bool)]
+        e.spans_where(calls, e.column(calls, "_failed").fillna(False).astype(bool), " failed")
+    return show
+
+
+def _ev_last_error(e: Evidence) -> None:
+    e.last_error()
+
+
 CATALOG: list[Signature] = [
-    Signature("unknown_outcome", "seed 000", "A write timed out or its response was lost",
-              "Lost response from a backend", "Stop; reconcile with the backend; retry only under the same key",
-              lambda d: _stop(d, "unknown_outcome") | _b(d["unknown_outcome_writes"] > 0), _ev_unknown_outcome),
-    Signature("run_aborted", "agentobs", "An exception ended the run before any stop reason (error.type on the "
-              "invoke_agent span, agentobs.status = aborted)", "A crash, an interrupt or a checkpoint conflict",
-              "Recover from the last checkpoint (Kernel.recover); fix what error.type names",
-              lambda d: _b(d["status"] == "aborted")),
-    Signature("memory_poisoning", "seed 000", "Remembered notes were in the view and the run wrote outside its plan",
-              "An untrusted or wrong note was stored and acted on",
-              "Memory write policy: trusted sources only, scope, expiry; review the note",
-              lambda d: _b((d["memory_notes"] > 0) & (d["adhoc_writes"] > 0)), _ev_memory_poisoning),
-    Signature("stale_facts", "seed 000", "A resume after a long gap ran a write before any read",
-              "Facts saved before the gap no longer match the world", "Re-read before a write after a resume",
-              lambda d: _b(d["write_first_after_resume"]), _ev_stale_facts),
-    Signature("approval_denied", "seed 004", "A reviewer denied a held call",
-              "The action was not acceptable as proposed", "Route to a person with the trace; do not retry the call",
-              lambda d: _b(d["approvals_denied"] > 0), _ev_approval_denied),
-    Signature("tool_outage", "seed 004", "A tool kept failing after every retry",
-              "A backend outage", "Retries with backoff, then replan or escalate; alert on the tool's error rate",
-              lambda d: _b(d["tools_exhausted"] > 0), _ev_tool_outage),
-    Signature("repeated_call", "seed 000", "One call fingerprint proposed again and again",
-              "A missing fact or an ignored error", "max_repeat; copy the needed fields into facts",
-              lambda d: (_stop(d, "repeated_call")
-                         | (_foreign(d) & _b(d["max_consecutive_identical"] >= FOREIGN_REPEAT))),
-              _ev_repeated_call),
-    Signature("no_progress", "seed 000", "Consecutive steps changed nothing; the state signature stayed flat",
-              "Varied arguments with no effect", "max_stalls; escalate",
-              lambda d: _stop(d, "no_progress"), _ev_guard),
-    Signature("context_growth", "seed 000", "The model's input kept growing or jumped and stayed high",
-              "Full-history replay, large tool results", "A state view; result handles; a token budget",
-              lambda d: _stop(d, "max_tokens") | (_foreign(d) & _b(
-                  (d["input_growth_per_step"] >= GROWTH_TOKENS_PER_STEP) & (d["model_calls"] >= GROWTH_MIN_CALLS))),
-              _ev_context_growth),
-    Signature("budget_exhausted", "seed 004", "A token or dollar ceiling stopped a run with work half done",
-              "Output reserve or ceiling sized below what the task needs",
-              "Size the reserve from p95 reply length; hand off rather than leave the task half done",
-              lambda d: _stop(d, *BUDGET_SPEND_STOPS) & _work_done(d), _ev_guard),
-    Signature("partial_completion", "seed 000", "A step, tool-call or time budget stopped a run with some work done",
-              "A cap too low, slow tools", "Report from plan status; resume or hand off; revisit the cap",
-              lambda d: _stop(d, *BUDGET_STEP_STOPS) & _work_done(d), _ev_guard),
-    Signature("premature_completion", "seed 000", "A 'completed' answer came while plan steps were open",
-              "The model declared done early", "The completion check against the plan",
-              lambda d: _b(d["final_refused"] > 0), _ev_premature_completion),
+    Signature(name="unknown_outcome", reference="seed 000", looks_like="A write timed out or its response was lost",
+              cause="Lost response from a backend",
+              control="Stop; reconcile with the backend; retry only under the same key",
+              rule=lambda d: _stop(d, "unknown_outcome") | _b(d["unknown_outcome_writes"] > 0),
+              evidence=_ev_unknown_outcome),
+    Signature(name="run_aborted", reference="agentobs",
+              looks_like="An exception ended the run before any stop reason (error.type on the invoke_agent span, "
+                         "agentobs.status = aborted)",
+              cause="A crash, an interrupt or a checkpoint conflict",
+              control="Recover from the last checkpoint (Kernel.recover); fix what error.type names",
+              rule=lambda d: _b(d["status"] == "aborted")),
+    Signature(name="memory_poisoning", reference="seed 000",
+              looks_like="Remembered notes were in the view and the run wrote outside its plan",
+              cause="An untrusted or wrong note was stored and acted on",
+              control="Memory write policy: trusted sources only, scope, expiry; review the note",
+              rule=lambda d: _b((d["memory_notes"] > 0) & (d["adhoc_writes"] > 0)), evidence=_ev_memory_poisoning),
+    Signature(name="stale_facts", reference="seed 000", looks_like="A resume after a long gap ran a write before any read",
+              cause="Facts saved before the gap no longer match the world", control="Re-read before a write after a resume",
+              rule=lambda d: _b(d["write_first_after_resume"]), evidence=_ev_stale_facts),
+    Signature(name="approval_denied", reference="seed 004", looks_like="A reviewer denied a held call",
+              cause="The action was not acceptable as proposed",
+              control="Route to a person with the trace; do not retry the call",
+              rule=lambda d: _b(d["approvals_denied"] > 0), evidence=_ev_approval_denied),
+    Signature(name="tool_outage", reference="seed 004", looks_like="A tool kept failing after every retry",
+              cause="A backend outage", control="Retries with backoff, then replan or escalate; alert on the tool's "
+                                                "error rate",
+              rule=lambda d: _b(d["tools_exhausted"] > 0), evidence=_ev_tool_outage),
+    Signature(name="provider_error", reference="agentobs (GenAI conventions: error.type on the model call)",
+              looks_like="The model provider failed the run's last model call on every attempt (HTTP 5xx, 429, a "
+                         "timeout), and the run ended there",
+              cause="A provider outage, rate limits or timeouts outlasting the client's retries",
+              control="Retries with backoff and jitter; a fallback model or provider; alert on the provider's error "
+                      "rate",
+              rule=lambda d: _inferred(d) & _stop(d, "model_error"), evidence=_ev_failed_calls("chat")),
+    Signature(name="tool_error_fatal", reference="agentobs",
+              looks_like="A tool call failed and its exception ended the run",
+              cause="A tool raised and the framework does not hand tool errors back to the model",
+              control="Return tool errors to the model as results (the framework's error handler); fix the tool",
+              rule=lambda d: _inferred(d) & _stop(d, "tool_error"), evidence=_ev_failed_calls("tool")),
+    Signature(name="tool_error_unrecovered", reference="agentobs",
+              looks_like="A tool call failed, the model saw the error, and the run failed anyway",
+              cause="The model could not work around the failing tool",
+              control="Better tool error messages; a fallback tool; escalate after a tool error",
+              rule=lambda d: _inferred(d) & _failed(d) & _b(d["tool_errors_fed_back"] > 0) & ~_stop(d, "tool_error"),
+              evidence=_ev_failed_calls("tool")),
+    Signature(name="tool_error_recovered", reference="agentobs",
+              looks_like="A tool call failed, the model saw the error and the run went on to succeed",
+              cause="Transient or expected tool errors the model works around",
+              control="Usually none: watch its share; a rising share is an early warning of a tool outage",
+              rule=lambda d: _inferred(d) & _b(d["success"] == True) & _b(d["tool_errors_fed_back"] > 0),  # noqa
+              evidence=_ev_failed_calls("tool")),
+    Signature(name="repeated_call", reference="seed 000", looks_like="One call fingerprint proposed again and again",
+              cause="A missing fact or an ignored error", control="max_repeat; copy the needed fields into facts",
+              rule=lambda d: (_stop(d, "repeated_call")
+                              | (_foreign(d) & (_b(d["max_consecutive_identical"] >= FOREIGN_REPEAT)
+                                                | _b(d["max_identical_since_progress"] >= FOREIGN_REPEAT)))),
+              evidence=_ev_repeated_call),
+    Signature(name="no_progress", reference="seed 000",
+              looks_like="Consecutive steps changed nothing; the state signature stayed flat (other traces: model "
+                         "calls in a row that called no new tool)",
+              cause="Varied arguments with no effect", control="max_stalls; escalate",
+              rule=lambda d: _stop(d, "no_progress") | (_foreign(d) & _b(d["longest_stall"] >= FOREIGN_STALLS)),
+              evidence=_ev_guard),
+    Signature(name="context_growth", reference="seed 000",
+              looks_like="The model's input kept growing or jumped and stayed high (other traces: a model call's "
+                         "input beyond the 95th percentile of the successful runs')",
+              cause="Full-history replay, large tool results", control="A state view; result handles; a token budget",
+              rule=lambda d: _stop(d, "max_tokens") & ~_inferred(d)
+              | (_foreign(d) & _above_successful_p95(d, "max_input_tokens")),
+              evidence=_ev_context_growth),
+    Signature(name="turn_limit", reference="agentobs (the frameworks' turn, step and recursion limits)",
+              looks_like="The framework's turn, step or tool-call limit stopped the run (its limit error, or the "
+                         "model still asking for tools when the run ended)",
+              cause="A task longer than the limit allows, or a loop the limit cut off",
+              control="Look at the run's last steps: a loop (see repeated_call) or real work; size the limit from "
+                      "the successful runs (agentobs caps)",
+              rule=lambda d: _inferred(d) & _stop(d, *BUDGET_COUNT_STOPS), evidence=_ev_last_error),
+    Signature(name="budget_limit", reference="agentobs",
+              looks_like="A token, cost or time limit stopped the run",
+              cause="A budget sized below what the task needs, or a runaway run",
+              control="Size the budget from the successful runs (agentobs caps); hand off rather than stop mid-task",
+              rule=lambda d: _inferred(d) & _stop(d, *BUDGET_SPEND_STOPS, "deadline"), evidence=_ev_last_error),
+    Signature(name="budget_exhausted", reference="seed 004",
+              looks_like="A token or dollar ceiling stopped a run with work half done",
+              cause="Output reserve or ceiling sized below what the task needs",
+              control="Size the reserve from p95 reply length; hand off rather than leave the task half done",
+              rule=lambda d: ~_inferred(d) & _stop(d, *BUDGET_SPEND_STOPS) & _work_done(d), evidence=_ev_guard),
+    Signature(name="partial_completion", reference="seed 000",
+              looks_like="A step, tool-call or time budget stopped a run with some work done",
+              cause="A cap too low, slow tools", control="Report from plan status; resume or hand off; revisit the cap",
+              rule=lambda d: ~_inferred(d) & _stop(d, *BUDGET_STEP_STOPS) & _work_done(d), evidence=_ev_guard),
+    Signature(name="premature_completion", reference="seed 000",
+              looks_like="A 'completed' answer came while plan steps were open",
+              cause="The model declared done early", control="The completion check against the plan",
+              rule=lambda d: _b(d["final_refused"] > 0), evidence=_ev_premature_completion),
 ]
 BY_NAME = {s.name: s for s in CATALOG}
 
@@ -203,37 +301,87 @@ def classify(runs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class SignatureRow:
+    """One signature over a population: how many runs show it, and how precisely it marks failure. ``ratio`` is
+    its share among the failed runs over its share among the successful ones, with a 95% interval (``ratio_ci``);
+    ``role`` is ``cause`` when the interval lies above 1 (the signature is more common in failed runs than chance
+    allows), ``trait`` when it does not (about as common in successful runs: it describes how this population
+    works, not why it fails), ``unmeasured`` without both failed and successful runs, and ``absent`` when no run
+    shows it."""
     name: str
     runs: int
     share: float            # of all runs
     failed: int             # of them, runs that did not succeed
+    successful: int         # of them, runs that succeeded
     primary: int
     looks_like: str
     control: str
     reference: str
     examples: list[str]
+    failed_share: float | None = None        # of the failed runs
+    successful_share: float | None = None    # of the successful runs
+    ratio: float | None = None
+    ratio_ci: tuple[float, float] | None = None
+    role: str = "absent"
+
+
+ROLES = ("cause", "trait", "unmeasured", "absent")
+_Z95 = 1.959963984540054
+
+
+def precision(hit_failed: int, n_failed: int, hit_ok: int, n_ok: int) -> tuple[float, tuple[float, float]] | None:
+    """The ratio of a signature's share among failed runs to its share among successful runs, and its 95% interval
+    (Katz's log method; half a run added to each cell of the 2x2 table when one is empty, Haldane's correction);
+    None without failed or successful runs."""
+    if n_failed == 0 or n_ok == 0:
+        return None
+    a, b, c, d = hit_failed, n_failed - hit_failed, hit_ok, n_ok - hit_ok
+    if 0 in (a, b, c, d):
+        a, b, c, d = a + 0.5, b + 0.5, c + 0.5, d + 0.5
+    ratio = (a / (a + b)) / (c / (c + d))
+    se = math.sqrt(1 / a - 1 / (a + b) + 1 / c - 1 / (c + d))
+    return ratio, (ratio * math.exp(-_Z95 * se), ratio * math.exp(_Z95 * se))
 
 
 def summarize(runs: pd.DataFrame, examples: int = 3) -> list[SignatureRow]:
     rows = []
     total = max(len(runs), 1)
+    failed_runs = _b(runs["success"] == False) if len(runs) else pd.Series(dtype=bool)  # noqa: E712
+    ok_runs = _b(runs["success"] == True) if len(runs) else pd.Series(dtype=bool)  # noqa: E712
+    n_failed, n_ok = int(failed_runs.sum()), int(ok_runs.sum())
     for s in CATALOG:
-        mask = runs["signatures"].map(lambda xs, n=s.name: n in xs) if len(runs) else pd.Series(dtype=bool)
+        mask = runs["signatures"].map(lambda xs, n=s.name: n in xs).astype(bool) if len(runs) else \
+            pd.Series(dtype=bool)
         hit = runs[mask] if len(runs) else runs
-        failed = int((hit["success"] == False).sum()) if len(hit) else 0  # noqa: E712
-        rows.append(SignatureRow(s.name, len(hit), len(hit) / total, failed,
-                                 int((runs["signature"] == s.name).sum()) if len(runs) else 0,
-                                 s.looks_like, s.control, s.reference,
-                                 hit.sort_values("run_id")["run_id"].head(examples).tolist()))
+        failed = int((mask & failed_runs).sum()) if len(runs) else 0
+        ok = int((mask & ok_runs).sum()) if len(runs) else 0
+        measured = precision(failed, n_failed, ok, n_ok) if len(hit) else None
+        role = "absent" if not len(hit) else "unmeasured" if measured is None else \
+            "cause" if measured[1][0] > 1 else "trait"
+        rows.append(SignatureRow(
+            name=s.name, runs=len(hit), share=len(hit) / total, failed=failed, successful=ok,
+            primary=int((runs["signature"] == s.name).sum()) if len(runs) else 0, looks_like=s.looks_like,
+            control=s.control, reference=s.reference, examples=hit.sort_values("run_id")["run_id"].head(examples).tolist(),
+            failed_share=failed / n_failed if n_failed else None, successful_share=ok / n_ok if n_ok else None,
+            ratio=measured[0] if measured else None, ratio_ci=measured[1] if measured else None, role=role))
     return rows
 
 
-def evidence(spans: pd.DataFrame, events: pd.DataFrame, run_id: str, signature: str) -> list[str]:
+def unexplained(runs: pd.DataFrame, limit: int = 20) -> tuple[int, list[tuple[str, str | None]]]:
+    """Failed runs that match no signature: how many, and the first (by run id) with what ended them."""
+    if runs.empty:
+        return 0, []
+    bad = runs[_b(runs["success"] == False) & runs["signature"].isna()].sort_values("run_id")  # noqa: E712
+    said = [(str(r), None if pd.isna(e) else str(e)) for r, e in zip(bad["run_id"], bad["last_error"], strict=True)]
+    return len(bad), said[:limit]
+
+
+def evidence(spans: pd.DataFrame, events: pd.DataFrame, run_id: str, signature: str,
+             last_error: str | None = None) -> list[str]:
     """The spans (and span events) that show a signature in one run, as short lines for a report: the run's stop
     reason, then what the signature's own evidence function finds."""
-    e = Evidence(spans, events, run_id)
+    e = Evidence(spans, events, run_id, last_error)
     if e.spans.empty:
         return []
     if sc.STOP_REASON in e.root:

@@ -145,21 +145,35 @@ def _read_line(r: Report) -> Line | None:
 def _signatures(r: Report) -> Section:
     rows = []
     for s in r.signatures:
+        if not s.runs:
+            continue
         ex = r.examples.get(s.name, [])
-        rows.append([s.name, s.runs, f"{100 * s.share:.1f}%", s.failed, s.primary, s.looks_like, s.control,
+        ratio = "–" if s.ratio is None or s.ratio_ci is None else \
+            f"{s.ratio:.3g} [{s.ratio_ci[0]:.3g}, {s.ratio_ci[1]:.3g}]"
+        rows.append([s.name, s.role, s.runs, f"{100 * s.share:.1f}%", s.failed, _pct(s.failed_share),
+                     _pct(s.successful_share), ratio, s.primary, s.looks_like, s.control,
                      Cell(text=", ".join(e.link or e.run_id for e in ex),
                           parts=tuple(Cell(text=e.run_id, link=e.link) for e in ex))])
     blocks: list[Table | Line] = [_table("Failure signatures", [
-        ("signature", "left"), ("runs", "right"), ("share", "right"), ("failed", "right"), ("primary", "right"),
+        ("signature", "left"), ("role", "left"), ("runs", "right"), ("share", "right"), ("failed", "right"),
+        ("of failed", "right"), ("of successful", "right"), ("ratio [95% CI]", "right"), ("primary", "right"),
         Column(name="looks like", terminal=False), ("control", "left"), ("examples", "left")], rows)]
+    blocks.append(Line(text="role: cause when a signature is more common among failed runs than among successful "
+                            "ones beyond chance (the ratio's 95% interval above 1); trait when it is about as common "
+                            "in successful runs (it describes the population, not why runs fail)."))
     if r.overview["without_signature_failed"]:
+        shown = "; ".join(f"{run}: {said or 'no error recorded'}" for run, said in r.unexplained[:3])
         blocks.append(Line(text=f"{r.overview['without_signature_failed']:,} failed runs match no signature "
-                                "(see their stop reasons)."))
+                                f"(unexplained; what ended them: {shown})."))
     for name, exs in r.examples.items():
         for e in exs[:1]:
             if e.evidence:
                 blocks.append(Line(text=f"evidence for {name} in {e.run_id}: " + " | ".join(e.evidence[:4])))
     return Section(key="signatures", title="Failure signatures", blocks=tuple(blocks))
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
 
 
 def _percentiles(r: Report) -> Section:

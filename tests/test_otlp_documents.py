@@ -299,5 +299,6 @@ def test_spans_without_an_agent_run_say_so_not_that_the_input_is_empty(tmp_path)
     p.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n")
     r = CliRunner().invoke(cli, ["report", str(p)])
     assert r.exit_code == 2
-    assert r.output == f"agentobs: error: no usable run in {p}: 1 span read, but no agent run among them (an agent " \
-                       "invocation or a model call, in a dialect agentobs reads)\n"
+    assert r.output == f"agentobs: error: no usable run in {p}: 1 span read, and none looks like a model call (a " \
+                       "model id with token usage), a tool call or an agent, in any dialect agentobs reads or by " \
+                       "structure; the most common span names: 'GET /health' (1)\n"

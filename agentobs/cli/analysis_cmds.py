@@ -89,10 +89,16 @@ def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", schedule
             click.echo(f"agentobs: warning: labels: {clean(said)} (agentobs report lists each)", err=True)
     if report.runs.empty:
         spans = int(report.overview.get("spans", 0))
+        names: dict[str, int] = {}
+        for c in report.derivation.roles.values():
+            for n, k in c.top():
+                names[n] = names.get(n, 0) + k
+        common = ", ".join(f"{n!r} ({k:,})" for n, k in sorted(names.items(), key=lambda kv: -kv[1])[:3])
         why = report.quality.summary() if not spans else (
-            f"{spans:,} span{'s' if spans > 1 else ''} read, but no agent run among them (an agent invocation or a "
-            "model call, in a dialect agentobs reads)" + (f"; {report.quality.summary()}" if report.quality.issues
-                                                          else ""))
+            f"{spans:,} span{'s' if spans > 1 else ''} read, and none looks like a model call (a model id with token "
+            "usage), a tool call or an agent, in any dialect agentobs reads or by structure"
+            + (f"; the most common span names: {common}" if common else "")
+            + (f"; {report.quality.summary()}" if report.quality.issues else ""))
         raise InputError(f"no usable run in {', '.join(shown(s) for s in sources)}: {why}")
     return report
 

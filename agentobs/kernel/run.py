@@ -299,6 +299,9 @@ class Run:
                 break
             except (ConcurrentUseError, ReplayError, ConfigError):  # misuse, a recording run out, a Model's bug:
                 raise                                                # not the provider's failure
+            except ProposalError as exc:       # the model answered, with nothing the kernel can read: shown to it
+                resp = ModelResponse(reply=None, malformed=exc.detail)
+                break
             except Exception as exc:  # a provider failure must end in a stop reason
                 retry = k.retry_policy()
                 backoff = retry.wait_s(attempts)
@@ -325,7 +328,7 @@ class Run:
                                       stop=StopReason.DEADLINE)), False
         secs = clock.spend(started, declared)
         reply = resp.reply
-        unusable = json_problem(reply)         # kept out of the state, which must stay JSON: the model is told
+        unusable = _malformed(resp)            # kept out of the state, which must stay JSON: the model is told
         if unusable is not None:
             reply = None
         source: UsageSource
@@ -342,7 +345,7 @@ class Run:
         st.charge_model(tin, tout, secs, cost)
         try:
             if unusable is not None:
-                raise ProposalError("malformed_reply", f"the reply {unusable}; answer with a JSON object")
+                raise ProposalError("malformed_reply", unusable)
             cut = (resp.finish_reason or "").lower()
             if cut in _CUT_OFF:                # the provider stopped the reply: whatever it says is not whole
                 raise ProposalError("reply_too_long" if cut != "content_filter" else "reply_filtered",
@@ -681,6 +684,17 @@ class Run:
             self.lease = None
         else:
             await self._release()
+
+
+def _malformed(resp: ModelResponse) -> str | None:
+    """Why a response holds no reply the kernel can keep (None: it holds one): what the adapter said it could not
+    read, or what keeps the reply from being JSON (``agentobs.kernel.values``)."""
+    said = resp.malformed
+    if said is not None:
+        return (said if isinstance(said, str) else "the provider's answer could not be read") + \
+            "; answer with one proposal"
+    unusable = json_problem(resp.reply)
+    return None if unusable is None else f"the reply {unusable}; answer with a JSON object"
 
 
 def _approved(st: TaskState, call: HeldCall) -> bool:

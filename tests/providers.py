@@ -38,6 +38,11 @@ def call(name: str, args: dict | str | None = None, **kw: Any) -> tuple[str, dic
     return (name, kw if args is None else args)
 
 
+class RawJSON(str):
+    """JSON text sent as it is, in place of a value of the answer (an Anthropic tool call's ``input``): for bodies
+    that Python's ``json`` would not write, nested or numbered past its limits."""
+
+
 @dataclass
 class Call:
     """One request as the script sees it."""
@@ -139,7 +144,7 @@ class ProviderServer:
                 self._send(200, chat_body(c, reply) if api == "chat" else messages_body(c, reply))
 
             def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
+                data = _dumps(payload).encode()
                 try:
                     self.send_response(status)
                     self.send_header("content-type", "application/json")
@@ -189,6 +194,25 @@ class ProviderServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+def _dumps(payload: dict) -> str:
+    """JSON text of an answer, with each ``RawJSON`` value put in verbatim."""
+    raws: list[str] = []
+
+    def mark(v: Any) -> Any:
+        if isinstance(v, RawJSON):
+            raws.append(str(v))
+            return f"\u0000raw{len(raws) - 1}\u0000"
+        if isinstance(v, dict):
+            return {k: mark(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [mark(x) for x in v]
+        return v
+    text = json.dumps(mark(payload))
+    for i, raw in enumerate(raws):
+        text = text.replace(json.dumps(f"\u0000raw{i}\u0000"), raw, 1)
+    return text
 
 
 def input_tokens(c: Call, r: Reply) -> int:

@@ -72,6 +72,11 @@ class Call:
                 return _text(m.get("content"))
         return ""
 
+    def calls_made(self, name: str) -> int:
+        """How many calls of tool ``name`` the conversation sent holds (chat API)."""
+        return sum(1 for m in self.body.get("messages", []) if m.get("role") == "assistant"
+                   for tc in m.get("tool_calls") or [] if tc.get("function", {}).get("name") == name)
+
     def tool_names(self) -> list[str]:
         names = []
         for t in self.body.get("tools", []) or []:
@@ -318,3 +323,37 @@ def new_ids(c: Call) -> Reply:
 def search_loop(c: Call) -> Reply:
     """D: a tool with large results, called with a new query every step."""
     return Reply(tool_calls=[call("search_policy", order_id="x", q=f"returns policy {c.n}")])
+
+
+# -- nested agents: a parent agent and the agent it runs (as a tool, by delegation, or by a handoff) -----------------
+
+def delegation(parent_tool: str, *, rounds: int = 3, sub_rounds: int = 4, arg: str = "input",
+               same_query: bool = False, parallel: int = 1) -> Script:
+    """The parent calls ``parent_tool`` (which runs the sub-agent) ``rounds`` times, ``parallel`` calls per reply,
+    then answers; the sub-agent searches the policy texts ``sub_rounds`` times (a new query each time, or the same
+    one), then answers. A request is the parent's when it offers ``parent_tool``."""
+    def script(c: Call) -> Reply:
+        if parent_tool in c.tool_names():
+            done = c.calls_made(parent_tool)
+            if done < rounds:
+                return Reply(tool_calls=[call(parent_tool, **{arg: f"question {done + i + 1}"})
+                                         for i in range(min(parallel, rounds - done))])
+            return Reply(text="The expert's answers are in.")
+        done = c.calls_made("search_policy")
+        if done < sub_rounds:
+            return Reply(tool_calls=[call("search_policy", order_id="x",
+                                          q="returns policy" if same_query else f"returns policy {c.n}")])
+        return Reply(text="Refunds within 30 days.")
+    return script
+
+
+def handoff_then_search(target: str, *, sub_rounds: int = 6) -> Script:
+    """The first agent hands off to ``target`` (its handoff tool ``transfer_to_<target>``), which searches the
+    policy texts ``sub_rounds`` times with a new query each time, then answers."""
+    def script(c: Call) -> Reply:
+        if f"transfer_to_{target}" in c.tool_names():
+            return Reply(tool_calls=[call(f"transfer_to_{target}")])
+        if c.calls_made("search_policy") < sub_rounds:
+            return Reply(tool_calls=[call("search_policy", order_id="x", q=f"returns policy {c.n}")])
+        return Reply(text="Refunds within 30 days.")
+    return script

@@ -20,6 +20,7 @@ from typing import Any
 
 MAX_DEPTH = 100          # levels of objects and arrays; a cycle is refused as nested too deeply
 _PLAIN = frozenset({str, bool, type(None)})           # (exact types: the fast path of every reply)
+_SCALAR = _PLAIN | {int, float}
 _SMALL = 2**62                                        # an int inside (-_SMALL, _SMALL) has at most 19 digits
 
 
@@ -53,14 +54,16 @@ def _power_of_ten(n: int) -> int:
 
 
 def _inside(v: Any, left: int, max_depth: int) -> str | None:
-    """``json_problem`` of a value with ``left`` levels of nesting left (recursive: at most ``max_depth`` deep)."""
+    """``json_problem`` of a value with ``left`` levels of nesting left (recursive: at most ``max_depth`` deep).
+    Plain items are passed over in place (the common case: no call per item)."""
     if isinstance(v, dict):
         if left <= 0:
             return f"nested deeper than {max_depth} levels"
         for k, item in v.items():
-            if not isinstance(k, str):
+            if type(k) is not str and not isinstance(k, str):
                 return f"has a key that is not text ({type(k).__name__})"
-            if _simple(item):
+            t = type(item)
+            if t in _SCALAR and (t is not int or -_SMALL < item < _SMALL) and (t is not float or item - item == 0.0):
                 continue
             if (problem := _inside(item, left - 1, max_depth)) is not None:
                 return problem
@@ -69,7 +72,8 @@ def _inside(v: Any, left: int, max_depth: int) -> str | None:
         if left <= 0:
             return f"nested deeper than {max_depth} levels"
         for item in v:
-            if _simple(item):
+            t = type(item)
+            if t in _SCALAR and (t is not int or -_SMALL < item < _SMALL) and (t is not float or item - item == 0.0):
                 continue
             if (problem := _inside(item, left - 1, max_depth)) is not None:
                 return problem
@@ -79,9 +83,3 @@ def _inside(v: Any, left: int, max_depth: int) -> str | None:
     if isinstance(v, (int, float)):                                  # (an IntEnum; an int or float out of range)
         return number_problem(v)
     return f"holds a {type(v).__name__} value, which JSON cannot hold"
-
-
-def _simple(item: Any) -> bool:
-    """A value of a plain type that needs no further look (the common case, kept cheap)."""
-    t = type(item)
-    return t in _PLAIN or (t is int and -_SMALL < item < _SMALL) or (t is float and item - item == 0.0)

@@ -174,6 +174,11 @@ class ProviderServer:
     def openai_base_url(self) -> str:
         return self.base_url + "/v1"
 
+    def async_openai(self) -> Any:
+        """An ``openai.AsyncOpenAI`` client of this server (the frameworks' clients), without SDK retries."""
+        from openai import AsyncOpenAI
+        return AsyncOpenAI(base_url=self.openai_base_url, api_key="test", max_retries=0)
+
     @property
     def count(self) -> int:
         """Requests served (answered or failed) so far."""
@@ -269,6 +274,30 @@ def messages_body(c: Call, r: Reply) -> dict[str, Any]:
 
 
 # -- the seed's scenarios (seed 000) as provider scripts, for the framework guards -----------------------------
+
+@dataclass
+class Outcome:
+    """What a framework run under a guard left: its stop (a ``BudgetExceeded``, or None), its output, and what the
+    server saw (requests served, tokens reported, its log); ``desk``: the tools' backend."""
+    stop: Any
+    output: Any
+    served: int
+    tokens: int
+    desk: Any
+    log: list[dict[str, Any]]
+
+
+def outcome(srv: ProviderServer, desk: Any, run: Callable[[], Any]) -> Outcome:
+    """Runs ``run`` (a framework run against ``srv``) and collects its ``Outcome``; a guard's stop is caught."""
+    from agentobs.errors import BudgetExceeded
+
+    stop, output = None, None
+    try:
+        output = run()
+    except BudgetExceeded as exc:
+        stop = exc
+    return Outcome(stop, output, srv.count, srv.tokens(), desk, list(srv.log))
+
 
 def desk_tools(desk: Any) -> list[Callable[..., dict]]:
     """The support desk's tools as typed functions (what a framework agent registers)."""

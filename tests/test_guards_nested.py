@@ -10,7 +10,6 @@ run, and computes its caps on those totals: the guard now enforces them on the s
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -22,8 +21,7 @@ pytest.importorskip("openai")
 from agents import Agent as OAAgent  # noqa: E402
 from agents import OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled  # noqa: E402
 from agents.tool_context import ToolContext  # noqa: E402
-from openai import AsyncOpenAI  # noqa: E402
-from providers import ProviderServer, delegation, desk_tools, handoff_then_search  # noqa: E402
+from providers import ProviderServer, delegation, desk_tools, handoff_then_search, outcome  # noqa: E402
 from pydantic_ai import Agent as PAAgent  # noqa: E402
 from pydantic_ai import RunContext  # noqa: E402
 from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
@@ -41,38 +39,16 @@ MODEL = "gpt-4.1-mini"
 LOOSE = dict(max_steps=40, max_tool_calls=40, max_stalls=40, max_repeat=40)   # every limit but the one under test
 
 
-@dataclass
-class Outcome:
-    stop: BudgetExceeded | None
-    output: Any
-    served: int                # requests the server answered (the parent's and the nested agents')
-    tokens: int                # input + output tokens it reported for them
-    desk: SupportDesk          # the nested agent's tools
-
-
-def _openai(srv: ProviderServer) -> AsyncOpenAI:
-    return AsyncOpenAI(base_url=srv.openai_base_url, api_key="test", max_retries=0)
-
-
-def _finish(srv: ProviderServer, desk: SupportDesk, run: Any) -> Outcome:
-    stop, output = None, None
-    try:
-        output = run()
-    except BudgetExceeded as exc:
-        stop = exc
-    return Outcome(stop, output, srv.count, srv.tokens(), desk)
-
-
 # -- the OpenAI Agents SDK ------------------------------------------------------------------------------------
 
-def run_openai_agents(script: Any, budget: Budget | None, *, how: str = "as_tool", tracer: Any = None) -> Outcome:
+def run_openai_agents(script: Any, budget: Budget | None, *, how: str = "as_tool", tracer: Any = None) -> Any:
     """A parent agent with a sub-agent that has the desk's tools: used as a tool (``as_tool``), run by a function
     tool through ``guard.run`` (``guard_run``) or through ``Runner.run`` with the tool's config and context
     (``tool_config``), or handed off to (``handoff``). ``budget=None``: no guard."""
     desk = SupportDesk()
     guard = oa.BudgetGuard(budget, tracer_provider=tracer) if budget is not None else None
     with ProviderServer(script) as srv:
-        model = OpenAIChatCompletionsModel(MODEL, _openai(srv))
+        model = OpenAIChatCompletionsModel(MODEL, srv.async_openai())
         expert = OAAgent(name="expert", model=model, tools=[function_tool(f) for f in desk_tools(desk)])
         if how == "as_tool":
             tools = [expert.as_tool(tool_name="ask_expert", tool_description="Ask the policy expert.")]
@@ -92,12 +68,12 @@ def run_openai_agents(script: Any, budget: Budget | None, *, how: str = "as_tool
             if guard is None:
                 return Runner.run_sync(parent, "What is the refund policy?", max_turns=60).final_output
             return guard.run_sync(parent, "What is the refund policy?").final_output
-        return _finish(srv, desk, run)
+        return outcome(srv, desk, run)
 
 
 # -- Pydantic AI -------------------------------------------------------------------------------------------------
 
-def run_pydantic_ai(script: Any, budget: Budget | None, *, how: str = "capability", tracer: Any = None) -> Outcome:
+def run_pydantic_ai(script: Any, budget: Budget | None, *, how: str = "capability", tracer: Any = None) -> Any:
     """A parent agent whose tool runs a delegate agent with the parent's usage (Pydantic AI's documented
     delegation). The delegate carries the guard in its capabilities (``capability``), is given it for the run
     (``run_capability``), or has none (``unguarded``)."""
@@ -106,7 +82,7 @@ def run_pydantic_ai(script: Any, budget: Budget | None, *, how: str = "capabilit
     desk = SupportDesk()
     guard = pa.BudgetGuard(budget) if budget is not None else None
     with ProviderServer(script) as srv:
-        model = OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=_openai(srv)))
+        model = OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=srv.async_openai()))
         own = [guard] if guard is not None and how == "capability" else []
         expert = PAAgent(model, name="expert", tools=desk_tools(desk), capabilities=own)
         parent = PAAgent(model, name="support-agent", capabilities=[guard] if guard is not None else [])
@@ -119,20 +95,24 @@ def run_pydantic_ai(script: Any, budget: Budget | None, *, how: str = "capabilit
             extra = {"capabilities": [guard]} if guard is not None and how == "run_capability" else {}
             return (await expert.run(question, usage=ctx.usage, **extra)).output
 
-        return _finish(srv, desk, lambda: parent.run_sync("What is the refund policy?").output)
+        return outcome(srv, desk, lambda: parent.run_sync("What is the refund policy?").output)
 
 
-RUNNERS = {"openai_agents": (run_openai_agents, "as_tool"), "pydantic_ai": (run_pydantic_ai, "capability")}
+RUNNERS = {"openai_agents": (run_openai_agents, "as_tool", "input"),       # (runner, how, the tool's argument)
+           "pydantic_ai": (run_pydantic_ai, "capability", "question")}
+
+
+def nested(framework: str, budget: Budget | None, **script: Any) -> Any:
+    """The framework's parent agent running its sub-agent (``delegation(**script)``) under ``budget``."""
+    run, how, arg = RUNNERS[framework]
+    return run(delegation("ask_expert", arg=arg, **script), budget, how=how)
 
 
 # -- the tests ------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("framework", RUNNERS)
 def test_a_nested_agent_under_every_limit_runs_unchanged(framework):
-    run, how = RUNNERS[framework]
-    plain = run(delegation("ask_expert", arg="input" if framework == "openai_agents" else "question"), None, how=how)
-    guarded = run(delegation("ask_expert", arg="input" if framework == "openai_agents" else "question"),
-                  Budget(max_tokens=200_000, **LOOSE), how=how)
+    plain, guarded = nested(framework, None), nested(framework, Budget(max_tokens=200_000, **LOOSE))
     assert plain.stop is None and guarded.stop is None
     assert guarded.output == plain.output == "The expert's answers are in."
     assert guarded.served == plain.served == 3 * 5 + 4           # three sub-runs of five requests, four of the parent
@@ -143,9 +123,7 @@ def test_a_nested_agent_under_every_limit_runs_unchanged(framework):
 def test_the_step_cap_counts_the_nested_agents_requests(framework):
     """The issue's case: max_steps=3, max_tokens=5000 served 12 requests and 15,720 tokens (OpenAI Agents), 50
     requests (Pydantic AI). Now three requests in all, then max_steps."""
-    run, how = RUNNERS[framework]
-    out = run(delegation("ask_expert", arg="input" if framework == "openai_agents" else "question"),
-              Budget(max_steps=3, max_tokens=5000), how=how)
+    out = nested(framework, Budget(max_steps=3, max_tokens=5000))
     assert out.stop is not None and out.stop.stop is StopReason.MAX_STEPS
     assert out.served == 3 and out.tokens <= 5000
     assert out.desk.calls == 2                     # the parent's request, then two of the sub-agent's
@@ -153,9 +131,8 @@ def test_the_step_cap_counts_the_nested_agents_requests(framework):
 
 @pytest.mark.parametrize("framework", RUNNERS)
 def test_the_token_cap_holds_over_the_nested_agents_requests(framework):
-    run, how = RUNNERS[framework]
     budget = Budget(max_tokens=5000, **LOOSE)
-    out = run(delegation("ask_expert", arg="input" if framework == "openai_agents" else "question"), budget, how=how)
+    out = nested(framework, budget)
     assert out.stop is not None and out.stop.stop is StopReason.MAX_TOKENS
     assert out.tokens <= budget.max_tokens < out.stop.observed          # checked before the crossing request
     assert 2 <= out.served < 3 * 5 + 4
@@ -164,9 +141,8 @@ def test_the_token_cap_holds_over_the_nested_agents_requests(framework):
 @pytest.mark.parametrize("framework", RUNNERS)
 def test_the_tool_call_cap_counts_the_nested_agents_tool_calls(framework):
     """The delegating call counts once, and each of the nested agent's calls counts (the analysis counts both)."""
-    run, how = RUNNERS[framework]
     budget = Budget(max_tokens=200_000, **{**LOOSE, "max_tool_calls": 6})
-    out = run(delegation("ask_expert", arg="input" if framework == "openai_agents" else "question"), budget, how=how)
+    out = nested(framework, budget)
     assert out.stop is not None and out.stop.stop is StopReason.MAX_TOOL_CALLS
     delegating = 2                                      # the parent's two calls that ran a sub-agent
     assert out.desk.calls + delegating == budget.max_tool_calls
@@ -174,9 +150,7 @@ def test_the_tool_call_cap_counts_the_nested_agents_tool_calls(framework):
 
 @pytest.mark.parametrize("framework", RUNNERS)
 def test_a_nested_agent_repeating_a_call_stops_the_run(framework):
-    run, how = RUNNERS[framework]
-    script = delegation("ask_expert", arg="input" if framework == "openai_agents" else "question", same_query=True)
-    out = run(script, Budget(max_tokens=200_000, **{**LOOSE, "max_repeat": 2}), how=how)
+    out = nested(framework, Budget(max_tokens=200_000, **{**LOOSE, "max_repeat": 2}), same_query=True)
     assert out.stop is not None and out.stop.stop is StopReason.REPEATED_CALL
     assert out.desk.calls <= 3                         # (OpenAI Agents: the third runs before the guard sees it)
 
@@ -185,11 +159,8 @@ def test_a_nested_agent_repeating_a_call_stops_the_run(framework):
 def test_nested_agents_side_by_side_cannot_together_pass_the_token_cap(framework):
     """Two sub-agents run concurrently (two delegating calls in one reply): each request is checked with what the
     other's unanswered request may still spend."""
-    run, how = RUNNERS[framework]
-    script = delegation("ask_expert", arg="input" if framework == "openai_agents" else "question", rounds=2,
-                        parallel=2)
     budget = Budget(max_tokens=5000, **LOOSE)
-    out = run(script, budget, how=how)
+    out = nested(framework, budget, rounds=2, parallel=2)
     assert out.stop is not None and out.stop.stop is StopReason.MAX_TOKENS
     assert out.tokens <= budget.max_tokens
 
@@ -238,9 +209,8 @@ def test_pydantic_ai_a_delegate_without_the_guard_is_charged_when_its_tool_retur
 def test_the_agent_span_carries_the_whole_runs_totals(framework, memory_tracing):
     """The run's span says what the analysis will count: every request and tool call, nested ones included."""
     provider, exporter = memory_tracing
-    run, how = RUNNERS[framework]
-    out = run(delegation("ask_expert", arg="input" if framework == "openai_agents" else "question"),
-              Budget(max_tokens=200_000, **LOOSE), how=how, tracer=provider)
+    run, how, arg = RUNNERS[framework]
+    out = run(delegation("ask_expert", arg=arg), Budget(max_tokens=200_000, **LOOSE), how=how, tracer=provider)
     assert out.stop is None
     provider.force_flush()
     roots = [s for s in exporter.get_finished_spans() if (s.attributes or {}).get("agentobs.stop_reason")]

@@ -274,13 +274,14 @@ class Accountant:
                             conversation=None, watched=True, started=time.monotonic(), outer=not self._tools)
 
     def claim(self, conversation: Hashable) -> Call | None:
-        """The newest request of ``conversation`` checked without a watcher, now watched (a hook that follows the
-        check of the same request), or None."""
-        for call in reversed(self._open):
-            if not call.watched and call.conversation == conversation:
-                call.watched = True
-                return call
-        return None
+        """The newest request checked without a watcher (of ``conversation``, else any), now watched: a hook that
+        follows the check of the same request. None when there is none."""
+        unwatched = [c for c in self._open if not c.watched]
+        mine = [c for c in unwatched if c.conversation == conversation] or unwatched
+        if not mine:
+            return None
+        mine[-1].watched = True
+        return mine[-1]
 
     def _charge(self, tin: int, tout: int, model: str | None, provider: str | None, asked_model: str | None) -> None:
         self.input_tokens += tin

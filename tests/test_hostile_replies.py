@@ -296,3 +296,26 @@ def test_a_limit_message_names_an_integer_past_pythons_text_limit_by_its_magnitu
     from agentobs.errors import BudgetExceeded
 
     assert "observed about 10^5000" in str(BudgetExceeded("max_tokens", 3000, 10**5000))   # (str() would raise)
+
+
+@pytest.mark.parametrize("latency", [10**400, 10**5000, -(10**400)], ids=["1e400", "1e5000", "-1e400"])
+def test_a_declared_latency_past_a_doubles_range_is_measured_instead(latency):
+    """A model or tool declaring latency_s=10**400 raised OverflowError out of Kernel.run (no float holds it)."""
+    reads = [{"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001", "n": i}} for i in range(2)]
+
+    class Slow(_Paid):
+        def propose(self, request):
+            resp = super().propose(request)
+            return ModelResponse(reply=resp.reply, latency_s=latency, input_tokens=120, output_tokens=30)
+
+    st, _, _ = go(Slow([*reads, FIN]), Budget(deadline_s=5), desk=_Desk(latency=latency))
+    assert st.stop == "done" and 0 <= st.elapsed < 5
+    _saves(st)
+
+
+def test_results_and_replies_nested_100000_deep_are_refused_without_recursing():
+    deep = _nest(100_000)
+    st, _, _ = go(_Paid([deep, READ, FIN]), desk=_Desk(result={"status": "ok", "d": deep}))
+    assert [a.get("error") for a in st.audit if "model" in a][0] == "malformed_reply"
+    assert [a.get("status") for a in st.audit if "tool" in a] == ["malformed_result"]
+    _saves(st)

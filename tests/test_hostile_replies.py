@@ -319,3 +319,22 @@ def test_results_and_replies_nested_100000_deep_are_refused_without_recursing():
     assert [a.get("error") for a in st.audit if "model" in a][0] == "malformed_reply"
     assert [a.get("status") for a in st.audit if "tool" in a] == ["malformed_result"]
     _saves(st)
+
+
+def test_a_models_report_of_the_wrong_types_is_taken_as_not_reported():
+    """finish_reason=5 raised AttributeError out of Kernel.run; a response model that is no text reached telemetry."""
+    from agentobs.contract.events import ModelReturned
+    from agentobs.testing import EventLog
+
+    class Odd(_Paid):
+        def propose(self, request):
+            resp = super().propose(request)
+            return ModelResponse(reply=resp.reply, latency_s=1.0, input_tokens=120, output_tokens=30, finish_reason=5,
+                                 response_model=object(), cache_read_input_tokens="x", reasoning_output_tokens=BIG)
+
+    log = EventLog()
+    st, _, _ = go(Odd([READ, FIN]), observers=[log])
+    assert st.stop == "done"
+    returned = log.of(ModelReturned)
+    assert all(r.response_model is None and isinstance(r.finish_reason, str) for r in returned)
+    assert all(r.usage.cache_read_input_tokens is None and r.usage.reasoning_output_tokens is None for r in returned)

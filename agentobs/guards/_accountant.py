@@ -48,7 +48,7 @@ from typing import Any, NoReturn
 from ..contract.digest import digest
 from ..contract.events import Breach, TokenUsage
 from ..contract.pricing import Prices
-from ..contract.reported import count
+from ..contract.reported import count, non_negative
 from ..contract.vocabulary import StopReason, ToolStatus
 from ..errors import BudgetExceeded, ConfigError
 from ..kernel.budget import Budget
@@ -298,8 +298,9 @@ class Accountant:
             self.cost_usd = round(self.cost_usd + cost, 9)
 
     def charge_time(self, seconds: float) -> None:
-        if isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0:
-            self.elapsed = round(self.elapsed + seconds, 6)
+        secs = non_negative(seconds)          # (a time that is none: nothing to charge)
+        if secs:
+            self.elapsed = round(self.elapsed + secs, 6)
 
     def deadline_passed(self) -> bool:
         return self.elapsed_now() >= self.budget.deadline_s

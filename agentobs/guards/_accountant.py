@@ -39,7 +39,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-import math
 import time
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass

@@ -19,6 +19,11 @@ Shared folders: an existing entry owned by another user, in a folder with the st
 ``protected_fifos`` refuse to open such files; the name is someone else's, so the write goes nowhere near it.
 Folders on the way are followed as the system follows them (its own protections for links in shared folders
 apply); missing ones are created.
+
+``open_append(path)`` opens a file that one writer appends whole lines to for its life (a traces file). The same
+rules for links and shared folders hold, and a regular file gets an exclusive lock (``flock``) held until the
+writer closes it: a second writer, in this process or another, is refused with ``FileInUse`` naming the process
+that holds it, instead of writing over it or into a file the first one then replaces.
 """
 from __future__ import annotations
 
@@ -181,4 +186,134 @@ def _named(exc: OSError, path: Path) -> OSError:
     return type(exc)(exc.errno, exc.strerror or str(exc), str(path))
 
 
-__all__ = ["write_text"]
+class FileInUse(BlockingIOError):
+    """Another writer holds the file's lock; ``holder`` is its process id when the system tells it."""
+
+    def __init__(self, path: Path, holder: int | None):
+        who = f"another process (pid {holder})" if holder else "another writer"
+        super().__init__(errno.EAGAIN, f"being written by {who}", str(path))
+        self.holder = holder
+
+
+class Appender:
+    """One writer's append-only file: ``write`` appends bytes whole (a failed write raises ``OSError``),
+    ``still_named`` says whether the path still names the file written to, ``close`` releases it.
+    Made by ``open_append``."""
+
+    def __init__(self, path: Path, fd: int, *, identity: tuple[int, int] | None):
+        self.path, self._fd, self._identity = path, fd, identity
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    def still_named(self) -> bool:
+        """False once the file was removed or another file put at its name (what is written then is lost);
+        always True for a FIFO, a device or a descriptor."""
+        if self._identity is None:
+            return True
+        try:
+            st = os.stat(self.path, follow_symlinks=False)
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) == self._identity
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+
+def open_append(path: str | os.PathLike[str], *, replace: bool = False) -> Appender:
+    """Opens ``path`` for one writer to append to, created readable by its owner only (0o600) with its folders.
+    ``replace``: the writer starts the file anew (emptied once it holds the lock; a link at the name is removed
+    and a new file made), else it appends to what is there (a link at the name is refused: name the file). A
+    FIFO, a device and the system's names in /dev and /proc (``/dev/stdout``) are opened as they are, unlocked.
+    Raises ``FileInUse`` when another writer holds the file, ``OSError`` naming the path otherwise."""
+    given = Path(path)
+    try:
+        if _in_system_dir(given):
+            return Appender(given, os.open(given, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC), identity=None)
+        _clear_name(given, replace)
+        given.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(_MAX_LINKS):
+            fd = os.open(given, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            appender = _locked(given, fd, replace)
+            if appender is not None:
+                return appender
+        raise OSError(errno.EAGAIN, "replaced again and again while being opened", str(given))
+    except FileInUse:
+        raise
+    except OSError as exc:
+        raise _named(exc, given) from None
+
+
+def _clear_name(path: Path, replace: bool) -> None:
+    """Refuses another user's entry in a shared folder; a link at the name is removed (``replace``) or refused."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    _refuse_foreign(path, st)
+    if stat.S_ISLNK(st.st_mode):
+        if not replace:
+            raise OSError(errno.ELOOP, "a symbolic link: agentobs appends to the file named, never through a link; "
+                                       "name the file itself", str(path))
+        path.unlink()                      # the link itself: what it pointed to is left as it was
+
+
+def _locked(path: Path, fd: int, replace: bool) -> Appender | None:
+    """The appender of ``fd`` once it holds the lock and ``path`` still names its file; None (closed) when the
+    name was removed or replaced meanwhile, to open it again."""
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return Appender(path, fd, identity=None)
+        if not _lock(fd):
+            raise FileInUse(path, _lock_holder(st))
+        try:
+            now = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            now = None
+        if now is None or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            os.close(fd)
+            return None
+        if replace:
+            os.ftruncate(fd, 0)
+        return Appender(path, fd, identity=(st.st_dev, st.st_ino))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        raise
+
+
+def _lock(fd: int) -> bool:
+    """An exclusive ``flock`` on the open file (held until it is closed; another descriptor of the same file, in
+    this process too, cannot take it); True where the system has no ``flock``."""
+    try:
+        import fcntl
+    except ImportError:                    # (not a POSIX system: no lock to take)
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _lock_holder(st: os.stat_result) -> int | None:
+    """The process holding a ``flock`` on the file, from Linux's /proc/locks; None where it cannot be told."""
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == dev and fields[4].isdigit():
+                    return int(fields[4])
+    except OSError:
+        pass
+    return None
+
+
+__all__ = ["Appender", "FileInUse", "open_append", "write_text"]

@@ -96,6 +96,8 @@ def test_a_second_writer_in_the_same_process_is_refused_until_the_first_shuts_do
 def test_the_cli_replaces_the_file_a_finished_run_left(tmp_path):
     """A file a finished run left is replaced (emptied in place, under the lock), never appended to."""
     path = tmp_path / "t.jsonl"
+    path.write_text("an earlier file, readable by all\n")
+    path.chmod(0o644)
     for _ in range(2):
         res = CliRunner().invoke(cli, ["simulate", "--runs", "2", "--seed", "3", "--traces-out", str(path)])
         assert res.exit_code == 0, res.output

@@ -279,8 +279,9 @@ def _locked(path: Path, fd: int, replace: bool) -> Appender | None:
         if now is None or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
             os.close(fd)
             return None
-        if replace:
+        if replace:                        # a new file: empty, and readable by its owner only as one made anew
             os.ftruncate(fd, 0)
+            os.fchmod(fd, 0o600)
         return Appender(path, fd, identity=(st.st_dev, st.st_ino))
     except BaseException:
         with contextlib.suppress(OSError):

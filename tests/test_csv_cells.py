@@ -1,10 +1,10 @@
 """CSV cells (``agentobs runs --out``) a spreadsheet shows as they are and never runs (issue 43, point 7).
 
 Cells kept bidi overrides, NUL, C1 controls, zero-width and tag characters, and a cell starting with ``|`` or the
-full-width equals sign (U+FF1D) was not prefixed. Now: control characters (but tab and line breaks, which the CSV quotes) and the
-bidirectional controls are removed, every other format character (Unicode category Cf) is shown as ``<U+XXXX>``
-(the joiners stay between two characters outside ASCII, where emoji and scripts need them), and a cell whose
-first character after any spaces starts a formula in some spreadsheet gets a leading ``'``."""
+full-width equals sign (U+FF1D) was not prefixed. Now: control characters (but tab and line breaks, which the CSV
+quotes) and the bidirectional controls are removed, every other format character (Unicode category Cf) is shown as
+``<U+XXXX>`` (the joiners stay between two characters outside ASCII, where emoji and scripts need them), and a cell
+whose first character after any spaces starts a formula in some spreadsheet gets a leading ``'``."""
 from __future__ import annotations
 
 import csv

@@ -8,8 +8,8 @@ package, only the exception tree of ``agentobs.errors``).
     jsontext      ``dumps``: json.dumps' text without its per-call set-up (the kernel's views, digests, signatures)
     pricing       ``Prices``: custom prices, then the genai-prices table (imported on first use)
     retry         ``RetryPolicy``: the one backoff
-    files         ``write_text``: the one way a whole file is written (atomically; links followed, FIFOs and
-                  devices streamed)
+    files         ``write_text``: the one way a whole file is written (atomically; a link at the name replaced, never
+                  followed; FIFOs and devices streamed)
 
 The kernel, telemetry, analysis and the CLI import this package; it imports none of them.
 """

@@ -18,6 +18,8 @@ inside a longer string, and the two sides must agree.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 MASK_IN_PROCESS = "[REDACTED]"
 MASK_COLLECTOR = "****"
 
@@ -70,6 +72,17 @@ def key_value_rule(names: tuple[str, ...] = SENSITIVE_KEYS) -> str:
     &token=..., access_token=..., aws_secret_access_key=..., password: ...): the name and the value are masked."""
     return (rf"(?i)\b(?:[A-Za-z0-9]{{1,20}}[._-]){{0,3}}(?:{names_pattern(names)})[ \t]*[:=][ \t]*[\"']?"
             r"(?:(?:basic|bearer|digest|negotiate|token)[ \t]+)?[^ \t\r\n&,;\"'<>]{3,}")
+
+
+def scoped(rx: str) -> str:
+    """A leading (?i) becomes a scoped (?i:...), so that rules can be joined into one alternation."""
+    return f"(?i:{rx[4:]})" if rx.startswith("(?i)") else rx
+
+
+def any_rule(patterns: Iterable[str]) -> str:
+    """One rule that matches where any of ``patterns`` does (the collector's condition before its replacements,
+    the in-process prefilter)."""
+    return "|".join(f"(?:{scoped(rx)})" for rx in patterns)
 
 
 KEY_PATTERN = key_pattern()

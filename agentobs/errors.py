@@ -105,7 +105,8 @@ def _number(x: Any) -> str:
     try:
         return f"{x:g}"
     except (OverflowError, TypeError, ValueError):
-        return f"about 10^{len(str(abs(x))) - 1}" if isinstance(x, int) else str(x)[:40]
+        # (an integer's magnitude from its bits: its text would raise past Python's int-to-text limit)
+        return f"about 10^{int(abs(x).bit_length() * 0.30103)}" if isinstance(x, int) else repr(x)[:40]
 
 
 class SimulatedCrash(BaseException):

@@ -56,12 +56,7 @@ ERROR_TYPE_PATTERN = rf"^(?:{'|'.join(re.escape(c) for c in ERROR_CODES)}|{EXCEP
 ERROR_TYPE_MAX = 64
 
 
-def scoped(rx: str) -> str:
-    """A leading (?i) becomes a scoped (?i:...), so that rules can be joined into one alternation."""
-    return f"(?i:{rx[4:]})" if rx.startswith("(?i)") else rx
-
-
-ANY_RULE = "|".join(f"(?:{scoped(rx)})" for _, rx in rules.VALUE_RULES)
+ANY_RULE = rules.any_rule(rx for _, rx in rules.VALUE_RULES)
 
 
 def ottl(s: str) -> str:

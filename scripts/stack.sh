@@ -7,7 +7,8 @@
 #   scripts/stack.sh up       build if needed, install Debian's prometheus if missing, start collector + Jaeger +
 #                             Prometheus, wait until each is healthy, print the exports (also written to
 #                             <run>/stack.env). Running and healthy services are left alone: `up` twice is harmless.
-#   scripts/stack.sh down     stop all three; no process or listening port is left behind
+#   scripts/stack.sh down     stop what this run folder started (its pid files, each with the process's start
+#                             time); a listener it did not start is named, never stopped
 #   scripts/stack.sh status   one line per service; exit 0 only if all three are healthy
 #   scripts/stack.sh env      print the exports (also without a running stack)
 #   scripts/stack.sh restart  down, then up (a running service does not re-read a changed config by itself)
@@ -224,16 +225,23 @@ svc_bin() {
   esac
 }
 
-# is $2 (an executable path from /proc/PID/exe) a binary of service $1? Any cached build counts, so that a
-# stack started before a rebuild (another manifest hash, another version) is still recognised and stopped.
-is_our_exe() {
-  local cache_real
-  cache_real="$(readlink -f "$CACHE" 2>/dev/null || echo "$CACHE")"
-  case "$1" in
-    collector) [[ "$2" == "$cache_real"/collector-*/agentobs-otelcol ]] ;;
-    jaeger) [[ "$2" == "$cache_real"/jaeger-*/jaeger ]] ;;
-    prometheus) [[ "$2" == "$(readlink -f "$(prometheus_bin)" 2>/dev/null || prometheus_bin)" ]] ;;
-  esac
+# A service is ours when this run folder started it: its pid file holds "PID START", START being the process's
+# start time (field 22 of /proc/PID/stat, clock ticks since boot), so a pid the system gave to another process
+# since is never taken for ours. Never a process found by its binary's path: another checkout's stack runs the
+# same cached binaries.
+
+# the start time of process $1, or nothing when there is no such process (or only its zombie is left)
+proc_start() {
+  local stat fields
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 0
+  read -ra fields <<<"${stat##*) }"     # the fields after the command name (which may hold spaces and parens)
+  [[ "${fields[0]:-}" != Z ]] || return 0
+  echo "${fields[19]:-}"                # field 22: the 20th after the name
+}
+
+# is process $1 still the one that started at $2?
+same_process() {
+  [[ "$1" =~ ^[0-9]+$ && -n "$2" && "$(proc_start "$1")" == "$2" ]]
 }
 
 # "port label" lines: every port the service listens on
@@ -266,18 +274,26 @@ svc_health_url() {
   esac
 }
 
-# the pid of our running instance of a service, or nothing (a stale pid file is removed)
-svc_pid() {
-  local f pid exe
+# "PID START" of our running instance of a service, or nothing (a stale pid file is removed)
+svc_proc() {
+  local f pid start
   f="$(pidfile "$1")"
   [[ -f "$f" ]] || return 0
-  pid="$(cat "$f" 2>/dev/null || true)"
-  if [[ "$pid" =~ ^[0-9]+$ ]] && [[ -d "/proc/$pid" ]]; then
-    exe="$(readlink "/proc/$pid/exe" 2>/dev/null || true)"
-    exe="${exe% (deleted)}"
-    if is_our_exe "$1" "$exe"; then echo "$pid"; return 0; fi
+  read -r pid start _ <"$f" 2>/dev/null || true
+  # a pid file of an older stack.sh (no start time): its process is ours if it runs in this run folder
+  if [[ -z "${start:-}" && "${pid:-}" =~ ^[0-9]+$ ]] &&
+     [[ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" == "$(cd "$RUN" 2>/dev/null && pwd -P)" ]]; then
+    start="$(proc_start "$pid")"
   fi
+  if same_process "${pid:-}" "${start:-}"; then echo "$pid $start"; return 0; fi
   rm -f "$f"
+}
+
+# the pid of our running instance of a service, or nothing
+svc_pid() {
+  local proc
+  proc="$(svc_proc "$1")"
+  echo "${proc%% *}"
 }
 
 healthy() { curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null; }
@@ -388,7 +404,7 @@ start_service() {
     # setsid: own session, no SIGHUP from the caller; 9>&-: the service must not inherit the lock
     (cd "$RUN" && exec env "${unset_otel[@]}" setsid "${cmd[@]}") >>"$(logfile "$name")" 2>&1 </dev/null 9>&- &
     pid=$!
-    echo "$pid" >"$(pidfile "$name")"
+    echo "$pid $(proc_start "$pid")" >"$(pidfile "$name")"
     STARTED+=("$name")
     log "$name: started (pid $pid), log $(logfile "$name")"
   fi
@@ -404,26 +420,28 @@ start_service() {
   log "$name: healthy ($url)"
 }
 
+# stops process $2 (started at $3) of service $1; a signal goes only to the process that started at $3
 stop_pid() {
-  local name="$1" pid="$2" i
+  local name="$1" pid="$2" start="$3" i
+  same_process "$pid" "$start" || return 0
   kill -TERM "$pid" 2>/dev/null || return 0
   for ((i = 0; i < 100; i++)); do
-    kill -0 "$pid" 2>/dev/null || { log "$name: stopped (pid $pid)"; return 0; }
+    same_process "$pid" "$start" || { log "$name: stopped (pid $pid)"; return 0; }
     sleep 0.1
   done
   log "$name: did not stop in 10s, killing pid $pid"
-  kill -KILL "$pid" 2>/dev/null || true
-  for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  same_process "$pid" "$start" && kill -KILL "$pid" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do same_process "$pid" "$start" || return 0; sleep 0.1; done
 }
 
 # on a failed `up`, stop what this invocation started
 cleanup_on_failure() {
-  local rc=$? name pid
+  local rc=$? name proc
   if [[ $rc != 0 && ${#STARTED[@]} -gt 0 && -z "${AGENTOBS_STACK_KEEP_ON_FAILURE:-}" ]]; then
     log "up failed: stopping what it started (${STARTED[*]}); set AGENTOBS_STACK_KEEP_ON_FAILURE=1 to keep it"
     for name in "${STARTED[@]}"; do
-      pid="$(svc_pid "$name")"
-      [[ -z "$pid" ]] || stop_pid "$name" "$pid"
+      proc="$(svc_proc "$name")"
+      [[ -z "$proc" ]] || stop_pid "$name" "${proc% *}" "${proc#* }"
       rm -f "$(pidfile "$name")"
     done
   fi
@@ -485,31 +503,20 @@ cmd_down() {
   mkdir -p "$RUN/pids" "$RUN/logs"
   exec 9>"$RUN/.lock"
   flock -w 120 9 || die "another stack.sh holds $RUN/.lock"
-  local i name pid port label holder hpid exe ours
+  local i name proc port label holder
   for ((i = ${#SERVICES[@]} - 1; i >= 0; i--)); do
     name="${SERVICES[$i]}"
-    pid="$(svc_pid "$name")"
-    if [[ -n "$pid" ]]; then stop_pid "$name" "$pid"; else log "$name: not running"; fi
+    proc="$(svc_proc "$name")"
+    if [[ -n "$proc" ]]; then stop_pid "$name" "${proc% *}" "${proc#* }"; else log "$name: not running"; fi
     rm -f "$(pidfile "$name")"
   done
-  # a listener of ours whose pid file was lost (e.g. the run folder was deleted): stop it too
+  # whatever still listens on our ports was not started from this run folder (another checkout's stack, or ours
+  # whose run folder was deleted): named, never stopped
   for name in "${SERVICES[@]}"; do
     while read -r port label; do
       holder="$(port_holder "$port")"
       [[ -n "$holder" ]] || continue
-      hpid="${holder% *}"
-      ours=0
-      if [[ "$hpid" =~ ^[0-9]+$ ]]; then
-        exe="$(readlink "/proc/$hpid/exe" 2>/dev/null || true)"; exe="${exe% (deleted)}"
-        if [[ "$name" != prometheus ]] && is_our_exe "$name" "$exe"; then ours=1; fi
-        if [[ "$name" == prometheus ]] && tr '\0' ' ' <"/proc/$hpid/cmdline" 2>/dev/null | grep -qF -- "--config.file=$RUN/prometheus/"; then ours=1; fi
-      fi
-      if [[ $ours == 1 ]]; then
-        log "$name: stopping orphan pid $hpid on port $port"
-        stop_pid "$name" "$hpid"
-      else
-        log "warning: port $port ($label) is held by pid $hpid (${holder#* }), not by this stack"
-      fi
+      log "warning: port $port ($label) is held by pid ${holder% *} (${holder#* }), which $RUN did not start: left running (stop it from the run folder that started it, or by its pid)"
     done < <(svc_ports "$name")
   done
   log "stack is down"

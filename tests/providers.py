@@ -38,6 +38,11 @@ def call(name: str, args: dict | str | None = None, **kw: Any) -> tuple[str, dic
     return (name, kw if args is None else args)
 
 
+class RawJSON(str):
+    """JSON text sent as it is, in place of a value of the answer (an Anthropic tool call's ``input``): for bodies
+    that Python's ``json`` would not write, nested or numbered past its limits."""
+
+
 @dataclass
 class Call:
     """One request as the script sees it."""
@@ -66,6 +71,11 @@ class Call:
             if m.get("role") == "user":
                 return _text(m.get("content"))
         return ""
+
+    def calls_made(self, name: str) -> int:
+        """How many calls of tool ``name`` the conversation sent holds (chat API)."""
+        return sum(1 for m in self.body.get("messages", []) if m.get("role") == "assistant"
+                   for tc in m.get("tool_calls") or [] if tc.get("function", {}).get("name") == name)
 
     def tool_names(self) -> list[str]:
         names = []
@@ -139,7 +149,7 @@ class ProviderServer:
                 self._send(200, chat_body(c, reply) if api == "chat" else messages_body(c, reply))
 
             def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
+                data = _dumps(payload).encode()
                 try:
                     self.send_response(status)
                     self.send_header("content-type", "application/json")
@@ -163,6 +173,11 @@ class ProviderServer:
     @property
     def openai_base_url(self) -> str:
         return self.base_url + "/v1"
+
+    def async_openai(self) -> Any:
+        """An ``openai.AsyncOpenAI`` client of this server (the frameworks' clients), without SDK retries."""
+        from openai import AsyncOpenAI
+        return AsyncOpenAI(base_url=self.openai_base_url, api_key="test", max_retries=0)
 
     @property
     def count(self) -> int:
@@ -189,6 +204,25 @@ class ProviderServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+def _dumps(payload: dict) -> str:
+    """JSON text of an answer, with each ``RawJSON`` value put in verbatim."""
+    raws: list[str] = []
+
+    def mark(v: Any) -> Any:
+        if isinstance(v, RawJSON):
+            raws.append(str(v))
+            return f"\u0000raw{len(raws) - 1}\u0000"
+        if isinstance(v, dict):
+            return {k: mark(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [mark(x) for x in v]
+        return v
+    text = json.dumps(mark(payload))
+    for i, raw in enumerate(raws):
+        text = text.replace(json.dumps(f"\u0000raw{i}\u0000"), raw, 1)
+    return text
 
 
 def input_tokens(c: Call, r: Reply) -> int:
@@ -240,6 +274,30 @@ def messages_body(c: Call, r: Reply) -> dict[str, Any]:
 
 
 # -- the seed's scenarios (seed 000) as provider scripts, for the framework guards -----------------------------
+
+@dataclass
+class Outcome:
+    """What a framework run under a guard left: its stop (a ``BudgetExceeded``, or None), its output, and what the
+    server saw (requests served, tokens reported, its log); ``desk``: the tools' backend."""
+    stop: Any
+    output: Any
+    served: int
+    tokens: int
+    desk: Any
+    log: list[dict[str, Any]]
+
+
+def outcome(srv: ProviderServer, desk: Any, run: Callable[[], Any]) -> Outcome:
+    """Runs ``run`` (a framework run against ``srv``) and collects its ``Outcome``; a guard's stop is caught."""
+    from agentobs.errors import BudgetExceeded
+
+    stop, output = None, None
+    try:
+        output = run()
+    except BudgetExceeded as exc:
+        stop = exc
+    return Outcome(stop, output, srv.count, srv.tokens(), desk, list(srv.log))
+
 
 def desk_tools(desk: Any) -> list[Callable[..., dict]]:
     """The support desk's tools as typed functions (what a framework agent registers)."""
@@ -294,3 +352,37 @@ def new_ids(c: Call) -> Reply:
 def search_loop(c: Call) -> Reply:
     """D: a tool with large results, called with a new query every step."""
     return Reply(tool_calls=[call("search_policy", order_id="x", q=f"returns policy {c.n}")])
+
+
+# -- nested agents: a parent agent and the agent it runs (as a tool, by delegation, or by a handoff) -----------------
+
+def delegation(parent_tool: str, *, rounds: int = 3, sub_rounds: int = 4, arg: str = "input",
+               same_query: bool = False, parallel: int = 1) -> Script:
+    """The parent calls ``parent_tool`` (which runs the sub-agent) ``rounds`` times, ``parallel`` calls per reply,
+    then answers; the sub-agent searches the policy texts ``sub_rounds`` times (a new query each time, or the same
+    one), then answers. A request is the parent's when it offers ``parent_tool``."""
+    def script(c: Call) -> Reply:
+        if parent_tool in c.tool_names():
+            done = c.calls_made(parent_tool)
+            if done < rounds:
+                return Reply(tool_calls=[call(parent_tool, **{arg: f"question {done + i + 1}"})
+                                         for i in range(min(parallel, rounds - done))])
+            return Reply(text="The expert's answers are in.")
+        done = c.calls_made("search_policy")
+        if done < sub_rounds:
+            return Reply(tool_calls=[call("search_policy", order_id="x",
+                                          q="returns policy" if same_query else f"returns policy {c.n}")])
+        return Reply(text="Refunds within 30 days.")
+    return script
+
+
+def handoff_then_search(target: str, *, sub_rounds: int = 6) -> Script:
+    """The first agent hands off to ``target`` (its handoff tool ``transfer_to_<target>``), which searches the
+    policy texts ``sub_rounds`` times with a new query each time, then answers."""
+    def script(c: Call) -> Reply:
+        if f"transfer_to_{target}" in c.tool_names():
+            return Reply(tool_calls=[call(f"transfer_to_{target}")])
+        if c.calls_made("search_policy") < sub_rounds:
+            return Reply(tool_calls=[call("search_policy", order_id="x", q=f"returns policy {c.n}")])
+        return Reply(text="Refunds within 30 days.")
+    return script

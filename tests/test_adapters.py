@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
 
-from providers import Call, ProviderServer, Reply, call  # noqa: E402
+from providers import Call, ProviderServer, RawJSON, Reply, call  # noqa: E402
 
 from agentobs import Budget, Kernel, ModelRequest, Prices, RealClock, StopReason  # noqa: E402
 from agentobs.adapters.anthropic_messages import AnthropicMessagesModel  # noqa: E402
@@ -25,7 +25,7 @@ from agentobs.contract.events import ModelReturned  # noqa: E402
 from agentobs.domain.policies import SupportPolicy  # noqa: E402
 from agentobs.domain.scenarios import new_state  # noqa: E402
 from agentobs.domain.support import CATALOG, FACTS, SupportDesk  # noqa: E402
-from agentobs.errors import ConfigError, ProposalError  # noqa: E402
+from agentobs.errors import ConfigError  # noqa: E402
 from agentobs.testing import EventLog  # noqa: E402
 
 ROOMY = dict(max_tokens=100_000, max_output_tokens=300)
@@ -130,17 +130,64 @@ def test_5xx_is_retried_by_the_kernel_policy_only_then_model_error(kind):
     assert srv.count == 3                       # the kernel's three attempts; the SDK's own retries are off
 
 
+DEEP = 100_000           # levels: past Python's recursion limit, as text the SDK or the adapter must parse
+MALFORMED_CALLS = {
+    "invalid JSON": ("{not json", RawJSON('"not an object"')),
+    "not an object": ("[1, 2]", RawJSON("[1, 2]")),
+    "nested past Python's reader": ("[" * DEEP + "]" * DEEP, RawJSON('{"d": ' + "[" * DEEP + "]" * DEEP + "}")),
+    "a number past Python's digits": ('{"n": ' + "7" * 5000 + "}", RawJSON('{"n": ' + "7" * 5000 + "}")),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED_CALLS)
 @pytest.mark.parametrize("kind", KINDS)
-def test_malformed_tool_arguments_follow_the_retry_policy(kind):
-    bad = "{not json" if kind == "openai" else "not an object"
-    with ProviderServer(lambda c: Reply(tool_calls=[("get_order", bad)])) as srv:
-        m = make(kind, srv)
-        with pytest.raises(ProposalError, match="malformed_tool_call"):
-            m.propose(REQUEST)
-        k, desk = kernel(m, Budget(max_attempts=2, backoff_s=0.01, **ROOMY))
+def test_malformed_tool_arguments_are_a_malformed_reply_charged_as_reported(kind, case):
+    """Tool arguments nested 100,000 deep were a provider failure: retried three times, 0 tokens charged for three
+    paid calls (and malformed arguments of any kind followed the retry policy the same way). Each is now a
+    malformed_reply the model sees on its next step, charged the usage the provider reported; nothing is retried.
+    (Anthropic's arguments are a JSON value of the body: the SDK cannot parse the deep or long-numbered ones, and
+    the adapter reads the body's usage member alone.)"""
+    bad = MALFORMED_CALLS[case][0 if kind == "openai" else 1]
+    give_up = Reply(tool_calls=[call("agentobs_final", outcome="cannot_complete", text="giving up")])
+    script = lambda c: Reply(tool_calls=[("get_order", bad)], input_tokens=500, output_tokens=40) if c.n == 1 \
+        else give_up
+    with ProviderServer(script) as srv:
+        k, desk = kernel(make(kind, srv), Budget(max_attempts=3, backoff_s=0.01, **ROOMY))
         st = k.run(new_state())
-    assert st.stop == StopReason.MODEL_ERROR.value and desk.calls == 0
-    assert srv.count == 1 + 2
+        view = json.loads(srv.log[1]["body"]["messages"][-1]["content"])
+    assert st.stop == "done" and st.outcome == "cannot_complete" and desk.calls == 0
+    assert srv.count == 2                                   # one paid call per step: no retry
+    first = next(a for a in st.audit if "model" in a)
+    assert first["error"] == "malformed_reply" and first["reply"] is None
+    assert (first["input_tokens"], first["output_tokens"]) == (500, 40)      # as the provider reported them
+    assert st.tokens == srv.tokens()
+    assert view["last_result"]["code"] == "malformed_reply"                   # the model was told
+    assert "answer with one proposal" in view["last_result"]["detail"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_unreadable_answer_is_the_same_in_sync_and_async(kind):
+    bad = MALFORMED_CALLS["nested past Python's reader"][0 if kind == "openai" else 1]
+    with ProviderServer(lambda c: Reply(tool_calls=[("get_order", bad)], input_tokens=500, output_tokens=40)) as srv:
+        m = make(kind, srv)
+        resp, aresp = m.propose(REQUEST), asyncio.run(m.apropose(REQUEST))
+    assert replace(resp, latency_s=0) == replace(aresp, latency_s=0)
+    assert resp.reply is None and "nested deeper than Python's JSON reader goes" in resp.malformed
+    assert (resp.input_tokens, resp.output_tokens) == (500, 40)
+
+
+def test_the_usage_member_is_read_alone_from_a_body_python_cannot_parse():
+    from agentobs.adapters._common import top_level_member
+
+    deep = "[" * DEEP + "]" * DEEP
+    body = '{"id": "m", "content": [{"input": {"d": %s, "s": "\\"usage\\": 1}"}}], "n": %s, "usage": {"a": 1}}' % (
+        deep, "9" * 5000)
+    assert top_level_member(body, "usage") == {"a": 1}
+    assert top_level_member('{"usage": 5, "x": [1]}', "usage") == 5
+    assert top_level_member('{"x": {"usage": 5}}', "usage") is None           # only a member of the object itself
+    assert top_level_member('{"x": "usage", "y": 2}', "usage") is None        # a value is no member name
+    for broken in ('[{"usage": 1}]', '{"usage": ', '{"usage": {"a": ', '"usage"', "", '{"a": "unterminated'):
+        assert top_level_member(broken, "usage") is None
 
 
 @pytest.mark.parametrize("kind", KINDS)

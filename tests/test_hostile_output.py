@@ -33,8 +33,12 @@ HOSTILE = [
     '=HYPERLINK("http://evil")', "+1", "@SUM(A1)", "-2+3", "javascript:alert(1)", "<script>alert(1)</script>",
     "L" * 20_000, "\u202eevil", "\U0001f600 emoji", ":warning: \x1bP1$r\x1b\\ \x90dcs\x9c \x9d0;t\x07 tail",
     "_underscore", "\tTAB", " =SUM(1)", "a\nb", "\x7f\x85\u2028", "",
+    # (issue 43) bidi isolates and marks, the pipe and full-width formula starts, tag characters spelling a hidden
+    # text, a zero-width space and a joiner between ASCII letters
+    "\u2066=1+1\u2069", "\u200f-x", "|cmd", "\uff1dSUM(1)", "\u3000\uff0b1", "\U000e0068\U000e0069 tags",
+    "gpt-4\u200bo\u200dx",
 ]
-FORMULA = ("=", "+", "-", "@", "\t", "\r")
+FORMULA = ("=", "+", "-", "@", "|", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 EXAMPLES = max(1, int(os.environ.get("AGENTOBS_PROPERTY_EXAMPLES", "2000")) // 400)
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                     suppress_health_check=list(HealthCheck))
@@ -157,12 +161,22 @@ def assert_html_safe(page: str) -> None:
     assert "\x1b" not in page and "\x9b" not in page
 
 
+# in a CSV cell: control characters but tab and line breaks, bidi controls, format characters (a joiner is allowed
+# between two characters outside ASCII only)
+_CSV_UNSAFE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                         r"\u00ad\u200b\u2060-\u2064\ufeff\U000e0000-\U000e007f]"
+                         r"|(?<![^\x00-\x7f])[\u200c\u200d]|[\u200c\u200d](?![^\x00-\x7f])")
+
+
 def assert_csv_safe(path: Path, numeric: set[str]) -> list[dict]:
     rows = list(csv.DictReader(path.open(newline="", encoding="utf-8")))
     for row in rows:
         for col, cell in row.items():
-            if cell and cell.lstrip(" \n")[:1] in FORMULA and col not in numeric:
+            if cell and cell.lstrip()[:1] in FORMULA and col not in numeric:
                 pytest.fail(f"{col}: formula cell {cell[:40]!r}")
+            bad = _CSV_UNSAFE.search(cell or "")
+            if bad:
+                pytest.fail(f"{col}: U+{ord(bad.group()):04X} in cell {cell[:40]!r}")
     return rows
 
 

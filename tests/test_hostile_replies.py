@@ -177,3 +177,164 @@ def test_a_model_that_returns_no_model_response_is_said_not_taken_for_a_timeout(
             return returned
     with pytest.raises(ConfigError, match="model 'broken' returned .*, not a ModelResponse"):
         go(Broken())
+
+
+# -- numbers past Python's limits, and answers no reply can be read from (issue 43) ----------------------------------
+
+BIG = 10**5000             # past Python's int-to-text limit (4,300 digits by default)
+
+
+class _Paid:
+    """Scripted replies, each reported as a paid call of 120 input and 30 output tokens."""
+    name, provider, blocking = "paid", "agentobs", False
+
+    def __init__(self, replies):
+        self.replies, self.calls = replies, 0
+
+    def propose(self, request):
+        self.calls += 1
+        reply = self.replies[min(self.calls, len(self.replies)) - 1]
+        if isinstance(reply, Exception):
+            raise reply
+        return ModelResponse(reply=reply, latency_s=1.0, input_tokens=120, output_tokens=30)
+
+
+@pytest.mark.parametrize("reply", [
+    {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001", "n": BIG}},
+    {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001", "n": -BIG}},
+    {"type": "final", "outcome": "completed", "text": "x", "n": [BIG]},
+    BIG,
+    {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001", "x": float("nan")}},
+    {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001", "x": [float("inf")]}},
+    float("-inf"),
+], ids=["int-in-args", "negative-int", "int-in-final", "int-alone", "nan", "inf", "-inf-alone"])
+@pytest.mark.parametrize("store", [False, True])
+def test_a_reply_with_a_number_past_pythons_limits_is_a_malformed_reply_charged_as_reported(reply, store):
+    """A reply holding an integer of 5,000 digits escaped Kernel.run as a raw ValueError (digesting it); nan and inf
+    were kept in the state, which then was no JSON. Each is a malformed_reply the model sees, charged as reported."""
+    kw = {"checkpoints": SQLiteCheckpointStore(":memory:")} if store else {}
+    st, desk, _ = go(_Paid([reply, FIN]), **kw)
+    assert st.stop == "done" and st.outcome == "cannot_complete" and desk.effects == []
+    calls = [a for a in st.audit if "model" in a]
+    assert [a["error"] for a in calls] == ["malformed_reply", None] and calls[0]["reply"] is None
+    assert (calls[0]["input_tokens"], calls[0]["output_tokens"]) == (120, 30)
+    assert st.tokens == 2 * 150
+    _saves(st)
+
+
+@pytest.mark.parametrize("value", [BIG, -BIG, float("nan"), float("inf"), {"deep": [[BIG]]}],
+                         ids=["int", "negative-int", "nan", "inf", "nested-int"])
+def test_a_tool_result_with_a_number_past_pythons_limits_is_a_malformed_result(value):
+    """A tool result holding an integer of 5,000 digits escaped Kernel.run as a raw ValueError."""
+    seen = _Seeing([READ, FIN])
+    st, _, _ = go(seen, desk=_Desk(result={"status": "ok", "n": value}))
+    assert st.stop == "done"
+    assert [a.get("status") for a in st.audit if "tool" in a] == ["malformed_result"]
+    assert seen.shown[1]["code"] == "malformed_result"
+    assert "digits" in seen.shown[1]["detail"] or "not finite" in seen.shown[1]["detail"]
+    _saves(st)
+
+
+def test_a_model_that_raises_proposal_error_is_shown_a_malformed_reply_not_retried():
+    """A ProposalError from a model (an adapter's "I could not read this") was retried as a provider failure."""
+    from agentobs.errors import ProposalError
+
+    m = _Paid([ProposalError("malformed_tool_call", "the arguments of 'get_order' are not valid JSON"), FIN])
+    st, _, _ = go(m, Budget(max_attempts=3, backoff_s=0.01))
+    assert m.calls == 2 and st.stop == "done"
+    first = next(a for a in st.audit if "model" in a)
+    assert first["error"] == "malformed_reply" and (first["input_tokens"], first["output_tokens"]) != (0, 0)
+
+
+def test_a_response_an_adapter_marks_malformed_is_shown_and_charged_and_replays():
+    from agentobs import Recorder, Replayer
+
+    class Adapter(_Paid):
+        def propose(self, request):
+            self.calls += 1
+            if self.calls == 1:
+                return ModelResponse(reply=None, malformed="the provider's answer is nested too deeply",
+                                     input_tokens=700, output_tokens=9)
+            return ModelResponse(reply=FIN, input_tokens=120, output_tokens=30)
+
+    seen = []
+
+    class Watch(Adapter):
+        def propose(self, request):
+            import json
+            seen.append(json.loads(request.view).get("last_result"))
+            return super().propose(request)
+
+    rec = Recorder(Watch([]))
+    st, _, _ = go(rec)
+    assert seen[1] == {"status": "error", "code": "malformed_reply",
+                       "detail": "the provider's answer is nested too deeply; answer with one proposal"}
+    assert st.tokens == 709 + 150
+    replayed, _, _ = go(Replayer.of(rec))
+    assert replayed.to_json() == st.to_json()
+
+
+def test_json_problem_at_pythons_number_limits():
+    import sys
+    from enum import IntEnum
+
+    limit = sys.get_int_max_str_digits()
+    assert json_problem(10**limit - 1) is None and json_problem(-(10**limit - 1)) is None
+    assert "more than" in json_problem(10**limit) and "more than" in json_problem({"a": [-(10**limit)]})
+    assert json_problem([1.5, -0.0, 1e308, 2**62, -(2**62)]) is None
+    assert "not finite" in json_problem({"a": float("nan")})
+    Big = IntEnum("Big", {"X": 10**limit})
+    assert "more than" in json_problem([Big.X])
+    sys.set_int_max_str_digits(1000)                    # the process's own limit is the one that holds
+    try:
+        assert "more than 1000 digits" in json_problem(10**1000) and json_problem(10**1000 - 1) is None
+    finally:
+        sys.set_int_max_str_digits(limit)
+
+
+def test_a_limit_message_names_an_integer_past_pythons_text_limit_by_its_magnitude():
+    from agentobs.errors import BudgetExceeded
+
+    assert "observed about 10^5000" in str(BudgetExceeded("max_tokens", 3000, 10**5000))   # (str() would raise)
+
+
+@pytest.mark.parametrize("latency", [10**400, 10**5000, -(10**400)], ids=["1e400", "1e5000", "-1e400"])
+def test_a_declared_latency_past_a_doubles_range_is_measured_instead(latency):
+    """A model or tool declaring latency_s=10**400 raised OverflowError out of Kernel.run (no float holds it)."""
+    reads = [{"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001", "n": i}} for i in range(2)]
+
+    class Slow(_Paid):
+        def propose(self, request):
+            resp = super().propose(request)
+            return ModelResponse(reply=resp.reply, latency_s=latency, input_tokens=120, output_tokens=30)
+
+    st, _, _ = go(Slow([*reads, FIN]), Budget(deadline_s=5), desk=_Desk(latency=latency))
+    assert st.stop == "done" and 0 <= st.elapsed < 5
+    _saves(st)
+
+
+def test_results_and_replies_nested_100000_deep_are_refused_without_recursing():
+    deep = _nest(100_000)
+    st, _, _ = go(_Paid([deep, READ, FIN]), desk=_Desk(result={"status": "ok", "d": deep}))
+    assert [a.get("error") for a in st.audit if "model" in a][0] == "malformed_reply"
+    assert [a.get("status") for a in st.audit if "tool" in a] == ["malformed_result"]
+    _saves(st)
+
+
+def test_a_models_report_of_the_wrong_types_is_taken_as_not_reported():
+    """finish_reason=5 raised AttributeError out of Kernel.run; a response model that is no text reached telemetry."""
+    from agentobs.contract.events import ModelReturned
+    from agentobs.testing import EventLog
+
+    class Odd(_Paid):
+        def propose(self, request):
+            resp = super().propose(request)
+            return ModelResponse(reply=resp.reply, latency_s=1.0, input_tokens=120, output_tokens=30, finish_reason=5,
+                                 response_model=object(), cache_read_input_tokens="x", reasoning_output_tokens=BIG)
+
+    log = EventLog()
+    st, _, _ = go(Odd([READ, FIN]), observers=[log])
+    assert st.stop == "done"
+    returned = log.of(ModelReturned)
+    assert all(r.response_model is None and isinstance(r.finish_reason, str) for r in returned)
+    assert all(r.usage.cache_read_input_tokens is None and r.usage.reasoning_output_tokens is None for r in returned)

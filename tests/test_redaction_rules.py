@@ -5,6 +5,7 @@ collector in tests/stack/test_redaction_corpus.py."""
 from __future__ import annotations
 
 import json
+import random
 import re
 import shutil
 import subprocess
@@ -15,9 +16,11 @@ from typing import Any
 import pytest
 import yaml
 
+from agentobs.contract import linear_rx
 from agentobs.contract import redaction_rules as rules
 from agentobs.contract import semconv as sc
 from agentobs.telemetry.content import REDACTED, Redactor
+from bench import redaction_data as shapes
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = json.loads((ROOT / "tests" / "data" / "secrets_corpus.json").read_text())
@@ -70,13 +73,13 @@ def test_the_collector_config_is_generated_from_the_rules():
 
 def test_every_rule_is_plain_re2_syntax():
     """No look-around, backreferences, possessive quantifiers or atomic groups, no leading global flag other
-    than (?i); Python compiles each one (the Go test below compiles them with RE2)."""
+    than (?i); RE2 compiles each one in process (the Go test below compiles them with Go's regexp)."""
     forbidden = re.compile(r"\(\?[=!<>]|\(\?P=|\\[1-9]|[*+?}]\+|\(\?>")
     everything = [rx for _, rx in (*rules.VALUE_RULES, *rules.KEY_RULES)] + [rules.KEY_PATTERN,
                                                                              rules.COLLECTOR_MAP_KEY]
     for rx in everything:
         assert not forbidden.search(rx), rx
-        re.compile(rx, re.ASCII)
+        linear_rx.Rule(rx)
     assert len({name for name, _ in rules.VALUE_RULES}) == len(rules.VALUE_RULES)
 
 
@@ -145,11 +148,18 @@ import (
 )
 
 type spec struct {
-	Keys   []string `json:"keys"`
-	Masks  []string `json:"masks"`
-	Values []string `json:"values"`
-	Mask   string   `json:"mask"`
-	Inputs []string `json:"inputs"`
+	Keys      []string `json:"keys"`
+	Masks     []string `json:"masks"`
+	Values    []string `json:"values"`
+	Mask      string   `json:"mask"`
+	Inputs    []string `json:"inputs"`
+	KeyRule   string   `json:"key_rule"`
+	KeyInputs []string `json:"key_inputs"`
+}
+
+type result struct {
+	Texts []string `json:"texts"`
+	Keys  []bool   `json:"keys"`
 }
 
 func main() {
@@ -165,7 +175,7 @@ func main() {
 	for _, p := range s.Values {
 		values = append(values, regexp.MustCompile(p))
 	}
-	out := []string{}
+	out := result{Texts: []string{}, Keys: []bool{}}
 	for _, in := range s.Inputs {
 		for i, re := range keys {
 			in = re.ReplaceAllString(in, s.Masks[i])
@@ -173,7 +183,11 @@ func main() {
 		for _, re := range values {
 			in = re.ReplaceAllString(in, s.Mask)
 		}
-		out = append(out, in)
+		out.Texts = append(out.Texts, in)
+	}
+	key := regexp.MustCompile(s.KeyRule)
+	for _, k := range s.KeyInputs {
+		out.Keys = append(out.Keys, key.MatchString(k))
 	}
 	enc, _ := json.Marshal(out)
 	os.Stdout.Write(enc)
@@ -181,16 +195,48 @@ func main() {
 """
 
 
+# Where the two engines could part, each tried on both sides: (?i) folds by Unicode's simple case folding in RE2 as
+# in Go (the long s and the Kelvin sign fold to s and k; Python's re with re.ASCII did not), \b looks at ASCII
+# word characters only, "$" is the very end of the text (Python's re also matched before a final newline), a lone
+# surrogate reads as U+FFFD, the rules apply in order (a key masked before the e-mail rule sees it), and a user
+# and password longer than 256 characters are masked (the bound is gone from both sides).
+BEHAVIOUR = [
+    "pa\u017f\u017fword=hunter2", "api_\u212aey: abcdef", "\u212a\u212a ana@example.com",
+    "\u00e94111 1111 1111 1111\u00e9", "x\u00e9ghp_" + "a" * 36, "caf\u00e9 sk-" + "b" * 20,
+    "note\ud800 ana@example.com \udfff", "user@sk-abcdefghijklmnopqrstuv.com", "token: Bearer abcdefghijk",
+    "postgres://" + "u" * 300 + ":" + "p" * 300 + "@db:5432/x", "https://a:b@c@d:e@host/x",
+    '{"password": "a\\"b", "note": "x"}', '{\\"api_key\\": \\"abc\\", \\"n\\": 1}',
+    "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\ntail -----BEGIN EC PRIVATE KEY-----\nAB",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig eyJ-eyJ-eyJ.x",
+]
+KEYS = ["password", "password\n", "db.password", "pa\u017f\u017fword", "x-api-\u212aey", "passwords",
+        "gen_ai.token.type", "Authorization", "my password", "\u00e9.token"]
+
+
+def _mixtures(count: int) -> list[str]:
+    """Seeded mixtures of each rule's pieces (bench/redaction_data.py), a few hundred characters each."""
+    rng = random.Random(43)
+    out = []
+    for _, pieces in sorted(shapes.PIECES.items()):
+        for _ in range(count):
+            out.append("".join(rng.choice((*pieces, " ", "a", "\n", "é")) for _ in range(rng.randint(5, 120))))
+    return out
+
+
 @pytest.mark.skipif(shutil.which("go") is None, reason="no Go toolchain (the stack build needs one)")
 def test_go_re2_masks_exactly_what_python_masks(tmp_path):
-    """The rules applied by Go's regexp (the collector's engine) and by Python's re give the same text for every
-    string of the corpus, secrets and controls, and for some text around them."""
+    """The rules applied by Go's regexp (the collector's engine) and by RE2 in process give the same text for
+    every string of the corpus, secrets and controls, for some text around them, for the cases where two engines
+    could part (BEHAVIOUR), for every crafted shape of the linear-time test and for seeded mixtures of each rule's
+    pieces; and the key rule says the same of every key."""
     inputs = [e["value"] for e in CORPUS["secrets"] + CORPUS["controls"] if isinstance(e["value"], str)]
     inputs += [f"before {v} after" for v in list(inputs)] + ["Ünïcödé ana@example.com — 4111 1111 1111 1111"]
+    inputs += BEHAVIOUR + [shapes.shaped(rule, kind, 6000) for rule, kind in shapes.shapes()] + _mixtures(12)
     masks = ['${1}"' + rules.MASK_COLLECTOR + '"' if n == "json_key" else '${1}\\"' + rules.MASK_COLLECTOR + '\\"'
              for n, _ in rules.KEY_RULES]
     spec = {"keys": [rx for _, rx in rules.KEY_RULES], "masks": masks,
-            "values": [rx for _, rx in rules.VALUE_RULES], "mask": rules.MASK_COLLECTOR, "inputs": inputs}
+            "values": [rx for _, rx in rules.VALUE_RULES], "mask": rules.MASK_COLLECTOR, "inputs": inputs,
+            "key_rule": rules.KEY_PATTERN, "key_inputs": KEYS}
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     (tmp_path / "main.go").write_text(_GO)
     done = subprocess.run(["go", "run", "main.go", "spec.json"], cwd=tmp_path, capture_output=True, text=True,
@@ -199,4 +245,17 @@ def test_go_re2_masks_exactly_what_python_masks(tmp_path):
     go = json.loads(done.stdout)
     py = Redactor(env={})
     want = [py.text(s).replace(REDACTED, rules.MASK_COLLECTOR) for s in inputs]
-    assert go == want
+    for i, (g, w) in enumerate(zip(go["texts"], want, strict=True)):
+        assert g == w, (inputs[i][:200], g[:200], w[:200])
+    assert go["keys"] == [py.sensitive_key(k) for k in KEYS]
+    assert go["keys"][:5] == [True, False, True, True, True]      # the two foldings and the end of the text
+
+
+def test_behaviour_where_engines_could_part_in_process():
+    """The same cases without Go: what the in-process redactor makes of them."""
+    red = Redactor(env={})
+    assert red.text("pa\u017f\u017fword=hunter2") == REDACTED
+    assert red.text("note\ud800 x") == "note\ufffd x"
+    assert red.text("postgres://" + "u" * 300 + ":" + "p" * 300 + "@db:5432/x") == REDACTED + "db:5432/x"
+    assert red.text("user@sk-abcdefghijklmnopqrstuv.com") == "user@" + REDACTED + ".com"
+    assert not red.sensitive_key("password\n") and red.sensitive_key("x-api-\u212aey")

@@ -13,9 +13,15 @@ run's active time, unless it reaches past the time left (then ``TimeoutError``),
 to the kernel like any other (its backoff follows the wait); every other provider error goes to the kernel
 unchanged, which retries it under the run's one ``RetryPolicy``
 (``Budget.retry_policy()``: ``max_attempts`` tries, ``backoff_s`` doubling) and stops with ``model_error``.
-Tool arguments that are not a JSON object raise ``ProposalError``, retried the same way. The adapters have
-no backoff of their own and the SDKs' retries are switched off (``max_retries=0``): the kernel's policy is the
-only one.
+The adapters have no backoff of their own and the SDKs' retries are switched off (``max_retries=0``): the
+kernel's policy is the only one.
+
+An answer that came back but cannot be read as a reply is no provider failure: the call was paid for. Tool
+arguments that are not a JSON object Python can read (invalid JSON, nested past Python's recursion limit, a number
+past its digit limit), an answer without a choice or content, and a body the SDK cannot parse (nested or numbered
+past the same limits) become a ``ModelResponse`` with ``reply=None``, ``malformed`` saying why and the usage the
+provider reported (read from the body's ``usage`` member alone when the rest is unreadable): the kernel charges it
+and shows the model a ``malformed_reply``.
 
 Usage: a provider's usage block becomes the contract's ``TokenUsage`` and then the kernel's ``ModelResponse``
 (input and output charged; the cache and reasoning parts passed on to ``ModelReturned.usage``).
@@ -24,12 +30,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from ..contract import reported
 from ..contract.events import TokenUsage
 from ..contract.vocabulary import OUTCOMES
 from ..errors import ConfigError, ProposalError
@@ -74,22 +82,96 @@ def reported_usage(input_tokens: Any, output_tokens: Any, *, cache_read: Any = N
 
 
 def count(x: Any) -> int | None:
-    """A token count as reported, or None when it is missing or not a non-negative integer."""
-    return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else None
+    """A token count as reported, or None when it is missing or not a count (``agentobs.contract.reported``)."""
+    return reported.count(x)
+
+
+def field(obj: Any, name: str) -> Any:
+    """A member of a provider's usage block: an SDK object's attribute, or a key of the raw JSON object."""
+    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
 
 
 def response(reply: Any, *, latency: float, usage: TokenUsage | None, finish_reason: str | None,
-             model: str | None) -> ModelResponse:
+             model: str | None, malformed: str | None = None) -> ModelResponse:
     """The kernel's response (the one place that builds it), with the provider's usage: the kernel charges input
     and output and passes the cache and reasoning parts on (``ModelReturned.usage``). The measured latency is
-    declared, so a simulated clock advances by it too; without a usage block the kernel estimates the tokens."""
+    declared, so a simulated clock advances by it too; without a usage block the kernel estimates the tokens.
+    ``malformed``: why the answer holds no reply (``reply`` is then None)."""
+    finish = finish_reason if isinstance(finish_reason, str) else None
+    served = model if isinstance(model, str) else None
     if usage is None:
-        return ModelResponse(reply=reply, latency_s=latency, finish_reason=finish_reason, response_model=model)
+        return ModelResponse(reply=reply, latency_s=latency, finish_reason=finish, response_model=served,
+                             malformed=malformed)
     return ModelResponse(reply=reply, latency_s=latency, input_tokens=usage.input_tokens,
                          output_tokens=usage.output_tokens, cache_read_input_tokens=usage.cache_read_input_tokens,
                          cache_creation_input_tokens=usage.cache_creation_input_tokens,
-                         reasoning_output_tokens=usage.reasoning_output_tokens, finish_reason=finish_reason,
-                         response_model=model)
+                         reasoning_output_tokens=usage.reasoning_output_tokens, finish_reason=finish,
+                         response_model=served, malformed=malformed)
+
+
+def unreadable_body(body: bytes, exc: BaseException) -> tuple[str, Any]:
+    """An answer whose body the SDK could not parse: (why, in words; the body's ``usage`` member, or None)."""
+    why = ("nested deeper than Python's JSON reader goes" if isinstance(exc, RecursionError)
+           else f"not readable as JSON ({_short(exc)})")
+    try:
+        text = body.decode("utf-8", errors="replace")
+    except Exception:         # (bytes always decode with errors="replace"; anything else is no body)
+        return f"the provider's answer is {why}", None
+    return f"the provider's answer is {why}", top_level_member(text, "usage")
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).split(";")[0]
+    return text[:120]
+
+
+_scanstring: Any = json.decoder.scanstring      # type: ignore[attr-defined]  # json's own string scanner
+_STRUCTURE = re.compile(r'["{}\[\],:]')
+
+
+def top_level_member(text: str, key: str) -> Any:
+    """The value of member ``key`` of the JSON object ``text``, read without parsing its other members (which may be
+    nested past Python's recursion limit or hold numbers past its digit limit): the text is walked once, strings
+    skipped whole by ``json``'s own string scanner, and only that member's text is parsed. None when the member is
+    missing or unreadable itself."""
+    depth, at, name, start = 0, 0, None, -1
+    expect_name = False
+    while (m := _STRUCTURE.search(text, at)) is not None:
+        ch, pos = m.group(), m.start()
+        if ch == '"':
+            try:
+                value, at = _scanstring(text, pos + 1)
+            except ValueError:
+                return None
+            if depth == 1 and expect_name:
+                name, expect_name = value, False
+            continue
+        at = pos + 1
+        if ch in "{[":
+            depth += 1
+            if depth == 1:
+                if ch != "{":
+                    return None
+                expect_name = True
+        elif ch in "}]" or (ch == "," and depth == 1):
+            if depth == 1 and start >= 0:
+                return _parsed(text[start:pos])
+            if ch == ",":
+                expect_name = True
+            else:
+                depth -= 1
+                if depth <= 0:
+                    return None
+        elif ch == ":" and depth == 1 and name == key:
+            start = at
+    return None
+
+
+def _parsed(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def overhead_tokens(*parts: Any) -> int:
@@ -128,14 +210,22 @@ def tool_schemas(tools: Sequence[ToolSpec], schemas: Mapping[str, Mapping[str, A
 
 
 def arguments(raw: Any, tool: str) -> dict[str, Any]:
-    """A tool call's arguments as an object; anything else is a malformed call (``ProposalError``)."""
+    """A tool call's arguments as an object; anything else is a malformed call (``ProposalError``: the adapter
+    returns it as a malformed reply, with the call's usage)."""
+    name = tool if isinstance(tool, str) else "the tool"
     if isinstance(raw, str):
         try:
             raw = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            raise ProposalError("malformed_tool_call", f"the arguments of {tool!r} are not valid JSON") from None
+        except json.JSONDecodeError:
+            raise ProposalError("malformed_tool_call", f"the arguments of {name!r:.80} are not valid JSON") from None
+        except RecursionError:
+            raise ProposalError("malformed_tool_call", f"the arguments of {name!r:.80} are nested deeper than "
+                                "Python's JSON reader goes") from None
+        except ValueError as exc:                 # a number past Python's digit limit
+            raise ProposalError("malformed_tool_call", f"the arguments of {name!r:.80} cannot be read: "
+                                f"{_short(exc)}") from None
     if not isinstance(raw, dict):
-        raise ProposalError("malformed_tool_call", f"the arguments of {tool!r} are not a JSON object")
+        raise ProposalError("malformed_tool_call", f"the arguments of {name!r:.80} are not a JSON object")
     return raw
 
 

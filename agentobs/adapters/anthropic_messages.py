@@ -53,24 +53,32 @@ class AnthropicMessagesModel:
         kwargs = self._kwargs(request)
         started = time.monotonic()
         try:
-            raw = self._sync().messages.create(**kwargs)
+            answer = self._sync().messages.with_raw_response.create(**kwargs)
         except anthropic.AnthropicError as exc:
             err, wait = c.failure(exc, timeout_errors=(anthropic.APITimeoutError,), timeout_s=kwargs["timeout"])
             if wait:
                 time.sleep(wait)
             raise err from exc
+        try:
+            raw = answer.parse()
+        except (RecursionError, ValueError) as exc:
+            return _unreadable(answer.http_response.content, exc, time.monotonic() - started)
         return self._response(raw, time.monotonic() - started)
 
     async def apropose(self, request: ModelRequest) -> ModelResponse:
         kwargs = self._kwargs(request)
         started = time.monotonic()
         try:
-            raw = await self._async().messages.create(**kwargs)
+            answer = await self._async().messages.with_raw_response.create(**kwargs)
         except anthropic.AnthropicError as exc:
             err, wait = c.failure(exc, timeout_errors=(anthropic.APITimeoutError,), timeout_s=kwargs["timeout"])
             if wait:
                 await asyncio.sleep(wait)
             raise err from exc
+        try:
+            raw = await answer.parse()
+        except (RecursionError, ValueError) as exc:
+            return _unreadable(await answer.read(), exc, time.monotonic() - started)
         return self._response(raw, time.monotonic() - started)
 
     def _kwargs(self, request: ModelRequest) -> dict[str, Any]:
@@ -87,18 +95,14 @@ class AnthropicMessagesModel:
         return kwargs
 
     def _response(self, raw: Any, latency: float) -> ModelResponse:
-        blocks = list(getattr(raw, "content", None) or [])
-        use = next((b for b in blocks if getattr(b, "type", None) == "tool_use"), None)
-        reply: dict[str, Any] | str
-        if use is not None:
-            reply = c.tool_reply(use.name, c.arguments(use.input, use.name))
-        else:
-            text = "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", None) == "text")
-            if not blocks:
-                raise ProposalError("malformed_reply", "the provider answered with no content")
-            reply = c.text_reply(text)
-        return c.response(reply, latency=latency, usage=_usage(getattr(raw, "usage", None)),
-                          finish_reason=getattr(raw, "stop_reason", None), model=getattr(raw, "model", None))
+        usage = _usage(getattr(raw, "usage", None))
+        finish, model = getattr(raw, "stop_reason", None), getattr(raw, "model", None)
+        try:
+            reply = _reply(list(getattr(raw, "content", None) or []))
+        except ProposalError as exc:       # answered and paid for, but no reply: the model is told
+            return c.response(None, latency=latency, usage=usage, finish_reason=finish, model=model,
+                              malformed=exc.detail)
+        return c.response(reply, latency=latency, usage=usage, finish_reason=finish, model=model)
 
     def _sync(self) -> anthropic.Anthropic:
         if self._client is None:
@@ -111,15 +115,32 @@ class AnthropicMessagesModel:
         return self._aclient
 
 
+def _reply(blocks: list[Any]) -> dict[str, Any] | str:
+    """A message's content as the kernel's proposal (``ProposalError`` when there is none to read)."""
+    use = next((b for b in blocks if getattr(b, "type", None) == "tool_use"), None)
+    if use is not None:
+        return c.tool_reply(use.name, c.arguments(use.input, use.name))
+    if not blocks:
+        raise ProposalError("malformed_reply", "the provider answered with no content")
+    texts = (getattr(b, "text", "") for b in blocks if getattr(b, "type", None) == "text")
+    return c.text_reply("".join(t for t in texts if isinstance(t, str)))
+
+
+def _unreadable(body: bytes, exc: BaseException, latency: float) -> ModelResponse:
+    """An answer whose body is past what Python's JSON reader takes: a malformed reply, charged the body's usage."""
+    why, usage = c.unreadable_body(body, exc)
+    return c.response(None, latency=latency, usage=_usage(usage), finish_reason=None, model=None, malformed=why)
+
+
 def _usage(u: Any) -> TokenUsage | None:
-    """``usage`` of a message: Anthropic counts the uncached input apart from cache reads and writes; the
-    kernel's input is their sum."""
+    """``usage`` of a message, an SDK object or the raw JSON member: Anthropic counts the uncached input apart from
+    cache reads and writes; the kernel's input is their sum."""
     if u is None:
         return None
-    uncached = c.count(getattr(u, "input_tokens", None))
-    read = c.count(getattr(u, "cache_read_input_tokens", None))
-    created = c.count(getattr(u, "cache_creation_input_tokens", None))
+    uncached = c.count(c.field(u, "input_tokens"))
+    read = c.count(c.field(u, "cache_read_input_tokens"))
+    created = c.count(c.field(u, "cache_creation_input_tokens"))
     whole = None if uncached is None else uncached + (read or 0) + (created or 0)
-    details = getattr(u, "output_tokens_details", None)
-    return c.reported_usage(whole, getattr(u, "output_tokens", None), cache_read=read, cache_creation=created,
-                            reasoning=getattr(details, "thinking_tokens", None))
+    details = c.field(u, "output_tokens_details")
+    return c.reported_usage(whole, c.field(u, "output_tokens"), cache_read=read, cache_creation=created,
+                            reasoning=c.field(details, "thinking_tokens"))

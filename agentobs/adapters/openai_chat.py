@@ -65,25 +65,25 @@ class OpenAIChatModel:
         kwargs = self._kwargs(request)
         started = time.monotonic()
         try:
-            raw = self._sync().chat.completions.create(**kwargs)
+            answer = self._sync().chat.completions.with_raw_response.create(**kwargs)
         except openai.OpenAIError as exc:
             err, wait = c.failure(exc, timeout_errors=(openai.APITimeoutError,), timeout_s=kwargs["timeout"])
             if wait:
                 time.sleep(wait)
             raise err from exc
-        return self._response(raw, time.monotonic() - started)
+        return self._read(answer, time.monotonic() - started)
 
     async def apropose(self, request: ModelRequest) -> ModelResponse:
         kwargs = self._kwargs(request)
         started = time.monotonic()
         try:
-            raw = await self._async().chat.completions.create(**kwargs)
+            answer = await self._async().chat.completions.with_raw_response.create(**kwargs)
         except openai.OpenAIError as exc:
             err, wait = c.failure(exc, timeout_errors=(openai.APITimeoutError,), timeout_s=kwargs["timeout"])
             if wait:
                 await asyncio.sleep(wait)
             raise err from exc
-        return self._response(raw, time.monotonic() - started)
+        return self._read(answer, time.monotonic() - started)
 
     # -- conversion, shared ----------------------------------------------------------------------
 
@@ -102,23 +102,28 @@ class OpenAIChatModel:
             kwargs["extra_body"] = self.extra_body
         return kwargs
 
+    def _read(self, answer: Any, latency: float) -> ModelResponse:
+        """The answer (the SDK's raw response): parsed, or, when its body is past what Python's JSON reader takes,
+        a malformed reply charged with the body's own usage member."""
+        try:
+            raw = answer.parse()
+        except (RecursionError, ValueError) as exc:
+            why, usage = c.unreadable_body(answer.http_response.content, exc)
+            return c.response(None, latency=latency, usage=_usage(usage), finish_reason=None, model=None,
+                              malformed=why)
+        return self._response(raw, latency)
+
     def _response(self, raw: Any, latency: float) -> ModelResponse:
-        choice = raw.choices[0] if getattr(raw, "choices", None) else None
-        if choice is None:
-            raise ProposalError("malformed_reply", "the provider answered without a choice")
-        msg = choice.message
-        calls = getattr(msg, "tool_calls", None) or []
-        reply: dict[str, Any] | str
-        if calls:
-            fn = calls[0].function
-            reply = c.tool_reply(fn.name, c.arguments(fn.arguments, fn.name))
-        elif isinstance(getattr(msg, "refusal", None), str) and msg.refusal.strip():
-            reply = {"type": "final", "outcome": "cannot_complete", "text": msg.refusal}   # the model declined
-        else:
-            reply = c.text_reply(msg.content or "")
         usage = _usage(getattr(raw, "usage", None))
-        return c.response(reply, latency=latency, usage=usage, finish_reason=choice.finish_reason,
-                          model=getattr(raw, "model", None))
+        choices = getattr(raw, "choices", None)
+        choice = choices[0] if choices else None
+        finish, model = getattr(choice, "finish_reason", None), getattr(raw, "model", None)
+        try:
+            reply = _reply(choice)
+        except ProposalError as exc:       # answered and paid for, but no reply: the model is told
+            return c.response(None, latency=latency, usage=usage, finish_reason=finish, model=model,
+                              malformed=exc.detail)
+        return c.response(reply, latency=latency, usage=usage, finish_reason=finish, model=model)
 
     def _sync(self) -> openai.OpenAI:
         if self._client is None:
@@ -131,11 +136,25 @@ class OpenAIChatModel:
         return self._aclient
 
 
+def _reply(choice: Any) -> dict[str, Any] | str:
+    """A choice's message as the kernel's proposal (``ProposalError`` when there is none to read)."""
+    if choice is None:
+        raise ProposalError("malformed_reply", "the provider answered without a choice")
+    msg = choice.message
+    calls = getattr(msg, "tool_calls", None) or []
+    if calls:
+        fn = calls[0].function
+        return c.tool_reply(fn.name, c.arguments(fn.arguments, fn.name))
+    if isinstance(getattr(msg, "refusal", None), str) and msg.refusal.strip():
+        return {"type": "final", "outcome": "cannot_complete", "text": msg.refusal}   # the model declined
+    return c.text_reply(msg.content if isinstance(msg.content, str) else "")
+
+
 def _usage(u: Any) -> TokenUsage | None:
-    """``usage`` of a chat completion (a compatible server may leave out any part of it)."""
+    """``usage`` of a chat completion, an SDK object or the raw JSON member (a compatible server may leave out any
+    part of it)."""
     if u is None:
         return None
-    pd, cd = getattr(u, "prompt_tokens_details", None), getattr(u, "completion_tokens_details", None)
-    return c.reported_usage(getattr(u, "prompt_tokens", None), getattr(u, "completion_tokens", None),
-                            cache_read=getattr(pd, "cached_tokens", None),
-                            reasoning=getattr(cd, "reasoning_tokens", None))
+    pd, cd = c.field(u, "prompt_tokens_details"), c.field(u, "completion_tokens_details")
+    return c.reported_usage(c.field(u, "prompt_tokens"), c.field(u, "completion_tokens"),
+                            cache_read=c.field(pd, "cached_tokens"), reasoning=c.field(cd, "reasoning_tokens"))

@@ -4,7 +4,6 @@ The analysis (pandas, pyarrow) is imported when a command runs, not when its ``-
 """
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import InputError
-from .common import jaeger_url
+from .common import DEFAULT_OUT, jaeger_url
+from .outputs import refuse_overlap
 from .render import console, json_text, say, write_text
 from .safe_text import clean, csv_cell, http_url
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 EMIT_KINDS = ("budget", "pydantic-ai", "openai-agents")     # agentobs.analysis.emit.KINDS (a test keeps them equal)
 
 LARGE_INPUT = 20 * 1024 * 1024
+DEFAULT_HTML = DEFAULT_OUT / "report.html"
 
 
 def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None] | None], Any],
@@ -74,11 +75,9 @@ def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", schedule
     if scheduler and engine != "dask":
         raise InputError("--scheduler names a Dask scheduler: add --engine dask")
     paths = expand(sources)          # fail early, with one line, on a missing path
-    if out is not None and out.exists():
-        same = next((p for p in paths if _same_file(p, out)), None)
-        if same is not None:
-            raise InputError(f"--out {shown(str(out))} is one of the inputs ({shown(same)}): writing it would replace "
-                             "the traces being read; choose another file")
+    if out is not None:
+        labels = [("the labels file", opt.labels)] if opt.labels else []
+        refuse_overlap("out", out, [*labels, *(("one of the inputs", p) for p in paths)])
     report = _with_progress(sources, lambda progress: analyze(sources, opt, progress, engine=engine,
                                                               scheduler=scheduler),
                             passes=2 if engine == "dask" else 1)     # dask: the scan, then the partitions
@@ -101,13 +100,6 @@ def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", schedule
             + (f"; {report.quality.summary()}" if report.quality.issues else ""))
         raise InputError(f"no usable run in {', '.join(shown(s) for s in sources)}: {why}")
     return report
-
-
-def _same_file(path: str, out: Path) -> bool:
-    try:
-        return os.path.samefile(path, out)
-    except (OSError, ValueError):          # a URL, a path that went away
-        return False
 
 
 def common(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -157,6 +149,8 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
     """Failure taxonomy, percentiles and recommended caps of the runs in SOURCES."""
     if fmt is None:         # a .html file gets the HTML report (JSON in it would be shown as a page, unescaped)
         fmt = "html" if out is not None and out.suffix.lower() in (".html", ".htm") else "table"
+    if fmt == "html" and out is None:
+        out = DEFAULT_HTML
     r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler,
              out=out)
     if fmt == "json":
@@ -169,9 +163,9 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
         return
     if fmt == "html":
         from ..analysis import html as html_report
-        out = out or Path("agentobs-out/report.html")
-        write_text(out, html_report.render(r))
-        say(f"Report (HTML): {out}")
+        html_out = out or DEFAULT_HTML
+        write_text(html_out, html_report.render(r))
+        say(f"Report (HTML): {html_out}")
         return
     print_report(r)
     if out:

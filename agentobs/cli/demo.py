@@ -18,9 +18,14 @@ from ..domain.scenarios import SEED000, SEED004, Result
 from ..telemetry import Telemetry, configure
 from .analysis_cmds import print_caps
 from .common import DEFAULT_OUT, jaeger_link, jaeger_url
+from .outputs import refuse_overlap
 from .render import console, json_lines, say, table, write_text
 from .safe_text import http_url
 from .simulate import print_summary, run_population, write_manifest
+
+# the files the demo writes into OUT_DIR after the scenarios' traces (name: what it is)
+OUTPUTS = {"simulate-traces.jsonl": "population's traces", "simulate-manifest.json": "simulation manifest",
+           "report.html": "HTML report"}
 
 
 def _fmt_effects(effects: list) -> str:
@@ -46,9 +51,7 @@ def _rows(results: list[tuple[Result, str | None]], link: bool) -> Iterator[list
 
 
 def _telemetry(path: Path, otlp_endpoint: str | None, service: str | None) -> Telemetry:
-    if path.exists():
-        path.unlink()
-    return configure(traces_out=path, otlp_endpoint=otlp_endpoint, service_name=service)
+    return configure(traces_out=path, otlp_endpoint=otlp_endpoint, service_name=service, replace_traces=True)
 
 
 @click.command()
@@ -67,6 +70,10 @@ def demo(fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None,
          service_name: str | None) -> None:
     """The main job: seed scenarios, a simulated population, its failure taxonomy and caps, an HTML report."""
     scen_path = traces_out or out_dir / "demo-traces.jsonl"
+    pop_path, manifest_path, html_path = (out_dir / name for name in OUTPUTS)
+    if runs:
+        refuse_overlap("traces-out", scen_path,
+                       [(f"where the demo writes its {what}", out_dir / name) for name, what in OUTPUTS.items()])
     tel = _telemetry(scen_path, otlp_endpoint, service_name)
     seed000 = run_suite(tel, SEED000)
     seed004 = run_suite(tel, SEED004)
@@ -85,11 +92,10 @@ def demo(fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None,
     if runs == 0:
         return
     console.print()
-    pop_path = out_dir / "simulate-traces.jsonl"
     ptel = _telemetry(pop_path, otlp_endpoint, service_name)
     records = run_population(ptel, runs, seed)
     pop_lines = ptel.shutdown().lines()
-    write_manifest(out_dir / "simulate-manifest.json", records, seed, pop_path)
+    write_manifest(manifest_path, records, seed, pop_path)
     print_summary(records)
     console.print()
     report = analyze([str(pop_path)], Options(jaeger_url=http_url(jaeger_url())))
@@ -98,7 +104,6 @@ def demo(fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None,
                                                                  ("share", "right"), ("failed", "right"),
                                                                  ("control", "left")], rows))
     print_caps(report)
-    html_path = out_dir / "report.html"
     write_text(html_path, html_report.render(report))
     console.print()
     say(f"Population traces: {pop_path} ({'; '.join(pop_lines)})")

@@ -50,7 +50,7 @@ def print_summary(records: list[Record]) -> None:
 @click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where to write what the simulation injected and recorded "
                    "(default: next to the traces, *-manifest.json).")
-@telemetry_options("simulate-traces.jsonl")
+@telemetry_options("simulate-traces.jsonl", other_outputs=("manifest",))
 def simulate_cmd(runs: int, seed: int, manifest: Path | None, telemetry: Telemetry) -> None:
     """Run a population of support tasks with stochastic stand-in models and every seed failure pattern."""
     records = run_population(telemetry, runs, seed)

@@ -1,5 +1,5 @@
-"""The contract every part of agentobs shares, in the standard library only (it imports no other agentobs
-package, only the exception tree of ``agentobs.errors``).
+"""The contract every part of agentobs shares, in the standard library only, but for RE2 under the redaction rules
+(it imports no other agentobs package, only the exception tree of ``agentobs.errors``).
 
     semconv       every attribute, span, event and metric name we emit, and the conventions' version
     vocabulary    stop reasons, run statuses, tool result statuses, reply kinds (closed enumerations)
@@ -8,8 +8,10 @@ package, only the exception tree of ``agentobs.errors``).
     jsontext      ``dumps``: json.dumps' text without its per-call set-up (the kernel's views, digests, signatures)
     pricing       ``Prices``: custom prices, then the genai-prices table (imported on first use)
     retry         ``RetryPolicy``: the one backoff
-    files         ``write_text``: the one way a whole file is written (atomically; links followed, FIFOs and
-                  devices streamed)
+    files         ``write_text``: the one way a whole file is written (atomically; a link at the name replaced, never
+                  followed; FIFOs and devices streamed)
+    redaction_rules  what counts as a secret, shared with the collector's configuration
+    redaction     ``Redactor`` and ``shown``: the rules applied, in time linear in the text (``linear_rx``: RE2)
 
 The kernel, telemetry, analysis and the CLI import this package; it imports none of them.
 """

@@ -1,6 +1,13 @@
 """Masking secrets in text and values, with the rules of ``redaction_rules`` (which the collector applies too):
 what telemetry records (``agentobs.telemetry``) and what the analysis shows of the traces it reads (the
 report in every format, the runs table, a trace's tree) go through one ``Redactor``.
+
+The rules run on RE2 (``linear_rx``), in time proportional to the text: a string of n bytes costs at most one
+pass per rule over its n bytes plus a constant per secret masked, whatever it holds (no per-string bound is
+needed: none is set). A string of up to ``PREFILTER_BYTES`` is first checked against all the rules at once, and
+left alone after that one pass when none matches: most strings are short and clean, and on a short string each
+pass costs its start-up more than its bytes. A longer one goes through every rule, so that what it costs does not
+depend on what it holds.
 """
 from __future__ import annotations
 
@@ -8,18 +15,23 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 
+from . import linear_rx
 from . import redaction_rules as rules
 
 REDACT_KEYS_ENV = "AGENTOBS_REDACT_KEYS"
 REDACTED = rules.MASK_IN_PROCESS
+PREFILTER_BYTES = 1 << 12
 
-
-_FLAGS = re.ASCII          # \b, \d, \s as in Go RE2, which the collector uses for the same rules
-_SECRET_ENV = re.compile(rules.SECRET_ENV_NAME, _FLAGS)
-_VALUE_RULES = tuple((name, re.compile(rx, _FLAGS)) for name, rx in rules.VALUE_RULES)
+_SECRET_ENV = re.compile(rules.SECRET_ENV_NAME, re.ASCII)     # names of this process's environment variables
 _MAX_DEPTH = 8             # JSON documents nested in strings, parsed and redacted this deep
+_MASK = REDACTED.encode()
+_JSON_MASK = b'"' + _MASK + b'"'                      # after group 1 of json_key: "password": "[REDACTED]"
+_ESCAPED_MASK = b'\\"' + _MASK + b'\\"'               # after group 1 of json_key_escaped: \"password\": \"[REDACTED]\"
+
+_Rules = tuple[tuple[linear_rx.Rule, bytes], ...]
 
 
 class Redactor:
@@ -42,22 +54,12 @@ class Redactor:
         given = rules.SENSITIVE_KEYS if keys is None else tuple(_name_pattern(k) for k in keys if k.strip())
         names = given + tuple(extra)
         self.keys = names
-        self._key = re.compile(rules.key_pattern(names), _FLAGS) if names else None
-        self._key_rules = tuple((re.compile(rx, _FLAGS), name == "json_key_escaped")
-                                for name, rx in rules.key_rules(names)) if names else ()
         self.patterns = patterns
-        rules_here = list(_VALUE_RULES)
-        if names != rules.SENSITIVE_KEYS:      # name=value pairs follow this redactor's key names
-            kv = re.compile(rules.key_value_rule(names), _FLAGS) if names else None
-            kept: list[tuple[str, re.Pattern[str]]] = []
-            for n, rx in rules_here:             # in order; key_value rebuilt for these names, or dropped
-                if n == "key_value":
-                    if kv is None:
-                        continue
-                    rx = kv
-                kept.append((n, rx))
-            rules_here = kept
-        self._value_rules = tuple(rx for _, rx in rules_here)
+        self._key: linear_rx.Rule | None = None
+        self._rules: _Rules = ()
+        self._any: linear_rx.Rule | None = None
+        if names or patterns:
+            self._key, self._rules, self._any = _compiled(names, patterns)
         self.env_secrets = sorted({v for k, v in environ.items() if _SECRET_ENV.search(k) and len(v) >= 8},
                                   key=len, reverse=True)
         self._clean: dict[str, bool] = {}
@@ -72,19 +74,21 @@ class Redactor:
         return hit
 
     def sensitive_key(self, key: str) -> bool:
-        return self._key is not None and self._key.search(key) is not None
+        return self._key is not None and self._key.search(linear_rx.to_bytes(key)[0])
 
     def text(self, s: str) -> str:
         """Masks secrets inside one string (no JSON parsing)."""
         for secret in self.env_secrets:
             if secret in s:
                 s = s.replace(secret, REDACTED)
-        for rx, escaped in self._key_rules:
-            s = rx.sub(_ESCAPED_MASK if escaped else _JSON_MASK, s)
-        if self.patterns:
-            for rx in self._value_rules:
-                s = rx.sub(REDACTED, s)
-        return s
+        if self._any is None:
+            return s
+        data, changed = linear_rx.to_bytes(s)
+        if len(data) <= PREFILTER_BYTES and not self._any.search(data):
+            return linear_rx.to_text(data) if changed else s
+        for rule, mask in self._rules:
+            data = rule.sub(data, mask)
+        return linear_rx.to_text(data)
 
     def value(self, v: Any, _depth: int = 0) -> Any:
         """Masks secrets in a value of any shape: strings (JSON documents in them too), maps, lists, tuples."""
@@ -121,14 +125,29 @@ class Redactor:
         return self.text(s)
 
 
-_JSON_MASK = r'\1"' + REDACTED + '"'
-_ESCAPED_MASK = r'\1\\"' + REDACTED + r'\\"'
-
-
 def _name_pattern(key: str) -> str:
     """A key name given by the application (``keys``, AGENTOBS_REDACT_KEYS) as a rule fragment: case and the
     separators ``_``, ``-``, ``.`` and space do not matter."""
-    return "[._ -]?".join(re.escape(part) for part in re.split(r"[._ -]+", key.strip().lower()) if part)
+    return "[._ -]?".join(linear_rx.escape(part) for part in re.split(r"[._ -]+", key.strip().lower()) if part)
+
+
+@cache
+def _compiled(names: tuple[str, ...], patterns: bool) -> tuple[linear_rx.Rule | None, _Rules, linear_rx.Rule]:
+    """The key rule, the rules ``text`` applies in order (with the mask each puts in), and all of them at once (the
+    prefilter), for these key names; compiled once per set of names (every default Redactor shares them)."""
+    key = linear_rx.Rule(rules.key_pattern(names)) if names else None
+    applied: list[tuple[linear_rx.Rule, bytes]] = []
+    if names:
+        applied += [(linear_rx.Rule(rx, keep=True), _ESCAPED_MASK if name == "json_key_escaped" else _JSON_MASK)
+                    for name, rx in rules.key_rules(names)]
+    if patterns:
+        for name, rx in rules.VALUE_RULES:       # in order; name=value pairs follow these key names, or go
+            if name == "key_value":
+                if not names:
+                    continue
+                rx = rules.key_value_rule(names)
+            applied.append((linear_rx.Rule(rx), _MASK))
+    return key, tuple(applied), linear_rx.Rule(rules.any_rule([r.pattern for r, _ in applied]))
 
 
 _SHOWN: dict[str, str] = {}
@@ -151,9 +170,12 @@ def shown(text: str) -> str:
 
 # a run id the analysis makes, ``<trace id>:<span id>`` in lower-case hex as the loader writes ids: no secret, but
 # one span id in about 1,900 is 16 decimal digits, which the card rule masks, and the run's id would be lost
-_RUN_ID = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{32}:[0-9a-f]{16}(?![0-9A-Za-z])", _FLAGS)
+# (Python's re, for the look-around; linear: a candidate starts only where no letter or digit precedes it, at
+# most once per run of hex digits, and reads at most 49 characters)
+_RUN_ID = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{32}:[0-9a-f]{16}(?![0-9A-Za-z])", re.ASCII)
 _MARK = "\ue000"            # (private use characters: no rule matches them, JSON keeps them)
 _MARKS = 0x1000
+_MARKED = re.compile("\ue000[\ue100-\uf0ff]")
 
 
 def _masked(text: str) -> str:
@@ -167,9 +189,7 @@ def _masked(text: str) -> str:
         return _default().text(text)
     marks = iter(range(len(ids)))
     masked = _default().text(_RUN_ID.sub(lambda _: _MARK + chr(0xE100 + next(marks)), text))
-    for i, run_id in enumerate(ids):
-        masked = masked.replace(_MARK + chr(0xE100 + i), run_id)
-    return masked
+    return _MARKED.sub(lambda m: ids[ord(m.group()[1]) - 0xE100], masked)     # one pass, however many ids
 
 
 _DEFAULT: list[Redactor] = []

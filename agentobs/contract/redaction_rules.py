@@ -1,10 +1,12 @@
 """The one source of what counts as a secret: value patterns and sensitive key names.
 
-Used by the in-process ``Redactor`` (agentobs.telemetry.content) and written into the collector's configuration
+Used by the in-process ``Redactor`` (agentobs.contract.redaction) and written into the collector's configuration
 by ``collector/generate.py`` (``--check`` keeps collector/config.yaml in step; tests/test_redaction_rules.py runs
-it). Every regex is written in the common subset of Python ``re`` (compiled with ``re.ASCII``) and Go RE2: no
-look-around, no backreferences, no possessive quantifiers, ``[0-9]`` rather than Unicode classes, bounded
-repetitions where a pattern could otherwise backtrack over long runs of text.
+it). Every regex is RE2 syntax, which both sides run on an engine in linear time: Go's ``regexp`` in the collector,
+RE2 itself in process (``linear_rx``). So: no look-around, no backreferences, no possessive quantifiers, ``[0-9]``
+rather than Unicode classes. A repetition is bounded where the meaning needs a bound, not to spare an engine; and
+never with a large bound on a class that can start again inside its own run (a count per start makes the
+automaton's states multiply: tests/test_redaction_linear.py times every rule on such runs).
 
 Value rules are applied in order, each replacing its whole match by the mask (``[REDACTED]`` in process, ``****``
 in the collector). ``JSON_KEY`` keeps the key and masks only the value of a sensitive key inside a JSON document
@@ -17,6 +19,8 @@ space, a dash or a dot) is masked on both sides; there is no Luhn check, because
 inside a longer string, and the two sides must agree.
 """
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 MASK_IN_PROCESS = "[REDACTED]"
 MASK_COLLECTOR = "****"
@@ -72,6 +76,17 @@ def key_value_rule(names: tuple[str, ...] = SENSITIVE_KEYS) -> str:
             r"(?:(?:basic|bearer|digest|negotiate|token)[ \t]+)?[^ \t\r\n&,;\"'<>]{3,}")
 
 
+def scoped(rx: str) -> str:
+    """A leading (?i) becomes a scoped (?i:...), so that rules can be joined into one alternation."""
+    return f"(?i:{rx[4:]})" if rx.startswith("(?i)") else rx
+
+
+def any_rule(patterns: Iterable[str]) -> str:
+    """One rule that matches where any of ``patterns`` does (the collector's condition before its replacements,
+    the in-process prefilter)."""
+    return "|".join(f"(?:{scoped(rx)})" for rx in patterns)
+
+
 KEY_PATTERN = key_pattern()
 KEY_RULES = key_rules()
 
@@ -80,8 +95,10 @@ VALUE_RULES: tuple[tuple[str, str], ...] = (
     # PEM private keys: the whole block; then a block whose END line is missing (cut off)
     ("pem_private_key", r"-----BEGIN[A-Z ]{0,40}PRIVATE KEY-----(?s:.*?)-----END[A-Z ]{0,40}PRIVATE KEY-----"),
     ("pem_private_key_cut", r"-----BEGIN[A-Z ]{0,40}PRIVATE KEY-----[A-Za-z0-9+/=\t\r\n :-]*"),
-    # user:password@ in connection strings and URLs (postgres://, redis://, amqp://, https://...)
-    ("url_credentials", r"\b[A-Za-z][A-Za-z0-9+.-]{0,30}://[^/?#@ \t\r\n\"']{0,256}:[^/?# \t\r\n\"']{0,256}@"),
+    # user:password@ in connection strings and URLs (postgres://, redis://, amqp://, https://...). No counted
+    # repetition: from every word start in a long run of letters, "{0,30}" kept a count of its own, and the automaton
+    # needed a state per set of counts (RE2 fell back to its slow NFA: 8 s for a crafted megabyte)
+    ("url_credentials", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/?#@ \t\r\n\"']*:[^/?# \t\r\n\"']*@"),
     # "Bearer <token>" in free text
     ("bearer_token", r"(?i)\bbearer[ \t]+[A-Za-z0-9._~+/-]{8,}=*"),
     # name=value / name: value for a sensitive name (key_value_rule)

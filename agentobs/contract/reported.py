@@ -19,9 +19,14 @@ def count(value: Any) -> int | None:
 
 
 def non_negative(value: Any) -> float | None:
-    """A reported time or cost when it is one: a finite number, not negative (a bool is none); otherwise None."""
-    if type(value) is float or type(value) is int:                   # (the usual case, a float)
-        return float(value) if 0 <= value < math.inf else None        # (NaN compares false)
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
-        return float(value)
+    """A reported time or cost when it is one: a finite number, not negative (a bool is none; an integer past a
+    double's range, 10^309 and up, is none too: it has no float); otherwise None."""
+    if type(value) is float:                                          # (the usual case)
+        return value if 0 <= value < math.inf else None               # (NaN compares false)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:
+            return None
+        return number if 0 <= number < math.inf else None
     return None

@@ -32,7 +32,9 @@ class ModelRequest:
 class ModelResponse:
     """What ``Model.propose`` returns. Token counts are the provider's; when input or output is None the kernel
     estimates both from the text. The cache and reasoning counts are parts of the input and output counts
-    (never added again); the kernel's token budget counts input + output."""
+    (never added again); the kernel's token budget counts input + output. An adapter that could not read the
+    provider's answer as a reply (tool arguments that are no JSON object, a body nested past Python's limits) returns
+    ``reply=None`` with ``malformed`` saying why, and the usage the provider reported: the call was paid for."""
     reply: Any                                      # normally a dict; anything else is a malformed reply
     latency_s: float | None = None                  # declared latency (stand-ins); None = measure with the clock
     input_tokens: int | None = None
@@ -42,6 +44,8 @@ class ModelResponse:
     reasoning_output_tokens: int | None = None      # output tokens spent on reasoning
     finish_reason: str | None = None                # as the provider reported it
     response_model: str | None = None               # the model that answered, when the provider says
+    malformed: str | None = None                    # why the provider's answer is no reply (an adapter could not
+                                                    # read it): the model is shown a malformed_reply saying so
 
 
 class Model(Protocol):

@@ -114,7 +114,7 @@ def _problem(r: ModelResponse) -> str | None:
     lat = r.latency_s
     if lat is not None and reported.non_negative(lat) is None:
         return f"latency_s {lat!r:.40} is not a number of seconds"
-    for name in ("finish_reason", "response_model"):
+    for name in ("finish_reason", "response_model", "malformed"):
         if getattr(r, name) is not None and not isinstance(getattr(r, name), str):
             return f"{name} must be text"
     return None

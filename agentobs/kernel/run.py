@@ -299,6 +299,9 @@ class Run:
                 break
             except (ConcurrentUseError, ReplayError, ConfigError):  # misuse, a recording run out, a Model's bug:
                 raise                                                # not the provider's failure
+            except ProposalError as exc:       # the model answered, with nothing the kernel can read: shown to it
+                resp = ModelResponse(reply=None, malformed=exc.detail)
+                break
             except Exception as exc:  # a provider failure must end in a stop reason
                 retry = k.retry_policy()
                 backoff = retry.wait_s(attempts)
@@ -324,8 +327,9 @@ class Run:
             return self._guard(Breach(limit="deadline_s", limit_value=b.deadline_s, observed=b.deadline_s,
                                       stop=StopReason.DEADLINE)), False
         secs = clock.spend(started, declared)
+        finish = resp.finish_reason if isinstance(resp.finish_reason, str) else None   # (a model's report: text)
         reply = resp.reply
-        unusable = json_problem(reply)         # kept out of the state, which must stay JSON: the model is told
+        unusable = _malformed(resp)            # kept out of the state, which must stay JSON: the model is told
         if unusable is not None:
             reply = None
         source: UsageSource
@@ -342,11 +346,11 @@ class Run:
         st.charge_model(tin, tout, secs, cost)
         try:
             if unusable is not None:
-                raise ProposalError("malformed_reply", f"the reply {unusable}; answer with a JSON object")
-            cut = (resp.finish_reason or "").lower()
+                raise ProposalError("malformed_reply", unusable)
+            cut = (finish or "").lower()
             if cut in _CUT_OFF:                # the provider stopped the reply: whatever it says is not whole
                 raise ProposalError("reply_too_long" if cut != "content_filter" else "reply_filtered",
-                                    f"the provider ended the reply early ({resp.finish_reason}); "
+                                    f"the provider ended the reply early ({finish}); "
                                     + ("answer shorter" if cut != "content_filter" else "answer differently"))
             if too_long:
                 raise ProposalError("reply_too_long", f"the reply passed max_output_tokens ({b.max_output_tokens}) "
@@ -355,13 +359,13 @@ class Run:
         except ProposalError as exc:
             st.last_result = error(exc.code, detail=exc.detail)
             self._model_returned(st, tin=tin, tout=tout, source=source, reply_type=None,
-                                 finish_reason=resp.finish_reason or "stop", cost=cost, err=exc.code, reply=reply,
+                                 finish_reason=finish or "stop", cost=cost, err=exc.code, reply=reply,
                                  resp=resp)
             return None, False
         kind: ReplyType = ("tool" if isinstance(prop, ToolProposal) else "plan" if isinstance(prop, PlanProposal)
                            else "final")
         self._model_returned(st, tin=tin, tout=tout, source=source, reply_type=kind,
-                             finish_reason=resp.finish_reason or ("tool_calls" if kind == "tool" else "stop"),
+                             finish_reason=finish or ("tool_calls" if kind == "tool" else "stop"),
                              cost=cost, err=None, reply=reply, resp=resp)
         if isinstance(prop, FinalProposal):
             open_steps = st.open_steps()
@@ -568,7 +572,8 @@ class Run:
             else:
                 usage = _new_token_usage(input_tokens=tin, output_tokens=tout, source=source)
             self.emit(_new_model_returned(step=st.step, model=model.name, provider=model.provider,
-                                          response_model=resp.response_model if resp is not None else None,
+                                          response_model=resp.response_model if resp is not None
+                                          and isinstance(resp.response_model, str) else None,
                                           usage=usage, reply_type=reply_type, finish_reason=finish_reason,
                                           cost_usd=cost, error=err, reply=reply, at_ns=self.clock.wall_ns()))
 
@@ -681,6 +686,17 @@ class Run:
             self.lease = None
         else:
             await self._release()
+
+
+def _malformed(resp: ModelResponse) -> str | None:
+    """Why a response holds no reply the kernel can keep (None: it holds one): what the adapter said it could not
+    read, or what keeps the reply from being JSON (``agentobs.kernel.values``)."""
+    said = resp.malformed
+    if said is not None:
+        return (said if isinstance(said, str) else "the provider's answer could not be read") + \
+            "; answer with one proposal"
+    unusable = json_problem(resp.reply)
+    return None if unusable is None else f"the reply {unusable}; answer with a JSON object"
 
 
 def _approved(st: TaskState, call: HeldCall) -> bool:

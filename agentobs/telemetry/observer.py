@@ -81,6 +81,7 @@ class _Run:
     tools: int = 0
     reply_type: str | None = None                    # of the step in progress
     chat_view: str | None = None                     # the open chat's view, when content goes to events
+    chat_input: str | None = None                    # ... and its input messages, redacted once for the span
     chat_start: int = 0
     tool_start: int = 0
     tool_name: str = ""
@@ -284,12 +285,14 @@ class OTelObserver:
         if model.model != e.model or model.provider != e.provider:     # not the run's model: its own attributes
             model = model_attrs(e.provider, e.model)
         attrs = model.start(e.max_output_tokens)
-        if self._on_span:
-            attrs = {**attrs, sc.INPUT_MESSAGES: self._input_messages(e.view)}
+        content = self._any and run.root.is_recording()     # a run sampled out records no content: none is redacted
+        run.chat_input = self._input_messages(e.view) if content and self._on_span else None
+        if run.chat_input is not None:
+            attrs = {**attrs, sc.INPUT_MESSAGES: run.chat_input}
         run.chat = chat = self.tracer.start_span(model.name, context=ctx, kind=_CHAT_KIND,
                                                  attributes=attrs, start_time=e.at_ns)
         run.token = _attach(_in_context(chat))        # current while the model runs
-        run.chat_view = e.view if self._on_event else None
+        run.chat_view = e.view if content and self._on_event else None
         run.chat_start = e.at_ns
 
     def _model_returned(self, run: _Run, e: ev.ModelReturned) -> None:
@@ -316,15 +319,16 @@ class OTelObserver:
         if error:
             attrs[sc.REPLY_ERROR] = error
             attrs[sc.ERROR_TYPE] = error
-        if self._any and e.reply is not None:
+        if self._any and e.reply is not None and span.is_recording():
             out = self._output_messages(e.reply, e.finish_reason)
             if self._on_span:
                 attrs[sc.OUTPUT_MESSAGES] = out
             if self._on_event:
                 details = {sc.OUTPUT_MESSAGES: out}
                 if run.chat_view is not None:
-                    details[sc.INPUT_MESSAGES] = self._input_messages(run.chat_view)
+                    details[sc.INPUT_MESSAGES] = run.chat_input or self._input_messages(run.chat_view)
                 span.add_event(sc.EVENT_INFERENCE_DETAILS, details, timestamp=e.at_ns)
+        run.chat_view = run.chat_input = None
         span.set_attributes(attrs)
         if error:
             span.set_status(Status(StatusCode.ERROR, error))
@@ -352,7 +356,7 @@ class OTelObserver:
             attrs[sc.TOOL_PLAN_STEP] = step
         if e.held:
             attrs[sc.TOOL_HELD] = True
-        if self._any:
+        if self._any and run.root.is_recording():          # a run sampled out records no content
             args = self.redactor.json(e.args)
             if self._on_span:
                 attrs[sc.TOOL_CALL_ARGUMENTS] = args
@@ -384,7 +388,7 @@ class OTelObserver:
         failed = status not in _OK_RESULTS
         if failed:
             attrs[sc.ERROR_TYPE] = status
-        if self._any:
+        if self._any and span.is_recording():
             result = self.redactor.json(e.result)
             if self._on_span:
                 attrs[sc.TOOL_CALL_RESULT] = result

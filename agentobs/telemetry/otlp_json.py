@@ -7,7 +7,6 @@ one loader reads a laptop run, a collector archive and Jaeger's API v3 answers.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -20,6 +19,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import SpanKind, StatusCode
 
+from ..contract.files import open_append
 from ..contract.otlp_values import attributes, text
 
 log = logging.getLogger("agentobs.telemetry")
@@ -89,13 +89,6 @@ def encode_request(spans: Iterable[ReadableSpan]) -> dict[str, Any]:
     return {"resourceSpans": out}
 
 
-def private_append(path: Path) -> Any:
-    """Opens ``path`` for appending, creating it readable by its owner only."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    return os.fdopen(fd, "a", encoding="utf-8")
-
-
 def _ends_torn(path: Path) -> bool:
     """Whether the file's last line lacks its line break (a writer stopped mid-line: a full disk, a kill)."""
     try:
@@ -110,46 +103,50 @@ def _ends_torn(path: Path) -> bool:
 
 
 class OtlpJsonFileExporter(SpanExporter):
-    """Appends one OTLP JSON request per export call to a file (the collector file exporter's format)."""
+    """Appends one OTLP JSON request per export call to a file (the collector file exporter's format).
 
-    def __init__(self, path: str | os.PathLike[str]):
+    The file is this exporter's alone while it is open (``contract.files.open_append``: an exclusive lock, a
+    second writer refused with ``FileInUse``); ``replace`` empties it first, else spans are appended. A batch
+    counts as exported only when its line was written whole to the file still at ``path``: once the file is
+    removed or replaced by another program, what is written goes nowhere and counts as failed."""
+
+    def __init__(self, path: str | os.PathLike[str], *, replace: bool = False):
         self.path = Path(path)
-        self._file = private_append(self.path)
+        self._out = open_append(self.path, replace=replace)
         self._lock = threading.Lock()
         self.exported = 0
         self.failed = 0
+        self._said_gone = False
         # a line cut short before (by this process or another) is ended first, so it costs only itself
-        self._torn = _ends_torn(self.path)
+        self._torn = not replace and _ends_torn(self.path)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         try:
-            line = json.dumps(encode_request(spans), separators=(",", ":")) + "\n"
+            line = (json.dumps(encode_request(spans), separators=(",", ":")) + "\n").encode()
             with self._lock:
                 if self._torn:
-                    line = "\n" + line
+                    line = b"\n" + line
                 self._torn = True             # until the write is whole
-                self._file.write(line)        # one write per request: a reader never sees half a line of ours
-                self._file.flush()
+                self._out.write(line)         # one write per request: a reader never sees half a line of ours
                 self._torn = False
+                gone = not self._out.still_named()
         except (OSError, ValueError, TypeError):
-            self._drop_buffer()
             self.failed += len(spans)
             log.warning("could not write %d spans to %s", len(spans), self.path, exc_info=True)
+            return SpanExportResult.FAILURE
+        if gone:
+            self.failed += len(spans)
+            if not self._said_gone:
+                self._said_gone = True
+                log.warning("traces file %s was removed or replaced by another program: the spans written since "
+                            "are lost (counted as failed)", self.path)
             return SpanExportResult.FAILURE
         self.exported += len(spans)
         return SpanExportResult.SUCCESS
 
-    def _drop_buffer(self) -> None:
-        """After a failed write, what the text layer still holds of it is not written later (it was counted lost)."""
-        with self._lock, contextlib.suppress(Exception):
-            self._file.close()
-        with self._lock, contextlib.suppress(OSError):
-            self._file = private_append(self.path)
-
     def shutdown(self) -> None:
         with self._lock:
-            if not self._file.closed:
-                self._file.close()
+            self._out.close()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True

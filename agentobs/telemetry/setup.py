@@ -30,6 +30,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExport
 from opentelemetry.trace import ProxyTracerProvider
 
 from ..contract import semconv as sc
+from ..contract.files import FileInUse
 from ..errors import ConfigError
 from .content import Capture, Redactor, capture_from
 from .links import ResumeLinks
@@ -70,13 +71,14 @@ class TelemetryConfig:
     queue_size: int
     shutdown_timeout_ms: int
     call_metrics: CallMetrics = CallMetrics.SDK
+    replace_traces: bool = False         # traces_out is emptied when opened (the CLI's), else appended to
 
 
 def resolve(*, service_name: str | None = None, traces_out: str | os.PathLike[str] | None = None,
             otlp_endpoint: str | None = None, otlp_protocol: str | None = None, console: bool = False,
             capture: str | Capture | None = None, redact_keys: Sequence[str] | None = None,
             redact_patterns: bool | None = None, call_metrics: str | CallMetrics | None = None,
-            env: Mapping[str, str] | None = None) -> TelemetryConfig:
+            replace_traces: bool = False, env: Mapping[str, str] | None = None) -> TelemetryConfig:
     """Explicit argument > environment variable > default, for every telemetry setting."""
     env = os.environ if env is None else env
     endpoint = otlp_endpoint or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -102,6 +104,7 @@ def resolve(*, service_name: str | None = None, traces_out: str | os.PathLike[st
         queue_size=_int_env(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048),
         shutdown_timeout_ms=_int_env(env, "AGENTOBS_SHUTDOWN_TIMEOUT_MS", 5_000),
         call_metrics=_call_metrics(call_metrics, env),
+        replace_traces=replace_traces,
     )
 
 
@@ -214,7 +217,10 @@ class Telemetry:
             exporters: list[tuple[str, SpanExporter]] = list(extra_exporters)
             if config.traces_out is not None:
                 try:
-                    file_exporter = OtlpJsonFileExporter(config.traces_out)
+                    file_exporter = OtlpJsonFileExporter(config.traces_out, replace=config.replace_traces)
+                except FileInUse as exc:
+                    raise ConfigError(f"traces file {config.traces_out} is {exc.strerror}: give each process its "
+                                      "own file (traces_out, AGENTOBS_TRACES_OUT or --traces-out)") from None
                 except (OSError, ValueError) as exc:
                     raise ConfigError(f"traces file {config.traces_out} cannot be written ({exc}): check the path "
                                       "(traces_out or AGENTOBS_TRACES_OUT) and its permissions") from None

@@ -528,10 +528,10 @@ class PrivateStack:
         self.down()
 
     def pid(self, service: str) -> int | None:
-        f = self.run / "pids" / f"{service}.pid"
+        f = self.run / "pids" / f"{service}.pid"          # "PID START" (the process's start time)
         try:
-            return int(f.read_text())
-        except (OSError, ValueError):
+            return int(f.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
             return None
 
     def stop(self, service: str, sig: int | None = None, timeout: float = 15.0) -> None:

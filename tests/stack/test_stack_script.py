@@ -1,6 +1,7 @@
 """scripts/stack.sh itself, on a SECOND instance (its own ports and run folder) beside the main stack, which keeps
 running: `up` starts and waits for health, a second `up` is harmless and fast, `status` reports it, `down` leaves
-no process and no listening port behind."""
+no process and no listening port behind; and two private stacks side by side, where `down` stops only what its
+own run folder started."""
 from __future__ import annotations
 
 import os
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stackutil import STACK_PORT_SETTINGS, STACK_SCRIPT, free_ports, healthy, listening
+from stackutil import STACK_PORT_SETTINGS, STACK_SCRIPT, PrivateStack, free_ports, healthy, listening
 
 pytestmark = pytest.mark.stack
 
@@ -46,7 +47,7 @@ def second(stack, tmp_path):
 
 
 def _pids(run: Path) -> dict[str, int]:
-    return {p.stem: int(p.read_text()) for p in (run / "pids").glob("*.pid")}
+    return {p.stem: int(p.read_text().split()[0]) for p in (run / "pids").glob("*.pid")}    # "PID START"
 
 
 def test_a_second_instance_starts_twice_harmlessly_and_stops_without_leftovers(stack, second):
@@ -118,3 +119,49 @@ def test_up_refuses_a_port_in_use_and_leaves_nothing_running(stack, second):
     run = Path(env["AGENTOBS_STACK_RUN"])
     assert not list((run / "pids").glob("*.pid"))
     assert not any(listening(p) for k, p in ports.items() if k != "AGENTOBS_PROMETHEUS_PORT")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(") ")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _answering(s: PrivateStack) -> bool:
+    e = s.exports
+    return all(healthy(u) for u in (e["AGENTOBS_COLLECTOR_HEALTH_URL"], e["JAEGER_HEALTH_URL"],
+                                    e["PROMETHEUS_URL"] + "/-/ready"))
+
+
+def test_down_stops_its_own_stack_and_never_another_one(tmp_path):
+    """Two stacks from the same build cache, each with its own run folder and ports (as two checkouts): `down` in
+    one stops its three services and leaves the other answering; `down` from a run folder that started nothing,
+    configured on the other's ports (a checkout whose stack is not up), names the other's listeners and stops
+    none of them. Needs no main stack."""
+    a, b = PrivateStack(tmp_path / "a"), PrivateStack(tmp_path / "b")
+    try:
+        a.up()
+        b.up()
+        pa, pb = _pids(a.run), _pids(b.run)
+        assert set(pa) == set(pb) == {"collector", "jaeger", "prometheus"} and not set(pa.values()) & set(pb.values())
+        assert _answering(a) and _answering(b)
+
+        down = a.script("down", timeout=120)
+        assert down.returncode == 0, down.stderr
+        assert not [name for name, pid in pa.items() if _alive(pid)], down.stderr
+        assert not [k for k, p in a.ports.items() if listening(p)], down.stderr
+        assert _answering(b) and all(_alive(pid) for pid in pb.values())
+        assert _pids(b.run) == pb and b.script("status").returncode == 0
+
+        stranger = {**a.env, **{k: str(v) for k, v in b.ports.items()}, "AGENTOBS_STACK_RUN": str(tmp_path / "c")}
+        down = subprocess.run([str(SCRIPT), "down"], env=stranger, capture_output=True, text=True, timeout=120)
+        assert down.returncode == 0, down.stderr
+        assert _answering(b) and all(_alive(pid) for pid in pb.values()), down.stderr
+        for pid in pb.values():
+            assert f"held by pid {pid} " in down.stderr, down.stderr
+        assert "stopped" not in down.stderr and "left running" in down.stderr
+    finally:
+        a.down()
+        b.down()
+    assert not [k for k, p in b.ports.items() if listening(p)]

@@ -7,7 +7,6 @@ or as HTML lives elsewhere. Deterministic: the same input gives the same report.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -95,7 +94,8 @@ class Report:
             "signatures": [{"name": s.name, "runs": s.runs, "share": round(s.share, 6), "failed": s.failed,
                             "successful": s.successful, "primary": s.primary, "role": s.role,
                             "failed_share": _round(s.failed_share), "successful_share": _round(s.successful_share),
-                            "ratio": _round(s.ratio), "ratio_ci": [_round(x) for x in s.ratio_ci] if s.ratio_ci else None,
+                            "ratio": _round(s.ratio),
+                            "ratio_ci": [_round(x) for x in s.ratio_ci] if s.ratio_ci else None,
                             "looks_like": s.looks_like, "control": s.control, "reference": s.reference,
                             "examples": [e.__dict__ for e in self.examples.get(s.name, [])]} for s in self.signatures],
             "unexplained": [{"run_id": r, "last_error": e} for r, e in self.unexplained],

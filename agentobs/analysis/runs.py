@@ -770,7 +770,8 @@ def _stop_reasons(out: pd.DataFrame, c: _Ctx, o: Outcomes, ours: np.ndarray, tra
     # what ended a failed run: the evidence that decided it failed; for a run labelled otherwise (ours, a
     # transcript, a labels file), the last error in it, if any
     row = np.where(rest & (o.failed.fillna(False).to_numpy(dtype=bool)), o.row, -1)
-    text = np.where(row >= 0, o.said, None)
+    text = np.asarray(o.said, dtype=object).copy()
+    text[row < 0] = None
     errs = o.last_error_row
     other = failed & (row < 0) & (errs >= 0)
     row[other], text[other] = errs[other], o.last_error_said[other]

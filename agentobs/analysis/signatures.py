@@ -27,7 +27,8 @@ GROWTH_MIN_SUCCESSFUL = 20           # successful runs needed to measure a run's
 
 # the span columns the evidence functions below read
 EVIDENCE_COLUMNS = ("trace_id", "span_id", "parent_span_id", "name", "start_ns", "run_id", "_run_root", "_kind",
-                    "_input_tokens", "_fingerprint", "_call_row", "_failed", sc.STOP_REASON, sc.TOOL_RESULT_STATUS, sc.RESUMED, sc.TOOL_HELD,
+                    "_input_tokens", "_fingerprint", "_call_row", "_failed", sc.STOP_REASON, sc.TOOL_RESULT_STATUS,
+                    sc.RESUMED, sc.TOOL_HELD,
                     sc.TOOL_EFFECT, sc.TOOL_PLAN_STEP)
 
 
@@ -204,8 +205,10 @@ CATALOG: list[Signature] = [
               cause="An untrusted or wrong note was stored and acted on",
               control="Memory write policy: trusted sources only, scope, expiry; review the note",
               rule=lambda d: _b((d["memory_notes"] > 0) & (d["adhoc_writes"] > 0)), evidence=_ev_memory_poisoning),
-    Signature(name="stale_facts", reference="seed 000", looks_like="A resume after a long gap ran a write before any read",
-              cause="Facts saved before the gap no longer match the world", control="Re-read before a write after a resume",
+    Signature(name="stale_facts", reference="seed 000",
+              looks_like="A resume after a long gap ran a write before any read",
+              cause="Facts saved before the gap no longer match the world",
+              control="Re-read before a write after a resume",
               rule=lambda d: _b(d["write_first_after_resume"]), evidence=_ev_stale_facts),
     Signature(name="approval_denied", reference="seed 004", looks_like="A reviewer denied a held call",
               cause="The action was not acceptable as proposed",
@@ -336,7 +339,7 @@ def precision(hit_failed: int, n_failed: int, hit_ok: int, n_ok: int) -> tuple[f
     None without failed or successful runs."""
     if n_failed == 0 or n_ok == 0:
         return None
-    a, b, c, d = hit_failed, n_failed - hit_failed, hit_ok, n_ok - hit_ok
+    a, b, c, d = float(hit_failed), float(n_failed - hit_failed), float(hit_ok), float(n_ok - hit_ok)
     if 0 in (a, b, c, d):
         a, b, c, d = a + 0.5, b + 0.5, c + 0.5, d + 0.5
     ratio = (a / (a + b)) / (c / (c + d))
@@ -362,7 +365,8 @@ def summarize(runs: pd.DataFrame, examples: int = 3) -> list[SignatureRow]:
         rows.append(SignatureRow(
             name=s.name, runs=len(hit), share=len(hit) / total, failed=failed, successful=ok,
             primary=int((runs["signature"] == s.name).sum()) if len(runs) else 0, looks_like=s.looks_like,
-            control=s.control, reference=s.reference, examples=hit.sort_values("run_id")["run_id"].head(examples).tolist(),
+            control=s.control, reference=s.reference,
+            examples=hit.sort_values("run_id")["run_id"].head(examples).tolist(),
             failed_share=failed / n_failed if n_failed else None, successful_share=ok / n_ok if n_ok else None,
             ratio=measured[0] if measured else None, ratio_ci=measured[1] if measured else None, role=role))
     return rows

@@ -107,3 +107,28 @@ def test_stop_reasons_follow_the_last_events():
     assert outcome([_req(1, tools=1), _req(3, 500)], [ok_tool], "E: 500") == ("failed", "model_error")
     # a new body after a failure is a new call: the failed call stays failed, the last one decides
     assert outcome([_req(1, 500, body="a"), _req(3, body="c")], [], None) == ("success", "done")
+
+
+def test_a_request_without_tools_in_an_endless_script_gets_the_forced_answer_and_is_the_turn_limit():
+    turn = Reply(tool_calls=[call("lookup_order", order_id="T")])
+    script = Script({"f": Forever(make=lambda i: turn, forced=Reply(content="out of steps"))})
+    tool = {"type": "function", "function": {"name": "lookup_order", "parameters": {"type": "object"}}}
+    with ScriptedServer(script) as srv:
+        c = _client(srv)
+        asked = [c.chat.completions.create(model="m", messages=_msgs("f"), tools=[tool]) for _ in range(2)]
+        forced = c.chat.completions.create(model="m", messages=_msgs("f"))
+    assert all(r.choices[0].message.tool_calls for r in asked)
+    assert forced.choices[0].message.content == "out of steps"
+    assert [e["tools_offered"] for e in script.log] == [True, True, False]
+    f = run_figures("f", script.log, [{"run": "f", "tool": "lookup_order", "args": {}, "error": False, "seq": 0}],
+                    [], True)
+    assert (f["model_calls"], f["outcome"], f["stop_reason"]) == (3, "failed", "turn_limit")
+
+
+def test_an_answer_tool_is_a_final_answer_and_not_a_tool_call():
+    reqs = [_req(1, tools=1), {**_req(3), "tool_calls": [["final_answer", {"answer": "x"}]]}]
+    assert outcome(reqs, [{"seq": 2, "error": False}], None) == ("failed", "turn_limit")
+    assert outcome(reqs, [{"seq": 2, "error": False}], None, ("final_answer",)) == ("success", "done")
+    log = [{**r, "run": "a", "stream": False, "usage": None, "model": "m"} for r in reqs]
+    a = run_figures("a", log, [], [], True, None, ("final_answer",))
+    assert (a["max_parallel_tool_calls"], a["outcome"]) == (1, "success")

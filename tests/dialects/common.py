@@ -98,14 +98,17 @@ class Recorder:
 
     ``versions`` replaces the installed-package look-up (a JavaScript fixture's versions come from its
     node_modules), ``runtime`` names the interpreter (default: this Python) and ``paths`` maps more folders to
-    the labels they get in the committed fixture (scrubbed like the venv's).
+    the labels they get in the committed fixture (scrubbed like the venv's). ``answer_tools`` names the tools
+    through which the framework's model gives its final answer (smolagents' ``final_answer``): a reply that calls
+    only those is a final answer, and they are not the run's tool calls.
     """
 
     def __init__(self, name: str, capture: Any, script: Script, *, records_tokens: bool = True,
                  packages: tuple[str, ...] = (), notes: tuple[str, ...] = (),
                  versions: dict[str, str] | None = None, runtime: dict[str, str] | None = None,
-                 paths: dict[str, str] | None = None):
+                 paths: dict[str, str] | None = None, answer_tools: tuple[str, ...] = ()):
         self.name, self.capture, self.script = name, capture, script
+        self.answer_tools = answer_tools
         self.records_tokens = records_tokens
         self.packages = packages
         self.fixed_versions = versions
@@ -174,7 +177,7 @@ class Recorder:
         traces: dict[str, dict] = {}
         for r in self.runs:
             figures = run_figures(r["run"], self.script.log, self.tools, self.agents, self.records_tokens,
-                                  r["raised"])
+                                  r["raised"], self.answer_tools)
             own = [by_id[i] for i in r["span_ids"] if i in by_id]
             ids = {s["spanId"] for s in own}
             tops = sorted((s for s in own if s.get("parentSpanId") not in ids), key=lambda s: int(s["startTimeUnixNano"]))
@@ -230,26 +233,42 @@ def logical_calls(served: list[dict]) -> list[list[dict]]:
 STOP_REASONS = ("done", "model_error", "tool_error", "turn_limit", "exception")
 
 
-def outcome(served: list[dict], tools: list[dict], raised: str | None) -> tuple[str, str]:
+def asked_tools(e: dict, answer_tools: tuple[str, ...] = ()) -> list:
+    """The tool calls a served reply asked for, less the framework's answer tools."""
+    return [c for c in e["tool_calls"] if c[0] not in answer_tools]
+
+
+def forced_answer(served: list[dict]) -> bool:
+    """The last request offered no tools and the previous one, which did, was answered with tool calls: the
+    framework took the tools away to get a final answer (its turn limit; its prompt for that answer may not be
+    the agent's own system prompt, so the agent marker is not compared)."""
+    if len(served) < 2 or served[-1].get("tools_offered", True):
+        return False
+    prev = served[-2]
+    return prev["status"] == 200 and bool(prev["tool_calls"]) and prev.get("tools_offered", True)
+
+
+def outcome(served: list[dict], tools: list[dict], raised: str | None,
+            answer_tools: tuple[str, ...] = ()) -> tuple[str, str]:
     """(outcome, stop_reason) of a run from its requests and tool executions (both in log order) and whether
     it raised. See the README's truth section for the rules."""
     last = served[-1]
-    final_answer = last["status"] == 200 and not last["tool_calls"]
+    final_answer = last["status"] == 200 and not asked_tools(last, answer_tools)
     if raised is None and final_answer:
-        return "success", "done"
+        return ("failed", "turn_limit") if forced_answer(served) else ("success", "done")
     if logical_calls(served)[-1][-1]["status"] != 200:
         return "failed", "model_error"
     events = sorted([(e["seq"], "model", e) for e in served] + [(e["seq"], "tool", e) for e in tools],
                     key=lambda x: x[0])
     if events[-1][1] == "tool" and events[-1][2]["error"]:
         return "failed", "tool_error"
-    if last["status"] == 200 and last["tool_calls"]:
+    if last["status"] == 200 and (asked_tools(last, answer_tools) or forced_answer(served)):
         return "failed", "turn_limit"
     return "failed", "exception"
 
 
 def run_figures(key: str, served: list[dict], tools: list[dict], agents: list[dict], tokens: bool,
-                raised: str | None = None) -> dict:
+                raised: str | None = None, answer_tools: tuple[str, ...] = ()) -> dict:
     """The per-run truth from the server log and the tool log (never from spans)."""
     s = [e for e in served if e["run"] == key]
     ok = [e for e in s if e["status"] == 200]
@@ -271,7 +290,7 @@ def run_figures(key: str, served: list[dict], tools: list[dict], agents: list[di
     model_errors = sum(1 for c in calls if c[-1]["status"] != 200)
     tool_errors = sum(1 for e in t if e["error"])
     fed_back = sum(1 for e in t if e["error"] and any(m["seq"] > e["seq"] for m in s))
-    result, stop = outcome(s, t, raised)
+    result, stop = outcome(s, t, raised, answer_tools)
     return {
         "model_calls": len(calls), "attempts": len(s), "failed_attempts": sum(1 for e in s if e["status"] != 200),
         "tool_calls": len(t),
@@ -283,7 +302,7 @@ def run_figures(key: str, served: list[dict], tools: list[dict], agents: list[di
         "errors": model_errors + tool_errors, "model_errors": model_errors, "tool_errors": tool_errors,
         "tool_errors_fed_back": fed_back,
         "streamed": any(e["stream"] for e in s),
-        "max_parallel_tool_calls": max((len(e["tool_calls"]) for e in ok), default=0),
+        "max_parallel_tool_calls": max((len(asked_tools(e, answer_tools)) for e in ok), default=0),
         "outcome": result, "stop_reason": stop,
         "max_identical_calls": max(counts.values()) if counts else 0,
         "max_consecutive_identical": best,
@@ -447,7 +466,8 @@ def extra_script(*keys: str) -> dict[str, list[Reply] | Forever]:
     parallel:           one reply with two tool calls (get_weather Paris, get_time Paris), then the answer
     tool_error_fed_back, tool_error_fatal: the ``tool_error`` run with the framework set to the behaviour its
                         default ``tool_error`` run does not show
-    turn_limit:         endless replies asking for one more lookup_order; the framework's limit set to TURN_LIMIT
+    turn_limit:         endless replies asking for one more lookup_order; the framework's limit set to TURN_LIMIT (a
+                        request without tools, a framework's forced final answer at its limit, gets text)
     multi_agent:        the orchestrator calls ask_translator, whose tool runs the translator agent (the request
                         of the sub-agent carries the run marker in the tool's argument), then answers
     """
@@ -464,7 +484,8 @@ def extra_script(*keys: str) -> dict[str, list[Reply] | Forever]:
                      Reply(content="Sunny and 10:00 in Paris.", prompt_tokens=190, completion_tokens=11)],
         "tool_error_fed_back": std["tool_error"],
         "tool_error_fatal": std["tool_error"],
-        "turn_limit": Forever(make=_turn),
+        "turn_limit": Forever(make=_turn, forced=Reply(content="I could not finish within the step limit.",
+                                                       prompt_tokens=260, completion_tokens=9)),
         "multi_agent": [Reply(tool_calls=[call("ask_translator", text="[run:multi_agent] Translate 'good morning'")],
                               prompt_tokens=125, completion_tokens=20),
                         Reply(content="bonjour", model="gpt-4o-2024-08-06", prompt_tokens=40, completion_tokens=3),

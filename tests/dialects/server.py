@@ -5,9 +5,10 @@ final answer, or an HTTP error (optionally held longer than the client waits: a 
 belongs to comes from a marker ``[run:KEY]`` that the driver puts in the user prompt (the first marker found in
 the request's messages / input). A run's script can also be endless (``Forever``: a reply made per request, for
 the turn-limit shape). Every request served is logged (run key, status, model, usage delivered, tool calls
-issued, the agent named in the system prompt by ``[agent:NAME]``, whether a stream was asked for, and a hash of
-the canonical request body, so that a retry of the same request can be told from a new call); the truth of a
-fixture is computed from this log and the tool-execution log only. ``stamp()`` orders the two logs.
+issued, the agent named in the system prompt by ``[agent:NAME]``, whether a stream was asked for, whether the
+request offered the model any tools, and a hash of the canonical request body, so that a retry of the same
+request can be told from a new call); the truth of a fixture is computed from this log and the tool-execution
+log only. ``stamp()`` orders the two logs.
 
 Endpoints: ``POST /v1/chat/completions`` (JSON, or SSE chunks when ``stream`` is set: tool-call arguments in
 fragments, usage in a last chunk when ``stream_options.include_usage``) and ``POST /v1/responses`` (JSON, or the
@@ -85,8 +86,14 @@ class Reply:
 
 @dataclass(kw_only=True)
 class Forever:
-    """An endless script: ``make(i)`` is the reply to the run's i-th request (the turn-limit shape)."""
+    """An endless script: ``make(i)`` is the reply to the run's i-th request (the turn-limit shape).
+
+    ``forced`` answers a request that offers the model no tools: a framework that, at its limit, asks once more for
+    a final answer with the tools taken away (CrewAI, smolagents) gets text, the only answer a real model can give
+    there. ``None``: every request gets ``make(i)``.
+    """
     make: Callable[[int], Reply]
+    forced: Reply | None = None
 
 
 def call(name: str, **args: Any) -> tuple[str, dict]:
@@ -110,16 +117,17 @@ class Script:
 
     def next(self, key: str | None, agent: str | None, endpoint: str, body: dict) -> tuple[Reply | None, int]:
         stream = bool(body.get("stream"))
+        tools = bool(body.get("tools"))
         with self.lock:
             base = {"run": key, "endpoint": endpoint, "stream": stream, "body_hash": body_hash(body),
-                    "seq": stamp()}
+                    "tools_offered": tools, "seq": stamp()}
             if key is None or key not in self.runs:
                 self.log.append({**base, "status": 404, "unscripted": True})
                 return None, 0
             i = self.pos[key]
             script = self.runs[key]
             if isinstance(script, Forever):
-                r = script.make(i)
+                r = script.forced if script.forced is not None and not tools else script.make(i)
             elif i < len(script):
                 r = script[i]
             else:

@@ -29,7 +29,8 @@ from common import PLAIN, SHAPE_OF, HttpApp, MemoryCapture, Recorder, Reply, Scr
 
 NAME = "autogen"
 PACKAGES = ("autogen-agentchat", "autogen-core", "autogen-ext", "opentelemetry-instrumentation-openai",
-            "opentelemetry-semantic-conventions-ai", "openai", "opentelemetry-sdk", "opentelemetry-instrumentation-wsgi")
+            "opentelemetry-semantic-conventions-ai", "openai", "opentelemetry-sdk",
+            "opentelemetry-instrumentation-wsgi")
 EXTRAS = ("retries", "retries_exhausted", "streaming", "parallel", "tool_error_fatal", "turn_limit", "multi_agent")
 ITERATIONS = 10
 NOTES = (
@@ -91,7 +92,7 @@ def main() -> None:
     class LoggedAgentTool(AgentTool):
         """AgentTool that logs its execution (the tool log) and the sub-agent it starts."""
 
-        async def run_stream(self, args: Any, cancellation_token: Any):  # noqa: ANN201
+        async def run_stream(self, args: Any, cancellation_token: Any):
             rec.tool(self.name, {"task": args.task})
             rec.sub_agent(self.name, "agent_tool")
             async for event in super().run_stream(args, cancellation_token):

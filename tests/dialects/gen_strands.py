@@ -61,8 +61,8 @@ def main() -> None:
     from strands import Agent, tool
     from strands.agent.agent import ModelRetryStrategy
     from strands.hooks import AfterToolCallEvent, BeforeInvocationEvent, HookProvider, HookRegistry
-    from strands.multiagent import Swarm
     from strands.models.openai import OpenAIModel
+    from strands.multiagent import Swarm
     from strands.telemetry import StrandsTelemetry
     StrandsTelemetry(tracer_provider=cap.provider)
 

@@ -159,7 +159,7 @@ UNRECORDED: dict[tuple[str, str], dict[str, int | str | None]] = {
 # leave no span, so a retried call shows one attempt. The Vercel AI SDK retries above its model call: one span per
 # attempt, each counted.
 HIDDEN_ATTEMPTS = {"langgraph", "openai_agents", "openai_v2", "openai_v2_latest", "pydantic_ai", "pydantic_ai_v2",
-                   "traceloop", "traceloop_old", "mlflow", "langfuse"}
+                   "traceloop", "traceloop_old", "mlflow", "langfuse", "crewai", "llamaindex", "smolagents"}
 
 
 def _expected(name: str, run: dict, field: str) -> tuple[bool, int | None]:

@@ -42,9 +42,12 @@ from ._evaluate import Fields, claim, fields
 from ._fields import UNUSABLE, prefer, text
 from ._table import (
     AGENT,
+    ANSWER,
     CALLS,
     CHAIN,
     CHAT,
+    FINAL_ANSWER_TOOLS,
+    HANDOFF,
     KIND_NAMES,
     NUMBER_FIELDS,
     ORCHESTRATION,
@@ -70,7 +73,7 @@ REGISTRY: tuple[Dialect, ...] = (LANGFUSE, OPENINFERENCE, GENAI, VERCEL_AI, OPEN
 STRUCTURE = len(REGISTRY)                  # the evidence code of a role decided by structure
 DIALECT_NAMES = np.array([d.name for d in REGISTRY] + ["structure", "none"], dtype=object)
 # values only these roles need: the rest are not read (a million spans, few of them model calls)
-_NEEDED_BY = {AGENT, CHAIN, CHAT, TOOL}
+_NEEDED_BY = {AGENT, CHAIN, CHAT, TOOL, HANDOFF}
 # what may be wrong with a token count or cost read, in the order ``normalize`` looks (``Normalized.unusable``)
 UNUSABLE_KINDS = ("not a number", "negative")
 SESSION_KEYS = tuple(dict.fromkeys(k for d in REGISTRY for k in d.session))
@@ -130,6 +133,9 @@ def normalize(spans: pd.DataFrame) -> Normalized:
         take = role >= 0
         kind[take], rule[take], dialect[take] = role[take], which[take], STRUCTURE
     values["error"] = status_error | values.pop("error_flag")
+    # a tool call that delivers the run's final answer (smolagents' final_answer, Pydantic AI's final_result)
+    answer = (kind == TOOL) & pd.Series(values["tool"]).str.lower().isin(FINAL_ANSWER_TOOLS).to_numpy(dtype=bool)
+    kind[answer] = ANSWER
     kind[kind < 0] = OTHER
     codes, code_counts = np.unique(dialect[dialect >= 0], return_counts=True)
     counts = {str(DIALECT_NAMES[i]): int(c) for i, c in zip(codes, code_counts, strict=True)}
@@ -232,6 +238,6 @@ def _dialect_evidence(d: Dialect, one: pd.DataFrame, role: int) -> str:
     return d.name
 
 
-__all__ = ["AGENT", "CALLS", "CHAIN", "CHAT", "DIALECT_NAMES", "KIND_NAMES", "NUMBER_FIELDS", "Normalized",
-           "ORCHESTRATION", "OTHER", "REGISTRY", "RETRIEVAL", "SESSION_KEYS", "STEP", "STRUCTURE", "TOOL", "TRANSPORT",
-           "UNUSABLE_KINDS", "evidence", "normalize"]
+__all__ = ["AGENT", "ANSWER", "CALLS", "CHAIN", "CHAT", "DIALECT_NAMES", "HANDOFF", "KIND_NAMES", "NUMBER_FIELDS",
+           "Normalized", "ORCHESTRATION", "OTHER", "REGISTRY", "RETRIEVAL", "SESSION_KEYS", "STEP", "STRUCTURE", "TOOL",
+           "TRANSPORT", "UNUSABLE_KINDS", "evidence", "normalize"]

@@ -93,4 +93,7 @@ def _source(spans: pd.DataFrame, s: str | SpanName, kind: np.ndarray) -> pa.Arra
     if s.after:
         keep &= _bool(pc.starts_with(names, s.after))
         names = pc.utf8_slice_codeunits(names, len(s.after))
+    for suffix in s.strip:
+        ends = pc.fill_null(pc.ends_with(names, suffix), False)
+        names = pc.if_else(ends, pc.utf8_slice_codeunits(names, 0, -len(suffix)), names)
     return pc.if_else(pa.array(keep), names, pa.scalar(None, pa.string()))

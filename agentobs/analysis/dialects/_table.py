@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 # what a span is, once classified (int8 codes in ``Normalized.kind``; names in the spans frame's ``_kind``)
-OTHER, AGENT, STEP, CHAT, TOOL, CHAIN, RETRIEVAL, TRANSPORT = 0, 1, 2, 3, 4, 5, 6, 7
-KIND_NAMES = np.array(["other", "agent", "step", "chat", "tool", "chain", "retrieval", "transport"], dtype=object)
+OTHER, AGENT, STEP, CHAT, TOOL, CHAIN, RETRIEVAL, TRANSPORT, HANDOFF, ANSWER = range(10)
+KIND_NAMES = np.array(["other", "agent", "step", "chat", "tool", "chain", "retrieval", "transport", "handoff", "answer"],
+                      dtype=object)
 ROLE_CODES = {str(name): code for code, name in enumerate(KIND_NAMES)}
 # orchestration: what a run is made of (an agent invocation, a framework's chain or workflow)
 ORCHESTRATION = (AGENT, CHAIN)
@@ -74,13 +75,16 @@ class Rule:
 @dataclass(frozen=True, kw_only=True)
 class SpanName:
     """A text field read from the span's name: on spans of the given roles only (all when empty), the part after
-    ``after`` when the name starts with it (the whole name when ``after`` is empty)."""
+    ``after`` when the name starts with it (the whole name when ``after`` is empty), less the first of ``strip``
+    it ends with (a framework's method suffix: ``translator.run``)."""
     roles: tuple[int, ...] = ()
     after: str = ""
+    strip: tuple[str, ...] = ()
 
     def describe(self) -> str:
         on = f" of {'/'.join(KIND_NAMES[r] for r in self.roles)} spans" if self.roles else ""
-        return f"span name{on}" + (f" after {self.after!r}" if self.after else "")
+        cut = f" less {' / '.join(repr(s) for s in self.strip)}" if self.strip else ""
+        return f"span name{on}" + (f" after {self.after!r}" if self.after else "") + cut
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -2,22 +2,27 @@
 CrewAI, LlamaIndex, DSPy, Agno, ...): ``openinference.span.kind`` AGENT / CHAIN / LLM / TOOL / RETRIEVER /
 RERANKER / EMBEDDING, ``llm.token_count.*``.
 
-Two shapes are re-classified. LangGraph's nodes come as AGENT or CHAIN spans carrying ``langgraph_node`` in their
-``metadata``: a node is a step of the graph, not an agent invocation (the graph is). The OpenAI Agents SDK's handoff
-is a TOOL span named ``handoff to <agent>`` that runs no tool.
+Shapes re-classified: LangGraph's nodes come as AGENT or CHAIN spans carrying ``langgraph_node`` in their
+``metadata``: a node is a step of the graph, not an agent invocation (the graph is). A handoff is no tool call: the
+OpenAI Agents SDK's TOOL span named ``handoff to <agent>`` that runs no tool, LlamaIndex's ``handoff`` tool.
+Agent names: ``agent.name``, CrewAI's ``graph.node.id``, else the AGENT span's name less its method
+(``translator.run`` in smolagents, ``translator._execute_core`` in CrewAI).
 """
 from __future__ import annotations
 
-from ._table import AGENT, CHAIN, CHAT, NAME, OTHER, RETRIEVAL, TOOL, Dialect, Limit, Rule, When
+from ._table import AGENT, CHAIN, CHAT, HANDOFF, NAME, RETRIEVAL, TOOL, Dialect, Limit, Rule, SpanName, When
 
 OPENINFERENCE = Dialect(
     name="openinference", marker="openinference.span.kind",
     roles={"agent": AGENT, "chain": CHAIN, "llm": CHAT, "tool": TOOL, "retriever": RETRIEVAL,
            "reranker": RETRIEVAL, "embedding": RETRIEVAL},
     rules=(Rule(role=CHAIN, of_role=AGENT, when=(When(key="metadata", contains=('"langgraph_node"',)),)),
-           Rule(role=OTHER, of_role=TOOL, when=(When(key=NAME, prefix=("handoff to ",)),
-                                                When(key="tool.name", present=False)))),
-    text={"agent": ("agent.name",), "model": ("llm.model_name",), "provider": ("llm.provider", "llm.system"),
+           Rule(role=HANDOFF, of_role=TOOL, when=(When(key=NAME, prefix=("handoff to ",)),
+                                                  When(key="tool.name", present=False))),
+           Rule(role=HANDOFF, of_role=TOOL, when=(When(key="tool.name", equals=("handoff",)),))),
+    text={"agent": ("agent.name", "graph.node.id",
+                    SpanName(roles=(AGENT,), strip=(".run", "._execute_core", ".execute_task"))),
+          "model": ("llm.model_name",), "provider": ("llm.provider", "llm.system"),
           "tool": ("tool.name",), "args": ("input.value",), "error_type": ("exception.type", "error.type"),
           "finish": ("llm.finish_reason",)},
     numbers={"input_tokens": ("llm.token_count.prompt",), "output_tokens": ("llm.token_count.completion",),

@@ -659,12 +659,16 @@ def _spread(taken: pa.Array, owners: np.ndarray, n: int) -> pa.Array | None:
 
 
 _INDEXED = re.compile(r"\.\d+(\.|$)")
+# indexed keys that stay: the first tool offered to a model call (whether it was offered any: the analysis tells a
+# framework's forced final answer from it)
+_KEPT_INDEXED = frozenset({"llm.tools.0.tool.json_schema", "llm.request.functions.0.name"})
 
 
 def _is_content(key: str) -> bool:
     """Message content spread over indexed keys (``llm.input_messages.3.message.content``): one column per
-    index would be thousands of columns the analysis never reads. The first completion's finish reason stays."""
-    return _INDEXED.search(key) is not None and not key.endswith("finish_reason")
+    index would be thousands of columns the analysis never reads. The first completion's finish reason stays, and
+    the first tool offered to a model call."""
+    return _INDEXED.search(key) is not None and not key.endswith("finish_reason") and key not in _KEPT_INDEXED
 
 
 def _canonical_values(values: pa.Array, sp: Spelling) -> pa.Array:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .dialects import AGENT, CALLS, CHAIN, CHAT, NUMBER_FIELDS, RETRIEVAL, STEP, TOOL, TRANSPORT
+from .dialects import AGENT, CALLS, CHAIN, CHAT, NUMBER_FIELDS, OTHER, RETRIEVAL, STEP, TOOL, TRANSPORT
 from .dialects._evaluate import Fields
 from .graph import chain_top, depths, nearest_marked
 
@@ -54,6 +54,7 @@ class Calls:
     end: np.ndarray           # int64 per call
     rows: np.ndarray          # int64 per call: its standing span
     last_unit: np.ndarray     # int64 per call
+    prep: np.ndarray | None = None    # bool per span: a model-call span that is a preparation step (no call)
 
     @property
     def n(self) -> int:
@@ -66,12 +67,20 @@ class Calls:
 
 
 def logical_calls(parent: np.ndarray, kind: np.ndarray, error: np.ndarray, start: np.ndarray, end: np.ndarray,
-                  identity: np.ndarray, span_kind: np.ndarray, parent_key: np.ndarray | None = None) -> Calls:
+                  identity: np.ndarray, span_kind: np.ndarray, parent_key: np.ndarray | None = None,
+                  reported: np.ndarray | None = None) -> Calls:
     """``parent_key``: per span, a code of its parent's id (siblings share it even when the parent is not in the
     input; by default the parent's row); ``identity``: per span, what makes two attempts the same call (the model
     of a model call, the tool and its arguments of a tool call; None when unknown); ``span_kind``: the OTLP span
-    kind (CLIENT transport spans under a model call are its attempts)."""
+    kind (CLIENT transport spans under a model call are its attempts); ``reported``: per span, whether it records
+    what a model call reports (usage or a finish reason): a model-call span that reports nothing and did not fail,
+    followed among its parent's calls by a model call of the same model, is a preparation step of that call
+    (LlamaIndex's ``_prepare_chat_with_tools``), not a call (``Calls.prep``)."""
     n = len(kind)
+    siblings = parent if parent_key is None else parent_key
+    prep = _preparations(siblings, kind, error, start, end, identity, reported)
+    if prep.any():
+        kind = np.where(prep, OTHER, kind)
     cand = np.isin(kind, CALLS)
     nest = np.full(n, -1, dtype=np.int64)
     for role, other in ((CHAT, TOOL), (TOOL, CHAT)):
@@ -83,9 +92,33 @@ def logical_calls(parent: np.ndarray, kind: np.ndarray, error: np.ndarray, start
         joined = mine & (near >= 0) & (kind[np.maximum(near, 0)] == role)
         nest[joined] = near[joined]
     if not (nest >= 0).any() and not (error & cand).any():
-        return _simple(np.flatnonzero(cand), n, kind, parent, error, start, end, span_kind)
-    siblings = parent if parent_key is None else parent_key
-    return _nested(parent, siblings, kind, error, start, end, identity, span_kind, cand, nest)
+        out = _simple(np.flatnonzero(cand), n, kind, parent, error, start, end, span_kind)
+    else:
+        out = _nested(parent, siblings, kind, error, start, end, identity, span_kind, cand, nest)
+    out.prep = prep
+    return out
+
+
+def _preparations(siblings: np.ndarray, kind: np.ndarray, error: np.ndarray, start: np.ndarray, end: np.ndarray,
+                  identity: np.ndarray, reported: np.ndarray | None) -> np.ndarray:
+    """Model-call spans that report nothing, did not fail, and are followed among their parent's calls by a model
+    call of the same model that started after they ended."""
+    n = len(kind)
+    out = np.zeros(n, dtype=bool)
+    if reported is None:
+        return out
+    empty = (kind == CHAT) & ~reported & ~error
+    if not empty.any():
+        return out
+    rows = np.flatnonzero(np.isin(kind, CALLS))
+    order = rows[np.lexsort((start[rows], siblings[rows]))]
+    a, b = order[:-1], order[1:]
+    same = (siblings[a] == siblings[b]) & (siblings[a] >= 0) & (kind[b] == CHAT) & (start[b] >= end[a])
+    ident_a, ident_b = identity[a], identity[b]
+    known = pd.notna(ident_a) & pd.notna(ident_b)
+    same &= np.where(known, ident_a == ident_b, True).astype(bool)
+    out[a[same & empty[a]]] = True
+    return out
 
 
 def _simple(rows: np.ndarray, n: int, kind: np.ndarray, parent: np.ndarray, error: np.ndarray, start: np.ndarray,

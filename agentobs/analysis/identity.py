@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..contract import semconv as sc
-from .dialects import AGENT, CALLS, CHAIN, CHAT, ORCHESTRATION, TOOL
+from .dialects import AGENT, CALLS, CHAIN, CHAT, ORCHESTRATION, OTHER, TOOL
 from .graph import SpanKeys, ancestors_of, chain_top, highest_marked, link_groups, nearest_marked
 
 ROOT_KINDS = np.array(["agent", "chain", "trace", "session"], dtype=object)
@@ -57,8 +57,10 @@ _LAST = np.iinfo(np.int64).max          # (a time that is missing sorts last, as
 
 
 def identify(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: np.ndarray,
-             links: pd.DataFrame | None, session: np.ndarray | None = None) -> RunIdentity:
-    """``session``: per span, a conversation or session id (None where it carries none)."""
+             links: pd.DataFrame | None, session: np.ndarray | None = None,
+             handoff: np.ndarray | None = None) -> RunIdentity:
+    """``session``: per span, a conversation or session id (None where it carries none); ``handoff``: per span, the
+    agent a handoff hands the run to (None elsewhere)."""
     anchor, how, lost = _anchors(spans, keys, kind, session)
     run, run_ids, seg = _runs_of(spans, keys, anchor, links, how, session)
     n_runs = len(run_ids)
@@ -68,7 +70,7 @@ def identify(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: 
     root_kind[first["run"].to_numpy()] = ROOT_KINDS[how[first_rows]]
     rootless = np.zeros(n_runs, dtype=bool)
     rootless[first["run"].to_numpy()] = lost[first_rows]
-    main, subs, names = _agents(spans, keys, kind, agent_name, run, n_runs)
+    main, subs, names = _agents(spans, keys, kind, agent_name, run, n_runs, handoff)
     unplaced = int(((run < 0) & np.isin(kind, CALLS)).sum())
     return RunIdentity(run, run_ids, seg, root_kind, main, subs, names, unplaced, rootless)
 
@@ -91,6 +93,8 @@ def _anchors(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, session: np.
     root = orch & (top == own) & ((kind == AGENT) | holds)
     anchor = np.where((top >= 0) & root[np.maximum(top, 0)], top, -1)
     how[root] = np.where(kind[root] == AGENT, _AGENT, _CHAIN)
+    if "kind" in spans.columns:
+        anchor = _teams(spans, parent, kind, root, anchor, how)
     ctop = chain_top(parent)
     orphan = ~keys.true_root[ctop]
     if orphan.any():
@@ -105,6 +109,36 @@ def _anchors(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, session: np.
     if loose.any():
         anchor = _loose_calls(keys, loose, anchor, spans)
     return anchor, how, lost
+
+
+_PRODUCER, _CONSUMER, _SERVER = 4, 5, 2       # OTLP span kinds
+
+
+def _teams(spans: pd.DataFrame, parent: np.ndarray, kind: np.ndarray, root: np.ndarray, anchor: np.ndarray,
+           how: np.ndarray) -> np.ndarray:
+    """Agents that talk through messages (a runtime's PRODUCER and CONSUMER spans between them and the span of the
+    work that started them: AutoGen's teams) are one run, rooted at that span, when it is a span of the
+    application (no role, not a request a server received)."""
+    span_kind = spans["kind"].to_numpy(dtype=np.int8, na_value=0)
+    msg = np.isin(span_kind, (_PRODUCER, _CONSUMER))
+    roots = np.flatnonzero(root & (parent >= 0))
+    roots = roots[msg[parent[roots]]] if msg.any() else roots[:0]
+    if not len(roots):
+        return anchor
+    team = nearest_marked(parent, ~msg)[roots]
+    ok = team >= 0
+    ok[ok] = (kind[team[ok]] == OTHER) & (span_kind[team[ok]] != _SERVER)
+    roots, team = roots[ok], team[ok]
+    if not len(roots):
+        return anchor
+    lead = pd.Series(team, index=roots)
+    joined = np.isin(anchor, roots)
+    anchor[joined] = lead.reindex(anchor[joined]).to_numpy()
+    anchor[team] = team
+    root[roots] = False
+    root[team] = True
+    how[team] = _CHAIN
+    return anchor
 
 
 def _orphan_groups(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, anchor: np.ndarray, root: np.ndarray,
@@ -222,7 +256,7 @@ def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, links: pd.
 
 
 def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: np.ndarray, run: np.ndarray,
-            n_runs: int) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
+            n_runs: int, handoff: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
     """Per run: the main agent (the highest named agent invocation, the earliest of equals; in a run with no named
     agent, the highest agent invocation), and the others: its sub-agents, with the agents used as tools that no
     agent span marks (a framework's graph or chain holding model calls, run inside a tool call). Each run is decided
@@ -233,7 +267,7 @@ def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: n
     parent = keys.parent
     is_agent = (kind == AGENT) & (run >= 0)
     borne = _tool_borne(parent, kind) & (run >= 0)
-    if not (is_agent | borne).any():
+    if not (is_agent | borne).any() and (handoff is None or not pd.notna(handoff).any()):
         return main, subs, names
     named = is_agent & pd.notna(agent_name)
     # (integers: float64 times of today step by 256 ns)
@@ -257,14 +291,33 @@ def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: n
     others = (is_agent & ~above) | borne
     others[main[main >= 0]] = False
     rows = np.nonzero(others)[0]
-    if len(rows):
-        label = np.where(pd.notna(agent_name[rows]), agent_name[rows], spans["name"].astype(str).to_numpy()[rows])
-        o = pd.DataFrame({"run": run[rows], "start": start[rows], "name": label}).sort_values(["run", "start"],
-                                                                                              kind="stable")
-        subs = np.bincount(o["run"].to_numpy(), minlength=n_runs)
+    span_names = spans["name"].astype(str).to_numpy()
+    label = np.where(pd.notna(agent_name[rows]), agent_name[rows], span_names[rows]).astype(object)
+    # the main agent invoked again (a team's turns) is no sub-agent of its own run
+    main_label = np.where(main >= 0, agent_name[np.maximum(main, 0)], None)
+    again = label == main_label[run[rows]]
+    rows, label = rows[~again], label[~again]
+    o = pd.DataFrame({"run": run[rows], "start": start[rows], "name": label})
+    if handoff is not None:
+        o = pd.concat([o, _handed_to(handoff, run, start, o, main_label)], ignore_index=True)
+    o = o.sort_values(["run", "start"], kind="stable")
+    if len(o):
+        subs = np.bincount(o["run"].to_numpy(dtype=np.int64), minlength=n_runs)
         for r, g in o.groupby("run")["name"]:
             names[int(r)] = [str(x) for x in g]
     return main, subs, names
+
+
+def _handed_to(handoff: np.ndarray, run: np.ndarray, start: np.ndarray, agents: pd.DataFrame,
+               main_label: np.ndarray) -> pd.DataFrame:
+    """The agents handoffs hand a run to that no agent span of the run names (the handoff is all the spans show of
+    them: LlamaIndex's AgentWorkflow), each once, in order."""
+    rows = np.flatnonzero(pd.notna(handoff) & (run >= 0))
+    h = pd.DataFrame({"run": run[rows], "start": start[rows], "name": handoff[rows].astype(object)})
+    known = set(zip(agents["run"].tolist(), agents["name"].tolist(), strict=True))
+    keep = [(r, n) not in known and n != main_label[r] for r, n in zip(h["run"].tolist(), h["name"].tolist(),
+                                                                        strict=True)]
+    return h[keep].drop_duplicates(["run", "name"])
 
 
 def _tool_borne(parent: np.ndarray, kind: np.ndarray) -> np.ndarray:

@@ -17,10 +17,13 @@ first that applies decides (``label_source`` / ``stop_reason_source`` say which)
    without another model call (the tools it asked for never ran, or ran and their results were never read, and
    none was a final-answer tool): failed, ``max_steps`` (the framework's turn limit, which some frameworks reach
    without an error: the Vercel AI SDK's ``stopWhen``, smolagents).
-5. ``final_answer``: the last call is a model call that answered: success, ``done``.
-6. ``root_status``: otherwise the status of the run's root span.
+5. ``forced_final_answer``: the run's last model call was offered no tools while the model call before it was, and
+   tools ran between the two: the framework reached its turn limit and asked for an answer without tools (CrewAI's
+   ``max_iter``, smolagents' ``max_steps``): failed, ``max_steps``.
+6. ``final_answer``: the last call is a model call that answered: success, ``done``.
+7. ``root_status``: otherwise the status of the run's root span.
 
-A run whose root span never arrived is only labelled by failure evidence (1-4): its figures may be cut short, so
+A run whose root span never arrived is only labelled by failure evidence (1-5): its figures may be cut short, so
 no success is concluded from them.
 """
 from __future__ import annotations
@@ -40,7 +43,8 @@ _ASKS_FOR_TOOLS = re.compile(r"tool[_-]?call|tool_use|function[_-]?call", re.I)
 _TIMEOUT = re.compile(r"timeout|timed out|deadline", re.I)
 _LIMITS = tuple((lim.stop, re.compile("|".join(re.escape(t) for t in lim.texts), re.I))
                 for d in REGISTRY for lim in d.limits)
-SOURCES = ("framework_limit", "last_call_error", "exception", "unanswered_tool_request", "final_answer", "root_status")
+SOURCES = ("framework_limit", "last_call_error", "exception", "unanswered_tool_request", "forced_final_answer",
+           "final_answer", "root_status")
 
 
 @dataclass
@@ -72,6 +76,7 @@ class Evidence:
     root_error: np.ndarray     # per run: its root span's status is ERROR
     rootless: np.ndarray       # per run
     roots: np.ndarray          # per span: the root span of a run (its last segment's)
+    offers_tools: np.ndarray | None = None     # per span: tools were offered to it (None: nothing records it)
 
 
 def infer(e: Evidence) -> Outcomes:
@@ -121,10 +126,13 @@ def infer(e: Evidence) -> Outcomes:
     asked = calls["unanswered"]
     decide(asked["run"].to_numpy(), "unanswered_tool_request", "max_steps", asked["row"].to_numpy(),
            asked["finish"].to_numpy(), True)
-    # 5. the last call is a model call that answered (not for a run whose root never arrived)
+    # 5. the last model call was offered no tools, the one before it was, and tools ran between them
+    forced = calls["forced"]
+    decide(forced["run"].to_numpy(), "forced_final_answer", "max_steps", forced["row"].to_numpy(), None, True)
+    # 6. the last call is a model call that answered (not for a run whose root never arrived)
     good = last[(last["kind"] == CHAT) & ~last["error"] & ~e.rootless[last["run"].to_numpy()]]
     decide(good["run"].to_numpy(), "final_answer", "done", good["row"].to_numpy(), good["finish"].to_numpy(), False)
-    # 6. the root span's status
+    # 7. the root span's status
     rest = np.flatnonzero((source == None) & ~e.rootless)  # noqa: E711
     decide(rest, "root_status", np.where(e.root_error[rest], "exception", "done"), np.full(len(rest), -1), None,
            False)
@@ -166,7 +174,33 @@ def _last_calls(e: Evidence) -> dict[str, pd.DataFrame | pd.Series]:
     final_tool = tools["tool"].map(lambda t: isinstance(t, str) and t.lower() in FINAL_ANSWER_TOOLS).astype(bool)
     ended_by_answer_tool = set(tools.loc[final_tool, "run"].tolist())
     unanswered = last_chat[asks & ~last_chat.index.isin(list(ended_by_answer_tool))].reset_index()
-    return {"last": last, "answered_end": answered_end, "unanswered": unanswered, "all": c}
+    return {"last": last, "answered_end": answered_end, "unanswered": unanswered, "all": c,
+            "forced": _forced(e, chats, tools)}
+
+
+def _forced(e: Evidence, chats: pd.DataFrame, tools: pd.DataFrame) -> pd.DataFrame:
+    """Runs whose last model call answered without the tools the call before it was offered, with tools run
+    between the two (run, row of the last call)."""
+    empty = pd.DataFrame({"run": pd.Series(dtype=np.int64), "row": pd.Series(dtype=np.int64)})
+    if e.offers_tools is None or chats.empty:
+        return empty
+    two = chats.groupby("run").tail(2)
+    last = two.drop_duplicates("run", keep="last").set_index("run")
+    before = two[two.duplicated("run", keep="last")].set_index("run")
+    both = last.join(before, rsuffix="_before", how="inner")
+    if both.empty:
+        return empty
+    offered = e.offers_tools
+    ok = (~offered[both["row"].to_numpy()] & offered[both["row_before"].to_numpy()]
+          & ~both["error"].to_numpy(dtype=bool))
+    both = both[ok]
+    if both.empty or tools.empty:
+        return empty
+    t = tools[["run", "start", "end"]].merge(both[["end_before", "start"]].reset_index(), on="run",
+                                             suffixes=("", "_last"))
+    between = t[(t["start"] >= t["end_before"]) & (t["end"] <= t["start_last"])]["run"].unique()
+    hit = both.loc[both.index.isin(between)]
+    return pd.DataFrame({"run": hit.index.to_numpy(dtype=np.int64), "row": hit["row"].to_numpy(dtype=np.int64)})
 
 
 def _orchestration_errors(e: Evidence) -> pd.DataFrame:

@@ -13,6 +13,7 @@ be derived.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -23,9 +24,24 @@ from ..contract import semconv as sc
 from ..contract.digest import digest_arguments
 from ..contract.vocabulary import STALE_AFTER_S
 from .calls import Calls, call_fields, logical_calls
-from .dialects import AGENT, CHAIN, CHAT, DIALECT_NAMES, KIND_NAMES, STEP, TOOL, Normalized, normalize
+from .dialects import (
+    AGENT,
+    ANSWER,
+    CHAIN,
+    CHAT,
+    DIALECT_NAMES,
+    HANDOFF,
+    KIND_NAMES,
+    OTHER,
+    STEP,
+    TOOL,
+    Normalized,
+    normalize,
+)
+from .dialects._table import HANDOFF_TOOL_PREFIXES, HANDOFF_TOOLS
 from .graph import SpanKeys, span_keys
 from .identity import RunIdentity, identify
+from .kept_elsewhere import finish_reasons, tool_arguments
 from .outcomes import Evidence, Outcomes, call_errors, infer
 from .roles import Classified, classified
 from .schema import COLUMNS, RUN_COLUMNS, empty_runs
@@ -148,7 +164,8 @@ class _Ctx:
         record tool calls there (a bare model client instrumented alone), so they cannot be counted."""
         finish = pd.Series(self.norm.fields["finish"], dtype="string").str.contains("tool|function", regex=True)
         asked = self.g.count(self.kind(CHAT) & finish.fillna(False).to_numpy(dtype=bool)) > 0
-        return asked & (self.g.count(self.kind(TOOL)) == 0) & np.isnan(_f(self.last, sc.TOOL_CALLS))
+        answered = self.g.count(self.kind(TOOL) | np.isin(self.norm.kind, (HANDOFF, ANSWER)))
+        return asked & (answered == 0) & np.isnan(_f(self.last, sc.TOOL_CALLS))
 
 
 # -- column groups ---------------------------------------------------------------------------------------
@@ -571,6 +588,11 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     keys = ss.keys()                      # computed by the checks, for the same rows in the same order
     spans = spans.reset_index(drop=True)
     norm = normalize(spans)
+    for name, read in (("args", tool_arguments), ("finish", finish_reasons)):
+        have = pd.array(norm.fields[name]).to_numpy(dtype=object, na_value=None)
+        found = read(spans, ss.events, norm.kind, have)
+        if found is not have:
+            norm.fields[name] = pd.array(found, dtype=pd.StringDtype("pyarrow"))
     der.unusable = _unusable(spans, norm.unusable)
     der.roles = classified(spans, norm)
     for _f, _what, src, count, _row, example in der.unusable:
@@ -579,10 +601,13 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     end_ns = spans["end_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).min)
     calls = logical_calls(keys.parent, norm.kind, norm.fields["error"], start_ns, end_ns, _call_identity(norm),
                           spans["kind"].to_numpy(dtype=np.int8, na_value=0) if "kind" in spans else
-                          np.zeros(len(spans), np.int8), keys.parent_key)
+                          np.zeros(len(spans), np.int8), keys.parent_key, _reported(norm))
+    if calls.prep is not None and calls.prep.any():
+        norm.kind[calls.prep] = OTHER             # a preparation step of the model call after it
     norm.kind[calls.aggregate] = CHAIN            # a span of a call's role that holds several calls: a loop
     call_fields(calls, norm.fields)
-    ident = identify(spans, keys, norm.kind, norm.fields["agent"], ss.links, norm.session)
+    ident = identify(spans, keys, norm.kind, norm.fields["agent"], ss.links, norm.session,
+                     _handoff_targets(spans, norm))
     der.dialects, der.unplaced = norm.counts, ident.unplaced
     spans["run_id"] = pd.Categorical.from_codes(ident.run, categories=pd.Index(ident.run_ids, dtype="string"))
     spans["_kind"] = KIND_NAMES[norm.kind]
@@ -640,6 +665,52 @@ def _call_ids(spans: pd.DataFrame, calls: Calls) -> pd.Series:
         ids = standing["trace_id"].astype(str).to_numpy() + ":" + standing["span_id"].astype(str).to_numpy()
         out.iloc[member] = ids
     return out
+
+
+_TARGET_KEYS = ("to_agent", "agent_name", "agent", "target", "target_agent")
+
+
+def _handoff_targets(spans: pd.DataFrame, norm: Normalized) -> np.ndarray:
+    """Per handoff span, the agent it hands the run to: in its arguments (``to_agent``, ``agent_name``, ...), else in
+    its tool's name (``transfer_to_<agent>``) or its span's (``handoff to <agent>``)."""
+    out = np.full(len(spans), None, dtype=object)
+    rows = np.flatnonzero(norm.kind == HANDOFF)
+    if not len(rows):
+        return out
+    args = pd.array(norm.fields["args"]).to_numpy(dtype=object, na_value=None)
+    tool = pd.array(norm.fields["tool"]).to_numpy(dtype=object, na_value=None)
+    names = spans["name"].astype(object).to_numpy()
+    for r in rows.tolist():
+        named = isinstance(tool[r], str) and tool[r].lower() in HANDOFF_TOOLS      # (transfer_to_agent names no agent)
+        out[r] = _target_in(args[r]) or (None if named else _after(tool[r], HANDOFF_TOOL_PREFIXES)) \
+            or _after(names[r], ("handoff to ",))
+    return out
+
+
+def _target_in(args: object) -> str | None:
+    if not isinstance(args, str) or not args.lstrip().startswith("{"):
+        return None
+    try:
+        obj = json.loads(args)
+    except (ValueError, RecursionError):
+        return None
+    for level in (obj, *(v for v in obj.values() if isinstance(v, dict))) if isinstance(obj, dict) else ():
+        found = next((level[k] for k in _TARGET_KEYS if isinstance(level.get(k), str) and level[k]), None)
+        if found:
+            return str(found)
+    return None
+
+
+def _after(text: object, prefixes: tuple[str, ...]) -> str | None:
+    if not isinstance(text, str):
+        return None
+    return next((text[len(p):] for p in prefixes if text.lower().startswith(p) and len(text) > len(p)), None)
+
+
+def _reported(norm: Normalized) -> np.ndarray:
+    """Spans that record what a model call reports: token usage or a finish reason."""
+    f = norm.fields
+    return ~np.isnan(f["input_tokens"]) | ~np.isnan(f["output_tokens"]) | pd.notna(pd.array(f["finish"]))
 
 
 def _call_identity(norm: Normalized) -> np.ndarray:
@@ -790,7 +861,7 @@ def _evidence(c: _Ctx) -> Evidence:
                     start=c.start_ns, end=_ends(c), finish=pd.array(f["finish"]).to_numpy(dtype=object, na_value=None),
                     tool=pd.array(f["tool"]).to_numpy(dtype=object, na_value=None), errors_said=_errors_said(c),
                     root_error=status[root_rows] == 2, rootless=c.ident.rootless,
-                    roots=np.isin(np.arange(len(c.spans)), root_rows))
+                    roots=np.isin(np.arange(len(c.spans)), root_rows), offers_tools=c.norm.offers_tools)
 
 
 def _ends(c: _Ctx) -> np.ndarray:

@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _structure
-from ._evaluate import Fields, claim, fields
+from ._evaluate import UNNAMED, Fields, claim, fields
 from ._fields import UNUSABLE, prefer, text
 from ._table import (
     AGENT,
@@ -48,6 +48,8 @@ from ._table import (
     CHAT,
     FINAL_ANSWER_TOOLS,
     HANDOFF,
+    HANDOFF_TOOL_PREFIXES,
+    HANDOFF_TOOLS,
     KIND_NAMES,
     NUMBER_FIELDS,
     ORCHESTRATION,
@@ -79,7 +81,7 @@ UNUSABLE_KINDS = ("not a number", "negative")
 SESSION_KEYS = tuple(dict.fromkeys(k for d in REGISTRY for k in d.session))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Normalized:
     """The role and normalized values of every span, aligned with the spans frame's rows."""
     kind: np.ndarray                 # int8 role: OTHER, AGENT, STEP, CHAT, TOOL, CHAIN, RETRIEVAL, TRANSPORT
@@ -90,6 +92,8 @@ class Normalized:
     # cannot be: left unknown
     unusable: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     rule: np.ndarray = field(default_factory=lambda: np.array([], dtype=np.int8))   # structure rule (-1: none)
+    # per span: tools were offered to it (a model call), False where not or not recorded; None: no dialect records it
+    offers_tools: np.ndarray | None = None
     session: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))  # conversation or session id
 
     @property
@@ -107,17 +111,20 @@ def normalize(spans: pd.DataFrame) -> Normalized:
     kind = np.full(n, -1, dtype=np.int8)
     dialect = np.full(n, -1, dtype=np.int8)
     present: list[int] = []
+    unnamed = np.zeros(n, dtype=bool)        # only marked as a dialect's own, no role named yet
     for i, d in enumerate(REGISTRY):
         claimed = claim(d, spans)
         if claimed is None:
             continue
         present.append(i)
-        # a role named beats a span only marked as the dialect's own; among named roles, the first dialect decides
-        take = ((kind < 0) & (claimed >= 0)) | ((kind == OTHER) & (claimed > OTHER))
-        kind[take] = claimed[take]
-        dialect[take] = i
+        # a role named (other included, when a table says so) beats a span only marked as a dialect's own; among
+        # named roles, the first dialect decides
+        take = (claimed >= 0) & ((kind < 0) | unnamed)
+        kind[take], dialect[take], unnamed[take] = claimed[take], i, False
+        mark = (claimed == UNNAMED) & (kind < 0)
+        kind[mark], dialect[mark], unnamed[mark] = OTHER, i, True
     generic = _structure.generic(spans.columns)
-    open_ = kind <= OTHER
+    open_ = (kind < 0) | unnamed
     candidates = open_ & _any_present(spans, _keys_of(present, generic, "model", "tool"))
     rows = np.flatnonzero(np.isin(kind, list(_NEEDED_BY)) | candidates)
     values = _fields(spans, rows, dialect[rows], kind[rows], present, generic, n)
@@ -133,9 +140,12 @@ def normalize(spans: pd.DataFrame) -> Normalized:
         take = role >= 0
         kind[take], rule[take], dialect[take] = role[take], which[take], STRUCTURE
     values["error"] = status_error | values.pop("error_flag")
-    # a tool call that delivers the run's final answer (smolagents' final_answer, Pydantic AI's final_result)
-    answer = (kind == TOOL) & pd.Series(values["tool"]).str.lower().isin(FINAL_ANSWER_TOOLS).to_numpy(dtype=bool)
-    kind[answer] = ANSWER
+    # a tool call that delivers the run's final answer (smolagents' final_answer, Pydantic AI's final_result), one
+    # that hands the run over to another agent
+    tool_name = pd.Series(values["tool"]).str.lower()
+    kind[(kind == TOOL) & tool_name.isin(FINAL_ANSWER_TOOLS).to_numpy(dtype=bool)] = ANSWER
+    handoff = tool_name.isin(HANDOFF_TOOLS) | tool_name.str.startswith(HANDOFF_TOOL_PREFIXES)
+    kind[(kind == TOOL) & handoff.fillna(False).to_numpy(dtype=bool)] = HANDOFF
     kind[kind < 0] = OTHER
     codes, code_counts = np.unique(dialect[dialect >= 0], return_counts=True)
     counts = {str(DIALECT_NAMES[i]): int(c) for i, c in zip(codes, code_counts, strict=True)}
@@ -151,7 +161,17 @@ def normalize(spans: pd.DataFrame) -> Normalized:
     if any(k in spans.columns for k in SESSION_KEYS):
         s = text(spans, SESSION_KEYS)
         session = np.asarray(pd.array(s, dtype=pd.StringDtype("pyarrow")).to_numpy(dtype=object, na_value=None))
-    return Normalized(kind, dialect, values, counts, unusable, rule, session)
+    return Normalized(kind=kind, dialect=dialect, fields=values, counts=counts, unusable=unusable, rule=rule,
+                      session=session, offers_tools=_offers_tools(spans))
+
+
+_OFFERED = tuple(dict.fromkeys(k for d in REGISTRY for k in d.offered))
+
+
+def _offers_tools(spans: pd.DataFrame) -> np.ndarray | None:
+    """Spans whose attributes list the tools offered to the model (None when no column of the input can say)."""
+    cols = [c for c in spans.columns if any(c == k or c.startswith(k) for k in _OFFERED)]
+    return _any_present(spans, tuple(cols)) if cols else None
 
 
 def _keys_of(present: list[int], generic: Dialect, *names: str) -> tuple[str, ...]:

@@ -41,11 +41,15 @@ def _bool(arr: pa.Array) -> np.ndarray:
     return pc.fill_null(arr, False).to_numpy(zero_copy_only=False)
 
 
+UNNAMED = -2          # a claim: the dialect's marker is on the span, with a value that names no role
+
+
 def claim(d: Dialect, spans: pd.DataFrame) -> np.ndarray | None:
-    """The role this dialect gives each span (-1 where it says nothing); None when it claims no span."""
+    """The role this dialect gives each span: a role, ``UNNAMED`` where its marker's value names none (the span is
+    the dialect's own, with no role counted here), -1 where it says nothing; None when it claims no span."""
     n = len(spans)
     if d.marker is not None and d.marker in spans.columns and spans[d.marker].notna().any():
-        out = code_of(text(spans, (d.marker,)), dict(d.roles), 0)
+        out = code_of(text(spans, (d.marker,)), dict(d.roles), UNNAMED)
     else:
         out = np.full(n, -1, dtype=np.int8)
         if not d.rules:
@@ -60,7 +64,7 @@ def claim(d: Dialect, spans: pd.DataFrame) -> np.ndarray | None:
             if not sel.any():
                 break
         out[sel] = rule.role
-    return out if (out >= 0).any() else None
+    return out if ((out >= 0) | (out == UNNAMED)).any() else None
 
 
 def fields(d: Dialect, spans: pd.DataFrame, kind: np.ndarray) -> Fields:
@@ -93,7 +97,11 @@ def _source(spans: pd.DataFrame, s: str | SpanName, kind: np.ndarray) -> pa.Arra
     if s.after:
         keep &= _bool(pc.starts_with(names, s.after))
         names = pc.utf8_slice_codeunits(names, len(s.after))
-    for suffix in s.strip:
-        ends = pc.fill_null(pc.ends_with(names, suffix), False)
-        names = pc.if_else(ends, pc.utf8_slice_codeunits(names, 0, -len(suffix)), names)
+    if s.strip:
+        ended = np.zeros(len(spans), dtype=bool)
+        for suffix in s.strip:
+            ends = pc.fill_null(pc.ends_with(names, suffix), False)
+            ended |= _bool(ends)
+            names = pc.if_else(ends, pc.utf8_slice_codeunits(names, 0, -len(suffix)), names)
+        keep &= ended
     return pc.if_else(pa.array(keep), names, pa.scalar(None, pa.string()))

@@ -1,8 +1,8 @@
 """Roles from structure, for the spans no dialect gives a role.
 
 A span carrying a model id and token usage is a model call; a span carrying a tool name and tool arguments is a
-tool call; a span carrying HTTP or RPC attributes is transport. The values are looked for under every dialect's
-keys and, beyond them, under attribute keys shaped like such values (``<anything>.model``,
+tool call; a span carrying HTTP, RPC or messaging attributes is transport. The values are looked for under every
+dialect's keys and, beyond them, under attribute keys shaped like such values (``<anything>.model``,
 ``<anything>.input_tokens``, ``<anything>.tool.name``, ...: ``generic``), so a framework no dialect describes is
 still read.
 """
@@ -25,11 +25,12 @@ _ARGS = re.compile(r"(?:^|[._])(?:tool[._]?(?:call[._])?(?:arguments|args|input|
 _NOT = re.compile(r"cache|cached|reasoning|details|total|limit|max|embedding|estimate", re.I)
 
 TRANSPORT_KEYS = ("http.method", "http.request.method", "rpc.system", "rpc.method", "http.route", "url.full",
-                  "http.url", "http.target")
+                  "http.url", "http.target", "messaging.system", "messaging.operation", "messaging.operation.name",
+                  "messaging.destination", "messaging.destination.name")
 
 # (role, what the structure rule says): the rules in the order they are tried
 RULES = ((CHAT, "a model id and token usage (or an error: a failed attempt)"), (TOOL, "a tool name and tool arguments"),
-         (TRANSPORT, "HTTP or RPC attributes"))
+         (TRANSPORT, "HTTP, RPC or messaging attributes"))
 
 
 def _matching(columns: Iterable[str], pattern: re.Pattern[str]) -> tuple[str, ...]:

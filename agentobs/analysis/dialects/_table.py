@@ -18,8 +18,8 @@ import numpy as np
 
 # what a span is, once classified (int8 codes in ``Normalized.kind``; names in the spans frame's ``_kind``)
 OTHER, AGENT, STEP, CHAT, TOOL, CHAIN, RETRIEVAL, TRANSPORT, HANDOFF, ANSWER = range(10)
-KIND_NAMES = np.array(["other", "agent", "step", "chat", "tool", "chain", "retrieval", "transport", "handoff", "answer"],
-                      dtype=object)
+KIND_NAMES = np.array(["other", "agent", "step", "chat", "tool", "chain", "retrieval", "transport", "handoff",
+                       "answer"], dtype=object)
 ROLE_CODES = {str(name): code for code, name in enumerate(KIND_NAMES)}
 # orchestration: what a run is made of (an agent invocation, a framework's chain or workflow)
 ORCHESTRATION = (AGENT, CHAIN)
@@ -75,8 +75,8 @@ class Rule:
 @dataclass(frozen=True, kw_only=True)
 class SpanName:
     """A text field read from the span's name: on spans of the given roles only (all when empty), the part after
-    ``after`` when the name starts with it (the whole name when ``after`` is empty), less the first of ``strip``
-    it ends with (a framework's method suffix: ``translator.run``)."""
+    ``after`` when the name starts with it (the whole name when ``after`` is empty); with ``strip``, only a name that
+    ends with one of them, less it (a framework's method suffix: ``translator.run``)."""
     roles: tuple[int, ...] = ()
     after: str = ""
     strip: tuple[str, ...] = ()
@@ -104,6 +104,10 @@ LOOP_LIMITS = (Limit(stop="max_steps", texts=("MaxTurnsExceeded", "max turns", "
 # the names of tools whose call is a run's final answer (a framework that answers through a tool): a run that
 # ends with one of them was not cut off while the model still asked for tools
 FINAL_ANSWER_TOOLS = ("final_answer", "final_result", "finalanswer", "submit_final_answer")
+# the names of tools whose call hands the run over to another agent (a handoff, not a tool call): the exact names,
+# then the prefixes followed by the target agent's name (the OpenAI Agents SDK's transfer_to_<agent>)
+HANDOFF_TOOLS = ("handoff", "handoff_to_agent", "transfer_to_agent")
+HANDOFF_TOOL_PREFIXES = ("transfer_to_", "handoff_to_")
 
 Source = str | SpanName
 UsagePaths = Mapping[str, Mapping[str, Iterable[tuple[str, ...]]]]
@@ -123,6 +127,7 @@ class Dialect:
     session: tuple[str, ...] = ()
     quoted: bool = False                 # text values are JSON-quoted ("AGENT"): the quotes are trimmed
     limits: tuple[Limit, ...] = ()        # the framework limits its instrumented frameworks raise
+    offered: tuple[str, ...] = ()         # attribute keys (or key prefixes) of the tools offered to a model call
     where: str = ""                      # where the dialect is defined (a specification or a source file)
 
     @property

@@ -42,10 +42,13 @@ LIMITS = (Limit(stop="max_steps", texts=("request_limit", "MaxTurnsExceeded", "m
 
 GENAI = Dialect(
     name="genai", marker="gen_ai.operation.name",
-    roles={"invoke_agent": AGENT, "invoke_workflow": CHAIN, "chat": CHAT, "text_completion": CHAT,
+    roles={"invoke_agent": AGENT, "invoke_workflow": CHAIN, "invoke_swarm": CHAIN, "invoke_graph": CHAIN,
+           "invoke_team": CHAIN, "chat": CHAT, "text_completion": CHAT,
            "generate_content": CHAT, "chat.completions": CHAT, "text.completions": CHAT, "execute_tool": TOOL,
            "create_agent": OTHER, "embeddings": RETRIEVAL, "retrieval": RETRIEVAL},
-    text=TEXT, numbers=NUMBERS, session=SESSION, limits=LIMITS,
+    # the Google ADK's span for parallel tool calls repeats them: no call of its own
+    rules=(Rule(role=OTHER, of_role=TOOL, when=(When(key="gen_ai.tool.name", equals=("(merged tools)",)),)),),
+    text=TEXT, numbers=NUMBERS, session=SESSION, limits=LIMITS, offered=("gen_ai.tool.definitions",),
     where="open-telemetry/semantic-conventions-genai docs/gen-ai (before 1.42: open-telemetry/semantic-conventions)")
 
 # spans without any marker attribute, classified by their names (GenAI span names, Logfire's older ones)

@@ -30,7 +30,7 @@ OPENINFERENCE = Dialect(
              "cache_creation_tokens": ("llm.token_count.prompt_details.cache_write",),
              "reasoning_tokens": ("llm.token_count.completion_details.reasoning",),
              "cost": ("llm.cost.total",)},
-    session=("session.id",),
+    session=("session.id",), offered=("llm.tools.",),
     # the frameworks OpenInference instruments: the OpenAI Agents SDK (MaxTurnsExceeded), LangGraph
     # (GraphRecursionError), smolagents (AgentMaxStepsError), LlamaIndex (max iterations), CrewAI and LangChain's
     # AgentExecutor (iteration limit)

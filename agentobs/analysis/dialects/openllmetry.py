@@ -17,6 +17,6 @@ OPENLLMETRY = Dialect(
           "finish": ("gen_ai.completion.0.finish_reason",)},
     numbers={**NUMBERS, "input_tokens": (*NUMBERS["input_tokens"], "llm.usage.prompt_tokens"),
              "output_tokens": (*NUMBERS["output_tokens"], "llm.usage.completion_tokens")},
-    session=("traceloop.association.properties.session_id",),
+    session=("traceloop.association.properties.session_id",), offered=("llm.request.functions.",),
     limits=LOOP_LIMITS,
     where="traceloop/openllmetry packages/opentelemetry-semantic-conventions-ai")

@@ -22,5 +22,5 @@ VERCEL_AI = Dialect(
              "output_tokens": ("gen_ai.usage.output_tokens", "ai.usage.completionTokens", "ai.usage.outputTokens"),
              "cache_read_tokens": ("ai.usage.cachedInputTokens",),
              "reasoning_tokens": ("ai.usage.reasoningTokens",)},
-    session=("ai.telemetry.metadata.sessionId",),
+    session=("ai.telemetry.metadata.sessionId",), offered=("ai.prompt.tools",),
     where="vercel/ai packages/ai/core/telemetry (the SDK's telemetry docs: ai.operationId, ai.usage.*)")

@@ -16,12 +16,11 @@ has no execution for it) and no tool failed.
 """
 from __future__ import annotations
 
-import json
 import os
 import warnings
-from collections import Counter
 
 import common
+import limits
 from common import (PLAIN, SHAPE_OF, HttpApp, MemoryCapture, Recorder, Reply, Script, ScriptedServer, call,
                     prompt)
 
@@ -63,22 +62,10 @@ def limit_script() -> dict[str, list[Reply]]:
 
 
 class LimitRecorder(Recorder):
-    """The truth of a run whose framework refused tool calls at its limit: a tool call the model asked for (a
-    200 reply) that the tool log never executed, with no tool failure, means the limit ended the work
-    (``turn_limit``, failed) even though the model's last answer was text."""
+    """The truth of a run whose tool call past ``tool_call_limit`` was refused: ``limits.apply(refused=True)``."""
 
     def truth(self) -> dict:
-        out = super().truth()
-        for t in out["traces"]:
-            for r in t["runs"]:
-                asked = Counter(json.dumps(c, sort_keys=True) for e in self.script.log
-                                if e["run"] == r["run_key"] and e["status"] == 200 for c in e["tool_calls"])
-                ran = Counter(json.dumps([e["tool"], e["args"]], sort_keys=True) for e in self.tools
-                              if e["run"] == r["run_key"])
-                refused = sum((asked - ran).values())
-                if refused and not r["tool_errors"] and r["stop_reason"] == "done":
-                    r["outcome"], r["stop_reason"] = "failed", "turn_limit"
-        return out
+        return limits.apply(super().truth(), self.script.log, self.tools, refused=True)
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""Agno agents (``OpenAIChat`` pointed at the scripted server) traced by OpenInference (openinference-instrumentation-agno).
+"""Agno agents (``OpenAIChat`` pointed at the scripted server) traced by OpenInference
+(openinference-instrumentation-agno).
 
 Agno's own telemetry is off (``AGNO_TELEMETRY=false`` and ``telemetry=False`` on every agent and team). Shapes:
 plain, http, two_runs, retries (Agno's own model retries: ``OpenAIChat(retries=2, delay_between_retries=0)``, the
@@ -21,8 +22,7 @@ import warnings
 
 import common
 import limits
-from common import (PLAIN, SHAPE_OF, HttpApp, MemoryCapture, Recorder, Reply, Script, ScriptedServer, call,
-                    prompt)
+from common import PLAIN, SHAPE_OF, HttpApp, MemoryCapture, Recorder, Reply, Script, ScriptedServer, call, prompt
 
 NAME = "agno"
 PACKAGES = ("agno", "openinference-instrumentation-agno", "openinference-semantic-conventions", "openai",
@@ -94,12 +94,12 @@ def main() -> None:
         except RuntimeError as e:
             raise StopAgentRun(str(e)) from e
 
-    def log_tool(function_name: str, function_call, arguments: dict):  # noqa: ANN001, ANN202
+    def log_tool(function_name: str, function_call, arguments: dict):
         """The team leader's tools (delegate_task_to_member) are Agno's: logged by a tool hook."""
         rec.tool(function_name, dict(arguments))
         return function_call(**arguments)
 
-    def member_started(agent) -> None:  # noqa: ANN001
+    def member_started(agent) -> None:
         rec.sub_agent(agent.name)
 
     with ScriptedServer(script) as srv:
@@ -108,8 +108,8 @@ def main() -> None:
                               temperature=0, **kw)
 
         def agent(fns: list, **kw: object) -> Agent:
-            base = {"name": "assistant", "model": model(), "instructions": "[agent:assistant] You answer with the tools.",
-                    "telemetry": False}
+            base = {"name": "assistant", "model": model(), "telemetry": False,
+                    "instructions": "[agent:assistant] You answer with the tools."}
             return Agent(tools=fns, **{**base, **kw})
         plain = list(tools.values())
         assistant = agent(plain)

@@ -43,7 +43,8 @@ def react_text(tool: str, args: dict, thought: str = "I need a tool.") -> str:
 
 
 def answer_text(answer: str) -> str:
-    return f"[[ ## reasoning ## ]]\nThe observations answer it.\n\n[[ ## answer ## ]]\n{answer}\n\n[[ ## completed ## ]]"
+    return (f"[[ ## reasoning ## ]]\nThe observations answer it.\n\n[[ ## answer ## ]]\n{answer}\n\n"
+            "[[ ## completed ## ]]")
 
 
 class TextTool(Reply):
@@ -97,7 +98,7 @@ class ReactScript(limits.OfferedScript):
     def __init__(self, runs: dict):
         super().__init__(runs, react_offers_tools)
 
-    def next(self, key, agent, endpoint, body):  # noqa: ANN001, ANN201
+    def next(self, key, agent, endpoint, body):
         r, seq = super().next(key, agent, endpoint, body)
         if isinstance(r, TextTool):
             r = Reply(**{**r.__dict__, "tool_calls": []})

@@ -90,7 +90,8 @@ def main() -> None:
             return a
         assistant = agent()
         retrying = agent(chat_generator=generator(max_retries=common.RETRIES))
-        translator = Agent(chat_generator=generator("gpt-4o"), system_prompt="[agent:translator] You translate to French.",
+        translator = Agent(chat_generator=generator("gpt-4o"),
+                           system_prompt="[agent:translator] You translate to French.",
                            hooks={"before_run": [started_hook]})
         ask_translator = ComponentTool(component=translator, name="ask_translator",
                                        description="Ask the translator agent.",

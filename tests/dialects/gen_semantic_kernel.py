@@ -96,14 +96,14 @@ def main() -> None:
         def charge_card(self, amount: Annotated[int, "the amount"]) -> str:
             return fns["charge_card"](amount)
 
-    async def stop_on_failure(context: AutoFunctionInvocationContext, next) -> None:  # noqa: A002, ANN001
+    async def stop_on_failure(context: AutoFunctionInvocationContext, next) -> None:
         """tool_error_fatal: a failed function ends the run (SK hands the error text back otherwise)."""
         await next(context)
         value = context.function_result.value if context.function_result else None
         if isinstance(value, str) and value.startswith("An error occurred while invoking the function"):
             context.terminate = True
 
-    async def log_agent_call(context: AutoFunctionInvocationContext, next) -> None:  # noqa: A002, ANN001
+    async def log_agent_call(context: AutoFunctionInvocationContext, next) -> None:
         """multi_agent: the translator plugin's call is a tool call of the run and starts the sub-agent."""
         if context.function.plugin_name == "translator":
             rec.tool(context.function.fully_qualified_name, dict(context.arguments or {}))

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from server import Script
 

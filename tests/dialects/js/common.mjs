@@ -34,13 +34,14 @@ let sdk;
 
 // The Node SDK with a batch processor in front of the OTLP/HTTP protobuf exporter, and the HTTP instrumentation
 // for incoming requests only (outgoing ones, the exporter's and the control calls, make no span).
-export function startTelemetry() {
+// `instrumentations` are the dialect's own (registered by the SDK beside the HTTP one).
+export function startTelemetry({ instrumentations = [] } = {}) {
   processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: env.otlp }));
   sdk = new NodeSDK({
     resource: resourceFromAttributes({ 'service.name': `dialect-${env.name}` }),
     resourceDetectors: [],   // no host, process or OS attributes in a committed fixture
     spanProcessors: [processor],
-    instrumentations: [new HttpInstrumentation({ ignoreOutgoingRequestHook: () => true })],
+    instrumentations: [new HttpInstrumentation({ ignoreOutgoingRequestHook: () => true }), ...instrumentations],
   });
   sdk.start();
 }

@@ -31,13 +31,16 @@ NOTES = (
     "the SERVER span of the http shapes is @opentelemetry/instrumentation-http's, named 'GET'",
 )
 
+# callbacks (and so the spans) awaited, not backgrounded: every span of a run has ended when invoke returns
+ENV = {"LANGCHAIN_CALLBACKS_BACKGROUND": "false", "LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false"}
+
 
 def main() -> None:
     script = Script({**common.standard_script(), **common.shape_script(), **common.extra_script(*EXTRAS)})
     plan = ([{"shape": "plain", "keys": [k]} for k in PLAIN]
             + [{"shape": "http", "keys": ["http"]}, {"shape": "two_runs", "keys": ["two-a", "two-b"]}]
             + [{"shape": SHAPE_OF[k], "keys": [k]} for k in EXTRAS])
-    js_harness.run_fixture(NAME, script, plan, notes=NOTES)
+    js_harness.run_fixture(NAME, script, plan, notes=NOTES, env=ENV)
 
 
 if __name__ == "__main__":

@@ -147,9 +147,10 @@ class Control:
 
 
 def run_fixture(name: str, script: Script, plan: list[dict], *, notes: tuple[str, ...] = (),
-                records_tokens: bool = True, out_dir: Path = FIXTURES) -> None:
+                records_tokens: bool = True, env: dict[str, str] | None = None, out_dir: Path = FIXTURES) -> None:
     """Runs js/<name>/driver.mjs under Node for the runs of ``plan`` ([{shape, keys}], in order) and writes
-    the fixture and its truth."""
+    the fixture and its truth. ``env`` adds the framework's own settings (its telemetry off, ...) to Node's
+    environment."""
     root = Path(os.environ["DIALECT_NODE_ROOT"]) if os.environ.get("DIALECT_NODE_ROOT") else install(name)
     driver = copy_sources(name, root)
     with OtlpReceiver() as rcv:
@@ -161,7 +162,7 @@ def run_fixture(name: str, script: Script, plan: list[dict], *, notes: tuple[str
             env.update({"DIALECT_NAME": name, "DIALECT_SERVER_URL": srv.base_url, "DIALECT_CONTROL_URL": ctl.url,
                         "DIALECT_OTLP_URL": f"{rcv.endpoint}/v1/traces", "DIALECT_PLAN": json.dumps(plan),
                         "OPENAI_API_KEY": "sk-dummy-not-a-real-key", "OTEL_METRICS_EXPORTER": "none",
-                        "OTEL_LOGS_EXPORTER": "none", "NO_UPDATE_NOTIFIER": "1"})
+                        "OTEL_LOGS_EXPORTER": "none", "NO_UPDATE_NOTIFIER": "1", **(env or {})})
             proc = subprocess.run(["node", str(driver)], cwd=driver.parent, env=env, timeout=600)
             if proc.returncode != 0:
                 raise SystemExit(f"{name}: node {driver.name} exited with {proc.returncode}")

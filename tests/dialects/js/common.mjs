@@ -5,6 +5,7 @@
 // side (the tool log of the truth), run boundaries are signalled to it (after a flush, so that every span of a run
 // has arrived before its end is recorded), and the runs to make come from DIALECT_PLAN. Nothing here calls a
 // hosted service: the model server, the receiver and the control server are on 127.0.0.1.
+import diagnostics from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeSDK } from '@opentelemetry/sdk-node';
@@ -26,6 +27,28 @@ export const env = {
   plan: JSON.parse(need('DIALECT_PLAN')),
 };
 export const DUMMY_KEY = 'sk-dummy-not-a-real-key';
+
+// Nothing hosted: every outgoing request (fetch, node:http and node:https) to a host other than the local servers
+// is refused and remembered, and main() then fails, so that a framework calling home is seen and turned off
+// rather than reaching the network.
+const LOCAL = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+const refused = [];
+const localFetch = globalThis.fetch;
+globalThis.fetch = async (input, init) => {
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  if (!LOCAL.has(url.hostname)) {
+    refused.push(url.origin);
+    throw new TypeError(`fetch refused by the fixture harness: ${url.origin} is not a local server`);
+  }
+  return localFetch(input, init);
+};
+diagnostics.channel('http.client.request.start').subscribe(({ request }) => {
+  const host = String(request.host || '').replace(/:\d+$/, '');
+  if (!LOCAL.has(host)) {
+    refused.push(host);
+    request.destroy(new Error(`request refused by the fixture harness: ${host} is not a local server`));
+  }
+});
 export const RETRIES = 2;      // the client's retries in the retries shape (common.RETRIES)
 export const TURN_LIMIT = 3;   // the framework's step limit in the turn_limit shape (common.TURN_LIMIT)
 
@@ -133,4 +156,5 @@ export async function main(runAgent) {
     }
   }
   await stopTelemetry();
+  if (refused.length) throw new Error(`hosted calls refused: ${[...new Set(refused)].join(', ')}`);
 }

@@ -6,10 +6,9 @@
 // client's); streaming sets streaming (with streamUsage) and consumes agent.stream; tool_error_fatal passes a
 // ToolNode with handleToolErrors: false (LangGraph.js hands tool errors back to the model by default);
 // turn_limit sets recursionLimit 3 (graph supersteps); multi_agent calls a translator ReAct agent from a tool.
-process.env.LANGCHAIN_CALLBACKS_BACKGROUND = 'false';   // callbacks (the spans) end before invoke returns
-process.env.LANGSMITH_TRACING = 'false';
-process.env.LANGCHAIN_TRACING_V2 = 'false';
-
+//
+// gen_langgraph_js.py sets LANGCHAIN_CALLBACKS_BACKGROUND=false (the spans end before invoke returns) and LangSmith
+// tracing off.
 import * as h from '../common.mjs';
 import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';

@@ -7,7 +7,8 @@
 // hosted service: the model server, the receiver and the control server are on 127.0.0.1.
 import diagnostics from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { context } from '@opentelemetry/api';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -54,24 +55,47 @@ export const TURN_LIMIT = 3;   // the framework's step limit in the turn_limit s
 
 let processor;
 let sdk;
+let provider;   // without the Node SDK (startTelemetry({global: false}))
+const flushers = [];   // the framework's own span processors, flushed with the SDK's at every run boundary
+
+// A framework that exports through a span processor of its own registers its flush here.
+export const addFlush = (fn) => flushers.push(fn);
+
+async function flush() {
+  // a tick first: frameworks that hand ended spans to their exporter asynchronously get them there
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  await Promise.all([processor.forceFlush(), ...flushers.map((fn) => fn())]);
+}
 
 // The Node SDK with a batch processor in front of the OTLP/HTTP protobuf exporter, and the HTTP instrumentation
 // for incoming requests only (outgoing ones, the exporter's and the control calls, make no span).
-// `instrumentations` are the dialect's own (registered by the SDK beside the HTTP one).
-export function startTelemetry({ instrumentations = [] } = {}) {
+// `instrumentations` are the dialect's own (registered by the SDK beside the HTTP one). With `global: false` no
+// tracer provider is registered globally (for a framework that traces through whatever global provider exists and
+// exports its own spans otherwise): the HTTP instrumentation gets a provider of its own, and only the context
+// manager is global (needs @opentelemetry/context-async-hooks in the fixture's package.json).
+export async function startTelemetry({ instrumentations = [], global = true } = {}) {
   processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: env.otlp }));
+  const resource = resourceFromAttributes({ 'service.name': `dialect-${env.name}` });
+  const http = new HttpInstrumentation({ ignoreOutgoingRequestHook: () => true });
+  if (!global) {
+    const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
+    for (const i of [http, ...instrumentations]) i.setTracerProvider(provider);
+    return;
+  }
   sdk = new NodeSDK({
-    resource: resourceFromAttributes({ 'service.name': `dialect-${env.name}` }),
+    resource,
     resourceDetectors: [],   // no host, process or OS attributes in a committed fixture
     spanProcessors: [processor],
-    instrumentations: [new HttpInstrumentation({ ignoreOutgoingRequestHook: () => true }), ...instrumentations],
+    instrumentations: [http, ...instrumentations],
   });
   sdk.start();
 }
 
 export async function stopTelemetry() {
-  await processor.forceFlush();
-  await sdk.shutdown();
+  await flush();
+  await (sdk ?? provider).shutdown();
 }
 
 async function post(path, body) {
@@ -92,7 +116,7 @@ function raisedText(e) {
 
 // One agent run between its boundaries; an exception ends the run and is recorded, the driver goes on.
 export async function run(key, shape, group, fn) {
-  await processor.forceFlush();
+  await flush();
   await post('/run/start', { key, shape, group: group ?? key });
   let raised = null;
   try {
@@ -100,7 +124,7 @@ export async function run(key, shape, group, fn) {
   } catch (e) {
     raised = raisedText(e);
   }
-  await processor.forceFlush();
+  await flush();
   await post('/run/end', { key, raised });
 }
 

@@ -20,7 +20,7 @@ import { createReactAgent, ToolNode } from '@langchain/langgraph/prebuilt';
 import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
 
-h.startTelemetry();
+await h.startTelemetry();
 // @langchain/core has no single module to patch on import: the instrumentation patches its callback manager
 new LangChainInstrumentation().manuallyInstrument(CallbackManagerModule);
 

@@ -16,7 +16,7 @@ import { Agent, handoff, retryPolicies, run, setDefaultOpenAIClient, tool } from
 import OpenAI from 'openai';
 import { z } from 'zod';
 
-h.startTelemetry();
+await h.startTelemetry();
 new OpenAIAgentsInstrumentation().manuallyInstrument(agents);   // exclusive: the only trace processor
 
 setDefaultOpenAIClient(new OpenAI({ baseURL: h.env.server, apiKey: h.DUMMY_KEY, maxRetries: 0, timeout: 30000 }));

@@ -32,8 +32,8 @@ NOTES = (
     "TOOL_EXECUTION_FAILED): tool_error has two model calls, the tool.execute span has status ERROR; "
     "tool_error_fatal ends the loop with the app's stopWhen condition on a failed tool: the run returns normally",
     "a failed model request (model_error, retries_exhausted) leaves no ERROR status anywhere: its step span is OK "
-    "and holds a 'chunk: 'error'' span; the chat span's finish reason is 'error'; agent.generate throws and the agent span is never "
-    "ended, so never exported: the chat span's parent is not in the fixture",
+    "and holds a 'chunk: 'error'' span; the chat span's finish reason is 'error'; agent.generate throws and the "
+    "agent span is never ended, so never exported: the chat span's parent is not in the fixture",
     "retries are the AI SDK's inside one step (modelSettings.maxRetries): the failed attempts are not in the spans",
     "turn_limit: maxSteps 3 ends the loop without an error after the third step, whose reply asked for a tool "
     "that Mastra still ran",

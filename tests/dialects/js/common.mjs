@@ -53,10 +53,8 @@ diagnostics.channel('http.client.request.start').subscribe(({ request }) => {
 export const RETRIES = 2;      // the client's retries in the retries shape (common.RETRIES)
 export const TURN_LIMIT = 3;   // the framework's step limit in the turn_limit shape (common.TURN_LIMIT)
 
-let processor;
-let sdk;
-let provider;   // without the Node SDK (startTelemetry({global: false}))
-const flushers = [];   // the framework's own span processors, flushed with the SDK's at every run boundary
+const flushers = [];    // every span processor that exports to the receiver, flushed at each run boundary
+const shutdowns = [];   // and shut down at the end
 
 // A framework that exports through a span processor of its own registers its flush here.
 export const addFlush = (fn) => flushers.push(fn);
@@ -64,8 +62,10 @@ export const addFlush = (fn) => flushers.push(fn);
 async function flush() {
   // a tick first: frameworks that hand ended spans to their exporter asynchronously get them there
   await new Promise((resolve) => setTimeout(resolve, 20));
-  await Promise.all([processor.forceFlush(), ...flushers.map((fn) => fn())]);
+  await Promise.all(flushers.map((fn) => fn()));
 }
+
+const httpInstrumentation = () => new HttpInstrumentation({ ignoreOutgoingRequestHook: () => true });
 
 // The Node SDK with a batch processor in front of the OTLP/HTTP protobuf exporter, and the HTTP instrumentation
 // for incoming requests only (outgoing ones, the exporter's and the control calls, make no span).
@@ -74,28 +74,39 @@ async function flush() {
 // exports its own spans otherwise): the HTTP instrumentation gets a provider of its own, and only the context
 // manager is global (needs @opentelemetry/context-async-hooks in the fixture's package.json).
 export async function startTelemetry({ instrumentations = [], global = true } = {}) {
-  processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: env.otlp }));
+  const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: env.otlp }));
+  addFlush(() => processor.forceFlush());
   const resource = resourceFromAttributes({ 'service.name': `dialect-${env.name}` });
-  const http = new HttpInstrumentation({ ignoreOutgoingRequestHook: () => true });
+  const http = httpInstrumentation();
   if (!global) {
     const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
+    const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
     for (const i of [http, ...instrumentations]) i.setTracerProvider(provider);
+    shutdowns.push(() => provider.shutdown());
     return;
   }
-  sdk = new NodeSDK({
+  const sdk = new NodeSDK({
     resource,
     resourceDetectors: [],   // no host, process or OS attributes in a committed fixture
     spanProcessors: [processor],
     instrumentations: [http, ...instrumentations],
   });
   sdk.start();
+  shutdowns.push(() => sdk.shutdown());
+}
+
+// For a framework that starts the OpenTelemetry SDK itself, exporting to the receiver (env.otlp) and registered
+// globally: the HTTP instrumentation traces through its provider, its flush and shutdown serve the run boundaries.
+export function useFrameworkTelemetry({ flush: flushFramework, shutdown }) {
+  httpInstrumentation();   // enabled on construction, with the global tracer provider: the framework's
+  addFlush(flushFramework);
+  shutdowns.push(shutdown);
 }
 
 export async function stopTelemetry() {
   await flush();
-  await (sdk ?? provider).shutdown();
+  for (const fn of shutdowns) await fn();
 }
 
 async function post(path, body) {

@@ -659,9 +659,11 @@ def _spread(taken: pa.Array, owners: np.ndarray, n: int) -> pa.Array | None:
 
 
 _INDEXED = re.compile(r"\.\d+(\.|$)")
-# indexed keys that stay: the first tool offered to a model call (whether it was offered any: the analysis tells a
-# framework's forced final answer from it)
-_KEPT_INDEXED = frozenset({"llm.tools.0.tool.json_schema", "llm.request.functions.0.name"})
+# indexed keys that stay: the first tool offered to a model call, and the first tool call in its answer (whether it
+# was offered any, whether it asked for one: the analysis tells a framework's turn limit from them)
+_KEPT_INDEXED = frozenset({"llm.tools.0.tool.json_schema", "llm.request.functions.0.name",
+                           "llm.output_messages.0.message.tool_calls.0.tool_call.function.name",
+                           "gen_ai.completion.0.tool_calls.0.name"})
 
 
 def _is_content(key: str) -> bool:

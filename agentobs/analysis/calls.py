@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .dialects import AGENT, CALLS, CHAIN, CHAT, NUMBER_FIELDS, OTHER, RETRIEVAL, STEP, TOOL, TRANSPORT
+from .dialects import AGENT, ANSWER, CALLS, CHAIN, CHAT, HANDOFF, NUMBER_FIELDS, OTHER, RETRIEVAL, STEP, TOOL, TRANSPORT
 from .dialects._evaluate import Fields
 from .graph import chain_top, depths, nearest_marked
 
@@ -110,10 +110,10 @@ def _preparations(siblings: np.ndarray, kind: np.ndarray, error: np.ndarray, sta
     empty = (kind == CHAT) & ~reported & ~error
     if not empty.any():
         return out
-    rows = np.flatnonzero(np.isin(kind, CALLS))
+    rows = np.flatnonzero(np.isin(kind, (*CALLS, HANDOFF, ANSWER)))
     order = rows[np.lexsort((start[rows], siblings[rows]))]
     a, b = order[:-1], order[1:]
-    same = (siblings[a] == siblings[b]) & (siblings[a] >= 0) & (kind[b] == CHAT) & (start[b] >= end[a])
+    same = (siblings[a] == siblings[b]) & (siblings[a] >= 0) & (kind[b] == CHAT) & reported[b] & (start[b] >= end[a])
     ident_a, ident_b = identity[a], identity[b]
     known = pd.notna(ident_a) & pd.notna(ident_b)
     same &= np.where(known, ident_a == ident_b, True).astype(bool)
@@ -199,7 +199,8 @@ def _attempt_groups(u: pd.DataFrame) -> np.ndarray:
     if k > 1:
         a, b = slice(None, -1), slice(1, None)
         known = pd.notna(ident[a]) & pd.notna(ident[b])
-        equal = np.where(known, ident[a] == ident[b], True).astype(bool)
+        # (a model call of an unknown model may be the same call; a tool call is only when it is the same tool)
+        equal = np.where(known, ident[a] == ident[b], role[a] == CHAT).astype(bool)
         same[1:] = ((parent[a] == parent[b]) & (parent[b] >= 0) & (role[a] == role[b]) & failed[a]
                     & (end[a] <= start[b]) & equal)
     return np.cumsum(~same) - 1

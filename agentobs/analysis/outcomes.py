@@ -19,7 +19,9 @@ first that applies decides (``label_source`` / ``stop_reason_source`` say which)
    without an error: the Vercel AI SDK's ``stopWhen``, smolagents).
 5. ``forced_final_answer``: the run's last model call was offered no tools while the model call before it was, and
    tools ran between the two: the framework reached its turn limit and asked for an answer without tools (CrewAI's
-   ``max_iter``, smolagents' ``max_steps``): failed, ``max_steps``.
+   ``max_iter``, smolagents' ``max_steps``); or the model call before the last asked for tools and none ran before
+   the last (a run whose other tool calls are recorded): the framework refused the call past its limit (Agno's
+   ``tool_call_limit``): failed, ``max_steps``.
 6. ``final_answer``: the last call is a model call that answered: success, ``done``.
 7. ``root_status``: otherwise the status of the run's root span.
 
@@ -179,27 +181,32 @@ def _last_calls(e: Evidence) -> dict[str, pd.DataFrame | pd.Series]:
 
 
 def _forced(e: Evidence, chats: pd.DataFrame, tools: pd.DataFrame) -> pd.DataFrame:
-    """Runs whose last model call answered without the tools the call before it was offered, with tools run
-    between the two (run, row of the last call)."""
+    """Runs whose last model call answered after the framework's turn limit (run, row of the last call): without the
+    tools the call before it was offered, tools run between the two; or right after a call that asked for tools that
+    never ran, in a run whose tool calls are recorded."""
     empty = pd.DataFrame({"run": pd.Series(dtype=np.int64), "row": pd.Series(dtype=np.int64)})
-    if e.offers_tools is None or chats.empty:
+    if chats.empty or tools.empty:
         return empty
     two = chats.groupby("run").tail(2)
     last = two.drop_duplicates("run", keep="last").set_index("run")
     before = two[two.duplicated("run", keep="last")].set_index("run")
     both = last.join(before, rsuffix="_before", how="inner")
+    both = both[~both["error"].to_numpy(dtype=bool) & ~both["error_before"].to_numpy(dtype=bool)]
     if both.empty:
-        return empty
-    offered = e.offers_tools
-    ok = (~offered[both["row"].to_numpy()] & offered[both["row_before"].to_numpy()]
-          & ~both["error"].to_numpy(dtype=bool))
-    both = both[ok]
-    if both.empty or tools.empty:
         return empty
     t = tools[["run", "start", "end"]].merge(both[["end_before", "start"]].reset_index(), on="run",
                                              suffixes=("", "_last"))
-    between = t[(t["start"] >= t["end_before"]) & (t["end"] <= t["start_last"])]["run"].unique()
-    hit = both.loc[both.index.isin(between)]
+    between = set(t[(t["start"] >= t["end_before"]) & (t["end"] <= t["start_last"])]["run"].tolist())
+    ran = both.index.isin(list(between))
+    if e.offers_tools is not None:
+        offered = e.offers_tools
+        without = ~offered[both["row"].to_numpy()] & offered[both["row_before"].to_numpy()] & ran
+    else:
+        without = np.zeros(len(both), dtype=bool)
+    asked = both["finish_before"].map(lambda f: bool(_ASKS_FOR_TOOLS.search(f)) if isinstance(f, str) else False)
+    recorded = both.index.isin(tools["run"].unique())           # (a run whose tool calls leave spans)
+    refused = asked.to_numpy(dtype=bool) & ~ran & recorded
+    hit = both[without | refused]
     return pd.DataFrame({"run": hit.index.to_numpy(dtype=np.int64), "row": hit["row"].to_numpy(dtype=np.int64)})
 
 

@@ -599,7 +599,8 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
         ss.quality.add("bad_value", src, count=count, example=example)
     start_ns = spans["start_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).max, copy=True)
     end_ns = spans["end_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).min)
-    calls = logical_calls(keys.parent, norm.kind, norm.fields["error"], start_ns, end_ns, _call_identity(norm),
+    calls = logical_calls(keys.parent, norm.kind, norm.fields["error"], start_ns, end_ns,
+                          _call_identity(norm, spans["name"].astype(object).to_numpy()),
                           spans["kind"].to_numpy(dtype=np.int8, na_value=0) if "kind" in spans else
                           np.zeros(len(spans), np.int8), keys.parent_key, _reported(norm))
     if calls.prep is not None and calls.prep.any():
@@ -713,14 +714,17 @@ def _reported(norm: Normalized) -> np.ndarray:
     return ~np.isnan(f["input_tokens"]) | ~np.isnan(f["output_tokens"]) | pd.notna(pd.array(f["finish"]))
 
 
-def _call_identity(norm: Normalized) -> np.ndarray:
+def _call_identity(norm: Normalized, span_names: np.ndarray) -> np.ndarray:
     """What makes two attempts one call: a model call's model, a tool call's tool name and arguments."""
     f = norm.fields
     model, tool, args = (pd.array(f[k]).to_numpy(dtype=object, na_value=None) for k in ("model", "tool", "args"))
+    names = np.asarray(span_names, dtype=object)
     both = pd.notna(tool) & pd.notna(args)
     out: np.ndarray = np.asarray(np.where(norm.kind == CHAT, model, None), dtype=object)
     tools = (norm.kind == TOOL) & pd.notna(tool)
     out[tools] = tool[tools]
+    unnamed = (norm.kind == TOOL) & pd.isna(tool)              # (a tool call without a name: by its span's name)
+    out[unnamed] = names[unnamed]
     sel = tools & both
     out[sel] = tool[sel].astype(str) + "\x00" + args[sel].astype(str)
     return out

@@ -68,13 +68,14 @@ def install(name: str) -> Path:
 
 
 def copy_sources(name: str, root: Path) -> Path:
-    """js/common.mjs and js/<name>/*.mjs into <root>/src/js/ (the same layout: ``../common.mjs`` resolves);
-    returns the driver's path."""
+    """js/*.mjs (common.mjs, openai_loop.mjs) and js/<name>/*.mjs into <root>/src/js/ (the same layout:
+    ``../common.mjs`` resolves); returns the driver's path."""
     dest = root / "src" / "js"
     if dest.exists():
         shutil.rmtree(dest)
     (dest / name).mkdir(parents=True)
-    shutil.copy(JS / "common.mjs", dest / "common.mjs")
+    for f in JS.glob("*.mjs"):
+        shutil.copy(f, dest / f.name)
     for f in (JS / name).glob("*.mjs"):
         shutil.copy(f, dest / name / f.name)
     return dest / name / "driver.mjs"
@@ -147,9 +148,10 @@ class Control:
 
 
 def run_fixture(name: str, script: Script, plan: list[dict], *, notes: tuple[str, ...] = (),
-                records_tokens: bool = True, out_dir: Path = FIXTURES) -> None:
+                records_tokens: bool = True, env: dict[str, str] | None = None, out_dir: Path = FIXTURES) -> None:
     """Runs js/<name>/driver.mjs under Node for the runs of ``plan`` ([{shape, keys}], in order) and writes
-    the fixture and its truth."""
+    the fixture and its truth. ``env`` adds the framework's own settings (its telemetry off, ...) to Node's
+    environment."""
     root = Path(os.environ["DIALECT_NODE_ROOT"]) if os.environ.get("DIALECT_NODE_ROOT") else install(name)
     driver = copy_sources(name, root)
     with OtlpReceiver() as rcv:
@@ -157,12 +159,13 @@ def run_fixture(name: str, script: Script, plan: list[dict], *, notes: tuple[str
                        versions=installed_versions(root, name), runtime={"node": node_version()},
                        paths={str(root): "<node_root>"})
         with ScriptedServer(script) as srv, Control(rec) as ctl:
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "OPENAI_", "NODE_OPTIONS"))}
-            env.update({"DIALECT_NAME": name, "DIALECT_SERVER_URL": srv.base_url, "DIALECT_CONTROL_URL": ctl.url,
-                        "DIALECT_OTLP_URL": f"{rcv.endpoint}/v1/traces", "DIALECT_PLAN": json.dumps(plan),
-                        "OPENAI_API_KEY": "sk-dummy-not-a-real-key", "OTEL_METRICS_EXPORTER": "none",
-                        "OTEL_LOGS_EXPORTER": "none", "NO_UPDATE_NOTIFIER": "1"})
-            proc = subprocess.run(["node", str(driver)], cwd=driver.parent, env=env, timeout=600)
+            node_env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "OPENAI_", "NODE_OPTIONS"))}
+            node_env.update({"DIALECT_NAME": name, "DIALECT_SERVER_URL": srv.base_url,
+                             "DIALECT_CONTROL_URL": ctl.url, "DIALECT_OTLP_URL": f"{rcv.endpoint}/v1/traces",
+                             "DIALECT_PLAN": json.dumps(plan), "OPENAI_API_KEY": "sk-dummy-not-a-real-key",
+                             "OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none", "NO_UPDATE_NOTIFIER": "1",
+                             **(env or {})})
+            proc = subprocess.run(["node", str(driver)], cwd=driver.parent, env=node_env, timeout=600)
             if proc.returncode != 0:
                 raise SystemExit(f"{name}: node {driver.name} exited with {proc.returncode}")
             if rec.open:

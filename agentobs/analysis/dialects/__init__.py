@@ -140,6 +140,12 @@ def normalize(spans: pd.DataFrame) -> Normalized:
         take = role >= 0
         kind[take], rule[take], dialect[take] = role[take], which[take], STRUCTURE
     values["error"] = status_error | values.pop("error_flag")
+    # a model call whose answer holds a tool call asked for tools, whatever finish reason it does not record
+    asked = (kind == CHAT) & _any_present(spans, _ASKS) & pd.isna(values["finish"])
+    if asked.any():
+        finish = pd.array(values["finish"]).to_numpy(dtype=object, na_value=None)
+        finish[asked] = "tool_calls"
+        values["finish"] = pd.array(finish, dtype=pd.StringDtype("pyarrow"))
     # a tool call that delivers the run's final answer (smolagents' final_answer, Pydantic AI's final_result), one
     # that hands the run over to another agent
     tool_name = pd.Series(values["tool"]).str.lower()
@@ -166,6 +172,7 @@ def normalize(spans: pd.DataFrame) -> Normalized:
 
 
 _OFFERED = tuple(dict.fromkeys(k for d in REGISTRY for k in d.offered))
+_ASKS = tuple(dict.fromkeys(k for d in REGISTRY for k in d.asks))
 
 
 def _offers_tools(spans: pd.DataFrame) -> np.ndarray | None:

@@ -103,7 +103,7 @@ LOOP_LIMITS = (Limit(stop="max_steps", texts=("MaxTurnsExceeded", "max turns", "
 
 # the names of tools whose call is a run's final answer (a framework that answers through a tool): a run that
 # ends with one of them was not cut off while the model still asked for tools
-FINAL_ANSWER_TOOLS = ("final_answer", "final_result", "finalanswer", "submit_final_answer")
+FINAL_ANSWER_TOOLS = ("final_answer", "final_result", "finalanswer", "submit_final_answer", "finish")
 # the names of tools whose call hands the run over to another agent (a handoff, not a tool call): the exact names,
 # then the prefixes followed by the target agent's name (the OpenAI Agents SDK's transfer_to_<agent>)
 HANDOFF_TOOLS = ("handoff", "handoff_to_agent", "transfer_to_agent")
@@ -128,6 +128,7 @@ class Dialect:
     quoted: bool = False                 # text values are JSON-quoted ("AGENT"): the quotes are trimmed
     limits: tuple[Limit, ...] = ()        # the framework limits its instrumented frameworks raise
     offered: tuple[str, ...] = ()         # attribute keys (or key prefixes) of the tools offered to a model call
+    asks: tuple[str, ...] = ()            # attribute keys of a tool call in a model call's answer (it asked for one)
     where: str = ""                      # where the dialect is defined (a specification or a source file)
 
     @property

@@ -23,7 +23,8 @@ OPENINFERENCE = Dialect(
     text={"agent": ("agent.name", "graph.node.id",
                     SpanName(roles=(AGENT,), strip=(".run", "._execute_core", ".execute_task"))),
           "model": ("llm.model_name",), "provider": ("llm.provider", "llm.system"),
-          "tool": ("tool.name",), "args": ("input.value",), "error_type": ("exception.type", "error.type"),
+          "tool": ("tool.name", SpanName(roles=(TOOL,), strip=(".__call__",))),
+          "args": ("input.value",), "error_type": ("exception.type", "error.type"),
           "finish": ("llm.finish_reason",)},
     numbers={"input_tokens": ("llm.token_count.prompt",), "output_tokens": ("llm.token_count.completion",),
              "cache_read_tokens": ("llm.token_count.prompt_details.cache_read",),
@@ -31,6 +32,7 @@ OPENINFERENCE = Dialect(
              "reasoning_tokens": ("llm.token_count.completion_details.reasoning",),
              "cost": ("llm.cost.total",)},
     session=("session.id",), offered=("llm.tools.",),
+    asks=("llm.output_messages.0.message.tool_calls.0.tool_call.function.name",),
     # the frameworks OpenInference instruments: the OpenAI Agents SDK (MaxTurnsExceeded), LangGraph
     # (GraphRecursionError), smolagents (AgentMaxStepsError), LlamaIndex (max iterations), CrewAI and LangChain's
     # AgentExecutor (iteration limit)

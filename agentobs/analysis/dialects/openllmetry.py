@@ -18,5 +18,6 @@ OPENLLMETRY = Dialect(
     numbers={**NUMBERS, "input_tokens": (*NUMBERS["input_tokens"], "llm.usage.prompt_tokens"),
              "output_tokens": (*NUMBERS["output_tokens"], "llm.usage.completion_tokens")},
     session=("traceloop.association.properties.session_id",), offered=("llm.request.functions.",),
+    asks=("gen_ai.completion.0.tool_calls.0.name",),
     limits=LOOP_LIMITS,
     where="traceloop/openllmetry packages/opentelemetry-semantic-conventions-ai")

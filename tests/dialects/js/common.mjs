@@ -5,8 +5,10 @@
 // side (the tool log of the truth), run boundaries are signalled to it (after a flush, so that every span of a run
 // has arrived before its end is recorded), and the runs to make come from DIALECT_PLAN. Nothing here calls a
 // hosted service: the model server, the receiver and the control server are on 127.0.0.1.
+import diagnostics from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { context } from '@opentelemetry/api';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -26,28 +28,85 @@ export const env = {
   plan: JSON.parse(need('DIALECT_PLAN')),
 };
 export const DUMMY_KEY = 'sk-dummy-not-a-real-key';
+
+// Nothing hosted: every outgoing request (fetch, node:http and node:https) to a host other than the local servers
+// is refused and remembered, and main() then fails, so that a framework calling home is seen and turned off
+// rather than reaching the network.
+const LOCAL = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+const refused = [];
+const localFetch = globalThis.fetch;
+globalThis.fetch = async (input, init) => {
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  if (!LOCAL.has(url.hostname)) {
+    refused.push(url.origin);
+    throw new TypeError(`fetch refused by the fixture harness: ${url.origin} is not a local server`);
+  }
+  return localFetch(input, init);
+};
+diagnostics.channel('http.client.request.start').subscribe(({ request }) => {
+  const host = String(request.host || '').replace(/:\d+$/, '');
+  if (!LOCAL.has(host)) {
+    refused.push(host);
+    request.destroy(new Error(`request refused by the fixture harness: ${host} is not a local server`));
+  }
+});
 export const RETRIES = 2;      // the client's retries in the retries shape (common.RETRIES)
 export const TURN_LIMIT = 3;   // the framework's step limit in the turn_limit shape (common.TURN_LIMIT)
 
-let processor;
-let sdk;
+const flushers = [];    // every span processor that exports to the receiver, flushed at each run boundary
+const shutdowns = [];   // and shut down at the end
+
+// A framework that exports through a span processor of its own registers its flush here.
+export const addFlush = (fn) => flushers.push(fn);
+
+async function flush() {
+  // a tick first: frameworks that hand ended spans to their exporter asynchronously get them there
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  await Promise.all(flushers.map((fn) => fn()));
+}
+
+const httpInstrumentation = () => new HttpInstrumentation({ ignoreOutgoingRequestHook: () => true });
 
 // The Node SDK with a batch processor in front of the OTLP/HTTP protobuf exporter, and the HTTP instrumentation
 // for incoming requests only (outgoing ones, the exporter's and the control calls, make no span).
-export function startTelemetry() {
-  processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: env.otlp }));
-  sdk = new NodeSDK({
-    resource: resourceFromAttributes({ 'service.name': `dialect-${env.name}` }),
+// `instrumentations` are the dialect's own (registered by the SDK beside the HTTP one). With `global: false` no
+// tracer provider is registered globally (for a framework that traces through whatever global provider exists and
+// exports its own spans otherwise): the HTTP instrumentation gets a provider of its own, and only the context
+// manager is global (needs @opentelemetry/context-async-hooks in the fixture's package.json).
+export async function startTelemetry({ instrumentations = [], global = true } = {}) {
+  const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: env.otlp }));
+  addFlush(() => processor.forceFlush());
+  const resource = resourceFromAttributes({ 'service.name': `dialect-${env.name}` });
+  const http = httpInstrumentation();
+  if (!global) {
+    const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
+    for (const i of [http, ...instrumentations]) i.setTracerProvider(provider);
+    shutdowns.push(() => provider.shutdown());
+    return;
+  }
+  const sdk = new NodeSDK({
+    resource,
     resourceDetectors: [],   // no host, process or OS attributes in a committed fixture
     spanProcessors: [processor],
-    instrumentations: [new HttpInstrumentation({ ignoreOutgoingRequestHook: () => true })],
+    instrumentations: [http, ...instrumentations],
   });
   sdk.start();
+  shutdowns.push(() => sdk.shutdown());
+}
+
+// For a framework that starts the OpenTelemetry SDK itself, exporting to the receiver (env.otlp) and registered
+// globally: the HTTP instrumentation traces through its provider, its flush and shutdown serve the run boundaries.
+export function useFrameworkTelemetry({ flush: flushFramework, shutdown }) {
+  httpInstrumentation();   // enabled on construction, with the global tracer provider: the framework's
+  addFlush(flushFramework);
+  shutdowns.push(shutdown);
 }
 
 export async function stopTelemetry() {
-  await processor.forceFlush();
-  await sdk.shutdown();
+  await flush();
+  for (const fn of shutdowns) await fn();
 }
 
 async function post(path, body) {
@@ -68,7 +127,7 @@ function raisedText(e) {
 
 // One agent run between its boundaries; an exception ends the run and is recorded, the driver goes on.
 export async function run(key, shape, group, fn) {
-  await processor.forceFlush();
+  await flush();
   await post('/run/start', { key, shape, group: group ?? key });
   let raised = null;
   try {
@@ -76,7 +135,7 @@ export async function run(key, shape, group, fn) {
   } catch (e) {
     raised = raisedText(e);
   }
-  await processor.forceFlush();
+  await flush();
   await post('/run/end', { key, raised });
 }
 
@@ -132,4 +191,5 @@ export async function main(runAgent) {
     }
   }
   await stopTelemetry();
+  if (refused.length) throw new Error(`hosted calls refused: ${[...new Set(refused)].join(', ')}`);
 }

@@ -136,7 +136,7 @@ def test_truth_names_spans_that_are_in_the_fixture(name):
 UNRECORDED_OLD = {"model_error": {"model_calls": 1, "errors": 0}, "retries_exhausted": {"model_calls": 1, "errors": 0},
                   "tool_error_fatal": {"tool_calls": None, "max_identical_calls": None,
                                        "max_consecutive_identical": None, "errors": 0}}
-UNRECORDED: dict[tuple[str, str], dict[str, int | str | None]] = {
+UNRECORDED: dict[tuple[str, str], dict[str, object]] = {
     # openai-v2 instruments the model client only: the tools a bare loop runs leave no span
     **{(name, "bare"): {"tool_calls": None, "max_identical_calls": None, "max_consecutive_identical": None}
        for name in ("openai_v2", "openai_v2_latest")},
@@ -156,6 +156,34 @@ UNRECORDED: dict[tuple[str, str], dict[str, int | str | None]] = {
                    "multi_agent")},
     **{("google_adk", key): {"max_identical_calls": None, "max_consecutive_identical": None, "output_tokens": 51}
        for key in ("tools", "streaming")},
+    # @traceloop/node-server-sdk 0.27 never ends (so never exports) the span of a wrapped function that throws, nor a
+    # failed chat span (as traceloop-sdk 0.33 in Python); it records a tool's input as empty arguments (every call
+    # of one tool looks the same), and no usage on a streamed chat span
+    **{("openllmetry_js", key): {"tool_calls": None, "max_identical_calls": None, "max_consecutive_identical": None,
+                                 "errors": 0} for key in ("tool_error",)},
+    ("openllmetry_js", "tool_error_fatal"): {"tool_calls": None, "max_identical_calls": None,
+                                             "max_consecutive_identical": None, "errors": 0, "stop_reason": "max_steps"},
+    **{("openllmetry_js", key): {"model_calls": 1, "errors": 0, "stop_reason": "max_steps"}
+       for key in ("model_error", "retries_exhausted")},
+    ("openllmetry_js", "streaming"): {"input_tokens": None, "output_tokens": None},
+    ("openllmetry_js", "repeat"): {"max_identical_calls": 4, "max_consecutive_identical": 4},
+    ("openllmetry_js", "turn_limit"): {"max_identical_calls": 3, "max_consecutive_identical": 3},
+    # Haystack's Agent invokes its tools itself: no span per tool call (3.x: none at all; 2.x: one ToolInvoker span
+    # per step), so tool calls, repeats and tool errors cannot be counted; the nested Agent span names no agent
+    **{(name, key): {"tool_calls": None, "max_identical_calls": None, "max_consecutive_identical": None,
+                     **({"errors": 0} if key in ("tool_error", "tool_error_fatal") else {}),
+                     **({"sub_agent_names": ["Agent"]} if key == "multi_agent" else {})}
+       for name in ("haystack", "haystack_v2")
+       for key in ("tools", "repeat", "tool_error", "model_error", "http", "two-a", "retries", "retries_exhausted",
+                   "streaming", "parallel", "tool_error_fatal", "turn_limit", "multi_agent")},
+    # Mastra marks no model step failed: only its loop's finish reason says "error"
+    **{("mastra", key): {"errors": 0} for key in ("model_error", "retries_exhausted")},
+    # DSPy's spans name no agent (the ReAct module's span stands for the one in the tool); its turn limit and
+    # Semantic Kernel's end in an extract step or a last request without tools that no span tells apart from an
+    # answer: what the spans show is a run that answered
+    **{(name, "multi_agent"): {"sub_agent_names": ["ReAct.forward"]} for name in ("dspy", "dspy_litellm")},
+    **{(name, "turn_limit"): {"outcome": "success", "stop_reason": "done"}
+       for name in ("dspy", "dspy_litellm", "semantic_kernel")},
     # ... and with the failed call or tool span lost, what the spans show is the model's last request for tools,
     # never answered: the run failed at a turn limit, as far as they tell
     **{("traceloop_old", key): {**UNRECORDED_OLD.get(key, {}), "stop_reason": "max_steps"}
@@ -168,7 +196,8 @@ UNRECORDED: dict[tuple[str, str], dict[str, int | str | None]] = {
 # attempt, each counted.
 HIDDEN_ATTEMPTS = {"langgraph", "openai_agents", "openai_v2", "openai_v2_latest", "pydantic_ai", "pydantic_ai_v2",
                    "traceloop", "traceloop_old", "mlflow", "langfuse", "crewai", "llamaindex", "smolagents",
-                   "autogen", "google_adk"}
+                   "autogen", "google_adk", "dspy", "haystack", "haystack_v2", "semantic_kernel", "langgraph_js",
+                   "openllmetry_js", "mastra"}
 
 
 def _expected(name: str, run: dict, field: str) -> tuple[bool, int | None]:
@@ -228,8 +257,8 @@ def test_analysis_finds_the_served_run(name, run_key):
         if checked and have != want:
             problems.append(f"{f} {have}, expected {want}")
     subs = r.get("sub_agents") or {}
-    if "count" in subs and (_num(got["sub_agents"]) != subs["count"]
-                            or list(got["sub_agent_names"]) != subs["names"]):
+    names = UNRECORDED.get((name, run_key), {}).get("sub_agent_names", subs.get("names"))
+    if "count" in subs and (_num(got["sub_agents"]) != subs["count"] or list(got["sub_agent_names"]) != names):
         problems.append(f"sub-agents {got['sub_agents']} {list(got['sub_agent_names'])}, expected "
                         f"{subs['count']} {subs['names']}")
     assert not problems, f"{name} run {run_key}: " + "; ".join(problems)
@@ -255,7 +284,7 @@ def test_wrapper_spans_and_two_runs_in_one_trace(name):
     for t in truth["traces"]:
         if t["shape"] not in ("http", "two_runs"):
             continue
-        server = spans[(spans["trace_id"] == t["trace_id"]) & (spans["kind"] == 2)]
+        server = spans[(spans["trace_id"] == t["trace_id"]) & (spans["kind"] == 2) & (spans["_kind"] == "transport")]
         assert len(server) == 1 and server["run_id"].isna().all(), (t["shape"], "the SERVER span is in a run")
         mine = runs[runs["trace_id"] == t["trace_id"]]
         assert len(mine) == t["n_runs"] == (2 if t["shape"] == "two_runs" else 1)
@@ -301,13 +330,15 @@ def test_outcome_and_stop_reason_from_the_spans_alone(name, run_key):
     keys = [r["run_key"] for r in t["runs"]]
     got = runs[runs["trace_id"] == t["trace_id"]].sort_values("start", kind="stable").iloc[keys.index(run_key)]
     r = t["runs"][keys.index(run_key)]
-    want_stop = UNRECORDED.get((name, run_key), {}).get("stop_reason", TRUTH_STOP[r["stop_reason"]])
-    assert got["success"] is not pd.NA and bool(got["success"]) == (r["outcome"] == "success"), (
-        f"{name} {run_key}: success {got['success']} ({got['label_source']}), truth {r['outcome']}")
+    shown = UNRECORDED.get((name, run_key), {})
+    want_stop = shown.get("stop_reason", TRUTH_STOP[r["stop_reason"]])
+    outcome = shown.get("outcome", r["outcome"])
+    assert got["success"] is not pd.NA and bool(got["success"]) == (outcome == "success"), (
+        f"{name} {run_key}: success {got['success']} ({got['label_source']}), truth {outcome}")
     assert got["stop_reason"] == want_stop, (f"{name} {run_key}: stop {got['stop_reason']} "
                                              f"({got['stop_reason_source']}), truth {r['stop_reason']}")
     assert str(got["stop_reason_source"]).startswith("inferred:")
-    if r["outcome"] != "success":
+    if outcome != "success":
         assert isinstance(got["last_error"], str) and got["last_error"]
 
 
@@ -328,7 +359,7 @@ def test_the_signature_names_what_ended_the_run(name, run_key):
     got = runs[runs["trace_id"] == t["trace_id"]].sort_values("start", kind="stable").iloc[keys.index(run_key)]
     r = t["runs"][keys.index(run_key)]
     sigs = set(got["signatures"])
-    if r["outcome"] == "success":
+    if UNRECORDED.get((name, run_key), {}).get("outcome", r["outcome"]) == "success":
         assert not sigs & FAILURE_SIGNATURES, (name, run_key, sigs)
         if r["tool_errors_fed_back"] and _expected(name, r, "errors")[1]:      # (unless the failed span was lost)
             assert "tool_error_recovered" in sigs, (name, run_key, sigs)

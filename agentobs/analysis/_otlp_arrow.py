@@ -731,7 +731,8 @@ def _typed(fields: dict[str, pa.Array], name: str, expected: str | None, source:
 
 def _arrays_from_json_text(fields: dict[str, pa.Array]) -> dict[str, pa.Array]:
     """A string array given as its JSON text (``["stop"]``) read as the array: Jaeger's storages of the v1 span
-    model (Badger, Elasticsearch, OpenSearch, Cassandra) keep array attributes that way. Other text stays text."""
+    model (Badger, Elasticsearch, OpenSearch, Cassandra) keep array attributes that way. Text that is no JSON array
+    is the array's one value (Mastra writes ``gen_ai.response.finish_reasons`` as ``"tool-calls"``)."""
     arrays, rest = [], []
     for t in fields["stringValue"].to_pylist():
         v = None
@@ -742,6 +743,8 @@ def _arrays_from_json_text(fields: dict[str, pa.Array]) -> dict[str, pa.Array]:
                 v = None
             if not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
                 v = None
+        elif t is not None:
+            v = [t]
         arrays.append(v)
         rest.append(t if v is None else None)
     parsed = pa.array(arrays, pa.list_(pa.string()))

@@ -113,7 +113,8 @@ def _preparations(siblings: np.ndarray, kind: np.ndarray, error: np.ndarray, sta
     rows = np.flatnonzero(np.isin(kind, (*CALLS, HANDOFF, ANSWER)))
     order = rows[np.lexsort((start[rows], siblings[rows]))]
     a, b = order[:-1], order[1:]
-    same = (siblings[a] == siblings[b]) & (siblings[a] >= 0) & (kind[b] == CHAT) & reported[b] & (start[b] >= end[a])
+    same = ((siblings[a] == siblings[b]) & (siblings[a] >= 0) & (kind[b] == CHAT) & (reported[b] | error[b])
+            & (start[b] >= end[a]))
     ident_a, ident_b = identity[a], identity[b]
     known = pd.notna(ident_a) & pd.notna(ident_b)
     same &= np.where(known, ident_a == ident_b, True).astype(bool)

@@ -265,6 +265,7 @@ def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: n
     subs = np.zeros(n_runs, dtype=np.int64)
     names: list[list[str]] = [[] for _ in range(n_runs)]
     parent = keys.parent
+    agent_name = pd.array(agent_name, dtype="string").to_numpy(dtype=object, na_value=None)
     is_agent = (kind == AGENT) & (run >= 0)
     borne = _tool_borne(parent, kind) & (run >= 0)
     if not (is_agent | borne).any() and (handoff is None or not pd.notna(handoff).any()):
@@ -293,9 +294,11 @@ def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: n
     rows = np.nonzero(others)[0]
     span_names = spans["name"].astype(str).to_numpy()
     label = np.where(pd.notna(agent_name[rows]), agent_name[rows], span_names[rows]).astype(object)
-    # the main agent invoked again (a team's turns) is no sub-agent of its own run
+    # the main agent invoked again beside itself (a team's turns) is no sub-agent of its own run; inside itself (an
+    # agent running another of its kind as a tool) it is
     main_label = np.where(main >= 0, agent_name[np.maximum(main, 0)], None)
-    again = label == main_label[run[rows]]
+    inside_main = nearest_marked(parent, mains)[rows] >= 0
+    again = (label == main_label[run[rows]]) & ~inside_main
     rows, label = rows[~again], label[~again]
     o = pd.DataFrame({"run": run[rows], "start": start[rows], "name": label})
     if handoff is not None:

@@ -36,13 +36,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .dialects import CALLS, CHAT, ORCHESTRATION, REGISTRY, TOOL
-from .dialects._table import FINAL_ANSWER_TOOLS
+from .dialects import ANSWER, CALLS, CHAT, ORCHESTRATION, REGISTRY, TOOL
+from .dialects._table import TOOL_FAILURES
 
 # a finish reason that asks for tools (OpenAI tool_calls / function_call, Anthropic tool_use, the Vercel AI SDK's
 # tool-calls, Pydantic AI's tool_call, Gemini's function call)
 _ASKS_FOR_TOOLS = re.compile(r"tool[_-]?call|tool_use|function[_-]?call", re.I)
 _TIMEOUT = re.compile(r"timeout|timed out|deadline", re.I)
+_TOOL_FAILED = re.compile("|".join(re.escape(t) for t in TOOL_FAILURES), re.I)
 _LIMITS = tuple((lim.stop, re.compile("|".join(re.escape(t) for t in lim.texts), re.I))
                 for d in REGISTRY for lim in d.limits)
 SOURCES = ("framework_limit", "last_call_error", "exception", "unanswered_tool_request", "forced_final_answer",
@@ -79,6 +80,7 @@ class Evidence:
     rootless: np.ndarray       # per run
     roots: np.ndarray          # per span: the root span of a run (its last segment's)
     offers_tools: np.ndarray | None = None     # per span: tools were offered to it (None: nothing records it)
+    loop_finish: np.ndarray | None = None      # per span: the finish reason of a loop span (an aggregate)
 
 
 def infer(e: Evidence) -> Outcomes:
@@ -122,8 +124,12 @@ def infer(e: Evidence) -> Outcomes:
         after = after.drop_duplicates("run", keep="last")
         text = after["text"].to_numpy(dtype=object)
         timed = np.array([bool(_TIMEOUT.search(t)) if isinstance(t, str) else False for t in text], dtype=bool)
-        decide(after["run"].to_numpy(), "exception", np.where(timed, "deadline", "exception"),
-               after["row"].to_numpy(), text, True)
+        tool = np.array([bool(_TOOL_FAILED.search(t)) if isinstance(t, str) else False for t in text], dtype=bool)
+        # a framework's model loop that says its model call failed (its finish reason "error": Mastra's)
+        model = _loop_said_error(e, after["row"].to_numpy())
+        decide(after["run"].to_numpy(), "exception",
+               np.where(model, "model_error", np.where(tool, "tool_error", np.where(timed, "deadline", "exception"))),
+               after["row"].to_numpy(), np.where(model, "finish reason error", text), True)
     # 4. the last model call asked for tools, and no model call came after it
     asked = calls["unanswered"]
     decide(asked["run"].to_numpy(), "unanswered_tool_request", "max_steps", asked["row"].to_numpy(),
@@ -165,19 +171,50 @@ def _last_calls(e: Evidence) -> dict[str, pd.DataFrame | pd.Series]:
     c = pd.DataFrame({"run": e.run[sel], "row": sel, "kind": e.kind[sel], "error": e.error[sel].astype(bool),
                       "start": e.start[sel], "end": e.end[sel], "finish": e.finish[sel], "tool": e.tool[sel],
                       "said": e.errors_said[sel]})
-    c = c.sort_values(["run", "end", "start", "row"], kind="stable")
+    # (by start: a tool call a model call's span holds, as Mastra's steps and the Vercel AI SDK's streams hold
+    # theirs, comes after it)
+    c = c.sort_values(["run", "start", "end", "row"], kind="stable")
     last = c.drop_duplicates("run", keep="last")
     chats = c[c["kind"] == CHAT]
     answered_end = chats[~chats["error"]].groupby("run")["end"].max()
     last_chat = chats.drop_duplicates("run", keep="last").set_index("run")
-    asks = last_chat["finish"].map(lambda f: bool(_ASKS_FOR_TOOLS.search(f)) if isinstance(f, str) else False)
+    # what the last model call asked for: its finish reason, else the finish reason of the loop that made it (a
+    # framework's loop span, read as a model call holding the others: Mastra's)
+    finish = last_chat["finish"].where(last_chat["finish"].notna(), _loop_finish(e).reindex(last_chat.index))
+    asks = finish.map(lambda f: bool(_ASKS_FOR_TOOLS.search(f)) if isinstance(f, str) else False)
     asks = asks.astype(bool) & ~last_chat["error"].astype(bool)
     tools = c[c["kind"] == TOOL]
-    final_tool = tools["tool"].map(lambda t: isinstance(t, str) and t.lower() in FINAL_ANSWER_TOOLS).astype(bool)
-    ended_by_answer_tool = set(tools.loc[final_tool, "run"].tolist())
-    unanswered = last_chat[asks & ~last_chat.index.isin(list(ended_by_answer_tool))].reset_index()
+    answered = _answers_after(e, last_chat)
+    pick = (asks & ~last_chat.index.isin(answered)).to_numpy(dtype=bool)
+    unanswered = last_chat[pick].assign(finish=finish[pick].to_numpy(dtype=object)).reset_index()
     return {"last": last, "answered_end": answered_end, "unanswered": unanswered, "all": c,
             "forced": _forced(e, chats, tools)}
+
+
+def _loop_said_error(e: Evidence, rows: np.ndarray) -> np.ndarray:
+    if e.loop_finish is None or not len(rows):
+        return np.zeros(len(rows), dtype=bool)
+    said = e.loop_finish[rows]
+    return np.array([isinstance(f, str) and f.strip("[]'\" ").lower() == "error" for f in said], dtype=bool)
+
+
+def _loop_finish(e: Evidence) -> pd.Series:
+    """Per run: the finish reason its loop span records (an aggregate of model calls, now orchestration)."""
+    if e.loop_finish is None:
+        return pd.Series(dtype=object)
+    rows = np.flatnonzero(pd.notna(e.loop_finish) & (e.run >= 0))
+    f = pd.DataFrame({"run": e.run[rows], "end": e.end[rows], "finish": e.loop_finish[rows]})
+    return f.sort_values(["run", "end"], kind="stable").drop_duplicates("run", keep="last").set_index("run")["finish"]
+
+
+def _answers_after(e: Evidence, last_chat: pd.DataFrame) -> list[int]:
+    """Runs with a final-answer tool call (``answer`` role) after their last model call."""
+    rows = np.flatnonzero((e.kind == ANSWER) & (e.run >= 0))
+    if not len(rows) or last_chat.empty:
+        return []
+    a = pd.DataFrame({"run": e.run[rows], "start": e.start[rows]})
+    a = a.merge(last_chat[["start"]].rename(columns={"start": "chat"}), left_on="run", right_index=True)
+    return a.loc[a["start"] >= a["chat"], "run"].unique().tolist()
 
 
 def _forced(e: Evidence, chats: pd.DataFrame, tools: pd.DataFrame) -> pd.DataFrame:
@@ -190,13 +227,14 @@ def _forced(e: Evidence, chats: pd.DataFrame, tools: pd.DataFrame) -> pd.DataFra
     two = chats.groupby("run").tail(2)
     last = two.drop_duplicates("run", keep="last").set_index("run")
     before = two[two.duplicated("run", keep="last")].set_index("run")
-    both = last.join(before, rsuffix="_before", how="inner")
+    both = last.merge(before, left_index=True, right_index=True, suffixes=("", "_before"), how="inner")
     both = both[~both["error"].to_numpy(dtype=bool) & ~both["error_before"].to_numpy(dtype=bool)]
     if both.empty:
         return empty
-    t = tools[["run", "start", "end"]].merge(both[["end_before", "start"]].reset_index(), on="run",
-                                             suffixes=("", "_last"))
-    between = set(t[(t["start"] >= t["end_before"]) & (t["end"] <= t["start_last"])]["run"].tolist())
+    # a tool call that started after the earlier model call started (the Vercel AI SDK streams them inside its
+    # span) and before the last started (Node's span starts are whole milliseconds, their ends are not)
+    t = tools[["run", "start"]].merge(both[["start_before", "start"]].reset_index(), on="run", suffixes=("", "_last"))
+    between = set(t[(t["start"] >= t["start_before"]) & (t["start"] <= t["start_last"])]["run"].tolist())
     ran = both.index.isin(list(between))
     if e.offers_tools is not None:
         offered = e.offers_tools

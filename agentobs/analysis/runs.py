@@ -39,7 +39,7 @@ from .dialects import (
     normalize,
 )
 from .dialects._table import HANDOFF_TOOL_PREFIXES, HANDOFF_TOOLS
-from .graph import SpanKeys, span_keys
+from .graph import SpanKeys, nearest_marked, span_keys
 from .identity import RunIdentity, identify
 from .kept_elsewhere import finish_reasons, tool_arguments
 from .outcomes import Evidence, Outcomes, call_errors, infer
@@ -157,6 +157,38 @@ class _Ctx:
     def call_costs(self) -> np.ndarray:
         """Each span's model call cost (``_call_costs``), priced once."""
         return _call_costs(self)
+
+    @functools.cached_property
+    def _loops(self) -> tuple[np.ndarray, np.ndarray]:
+        """(loop spans whose model calls report no usage of their own but which report their total, those calls).
+
+        A loop is a span that holds several model calls (a framework's loop read as a model call: orchestration
+        now); the outermost loop of each agent counts (a loop inside another agent's, an agent used as a tool, is
+        its own)."""
+        n = len(self.spans)
+        loops = self.calls.aggregate & self.g.inside & ~np.isnan(self.norm.fields["input_tokens"])
+        if not loops.any():
+            return np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        parent, kind = self.keys.parent, self.norm.kind
+        above = nearest_marked(parent, loops | (kind == AGENT))
+        loops &= ~((above >= 0) & loops[np.maximum(above, 0)])
+        chat = (kind == CHAT) & self.calls.row
+        owner = nearest_marked(parent, loops | (kind == AGENT))
+        owner = np.where((owner >= 0) & loops[np.maximum(owner, 0)], owner, -1)
+        owned = chat & (owner >= 0)
+        reports = owned & ~np.isnan(self.norm.fields["input_tokens"])
+        loud = np.zeros(n, dtype=bool)
+        loud[owner[reports]] = True
+        silent = loops & ~loud
+        return silent, owned & silent[np.maximum(owner, 0)]
+
+    @property
+    def silent_loops(self) -> np.ndarray:
+        return self._loops[0]
+
+    @property
+    def silent_calls(self) -> np.ndarray:
+        return self._loops[1]
 
     @property
     def tools_unrecorded(self) -> np.ndarray:
@@ -280,15 +312,26 @@ def _counts(c: _Ctx) -> dict[str, object]:
 def _usage(c: _Ctx) -> dict[str, object]:
     chat, f = c.kind(CHAT), c.norm.fields
     usage_gap, cost_gap = _usage_gaps(c)
-    tin = np.where(usage_gap, np.nan, c.g.sum(f["input_tokens"], chat))
-    tout = np.where(usage_gap, np.nan, c.g.sum(f["output_tokens"], chat))
+    # the model calls of a loop span (a framework's loop read as a model call, holding several: Mastra's "chat"
+    # span over its model steps) that report nothing of their own count as the loop's total
+    counted, loops = chat & ~c.silent_calls, c.silent_loops
+
+    def total(values: np.ndarray, gap: np.ndarray | None = None) -> np.ndarray:
+        got = _plus(c.g.sum(values, counted), c.g.sum(values, loops))
+        return got if gap is None else np.where(gap, np.nan, got)
+    tin, tout = total(f["input_tokens"], usage_gap), total(f["output_tokens"], usage_gap)
     summed = np.where(np.isnan(tin), np.nan, np.nan_to_num(tin) + np.nan_to_num(tout))
     return {"input_tokens": tin, "output_tokens": tout,
             "tokens": _fill(_f(c.last, sc.TOKENS), summed),
-            "cache_read_tokens": c.g.sum(f["cache_read_tokens"], chat),
-            "cache_creation_tokens": c.g.sum(f["cache_creation_tokens"], chat),
-            "reasoning_tokens": c.g.sum(f["reasoning_tokens"], chat),
-            "cost_usd": _fill(_f(c.last, sc.COST_USD), np.where(cost_gap, np.nan, c.g.sum(c.call_costs, chat)))}
+            "cache_read_tokens": total(f["cache_read_tokens"]),
+            "cache_creation_tokens": total(f["cache_creation_tokens"]),
+            "reasoning_tokens": total(f["reasoning_tokens"]),
+            "cost_usd": _fill(_f(c.last, sc.COST_USD), total(c.call_costs, cost_gap))}
+
+
+def _plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a + b, where NaN is nothing unless both are."""
+    return np.where(np.isnan(a) & np.isnan(b), np.nan, np.nan_to_num(a) + np.nan_to_num(b))
 
 
 def _usage_gaps(c: _Ctx) -> tuple[np.ndarray, np.ndarray]:
@@ -296,11 +339,14 @@ def _usage_gaps(c: _Ctx) -> tuple[np.ndarray, np.ndarray]:
 
     A sum over the calls that did report would be a lower bound shown as the total (a third of the truth when two
     calls of three report nothing), so such a run's tokens, or its cost, are left unknown instead; a call that
-    failed is not expected to report usage. A total the run's root records (agentobs, transcripts) still counts."""
-    chat, f = c.kind(CHAT), c.norm.fields
+    failed is not expected to report usage, and the calls of a loop that reports their total are counted by it. A
+    total the run's root records (agentobs, transcripts) still counts."""
+    chat, f = c.kind(CHAT) & ~c.silent_calls, c.norm.fields
     failed = f["error"]
     no_usage = chat & ~failed & np.isnan(f["input_tokens"])
     no_cost = chat & np.isnan(c.call_costs) & (~failed | ~np.isnan(f["input_tokens"]))
+    loops = c.silent_loops
+    no_cost |= loops & np.isnan(c.call_costs)
     return c.g.count(no_usage) > 0, c.g.count(no_cost) > 0
 
 
@@ -324,7 +370,7 @@ def _call_costs(c: _Ctx) -> np.ndarray:
     count as 0."""
     f = c.norm.fields
     cost = f["cost"].copy()
-    missing = c.kind(CHAT) & np.isnan(cost) & pd.notna(f["model"]) & ~np.isnan(f["input_tokens"])
+    missing = (c.kind(CHAT) | c.silent_loops) & np.isnan(cost) & pd.notna(f["model"]) & ~np.isnan(f["input_tokens"])
     if missing.any():
         from .pricing import price_calls
         cost[missing] = price_calls(f["model"][missing], f["provider"][missing], f["input_tokens"][missing],
@@ -865,7 +911,9 @@ def _evidence(c: _Ctx) -> Evidence:
                     start=c.start_ns, end=_ends(c), finish=pd.array(f["finish"]).to_numpy(dtype=object, na_value=None),
                     tool=pd.array(f["tool"]).to_numpy(dtype=object, na_value=None), errors_said=_errors_said(c),
                     root_error=status[root_rows] == 2, rootless=c.ident.rootless,
-                    roots=np.isin(np.arange(len(c.spans)), root_rows), offers_tools=c.norm.offers_tools)
+                    roots=np.isin(np.arange(len(c.spans)), root_rows), offers_tools=c.norm.offers_tools,
+                    loop_finish=np.where(c.calls.aggregate, pd.array(f["finish"]).to_numpy(dtype=object, na_value=None),
+                                         None))
 
 
 def _ends(c: _Ctx) -> np.ndarray:

@@ -139,7 +139,9 @@ def normalize(spans: pd.DataFrame) -> Normalized:
                                        has["tool"] & open_, has["args"], transport)
         take = role >= 0
         kind[take], rule[take], dialect[take] = role[take], which[take], STRUCTURE
-    values["error"] = status_error | values.pop("error_flag")
+    # a finish reason that says the call failed (the Vercel AI SDK's and Mastra's "error") is a failure
+    said_error = pd.Series(pd.array(values["finish"])).str.lower().eq("error").fillna(False).to_numpy(dtype=bool)
+    values["error"] = status_error | values.pop("error_flag") | said_error
     # a model call whose answer holds a tool call asked for tools, whatever finish reason it does not record
     asked = (kind == CHAT) & _any_present(spans, _ASKS) & pd.isna(values["finish"])
     if asked.any():

@@ -104,6 +104,10 @@ LOOP_LIMITS = (Limit(stop="max_steps", texts=("MaxTurnsExceeded", "max turns", "
 # the names of tools whose call is a run's final answer (a framework that answers through a tool): a run that
 # ends with one of them was not cut off while the model still asked for tools
 FINAL_ANSWER_TOOLS = ("final_answer", "final_result", "finalanswer", "submit_final_answer", "finish")
+# what the error that ended a run says when a tool's exception ended it (a tool error the framework re-raised)
+TOOL_FAILURES = ("ToolInvocationError", "ToolException", "ToolExecutionError", "ToolCallError", "ToolError",
+                 "failed to invoke tool")
+
 # the names of tools whose call hands the run over to another agent (a handoff, not a tool call): the exact names,
 # then the prefixes followed by the target agent's name (the OpenAI Agents SDK's transfer_to_<agent>)
 HANDOFF_TOOLS = ("handoff", "handoff_to_agent", "transfer_to_agent")

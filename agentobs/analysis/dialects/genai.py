@@ -11,11 +11,11 @@ from __future__ import annotations
 from ._table import AGENT, CHAIN, CHAT, NAME, OTHER, RETRIEVAL, TOOL, Dialect, Limit, Rule, Source, SpanName, When
 
 TEXT: dict[str, tuple[Source, ...]] = {
-    "agent": ("gen_ai.agent.name", "agent_name", SpanName(roles=(AGENT,), after="invoke_agent ")),
+    "agent": ("gen_ai.agent.name", "agent_name", SpanName(roles=(AGENT,), after="invoke_agent "), "gen_ai.agent.id"),
     "model": ("gen_ai.request.model", "gen_ai.response.model", "model_name"),
     "provider": ("gen_ai.provider.name", "gen_ai.system"),
     "tool": ("gen_ai.tool.name",),
-    "args": ("gen_ai.tool.call.arguments", "tool_arguments"),
+    "args": ("gen_ai.tool.call.arguments", "tool_arguments", "gen_ai.tool.input"),
     "error_type": ("error.type",),
     "finish": ("gen_ai.response.finish_reasons",),
 }
@@ -42,8 +42,10 @@ LIMITS = (Limit(stop="max_steps", texts=("request_limit", "MaxTurnsExceeded", "m
 
 GENAI = Dialect(
     name="genai", marker="gen_ai.operation.name",
+    # (Mastra writes its own operation names: agent.run, model.step per request, tool.execute, model.chunk)
     roles={"invoke_agent": AGENT, "invoke_workflow": CHAIN, "invoke_swarm": CHAIN, "invoke_graph": CHAIN,
-           "invoke_team": CHAIN, "chat": CHAT, "text_completion": CHAT,
+           "invoke_team": CHAIN, "agent.run": AGENT, "model.step": CHAT, "tool.execute": TOOL, "model.chunk": OTHER,
+           "chat": CHAT, "text_completion": CHAT,
            "generate_content": CHAT, "chat.completions": CHAT, "text.completions": CHAT, "execute_tool": TOOL,
            "create_agent": OTHER, "embeddings": RETRIEVAL, "retrieval": RETRIEVAL},
     # the Google ADK's span for parallel tool calls repeats them: no call of its own

@@ -17,6 +17,8 @@ OPENINFERENCE = Dialect(
     roles={"agent": AGENT, "chain": CHAIN, "llm": CHAT, "tool": TOOL, "retriever": RETRIEVAL,
            "reranker": RETRIEVAL, "embedding": RETRIEVAL},
     rules=(Rule(role=CHAIN, of_role=AGENT, when=(When(key="metadata", contains=('"langgraph_node"',)),)),
+           # Haystack's Agent component comes as a CHAIN span
+           Rule(role=AGENT, of_role=CHAIN, when=(When(key=NAME, equals=("agent.run",)),)),
            Rule(role=HANDOFF, of_role=TOOL, when=(When(key=NAME, prefix=("handoff to ",)),
                                                   When(key="tool.name", present=False))),
            Rule(role=HANDOFF, of_role=TOOL, when=(When(key="tool.name", equals=("handoff",)),))),

@@ -8,8 +8,8 @@ ended it wait for room, at most ``wait_s``, and only while the exporter is healt
 batch of room each time it starts sending one, so a burst runs at the exporter's pace and loses nothing. An
 exporter that is down or slower than the bound does not hold the run back: after one wait that ran out (at once,
 when the last export failed or the one in progress began more than ``wait_s`` ago), spans that find the queue
-full are dropped without waiting until an export has succeeded and the queue has drained to half its size. A run
-waits at most ``wait_s`` per outage, and not at all once the exporter has reported a failure.
+full are dropped without waiting until an export succeeds within the bound, or succeeds and the queue has drained to
+half its size. A run waits at most ``wait_s`` per outage, and not at all once the exporter has reported a failure.
 
 The gate admits a span only when the number of spans handed to the SDK's queue and not yet handed to the
 exporter is below the queue's size, so the SDK's own queue never overflows: every drop is the gate's, counted.
@@ -70,7 +70,7 @@ class _Gate:
             if remaining <= 0:
                 self._shedding = True
                 log.warning("span export cannot keep up (no room in the queue within %.1f s): spans are dropped, "
-                            "and counted, until an export succeeds and the queue has drained to half", self.wait_s)
+                            "and counted, until the exporter keeps up again", self.wait_s)
                 self._account(began)
                 return self._drop()
             self._cond.wait(remaining)
@@ -101,12 +101,15 @@ class _Gate:
     def export_ended(self, ok: bool) -> None:
         self._exporting.active = False
         with self._cond:
+            quick = self._export_began is not None and time.monotonic() - self._export_began < self.wait_s
             self._export_began = None
             self._last_ok = ok
-            self._recovered()
+            self._recovered(quick=quick)
 
-    def _recovered(self) -> None:
-        if self._shedding and self._last_ok and self.pending <= self.capacity // 2:
+    def _recovered(self, *, quick: bool = False) -> None:
+        """Waiting resumes once an export succeeds within the bound (the exporter is healthy again), or succeeds and
+        the queue has drained to half (an exporter slower than the bound, once the burst is over)."""
+        if self._shedding and self._last_ok and (quick or self.pending <= self.capacity // 2):
             self._shedding = False
 
     def close(self) -> None:
@@ -186,11 +189,12 @@ class BoundedWaitSpanProcessor(SpanProcessor):
 
     def counts(self, ended: int, *, final: bool) -> dict[str, int]:
         """What became of the ``ended`` spans: exported, failed to export, dropped (never reached the exporter),
-        queued (waiting for it; after shutdown, ``final``, whatever was still queued counts as dropped), lost
+        queued (in the queue or being sent; after shutdown, ``final``, what was not sent counts as dropped), lost
         (failed + dropped), and how long runs waited for room (``waited_ms``, ``longest_wait_ms``)."""
         e, g = self.exporter, self.gate
-        queued = 0 if final else min(g.pending, max(0, ended - e.exported - e.failed))
-        dropped = max(0, ended - e.exported - e.failed - queued)
+        unaccounted = max(0, ended - e.exported - e.failed)      # dropped, in the queue, or being sent
+        dropped = unaccounted if final else min(g.dropped, unaccounted)
+        queued = unaccounted - dropped
         return {"exported": e.exported, "failed": e.failed, "dropped": dropped, "queued": queued,
                 "lost": e.failed + dropped, "waited_ms": round(g.waited_s * 1000),
                 "longest_wait_ms": round(g.longest_wait_s * 1000)}

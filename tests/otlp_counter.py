@@ -2,12 +2,15 @@
 
 ``with SpanCounter() as r: r.endpoint`` (``http://127.0.0.1:PORT``); ``r.span_ids`` holds (trace id, span id) of
 every span received (a span sent twice counts once); ``r.down = True`` answers 400 to trace exports (a
-non-retryable failure: the exporter gives the batch up at once) until set back. Metrics exports are accepted and
-not counted. Used by the export tests and the burst benchmark (bench/burst_bench.py).
+non-retryable failure: the exporter gives the batch up at once) until set back. ``SpanCounter(pause_every=N,
+pause_s=S)`` answers every N-th trace export S seconds late, as a collector does now and then on a loaded machine
+(a garbage collection, a full pipeline, no CPU to spare): the exporter waits, the runs go on. Metrics exports are
+accepted and not counted. Used by the export tests and the burst benchmark (bench/burst_bench.py).
 """
 from __future__ import annotations
 
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -15,7 +18,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 
 class SpanCounter:
-    def __init__(self) -> None:
+    def __init__(self, *, pause_every: int = 0, pause_s: float = 0.0) -> None:
+        self.pause_every, self.pause_s = pause_every, pause_s
+        self.pauses = 0
         self.span_ids: set[tuple[bytes, bytes]] = set()
         self.requests = 0
         self.down = False
@@ -42,6 +47,10 @@ class SpanCounter:
                         with outer.lock:
                             outer.span_ids |= ids
                             outer.requests += 1
+                            pause = outer.pause_every > 0 and outer.requests % outer.pause_every == 0
+                            outer.pauses += pause
+                        if pause:
+                            time.sleep(outer.pause_s)
                 self.send_response(status)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", "0")

@@ -20,6 +20,9 @@ Three export policies, their order rotating each repeat:
   (``OTEL_BSP_MAX_QUEUE_SIZE`` = 20 x runs, no wait): nothing waits and nothing is dropped, at the cost of the
   memory the queued spans hold.
 
+Also, in this process: what the gate costs a span when the queue has room (an agent's normal case), ``on_end``
+through ``BoundedWaitSpanProcessor`` against the SDK's ``BatchSpanProcessor`` alone, interleaved.
+
 Per export: spans lost (ended - received, checked against the SDK side's own count), the time the runs took and
 the time to the last span handed to the receiver (runs + shutdown), how long the runs waited for room, and the
 child's peak resident size (VmHWM). Ratios are per repeat, against ``drop at once`` on the same receiver.
@@ -36,7 +39,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .common import REPO_ROOT, Figure, Target, module_main, ratio, summarize
+from .common import REPO_ROOT, Figure, Plan, Target, module_main, ratio, summarize, time_interleaved, us
 
 NAME = "burst"
 TITLE = "Burst export: 10,000 runs at full speed over OTLP/HTTP to a receiver on 127.0.0.1"
@@ -127,6 +130,43 @@ def _high_water_kib() -> int:
     return 0
 
 
+def gate_cost(quick: bool) -> list[Figure]:
+    """ns per ``on_end`` with room in the queue: the SDK's processor alone, and behind the gate."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    from agentobs.telemetry import BoundedWaitSpanProcessor
+
+    class Dropping(SpanExporter):
+        def export(self, spans: object) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    span = TracerProvider().get_tracer("bench").start_span("chat gpt-4.1-mini")
+    span.end()
+    # a batch larger than what a repeat queues (flushed between repeats), a long delay: the exporter thread stays
+    # asleep while a repeat is timed, in both
+    size = {"max_queue_size": 4096, "max_export_batch_size": 2048, "schedule_delay_millis": 600_000}
+    bsp = BatchSpanProcessor(Dropping(), **size)
+    gated = BoundedWaitSpanProcessor(Dropping(), name="dropping", **size)
+    plan = Plan(repeats=7, iterations=500, warmup=500) if quick else Plan(repeats=21, iterations=1000, warmup=1000)
+
+    def flush() -> None:
+        bsp.force_flush()
+        gated.force_flush()
+    t = time_interleaved({"sdk": lambda: bsp.on_end(span), "gated": lambda: gated.on_end(span)}, plan,
+                         between=flush)
+    bsp.shutdown()
+    gated.shutdown()
+    n = {"iterations": plan.iterations, "group": NAME}
+    return [
+        summarize("on_end with room in the queue: BatchSpanProcessor (the SDK)", us(t["sdk"]), "µs", **n),
+        summarize("on_end with room in the queue: BoundedWaitSpanProcessor", us(t["gated"]), "µs", **n),
+        summarize("the gate's cost per span, with room in the queue",
+                  [a - b for a, b in zip(us(t["gated"]), us(t["sdk"]), strict=True)], "µs", **n,
+                  notes="an agent's run: 14 spans"),
+    ]
+
+
 def run(quick: bool = False) -> list[Figure]:
     runs = QUICK_RUNS if quick else FULL_RUNS
     repeats = QUICK_REPEATS if quick else FULL_REPEATS
@@ -171,7 +211,7 @@ def run(quick: bool = False) -> list[Figure]:
         ratio("receiver pausing: peak resident size, queue for the burst / bounded wait", [x.peak_mib for x in q],
               [x.peak_mib for x in w], group=g, notes="what holding the backlog in memory instead costs"),
     ]
-    return figs
+    return figs + gate_cost(quick)
 
 
 def summary(figures: list[Figure]) -> str:

@@ -35,7 +35,8 @@ class _Gate:
 
     def __init__(self, capacity: int, wait_s: float):
         self.capacity, self.wait_s = capacity, wait_s
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)     # the fast path takes the plain lock (C), not the condition
         self._exporting = threading.local()        # set in the exporter's own thread while it exports
         self.pending = 0                           # queued, not yet handed to the exporter
         self.dropped = 0
@@ -49,7 +50,7 @@ class _Gate:
 
     def admit(self) -> bool:
         """True: queue the span (room was counted for it). False: it is dropped (counted)."""
-        with self._cond:
+        with self._lock:
             if self._closed:
                 return True                        # the processor is shut down: it refuses the span itself
             if self.pending < self.capacity:

@@ -149,3 +149,72 @@ def test_simulate_and_demo_say_how_many_spans_were_exported_and_dropped(small_qu
     assert all(x.endswith("0 lost (0 dropped, 0 failed to export)") or "0 lost (0 dropped, 0 failed to export) (runs"
                in x for x in lines), lines
     assert "0 lost (0 dropped, 0 failed to export)" in " ".join(demo.output.split())
+
+
+class _Stuck:
+    """An exporter that hangs until released (a collector that stopped answering), then succeeds at once; while
+    it hangs, a span ended in its own thread (an instrumented HTTP client) must not wait on the queue it drains."""
+
+    def __init__(self, tracer=None):
+        import threading
+        self.release = threading.Event()
+        self.exported = 0
+        self.tracer, self.gate = tracer, None
+        self.inner_end_s: list[float] = []
+
+    def export(self, spans):
+        import time
+
+        from opentelemetry.sdk.trace.export import SpanExportResult
+        if self.tracer is not None and self.gate is not None:
+            deadline = time.monotonic() + 5
+            while self.gate.pending < self.gate.capacity and time.monotonic() < deadline:
+                time.sleep(0.005)                            # the runs fill the queue meanwhile
+            t0 = time.monotonic()
+            self.tracer.start_span("inside the exporter").end()
+            self.inner_end_s.append(time.monotonic() - t0)
+        self.release.wait(30)
+        self.exported += len(spans)
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self):
+        self.release.set()
+
+    def force_flush(self, timeout_millis=30_000):
+        return True
+
+
+def test_a_stuck_exporter_holds_the_run_back_once_then_spans_drop_at_once(caplog):
+    import logging
+    import time
+
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agentobs.telemetry import BoundedWaitSpanProcessor
+    provider = TracerProvider()
+    tracer = provider.get_tracer("t")
+    exporter = _Stuck(tracer)
+    processor = BoundedWaitSpanProcessor(exporter, name="stuck", max_queue_size=8, wait_s=0.3,
+                                         schedule_delay_millis=10)
+    provider.add_span_processor(processor)
+    exporter.gate = processor.gate
+    t0 = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="agentobs.telemetry"):
+        for _ in range(200):
+            tracer.start_span("s").end()
+    took = time.monotonic() - t0
+    gate = processor.gate
+    assert 0.3 <= gate.waited_s < 0.3 + 0.2 and took < 1.5     # the bound, once; then no span waits
+    assert exporter.inner_end_s and exporter.inner_end_s[0] < 0.1    # the exporter's own span: dropped, no wait
+    assert gate.dropped >= 200 - 2 * 8 and processor.exporter.exported == 0
+    assert [r.getMessage() for r in caplog.records].count(caplog.records[0].getMessage()) == 1
+    assert "cannot keep up" in caplog.records[0].getMessage()
+    exporter.tracer = None
+    exporter.release.set()                                   # it answers again: the queue drains, and runs wait again
+    processor.force_flush()
+    dropped = gate.dropped
+    for _ in range(100):
+        tracer.start_span("s").end()
+    processor.force_flush()
+    assert gate.dropped == dropped and exporter.exported >= 100
+    processor.shutdown()

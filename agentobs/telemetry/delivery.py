@@ -31,7 +31,8 @@ log = logging.getLogger("agentobs.telemetry")
 
 
 class _Gate:
-    """Room in one queue: ``admit`` before a span is queued, ``release`` when spans leave it for the exporter."""
+    """Room in one queue: ``admit`` before a span is queued, ``export_began`` when spans leave it for the exporter,
+    ``export_ended`` with the outcome."""
 
     def __init__(self, capacity: int, wait_s: float):
         self.capacity, self.wait_s = capacity, wait_s
@@ -61,17 +62,20 @@ class _Gate:
             if self._shedding or not self._last_ok:
                 self._shedding = True               # the exporter is failing: waiting would only slow the run
                 return self._drop()
-            return self._wait()
+            admitted = self._wait()
+        if not admitted:                           # (logged outside the lock: a handler may end spans itself)
+            log.warning("span export cannot keep up (no room in the queue within %.1f s): spans are dropped, and "
+                        "counted, until the exporter keeps up again", self.wait_s)
+        return admitted
 
     def _wait(self) -> bool:
+        """Called holding the lock: waits for room until the bound after the export in progress began."""
         began = time.monotonic()
         deadline = (self._export_began if self._export_began is not None else began) + self.wait_s
         while self.pending >= self.capacity and not self._closed:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._shedding = True
-                log.warning("span export cannot keep up (no room in the queue within %.1f s): spans are dropped, "
-                            "and counted, until the exporter keeps up again", self.wait_s)
                 self._account(began)
                 return self._drop()
             self._cond.wait(remaining)

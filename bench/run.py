@@ -46,6 +46,7 @@ BENCHMARKS = [
     "bench.sdk_versions",
     "bench.analysis_bench",
     "bench.export_bench",
+    "bench.burst_bench",
     "bench.outage_bench",
     "bench.guard_bench",
     "bench.spellings_bench",

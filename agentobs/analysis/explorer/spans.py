@@ -156,18 +156,16 @@ def _usage(s: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
 
 
 def _attributes(s: pd.DataFrame, strings: Strings, redactor: Redactor) -> list[list[int]]:
-    """Per row: [key code, value code, ...] of every attribute it carries."""
-    out: list[list[int]] = [[] for _ in range(len(s))]
+    """Per row: [key code, value code, ...] of every attribute it carries, in column order."""
+    rows_of, keys_of, values_of = [], [], []
     for col in s.columns:
         if col in _NOT_ATTRIBUTES or col.startswith("_"):
             continue
         key = _RENAMED.get(col, col)
         values = s[col]
-        present = _present(values)
-        rows = np.flatnonzero(present)
+        rows = np.flatnonzero(_present(values))
         if not len(rows):
             continue
-        kcode = strings.code(key)
         if redactor.sensitive_key(key):
             vcodes = np.full(len(rows), strings.text_code(REDACTED), dtype=np.int32)
         elif col == "kind":
@@ -175,15 +173,20 @@ def _attributes(s: pd.DataFrame, strings: Strings, redactor: Redactor) -> list[l
         else:
             text, masked = _as_text(values.iloc[rows])
             vcodes = strings.codes(text, mask=masked and col not in _IDS)
-        for row, v in zip(rows.tolist(), vcodes.tolist(), strict=True):
-            out[row] += (kcode, v)
-    return out
+        rows_of.append(rows)
+        keys_of.append(np.full(len(rows), strings.code(key), dtype=np.int32))
+        values_of.append(vcodes)
+    if not rows_of:
+        return [[] for _ in range(len(s))]
+    rows = np.concatenate(rows_of)
+    order = np.argsort(rows, kind="stable")                      # by row, columns in order within a row
+    pairs = np.column_stack([np.concatenate(keys_of)[order], np.concatenate(values_of)[order]]).ravel()
+    bounds = np.searchsorted(rows[order], np.arange(len(s) + 1)) * 2
+    flat = pairs.tolist()
+    return [flat[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
 
 
 def _present(values: pd.Series) -> np.ndarray:
-    if isinstance(values.dtype, pd.ArrowDtype) or values.dtype == object:
-        return values.map(lambda v: v is not None and v is not pd.NA and not (isinstance(v, float) and np.isnan(v))
-                          ).to_numpy(dtype=bool)
     return values.notna().to_numpy(dtype=bool)
 
 
@@ -197,16 +200,26 @@ def _as_text(values: pd.Series) -> tuple[np.ndarray, bool]:
         return values.astype("Int64").astype(str).to_numpy(dtype=object), False
     if types.is_float_dtype(values):
         return np.array([_number(v) for v in values.to_numpy(dtype=np.float64)], dtype=object), False
-    return np.array([v if isinstance(v, str) else _json(v) for v in values.to_numpy(dtype=object)], dtype=object), True
+    seen: dict[Any, str] = {}
+    return np.array([v if isinstance(v, str) else _json(v, seen) for v in values.to_numpy(dtype=object)],
+                    dtype=object), True
 
 
 def _number(v: float) -> str:
     return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
 
 
-def _json(v: Any) -> str:
+def _json(v: Any, seen: dict[Any, str]) -> str:
+    """A list as JSON (each distinct list written once: most repeat, finish reasons, say); anything else as text."""
     if isinstance(v, (list, tuple, np.ndarray)):
-        return json.dumps([x.item() if isinstance(x, np.generic) else x for x in v], default=str, ensure_ascii=False)
+        items = tuple(x.item() if isinstance(x, np.generic) else x for x in v)
+        try:
+            got = seen.get(items)
+        except TypeError:                      # an item that cannot be a key (a nested list)
+            return json.dumps(items, default=str, ensure_ascii=False)
+        if got is None:
+            got = seen[items] = json.dumps(items, default=str, ensure_ascii=False)
+        return got
     if isinstance(v, (bool, np.bool_)):
         return "true" if v else "false"
     return str(v)

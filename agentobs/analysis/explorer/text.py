@@ -126,8 +126,19 @@ def jsonable(o: Any) -> Any:
     return o
 
 
+def _plain(o: Any) -> Any:
+    """A numpy value as a plain one (``json.dumps``'s ``default``: called only for what it cannot write)."""
+    if isinstance(o, (np.ndarray, np.generic)):
+        return jsonable(o)
+    raise TypeError(f"{type(o).__name__} is not JSON")
+
+
 def dumps(o: Any) -> str:
     """JSON (ASCII) for a page or an answer of the server: ``<``, ``>`` and ``&`` written as ``\\u`` escapes, so
-    the text can sit inside a ``<script>`` element and no browser takes it for markup."""
-    text = json.dumps(jsonable(o), ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+    the text can sit inside a ``<script>`` element and no browser takes it for markup. NaN and infinities are
+    written as null (a value the builders missed costs a second pass, never invalid JSON)."""
+    try:
+        text = json.dumps(o, ensure_ascii=True, allow_nan=False, separators=(",", ":"), default=_plain)
+    except ValueError:
+        text = json.dumps(jsonable(o), ensure_ascii=True, allow_nan=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

@@ -20,8 +20,8 @@ characters (they all shorten to the same 60-character chart label).
   report does more than the JSON one (every run's waterfall, the runs table, the libraries): the ratio is bounded,
   not 1.
 
-Targets: labels 8,000 / 4,000 <= 3 (linear is 2, quadratic 4, cubic 8); HTML / JSON report on the 4,000 shared-prefix stop reasons <= 6; the page
-of 100k runs <= 64 MiB.
+Targets: labels 8,000 / 4,000 <= 3 (linear is 2, quadratic 4, cubic 8); HTML / JSON report on the 4,000
+shared-prefix stop reasons <= 6; the page of 100k runs <= 64 MiB.
 
     python -m bench.explorer_bench [--quick]
 """

@@ -82,15 +82,20 @@ def _held(report: Report, limits: PageLimits) -> tuple[set[str], str | None]:
     """The runs whose spans a page written to a file holds, and what it leaves out (None: nothing)."""
     spans = report.spans
     n_runs, n_spans = len(report.runs), int(spans["run_id"].notna().sum()) if len(spans) else 0
-    if n_runs <= limits.runs and n_spans <= limits.spans:
-        return set(report.runs["run_id"].astype(str)), None
-    examples = {e.run_id for exs in report.examples.values() for e in exs}
-    kept = int(spans["run_id"].isin(examples).sum()) if examples else 0
     sources = " ".join(shlex.quote(s) for s in report.sources)
+    if n_runs <= limits.runs and n_spans <= limits.spans:
+        kept = set(spans["run_id"].dropna().astype(str).unique()) if n_spans else set()
+        if len(kept) >= n_runs:
+            return kept, None
+        return kept, (f"This page holds every run's row ({n_runs:,} runs) and the spans of the {len(kept):,} runs "
+                      "whose spans the analysis kept (the Dask engine keeps those of the signatures' examples). "
+                      f"`agentobs view {sources}` shows every run's spans.")
+    examples = {e.run_id for exs in report.examples.values() for e in exs}
+    kept_spans = int(spans["run_id"].isin(examples).sum()) if examples else 0
     return examples, (f"This page holds every run's row ({n_runs:,} runs) and the spans of the {len(examples):,} runs "
-                      f"the signatures give as examples ({kept:,} of {n_spans:,} spans): every span would pass the "
-                      f"limits of one page ({limits.runs:,} runs, {limits.spans:,} spans). `agentobs view {sources}` "
-                      "shows every run's spans.")
+                      f"the signatures give as examples ({kept_spans:,} of {n_spans:,} spans): every span would pass "
+                      f"the limits of one page ({limits.runs:,} runs, {limits.spans:,} spans). `agentobs view "
+                      f"{sources}` shows every run's spans.")
 
 
 def _signature(report: Report, s: Any, strings: Strings, falls: dict[str, Waterfall]) -> dict[str, Any]:

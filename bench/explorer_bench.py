@@ -242,6 +242,10 @@ def run(quick: bool) -> list[Figure]:
         figures += [summarize(f"first render in Chromium: {k} runs", v, "ms",
                               notes="navigation start to the page's ready mark (charts drawn, runs table built)")
                     for k, v in render.items()]
+        first = _k(sizes[0])
+        figures += [ratio(f"first render: {k} / {first} runs", v, render[first],
+                          notes="the same repeat (Plotly and DataTables start in every page: a fixed cost)")
+                    for k, v in render.items() if k != first]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     figures += _served(sizes[-1], plan)

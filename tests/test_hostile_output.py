@@ -174,7 +174,7 @@ class _Markup(HTMLParser):
 
 
 def assert_html_safe(page: str) -> None:
-    """The page's markup is its own: its four script elements (the data island and the two libraries as JSON,
+    """The page's markup is its own: its five script elements (two data islands and the two libraries as JSON,
     the explorer's code as shipped), links only to http(s) URLs or to the page's own views, no event handler
     attribute, no element from the data, no control character."""
     from importlib.resources import files
@@ -183,9 +183,9 @@ def assert_html_safe(page: str) -> None:
     m.feed(page)
     app = files("agentobs.analysis").joinpath("templates", "explorer.js").read_text()
     islands = {a.get("id"): text for a, text in m.scripts if a.get("type") == "application/json"}
-    assert set(islands) == {"explorer-data", "lib-plotly", "lib-datatables"}, [a for a, _ in m.scripts]
+    assert set(islands) == {"explorer-data", "explorer-details", "lib-plotly", "lib-datatables"}, m.scripts
     assert [text for a, text in m.scripts if "type" not in a] == [app]
-    assert len(m.scripts) == 4
+    assert len(m.scripts) == 5
     for text in islands.values():
         json.loads(text)                                    # data, whole: nothing in it ended its element
         assert "<" not in text and ">" not in text and "&" not in text

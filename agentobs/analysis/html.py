@@ -80,9 +80,11 @@ def page(x: Explorer) -> str:
     libs = {"plotly": assets.plotly_js(), "datatables": dt_js}
     csp = ("default-src 'none'; script-src 'sha256-" + _sha256(app) + "' blob:; style-src 'unsafe-inline'; "
            "img-src data: blob:; font-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'")
+    data = page_data(x)
+    details = data.pop("details")          # an island of its own, parsed when a run is first opened
     return _environment().get_template("report.html.j2").render(
         view=report_view(x.report), sources=shown_sources(x.report), mode=x.mode, csp=markupsafe.escape(csp),
-        data=markupsafe.Markup(dumps(page_data(x))),
+        data=markupsafe.Markup(dumps(data)), details=markupsafe.Markup(dumps(details)),
         libs={k: markupsafe.Markup(dumps(v)) for k, v in libs.items()},
         styles=markupsafe.Markup(_style_text(dt_css) + "\n" + _style_text(css)),
         app=markupsafe.Markup(app), chart_names=CHARTS)

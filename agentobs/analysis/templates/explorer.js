@@ -17,6 +17,8 @@
   const TITLES = {run_id: "run", start: "start (UTC)", stop_reason: "stop reason", tool_calls: "tool calls",
     cost_usd: "cost (USD)", active_s: "active s", wall_s: "wall s", label: "label", signature: "signature"};
   const ROLES = ["agent", "step", "chat", "tool", "chain", "other"];
+  let DETAILS = null;       // the page's run waterfalls: parsed when a run is first opened, not at start
+  const details = () => DETAILS || (DETAILS = JSON.parse(byId("explorer-details").textContent));
   const state = {filter: {equals: {}, from: null, to: null, q: ""}, listRoute: "runs", table: null, drawn: {}};
 
   // -- small helpers ---------------------------------------------------------------------------------------
@@ -198,7 +200,7 @@
   function buildTable(DataTable) {
     // filtering is ours (matches, or the server's): DataTables' own search data (every cell rendered) is not built
     const columns = COLS.map((c) => ({
-      title: TITLES[c.name] || c.name.replace(/_/g, " "), name: c.name, visible: c.visible, data: null,
+      title: esc(TITLES[c.name] || c.name.replace(/_/g, " ")), name: c.name, visible: c.visible, data: null,
       orderable: true, searchable: false, type: (c.kind === "num" || c.kind === "time") ? "num" : "string",
       render: (d, type, row) => {
         const v = value(row, c.name);
@@ -353,7 +355,7 @@
         return;
       }
       row = i;
-      detail = DATA.details[String(i)] || null;
+      detail = details()[String(i)] || null;
     }
     body.append(runFacts(row));
     if (!detail || !detail.spans) {

@@ -335,3 +335,22 @@ def test_the_string_table_masks_text_once_and_numbers_never():
     assert len(st.values[st.code("L" * 10_000)]) == 2_000
     assert st.code(None) == st.code(float("nan")) == st.code(pd.NA) == -1
     assert "<" not in dumps({"a": "</script><script>alert(1)</script>&"})
+
+
+def test_a_segment_attribute_of_the_root_spans_is_a_column_and_a_filter(tmp_path):
+    lines = []
+    for i, tenant in enumerate(["acme", "globex", "acme"]):
+        trace, root = f"{i + 1:032x}", f"{i + 1:016x}"
+        lines.append(_line([
+            _span(trace, root, None, "invoke_agent a", T0 + i * S, T0 + i * S + S // 2,
+                  {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a", "app.tenant": tenant}),
+            _span(trace, f"{i + 1:08x}{1:08x}", root, "chat m", T0 + i * S, T0 + i * S + S // 4,
+                  {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m", "gen_ai.usage.input_tokens": 10,
+                   "gen_ai.usage.output_tokens": 1})]))
+    path = tmp_path / "tenants.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    r = analyze([str(path)], Options(segments=("agent", "model", "app.tenant")))
+    x = build(r, mode="served")
+    assert "app.tenant" in x.table.columns
+    rows = select(x.table, RunFilter(equals={"app.tenant": _codes(x, "app.tenant", "acme")}))
+    assert len(rows) == 2 and {x.strings.values[c] for c in x.table.columns["app.tenant"].data[rows]} == {"acme"}

@@ -256,6 +256,29 @@ def test_a_page_over_its_limits_says_what_it_left_out(browser, tmp_path):
     tab.close()
 
 
+def test_a_run_of_thousands_of_spans_is_drawn_a_slice_at_a_time(browser, tmp_path):
+    from test_explorer import T0, _line, _span
+
+    from agentobs.analysis import html
+    trace, root, n = "cd" * 16, f"{1:016x}", 4_500
+    spans = [_span(trace, root, None, "invoke_agent big", T0, T0 + n * 10**6,
+                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "big"})]
+    spans += [_span(trace, f"{i + 2:016x}", root, "execute_tool t", T0 + i * 10**6, T0 + i * 10**6 + 5 * 10**5,
+                    {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"}) for i in range(n)]
+    path = tmp_path / "big.jsonl"
+    path.write_text(_line(spans) + "\n")
+    page = tmp_path / "big.html"
+    page.write_text(html.render(analyze([str(path)])))
+    tab = Tab(browser, page.as_uri() + "#run/" + trace)
+    tab.page.wait_for_selector('body[data-run="loaded"]', state="attached")
+    rows = tab.page.locator("#run-body .wf-row:not(.wf-head)")
+    assert rows.count() == 2000 and "of 4,501 spans" in tab.page.inner_text("#run-body .wf-more")
+    tab.page.click("#run-body .wf-more")
+    tab.page.click("#run-body .wf-more")
+    assert rows.count() == n + 1 and tab.page.locator("#run-body .wf-more").is_hidden()
+    tab.close()
+
+
 # -- agentobs view ---------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

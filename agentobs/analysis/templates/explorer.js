@@ -17,6 +17,7 @@
   const TITLES = {run_id: "run", start: "start (UTC)", stop_reason: "stop reason", tool_calls: "tool calls",
     cost_usd: "cost (USD)", active_s: "active s", wall_s: "wall s", label: "label", signature: "signature"};
   const ROLES = ["agent", "step", "chat", "tool", "chain", "other"];
+  const WATERFALL_SLICE = 2000;     // spans drawn at once in a run's waterfall
   let DETAILS = null;       // the page's run waterfalls: parsed when a run is first opened, not at start
   const details = () => DETAILS || (DETAILS = JSON.parse(byId("explorer-details").textContent));
   const state = {filter: {equals: {}, from: null, to: null, q: ""}, listRoute: "runs", table: null, drawn: {}};
@@ -427,8 +428,8 @@
     wrap.append(el("div", {class: "wf-row wf-head", role: "row"}, ...["span", "role", "start ms", "duration ms",
       "tokens in → out", "cost USD", "error", "timeline"].map((h) => el("span", {role: "columnheader", text: h}))));
     const rows = [];
-    spans.forEach((s, i) => {
-      const [depth, parent, name, role, start, dur, status, error, tin, tout, cost, attrs, events] = s;
+    const row = (i) => {
+      const [depth, parent, name, role, start, dur, status, error, tin, tout, cost, attrs, events] = spans[i];
       const roleName = txt(role, table) || "other";
       const toggle = hasChildren.has(i) ? el("button", {type: "button", class: "wf-toggle", "aria-expanded": "true",
         title: "collapse or expand", text: "▾"}) : el("span", {class: "wf-leaf"});
@@ -453,9 +454,21 @@
         if (next && next.classList.contains("wf-attrs")) { next.remove(); return; }
         r.after(attributes(attrs, events, table));
       });
-      rows.push(r);
-      wrap.append(r);
-    });
+      return r;
+    };
+    // a run of many thousand spans is drawn a slice at a time (the page stays responsive)
+    const more = el("button", {type: "button", class: "wf-more"});
+    const draw = (upto) => {
+      const stop = Math.min(upto, spans.length);
+      for (let i = rows.length; i < stop; i++) { const r = row(i); rows.push(r); more.before(r); }
+      more.hidden = rows.length >= spans.length;
+      more.textContent = "show " + Math.min(WATERFALL_SLICE, spans.length - rows.length).toLocaleString("en-US") +
+        " more of " + spans.length.toLocaleString("en-US") + " spans";
+    };
+    wrap.append(more);
+    more.addEventListener("click", () => draw(rows.length + WATERFALL_SLICE));
+    const lastEvidence = Math.max(-1, ...marked.keys());
+    draw(Math.max(WATERFALL_SLICE, lastEvidence + 1));
     return wrap;
   }
   function collapse(rows, i) {

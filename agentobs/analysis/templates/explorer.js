@@ -112,7 +112,13 @@
     const q = el("input", {type: "search", name: "q", placeholder: "run, trace, task or conversation id (or its start)",
       size: "34", oninput: onFilterInput});
     form.append(el("label", {}, "id ", q));
-    form.append(el("button", {type: "button", text: "clear", onclick: () => { setFilter({}); syncRouteFromFilter(); }}));
+    form.append(el("button", {type: "button", text: "clear", onclick: () => {
+      const sig = state.filter.equals.signature;      // a signature's page keeps its signature
+      state.filter = {equals: state.listRoute.startsWith("signature/") && sig !== undefined ? {signature: sig} : {},
+        from: null, to: null, q: ""};
+      writeForm(state.filter);
+      syncRouteFromFilter();
+    }}));
     form.addEventListener("submit", (e) => e.preventDefault());
   }
   function readForm() {

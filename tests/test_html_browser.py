@@ -187,6 +187,9 @@ def test_a_signature_leads_to_a_run_with_its_evidence_and_back(demo, browser):
     sig = next(s for s in r.signatures if s.name == "repeated_call")
     assert p.inner_text("#signature-body h2") == "repeated_call"
     assert f"of {sig.runs} (of {RUNS:,})" in _wait_info(tab, rf"of {sig.runs} \(")
+    p.click("#filters button")                                   # clear: the page keeps its signature
+    p.wait_for_timeout(300)
+    assert f"of {sig.runs} (of {RUNS:,})" in _wait_info(tab, rf"of {sig.runs} \(")
     example = r.examples["repeated_call"][0]
     p.click(f"#signature-body a.example-run:text-is('{example.run_id}')")
     p.wait_for_selector('body[data-run="loaded"]', state="attached")

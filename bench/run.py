@@ -54,6 +54,7 @@ BENCHMARKS = [
     "bench.folder_bench",
     "bench.jaeger_bench",
     "bench.redaction_bench",
+    "bench.explorer_bench",
 ]
 # run only when named with --only (their own virtual environments, servers, long runs); never in CI
 OPTIONAL = [

@@ -76,7 +76,8 @@ class _Capped(io.RawIOBase):
     The fast inflater (ISA-L) gives nothing of a read that meets the break, and reads ahead of what it gives, so
     then the stream is read again with zlib's, one inflate at a time (``read1``, which loses nothing), from the
     first byte not yet given: all that came before the break is kept, at the cost of inflating the file's start
-    twice, on this path only."""
+    twice, on this path only. So is a valid stream that ISA-L's reader refuses: a header name or comment longer than
+    its 512 KiB input buffer (an OverflowError there), which zlib's reader reads, whatever its length."""
 
     def __init__(self, file: BinaryIO, limit: int, path: str, size: int, limits: InputLimits):
         self._file, self._limit, self._path, self._limits = file, limit, path, limits
@@ -104,6 +105,12 @@ class _Capped(io.RawIOBase):
                     self._break(exc)
                 else:
                     self._again()
+            except Exception:
+                # what ISA-L's reader refuses in a valid stream (a header name or comment longer than its 512 KiB
+                # input buffer: OverflowError) is read by zlib's, which reads a header of any length
+                if self._careful:
+                    raise
+                self._again()
         else:
             return 0        # the end, for the reader; ``broken`` says it came early
         self.total += n

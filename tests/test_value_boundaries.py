@@ -1,0 +1,166 @@
+"""One value or one file never ends a report (issue 43, point 3): the boundaries the property tests had missed.
+
+Times next to the int64 limit of nanoseconds, gzip header fields (name, comment, extra) of every size, and numbers
+next to Python's limits (the 4,300-digit limit of int conversions, floats that overflow), in every input kind. Each
+input is generated here; a case goes through the whole report (``analyze``, and the CLI's JSON, CSV and HTML
+outputs where the value reaches them), and what cannot be used is a counted data-quality finding or a one-line
+error, never an internal one.
+"""
+import gzip
+import json
+import os
+import struct
+import zlib
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentobs.analysis import analyze
+from agentobs.analysis.runs import derive_runs
+from agentobs.analysis.sources import load_sources
+from agentobs.cli.main import cli
+
+EXAMPLES = int(os.environ.get("AGENTOBS_PROPERTY_EXAMPLES", "2000"))
+# each case reads files and derives a report: a few dozen cases cover the boundaries (they are sampled around them)
+FEW = settings(max_examples=max(10, min(EXAMPLES // 80, 25)), deadline=None, derandomize=True, database=None,
+               suppress_health_check=list(HealthCheck))
+INT64_MAX = (1 << 63) - 1
+TRACE = "ab" * 16
+
+
+def _span(span_id, parent, name, op, start, end, **attrs):
+    values = [{"key": "gen_ai.operation.name", "value": {"stringValue": op}}]
+    for k, v in attrs.items():
+        key = k.replace("__", ".")
+        if isinstance(v, str):
+            values.append({"key": key, "value": {"stringValue": v}})
+        else:
+            values.append({"key": key, "value": {"intValue": str(v)}})
+    out = {"traceId": TRACE, "spanId": span_id, "name": name, "kind": 1, "startTimeUnixNano": str(start),
+           "endTimeUnixNano": str(end), "attributes": values, "status": {}}
+    if parent:
+        out["parentSpanId"] = parent
+    return out
+
+
+def _run(start: int, length: int = 90) -> str:
+    """One agent run (an agent span and a model call under it) starting at ``start`` ns, as an OTLP JSON line."""
+    spans = [_span("11" * 8, None, "invoke_agent a", "invoke_agent", start, start + length, gen_ai__agent__name="a"),
+             _span("22" * 8, "11" * 8, "chat m", "chat", start + length // 9, start + length // 2,
+                   gen_ai__request__model="gpt-4.1", gen_ai__usage__input_tokens=12)]
+    return json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": spans}]}]}) + "\n"
+
+
+def _cli(*args):
+    res = CliRunner().invoke(cli, list(args), catch_exceptions=True)
+    assert "internal error" not in res.output and "Traceback" not in res.output, res.output
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        raise AssertionError(f"{args}: {type(res.exception).__name__}: {res.exception}")
+    return res
+
+
+# -- times next to the int64 limit -----------------------------------------------------------------------------------
+
+@FEW
+@given(below=st.one_of(st.integers(91, 2_000), st.sampled_from([91, 256, 511, 512, 513, 1024, 4096])))
+def test_a_run_starting_next_to_the_int64_limit_is_in_the_runs_table(tmp_path_factory, below):
+    """A run starting ``below`` ns before 2**63 ns (its spans end before the limit): as float64 datetimes, every
+    start within 512 ns of 2**63 rounded up past datetime64[ns] and ended the report, every run lost."""
+    path = tmp_path_factory.mktemp("near") / "near.jsonl"
+    start = (1 << 63) - below
+    path.write_text(_run(start, 90) + _run(1_780_000_000 * 10**9, 90).replace("ab" * 16, "cd" * 16))
+    runs, _, _ = derive_runs(load_sources([str(path)]))
+    assert sorted(runs["start"].astype("int64").tolist()) == [1_780_000_000 * 10**9, start]
+
+
+@pytest.mark.parametrize("below", [91, 511, 512, 513])
+def test_every_output_of_a_run_next_to_the_int64_limit(tmp_path, below):
+    path = tmp_path / "near.jsonl"
+    path.write_text(_run((1 << 63) - below, 90) + _run(1_780_000_000 * 10**9, 90).replace("ab" * 16, "cd" * 16))
+    assert len(analyze([str(path)]).runs) == 2
+    for fmt in ("json", "html"):
+        res = _cli("report", str(path), "--format", fmt, "--out", str(tmp_path / f"r.{fmt}"))
+        assert res.exit_code == 0, res.output
+    assert _cli("runs", str(path), "--out", str(tmp_path / "runs.csv")).exit_code == 0
+    assert "2262-04-11" in (tmp_path / "runs.csv").read_text()
+    assert _cli("trace", "ab" * 16, str(path)).exit_code == 0
+
+
+@FEW
+@given(past=st.integers(0, 10_000))
+def test_spans_ending_past_the_int64_limit_are_counted_not_fatal(tmp_path_factory, past):
+    """A run whose spans end at or after 2**63 ns: its times are bad values (counted), the other run is reported."""
+    path = tmp_path_factory.mktemp("past") / "past.jsonl"
+    path.write_text(_run(INT64_MAX - 50, 50 + past).replace("ab" * 16, "ef" * 16) + _run(1_780_000_000 * 10**9))
+    ss = load_sources([str(path)])
+    runs, _, _ = derive_runs(ss)
+    assert "ab" * 16 in set(runs["trace_id"].astype(str))
+    assert past == 0 or ss.quality.count("bad_value") or ss.quality.count("bad_span")
+
+
+# -- gzip header fields of every size --------------------------------------------------------------------------------
+
+def _gzip_member(data: bytes, *, name: bytes | None = None, comment: bytes | None = None,
+                 extra: bytes | None = None, header_crc: bool = False) -> bytes:
+    """One gzip member (RFC 1952) with the optional header fields given."""
+    flags = (8 if name is not None else 0) | (16 if comment is not None else 0) | (4 if extra is not None else 0) \
+        | (2 if header_crc else 0)
+    head = b"\x1f\x8b\x08" + bytes([flags]) + struct.pack("<I", 0) + b"\x00\x03"
+    if extra is not None:
+        head += struct.pack("<H", len(extra)) + extra
+    if name is not None:
+        head += name + b"\x00"
+    if comment is not None:
+        head += comment + b"\x00"
+    if header_crc:
+        head += struct.pack("<H", zlib.crc32(head) & 0xFFFF)
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -15)
+    return head + deflate.compress(data) + deflate.flush() + struct.pack("<II", zlib.crc32(data), len(data))
+
+
+def _gzip_folder(d, field: str, size: int, second: bool, header_crc: bool):
+    """A folder of a good file and a valid gzip file whose ``field`` (in its first member, or in a second one) is
+    ``size`` bytes long; the spans of both are loaded and checked."""
+    (d / "a-good.jsonl").write_text(_run(1_780_000_000 * 10**9))
+    data = _run(1_790_000_000 * 10**9).replace("ab" * 16, "cd" * 16).encode()
+    fields = {field: (b"x" if field != "extra" else b"\x00") * size, "header_crc": header_crc}
+    if second:
+        half = data.index(b'"scopeSpans"')
+        blob = _gzip_member(data[:half]) + _gzip_member(data[half:], **fields)
+    else:
+        blob = _gzip_member(data, **fields)
+    (d / "b-other.jsonl.gz").write_bytes(blob)
+    assert gzip.decompress(blob) == data                 # a valid gzip file
+    ss = load_sources([str(d)])
+    assert ss.quality.issues == [], ss.quality.issues
+    assert sorted(set(ss.spans["trace_id"].astype(str))) == ["ab" * 16, "cd" * 16]
+
+
+@pytest.mark.parametrize(("field", "size"), [(f, n) for f in ("name", "comment")
+                                             for n in (0, 65_536, 524_287, 524_288, 524_289, 1 << 20)]
+                         + [("extra", n) for n in (0, 1, 65_535)])
+@pytest.mark.parametrize("second", [False, True], ids=["first member", "second member"])
+def test_gzip_header_fields_at_isal_s_buffer_size_are_read(tmp_path, field, size, second):
+    """ISA-L's reader refuses a header name or comment over its 512 KiB buffer (OverflowError: the folder was
+    lost); such a file is read by zlib's reader then, with every span, and the folder's other file too."""
+    _gzip_folder(tmp_path, field, size, second, header_crc=size == 1)
+
+
+@FEW
+@given(field=st.sampled_from(["name", "comment", "extra"]), size=st.integers(0, 1_200_000), second=st.booleans(),
+       header_crc=st.booleans())
+def test_gzip_header_fields_of_any_size_are_read_in_a_folder_of_good_files(tmp_path_factory, field, size, second,
+                                                                           header_crc):
+    _gzip_folder(tmp_path_factory.mktemp("gz"), field, min(size, 65_535) if field == "extra" else size, second,
+                 header_crc)
+
+
+def test_a_gzip_name_over_512_kib_in_a_folder_of_good_files_is_reported(tmp_path):
+    (tmp_path / "a-good.jsonl").write_text(_run(1_780_000_000 * 10**9))
+    other = _run(1_790_000_000 * 10**9).replace("ab" * 16, "cd" * 16).encode()
+    (tmp_path / "b-other.jsonl.gz").write_bytes(_gzip_member(other, name=b"n" * (600 << 10)))
+    res = _cli("report", str(tmp_path), "--format", "json", "--out", str(tmp_path / "r.json"))
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "r.json").read_text())["overview"]["runs"] == 2

@@ -164,3 +164,149 @@ def test_a_gzip_name_over_512_kib_in_a_folder_of_good_files_is_reported(tmp_path
     res = _cli("report", str(tmp_path), "--format", "json", "--out", str(tmp_path / "r.json"))
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "r.json").read_text())["overview"]["runs"] == 2
+
+
+# -- numbers next to Python's limits, in every input kind ------------------------------------------------------------
+
+# integers next to the 4,300-digit limit of int <-> str conversions (json reads 4,300 digits, not 4,301), floats that
+# overflow (json reads 1e309 as inf), 64-bit edges
+NUMBERS = ["9" * 4299, "9" * 4300, "9" * 4301, "-" + "9" * 5000, "1.7976931348623157e308", "1e309", "-1e309",
+           "1e-400", str(1 << 63), str(1 << 64), "-" + str(1 << 63), "0.1e4300"]
+
+
+def _documents():
+    """One document of each input kind, two runs in each; every scalar leaf is a place a number may go."""
+    start = 1_780_000_000 * 10**6                      # microseconds
+    jaeger = {"data": [{"traceID": t, "processes": {"p1": {"serviceName": "svc", "tags": []}}, "spans": [
+        {"traceID": t, "spanID": t[:16], "operationName": "invoke_agent a", "references": [], "startTime": start,
+         "duration": 90, "processID": "p1", "logs": [{"timestamp": start + 1, "fields": [
+             {"key": "event", "type": "string", "value": "x"}]}],
+         "tags": [{"key": "gen_ai.operation.name", "type": "string", "value": "invoke_agent"},
+                  {"key": "gen_ai.agent.name", "type": "string", "value": "a"}]},
+        {"traceID": t, "spanID": t[16:], "operationName": "chat m", "startTime": start + 10, "duration": 40,
+         "references": [{"refType": "CHILD_OF", "traceID": t, "spanID": t[:16]}], "processID": "p1",
+         "tags": [{"key": "gen_ai.operation.name", "type": "string", "value": "chat"},
+                  {"key": "gen_ai.usage.input_tokens", "type": "int64", "value": 12},
+                  {"key": "agentobs.cost_usd", "type": "float64", "value": 0.5}]}]} for t in ("ab" * 16, "cd" * 16)]}
+    zipkin = [{"traceId": t, "id": t[:16], "name": "invoke_agent a", "timestamp": start, "duration": 90,
+               "localEndpoint": {"serviceName": "svc", "port": 8080},
+               "tags": {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"},
+               "annotations": [{"timestamp": start + 1, "value": "x"}]} for t in ("ab" * 16, "cd" * 16)] + \
+             [{"traceId": t, "id": t[16:], "parentId": t[:16], "name": "chat m", "timestamp": start + 10,
+               "duration": 40, "kind": "CLIENT", "tags": {"gen_ai.operation.name": "chat",
+                                                          "gen_ai.usage.input_tokens": "12"}}
+              for t in ("ab" * 16, "cd" * 16)]
+    console = [{"name": "invoke_agent a", "context": {"trace_id": "0x" + t, "span_id": "0x" + t[:16]},
+                "kind": "SpanKind.INTERNAL", "parent_id": None, "start_time": "2026-05-28T20:26:40.000000Z",
+                "end_time": "2026-05-28T20:26:41.000000Z", "status": {"status_code": "UNSET"},
+                "attributes": {"gen_ai.operation.name": "invoke_agent", "gen_ai.usage.input_tokens": 12,
+                               "agentobs.cost_usd": 0.5},
+                "events": [], "links": [], "resource": {"attributes": {"service.name": "svc"}}}
+               for t in ("ab" * 16, "cd" * 16)]
+    messages = [{"role": "user", "content": "hi", "timestamp": "2026-05-28T20:26:40"},
+                {"role": "assistant", "content": "x", "usage": {"prompt_tokens": 10, "completion_tokens": 2},
+                 "cost": 0.01, "tool_calls": [{"id": "c1", "type": "function",
+                                               "function": {"name": "f", "arguments": "{\"a\": 1}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+                {"role": "assistant", "content": "done", "usage": {"prompt_tokens": 20, "completion_tokens": 3}}]
+    tau2 = {"info": {"agent_info": {"llm": "gpt-4.1"}}, "simulations": [
+        {"id": f"s{n}", "task_id": "1", "trial": 0, "agent_cost": 0.5, "reward_info": {"reward": 1.0},
+         "start_time": "2026-05-28T20:26:40", "messages": messages} for n in range(2)]}
+    openai = [{"id": f"r{n}", "success": True, "cost": 0.2, "start_time": 1_780_000_000, "messages": messages}
+              for n in range(2)]
+    otlp = "".join(_run(1_780_000_000 * 10**9 + n).replace("ab" * 16, t) for n, t in enumerate(("ab" * 16, "cd" * 16)))
+    labels = [{"run_id": "ab" * 16, "success": True}, {"run_id": "cd" * 16, "success": 0}]
+    return {"otlp.jsonl": [json.loads(line) for line in otlp.splitlines()], "jaeger.json": jaeger,
+            "zipkin.json": zipkin, "console.txt": console, "tau2.json": tau2, "openai.json": openai,
+            "labels.json": labels}
+
+
+def _leaves(doc):
+    out = []
+
+    def walk(node, parent, key):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, node, k)
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, node, i)
+        else:
+            out.append((parent, key))
+    walk(doc, None, None)
+    return out
+
+
+def _text(name, doc):
+    if name.endswith(".jsonl"):
+        return "".join(json.dumps(line) + "\n" for line in doc)
+    if name == "console.txt":
+        return "".join(json.dumps(span, indent=4) + "\n" for span in doc)
+    return json.dumps(doc)
+
+
+DOCUMENTS = _documents()
+
+
+@settings(FEW, max_examples=max(20, min(EXAMPLES // 20, 100)))
+@given(name=st.sampled_from(sorted(DOCUMENTS)), number=st.sampled_from(NUMBERS), pick=st.integers(0, 10**6),
+       quoted=st.booleans())
+def test_numbers_next_to_python_s_limits_cost_at_most_their_file(tmp_path_factory, name, number, pick, quoted):
+    """A number next to Python's limits in any place of any input kind: the input is read, or the value, span,
+    run or file it spoils is counted (or, for a labels file, refused with one line); never an internal error."""
+    import copy
+
+    from agentobs import InputError
+    from agentobs.analysis.labels import read_labels
+    doc = copy.deepcopy(DOCUMENTS[name])
+    leaves = _leaves(doc)
+    parent, key = leaves[pick % len(leaves)]
+    parent[key] = "@@NUMBER@@"
+    d = tmp_path_factory.mktemp("numbers")
+    path = d / name
+    path.write_text(_text(name, doc).replace('"@@NUMBER@@"', f'"{number}"' if quoted else number))
+    if name == "labels.json":
+        try:
+            read_labels(path)
+        except InputError as exc:
+            assert "\n" not in str(exc)
+        return
+    try:
+        derive_runs(load_sources([str(path)]))
+    except InputError as exc:                          # nothing usable in the file: said in one line
+        assert "\n" not in str(exc)
+
+
+@pytest.mark.parametrize("digits", [4297, 4298, 4300])
+def test_a_jaeger_ui_time_of_thousands_of_digits_costs_its_span(tmp_path, digits):
+    """Microseconds of 4,298 digits and more times 1000 have more digits than Python writes out: the converter
+    raised ValueError, the file was lost. The span's time is a counted bad value now, the other trace is read."""
+    doc = json.loads(json.dumps(DOCUMENTS["jaeger.json"]))
+    doc["data"][0]["spans"][1]["startTime"] = "@@"
+    path = tmp_path / "jaeger.json"
+    path.write_text(json.dumps(doc).replace('"@@"', "9" * digits))
+    ss = load_sources([str(path)])
+    assert ss.quality.count("bad_value") >= 1
+    assert "cd" * 16 in set(ss.spans["trace_id"].astype(str))
+    res = _cli("report", str(path), "--format", "json", "--out", str(tmp_path / "r.json"))
+    assert res.exit_code == 0, res.output
+
+
+def test_an_exception_nobody_expected_costs_its_file_not_the_folder(tmp_path, monkeypatch):
+    """Whatever a file's content may still trip (a bug not found yet, a file that does not fit in memory) costs that
+    file, counted as unreadable with the exception named; the folder's other files are read."""
+    from agentobs.analysis.formats import jaeger_ui
+
+    def trips(*args, **kwargs):
+        raise OverflowError("a converter met a value it did not expect")
+    monkeypatch.setattr(jaeger_ui, "requests", trips)
+    (tmp_path / "a.jsonl").write_text(_run(1_780_000_000 * 10**9))
+    (tmp_path / "b.json").write_text(json.dumps(DOCUMENTS["jaeger.json"]))
+    ss = load_sources([str(tmp_path)])
+    assert set(ss.spans["trace_id"].astype(str)) == {"ab" * 16}
+    (issue,) = [i for i in ss.quality.issues if i.kind == "unreadable"]
+    assert issue.source == str(tmp_path / "b.json")
+    assert "unexpected OverflowError: a converter met a value it did not expect" in issue.examples[0]
+    res = _cli("report", str(tmp_path / "b.json"))
+    assert res.exit_code == 2 and res.output.startswith("agentobs: error: no usable run"), res.output
+    assert "unexpected OverflowError" in res.output

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..quality import DataQuality
-from ._build import KINDS, STATUS_CODES, Fields, hex_id, request
+from ._build import KINDS, STATUS_CODES, Fields, hex_id, nanos, request
 
 NAME = "Jaeger JSON (UI download, API before v3)"
 
@@ -94,8 +94,8 @@ def _span(span: dict[str, Any], tag_list: list[Any], tags: dict[str, Any], bad: 
     if parent is not None:
         out["parentSpanId"] = hex_id(parent.get("spanID"), 16)
     if isinstance(start, int) and isinstance(duration, int):
-        out["startTimeUnixNano"] = str(start * 1000)
-        out["endTimeUnixNano"] = str((start + duration) * 1000)
+        out["startTimeUnixNano"] = nanos(start)
+        out["endTimeUnixNano"] = nanos(start + duration)
     code = STATUS_CODES.get(str(tags.get("otel.status_code", "")).upper(), 0)
     if not code and tags.get("error") is True:
         code = STATUS_CODES["ERROR"]
@@ -116,7 +116,7 @@ def _event(log: dict[str, Any], bad: Fields) -> dict[str, Any]:
     fields = _values(bad.list(log, "fields", f"a log of {bad.where}"))
     name = next((f["value"].get("stringValue") for f in fields if f["key"] == "event"), None)
     ts = log.get("timestamp")
-    return {"timeUnixNano": str(ts * 1000) if isinstance(ts, int) else "0", "name": str(name or "log"),
+    return {"timeUnixNano": nanos(ts) if isinstance(ts, int) else "0", "name": str(name or "log"),
             "attributes": [f for f in fields if f["key"] != "event"]}
 
 

@@ -40,7 +40,7 @@ from ...contract.otlp_values import any_value
 from ...contract.semconv import ATTRIBUTE_TYPES
 from .._otlp_parse import values_as_lines
 from ..quality import DataQuality
-from ._build import KINDS, STATUS_CODES, hex_id, request
+from ._build import KINDS, STATUS_CODES, hex_id, nanos, request
 
 NAME = "Zipkin JSON (API v2)"
 
@@ -197,8 +197,8 @@ def _span(item: dict[str, Any], source: str, q: DataQuality
         out["parentSpanId"] = hex_id(parent, 16)
     start, duration = _micros(item.get("timestamp")), _micros(item.get("duration"))
     if start is not None and duration is not None:
-        out["startTimeUnixNano"] = str(start * 1000)
-        out["endTimeUnixNano"] = str((start + duration) * 1000)
+        out["startTimeUnixNano"] = nanos(start)
+        out["endTimeUnixNano"] = nanos(start + duration)
     for tag, field in _DROPPED.items():
         count = _typed("", tags.get(tag), "int")
         if isinstance(count, int) and count > 0:
@@ -290,7 +290,7 @@ def _event(annotation: dict[str, Any], source: str, q: DataQuality) -> dict[str,
             (key, inner), = parsed.items()
             if isinstance(inner, dict):
                 name, attrs = key, {k: _plain(v) for k, v in inner.items() if v is not None}
-    return {"timeUnixNano": str(ts * 1000), "name": name,
+    return {"timeUnixNano": nanos(ts), "name": name,
             "attributes": [{"key": k, "value": any_value(v)} for k, v in attrs.items()]}
 
 

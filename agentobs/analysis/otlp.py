@@ -15,7 +15,7 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +143,49 @@ def load_bytes(data: bytes, source: str, quality: DataQuality | None = None, *,
         line += piece.count(b"\n")
         start = end
     return _finish(out, q, source)
+
+
+PIECE_BYTES = 8 << 20        # converted requests are parsed in pieces of about this many bytes of JSON lines
+
+
+def load_pieces(pieces: Iterable[bytes | memoryview], source: str, quality: DataQuality) -> SpanSet:
+    """Loads pieces of whole OTLP JSON lines as they come (each parsed, then let go): what is held at once is one
+    piece and the spans decoded so far. Lines are not counted (the caller knows what a line of its input is)."""
+    out: Parsed | None = None
+    line = 1
+    for piece in pieces:
+        if out is None:
+            out = Parsed(spelling=Spelling.sniff(bytes(piece[:65536])))
+        parse_piece(piece, line, source, quality, out, len(piece) + 1)
+        line += bytes(piece).count(b"\n") if isinstance(piece, memoryview) else piece.count(b"\n")
+    return _finish(out or Parsed(), quality, source)
+
+
+def request_lines(requests: Iterable[Mapping[str, Any]], source: str, quality: DataQuality,
+                  piece_bytes: int = PIECE_BYTES) -> Iterator[bytes]:
+    """OTLP requests (plain values, e.g. made by a converter) as pieces of JSON lines of about ``piece_bytes``; a
+    request ``json`` cannot write (nested too deeply) is counted (``not_otlp``) and left out."""
+    held: list[bytes] = []
+    size = 0
+    for req in requests:
+        try:
+            text = (json.dumps(req, separators=(",", ":")) + "\n").encode()
+        except (TypeError, ValueError, RecursionError) as exc:
+            quality.add("not_otlp", source, example=str(exc))
+            continue
+        held.append(text)
+        size += len(text)
+        if size >= piece_bytes:
+            yield b"".join(held)
+            held, size = [], 0
+    if held:
+        yield b"".join(held)
+
+
+def load_requests(requests: Iterable[Mapping[str, Any]], source: str, quality: DataQuality) -> SpanSet:
+    """Loads OTLP requests (plain values) as they come, in pieces (``request_lines``, ``load_pieces``): a converter
+    that yields them one trace or one batch of spans at a time never holds the whole input as Python objects."""
+    return load_pieces(request_lines(requests, source, quality), source, quality)
 
 
 def load_request(obj: dict[str, Any], source: str, quality: DataQuality | None = None) -> SpanSet:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import os
 import zlib
+from collections.abc import Iterator
 from types import ModuleType
+from typing import Any
 
 from .. import remote
-from .._otlp_read import read_document
+from .._otlp_read import Document, read_document
 from ..input_limits import InputLimits
-from ..otlp import SpanSet, load_bytes
+from ..otlp import SpanSet, load_bytes, load_requests
 from ..quality import DataQuality
 from . import collector_proto, collector_zstd, console, jaeger_ui, zipkin
 
@@ -32,11 +34,14 @@ def sniff(head: bytes) -> ModuleType | None:
 
 
 def load(path: str | os.PathLike[str], fmt: ModuleType) -> SpanSet:
-    """Loads one file in ``fmt`` (read whole, within the document limit; gzip or not). Never raises for bad
-    content: what is wrong is counted in the data quality."""
+    """Loads one file in ``fmt`` (gzip or not, within the document limit). Never raises for bad content: what is
+    wrong is counted in the data quality. A format with ``stream`` is read a value at a time and its requests
+    loaded as they come, so the file is never held whole as Python objects."""
     src = remote.shown(str(path)) if remote.is_url(path) else str(path)
     q = DataQuality(files=1)
     limits = InputLimits.resolve()
+    if hasattr(fmt, "stream"):
+        return _streamed(path, fmt, src, q, limits)
     try:
         data = read_document(path, limits)                   # over the document limit: an InputError, as said
     except (OSError, EOFError, zlib.error) as exc:          # (gzip.BadGzipFile is an OSError)
@@ -58,4 +63,36 @@ def load(path: str | os.PathLike[str], fmt: ModuleType) -> SpanSet:
     out = load_bytes(text, src, q) if text else SpanSet(quality=q, sources=[src])
     q.lines = lines
     out.spellings = {src: {**names, fmt.NAME: len(reqs)}} if reqs else {}
+    return out
+
+
+def _streamed(path: str | os.PathLike[str], fmt: ModuleType, src: str, q: DataQuality,
+              limits: InputLimits) -> SpanSet:
+    opened: list[Document] = []
+
+    def document() -> Document:
+        doc = Document(path, limits)        # over the document limit: an InputError, as said
+        opened.append(doc)
+        return doc
+
+    converted = 0
+
+    def counted() -> Iterator[dict[str, Any]]:
+        nonlocal converted
+        for req in fmt.stream(document, src, q):
+            converted += 1
+            yield req
+    try:
+        out = load_requests(counted(), src, q)
+    except (OSError, EOFError, zlib.error) as exc:          # (gzip.BadGzipFile is an OSError)
+        q.add("unreadable", src, example=str(exc)[:200])
+        return SpanSet(quality=q, sources=[src])
+    last = opened[-1] if opened else None
+    if last is not None:
+        q.lines += last.lines
+        if last.broken is not None:
+            q.add("unreadable", src, example=f"the compressed stream ends early or is corrupt ({last.broken}); what "
+                                             "came before was read")
+    out.quality, out.sources = q, [src]
+    out.spellings = {src: {fmt.NAME: converted}} if converted else {}
     return out

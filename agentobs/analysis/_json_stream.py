@@ -209,7 +209,7 @@ class Reader:
         brackets and commas are punctuation; inside it, an array is an element). ``line`` is the line the value
         starts on, counting a value that starts on the line where the one before started as on a line of its own
         (the N-th element of an array written on one line is on line N). A value that is not JSON is yielded as a
-        ``Broken`` (its line, and its first characters as the reason) and reading goes on at the next line that
+        ``Broken`` (its line, and what is wrong) and reading goes on at the next line that
         starts a value as the first value did (at its indentation); when there is none, the rest is that value."""
         in_array, extra, last_line, resync = False, 0, 0, None
         while True:
@@ -230,15 +230,11 @@ class Reader:
                 resync = re.compile("\n" + re.escape(indent if indent.isspace() else "") + "[{\\[]")
             try:
                 value = self.value()
-            except Broken:
-                yield line + extra, Broken(self._excerpt(), line + extra)
+            except Broken as exc:
+                yield line + extra, Broken(exc.reason, line + extra)
                 self._resync(resync)
                 continue
             yield line + extra, value
-
-    def _excerpt(self) -> str:
-        self._fill(60)
-        return self._text[self._pos:self._pos + 60]
 
     def _resync(self, at: re.Pattern[str]) -> None:
         """Moves to the line break before the next line that starts a value as the first did, or to the end."""

@@ -145,7 +145,7 @@ def load_bytes(data: bytes, source: str, quality: DataQuality | None = None, *,
     return _finish(out, q, source)
 
 
-PIECE_BYTES = 8 << 20        # converted requests are parsed in pieces of about this many bytes of JSON lines
+PIECE_BYTES = 2 << 20        # converted requests are parsed in pieces of about this many bytes of JSON lines
 
 
 def load_pieces(pieces: Iterable[bytes | memoryview], source: str, quality: DataQuality) -> SpanSet:

@@ -8,7 +8,6 @@ OTLP JSON lines by the OTLP loader, or one of the formats. The list ``FORMATS`` 
 """
 from __future__ import annotations
 
-import json
 import os
 import zlib
 from collections.abc import Iterator
@@ -57,12 +56,18 @@ def load(path: str | os.PathLike[str], fmt: ModuleType) -> SpanSet:
             out.spellings = {src: {**names, **out.spellings.get(src, {})}}
             return out
         fmt = inner
-    reqs = fmt.requests(data, src, q)
-    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in reqs).encode()
-    lines = q.lines if fmt is collector_proto else q.lines + data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    out = load_bytes(text, src, q) if text else SpanSet(quality=q, sources=[src])
-    q.lines = lines
-    out.spellings = {src: {**names, fmt.NAME: len(reqs)}} if reqs else {}
+    converted = 0
+
+    def counted() -> Iterator[dict[str, Any]]:
+        nonlocal converted
+        for req in getattr(fmt, "lazy_requests", fmt.requests)(data, src, q):
+            converted += 1
+            yield req
+    lines = 0 if fmt is collector_proto else data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    out = load_requests(counted(), src, q)
+    q.lines += lines
+    out.quality, out.sources = q, [src]
+    out.spellings = {src: {**names, fmt.NAME: converted}} if converted else {}
     return out
 
 

@@ -299,7 +299,7 @@ def test_an_exception_nobody_expected_costs_its_file_not_the_folder(tmp_path, mo
 
     def trips(*args, **kwargs):
         raise OverflowError("a converter met a value it did not expect")
-    monkeypatch.setattr(jaeger_ui, "requests", trips)
+    monkeypatch.setattr(jaeger_ui, "stream", trips)
     (tmp_path / "a.jsonl").write_text(_run(1_780_000_000 * 10**9))
     (tmp_path / "b.json").write_text(json.dumps(DOCUMENTS["jaeger.json"]))
     ss = load_sources([str(tmp_path)])

@@ -21,12 +21,17 @@ import io
 import json
 import re
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
 BLOCK = 1 << 20                  # bytes read from the stream at a time
 _HEAD = 4096                     # characters kept of the line the window starts in (its indentation)
 _SPACE = re.compile(r"[ \t\r\n]*")
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")   # a byte that is not UTF-8, kept by the decoder as a lone surrogate
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")   # only then may a value hold a lone one
+
+
+class Readable(Protocol):
+    def read(self, n: int = -1, /) -> bytes | None: ...
 
 
 class Broken(Exception):
@@ -45,8 +50,8 @@ class Reader:
     ``skip``; ``at_end`` says whether only white space is left. A member or element the caller does not read is
     skipped (parsed and dropped) when the walk goes on."""
 
-    def __init__(self, source: BinaryIO | bytes | memoryview, *, strict: bool = True, block: int = BLOCK):
-        self._stream: BinaryIO = io.BytesIO(source) if isinstance(source, (bytes, memoryview)) else source
+    def __init__(self, source: Readable | bytes | memoryview, *, strict: bool = True, block: int = BLOCK):
+        self._stream: Readable = io.BytesIO(source) if isinstance(source, (bytes, memoryview)) else source
         self._decoder = json.JSONDecoder(strict=strict)
         self._text_of = codecs.getincrementaldecoder("utf-8")("surrogateescape")
         self._block = block
@@ -58,6 +63,7 @@ class Reader:
         self._line_head = ""            # the start of the line the window starts in (up to ``_HEAD`` characters)
         self._pending = False           # a member's or element's value the caller has not read yet
         self.bytes_read = 0
+        self.surrogates = False         # whether a value read so far escaped a UTF-16 surrogate (``"\\ud800"``)
 
     # -- the text window -----------------------------------------------------------------------------------------
 
@@ -138,6 +144,8 @@ class Reader:
                 continue
             if _NOT_UTF8.search(self._text, self._pos, end):
                 raise self._broken("not UTF-8 text")
+            if not self.surrogates and _ESCAPED_SURROGATE.search(self._text, self._pos, end):
+                self.surrogates = True
             self._pos = end
             return value
 

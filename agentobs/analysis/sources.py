@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import glob
-import json
 import os
 import re
 import stat
@@ -31,7 +30,7 @@ import pandas as pd
 
 from ..errors import AgentobsError, InputError
 from . import _magic, _otlp_batch, formats, remote
-from ._otlp_read import GZIP_MAGIC, broken_by, head, open_stream, read_document
+from ._otlp_read import GZIP_MAGIC, broken_by, head, open_stream
 from .input_limits import DOCUMENT_ENV, InputLimits, human
 from .jaeger import fetch, fetch_trace, is_jaeger_url, parse_url
 from .otlp import SpanSet, check, load_file
@@ -303,14 +302,8 @@ def load_one(p: Path | str, progress: Callable[[int], None] | None = None, name:
 
 
 def _transcripts(p: Path | str, name: str | None) -> SpanSet:
-    from .transcripts import load_transcripts, transcripts_to_spans
-    if name is not None:        # run ids derive from the source's name: the stream's, not its temporary copy's
-        try:
-            return transcripts_to_spans(json.loads(read_document(p, InputLimits.resolve())), name,
-                                        DataQuality(files=1))
-        except (ValueError, RecursionError, OSError, EOFError, zlib.error):
-            pass                # load_transcripts says what is wrong
-    return load_transcripts(p)
+    from .transcripts import load_transcripts
+    return load_transcripts(p, name)    # run ids derive from the source's name: a stream's, not its copy's
 
 
 # -- streams: standard input, a named pipe, a process substitution, a character device --------------------------

@@ -17,7 +17,6 @@ at the next line that starts a value as the first one did.
 from __future__ import annotations
 
 import codecs
-import io
 import json
 import re
 from collections.abc import Iterator
@@ -32,6 +31,20 @@ _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")   # only the
 
 class Readable(Protocol):
     def read(self, n: int = -1, /) -> bytes | None: ...
+
+
+class _Held:
+    """Bytes held in memory, read as a stream without a copy of them (``io.BytesIO`` copies a bytearray)."""
+
+    def __init__(self, data: bytes | bytearray | memoryview):
+        self._view = memoryview(data)
+        self._at = 0
+
+    def read(self, n: int = -1, /) -> bytes:
+        end = len(self._view) if n < 0 else min(len(self._view), self._at + n)
+        out = bytes(self._view[self._at:end])
+        self._at = end
+        return out
 
 
 class Broken(Exception):
@@ -50,8 +63,9 @@ class Reader:
     ``skip``; ``at_end`` says whether only white space is left. A member or element the caller does not read is
     skipped (parsed and dropped) when the walk goes on."""
 
-    def __init__(self, source: Readable | bytes | memoryview, *, strict: bool = True, block: int = BLOCK):
-        self._stream: Readable = io.BytesIO(source) if isinstance(source, (bytes, memoryview)) else source
+    def __init__(self, source: Readable | bytes | bytearray | memoryview, *, strict: bool = True,
+                 block: int = BLOCK):
+        self._stream: Readable = _Held(source) if isinstance(source, (bytes, bytearray, memoryview)) else source
         self._decoder = json.JSONDecoder(strict=strict)
         self._text_of = codecs.getincrementaldecoder("utf-8")("surrogateescape")
         self._block = block
@@ -150,8 +164,17 @@ class Reader:
             return value
 
     def skip(self) -> None:
-        """Reads past the next value (parsing it)."""
-        self.value()
+        """Reads past the next value, an element or member at a time (parsing each: a large array or object is never
+        held whole)."""
+        kind = self.kind()
+        if kind == "[":
+            for _ in self.elements():
+                pass
+        elif kind == "{":
+            for _ in self.members():
+                pass
+        else:
+            self.value()
 
     def members(self) -> Iterator[str]:
         """The keys of the object that opens next; after each, the reader is at that key's value. A walk into a
@@ -207,6 +230,7 @@ class Reader:
     def _settle(self) -> None:
         """Skips the value of the last member or element when the caller did not read it."""
         if self._pending:
+            self._pending = False
             self.value()
 
     # -- values one after another, going on after a broken one ---------------------------------------------------

@@ -262,6 +262,10 @@ KINDS: dict[str, tuple[str, Callable[[Path, int], None]]] = {
     "jaeger-answer-late": (".json", lambda p, n: _write(
         p, n, b'{"took_ms":12,"result":{"resourceSpans":[',
         (_dumps(rs) for t in traces() for rs in otlp_request(t)["resourceSpans"]), b",", b"]}}")),
+    "jaeger-answer-bad": (".json", lambda p, n: _write(
+        p, n, b'{"result":{"resourceSpans":[',
+        (_dumps(rs).replace(b'"name":"chat', b'"name":{"wrong":"type"},"was":"chat', 1) if i == 3 else _dumps(rs)
+         for i, rs in enumerate(rs for t in traces() for rs in otlp_request(t)["resourceSpans"])), b",", b"]}}")),
     "jaeger-answer-pretty": (".json", lambda p, n: _write(
         p, n, b'{\n  "result": {\n    "resourceSpans": [\n',
         (_dumps(rs, 2) for t in traces() for rs in otlp_request(t)["resourceSpans"]), b",\n", b"\n]}}\n")),

@@ -66,10 +66,12 @@ class Parsed:
 
 
 def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQuality, out: Parsed,
-                max_block: int, parsed: Parse | Groups | None = None) -> None:
+                max_block: int, parsed: Parse | Groups | None = None, *, by_resource: bool = True) -> None:
     """Decodes one piece of whole lines into ``out``; never raises for bad content. A view (of the reader's
     buffer) is parsed in place and copied only when it has to be cut. ``parsed``: what ``parse`` (or
-    ``parse_groups``) already made of the whole piece (read ahead in another thread)."""
+    ``parse_groups``) already made of the whole piece (read ahead in another thread). ``by_resource``: a line longer
+    than ``WHOLE_LINE`` that takes the careful path is read a resource at a time (False for a piece of such
+    resources: each is read whole)."""
     careful: list[tuple[int, bytes, str]] = []
     # (piece, its first line, the spelling to try first, whether it was already cut by spelling, whether its
     # lines were screened)
@@ -118,7 +120,7 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
         else:
             careful.append((line, piece, reason))
     if careful:
-        _careful(careful, source, q, out)
+        _careful(careful, source, q, out, by_resource)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -752,11 +754,12 @@ def _resources(r: Reader, key: str) -> Iterator[bytes]:
             yield b"null"
 
 
-def _careful(lines: list[tuple[int, bytes, str]], source: str, q: DataQuality, out: Parsed) -> None:
+def _careful(lines: list[tuple[int, bytes, str]], source: str, q: DataQuality, out: Parsed,
+             by_resource: bool = True) -> None:
     good: list[tuple[int, str]] = []
     for n, raw, reason in lines:
         q.add("careful_path", source, example=f"line {n}: {reason}")
-        if len(raw) > WHOLE_LINE:
+        if by_resource and len(raw) > WHOLE_LINE:
             _careful_resources(n, raw, source, q, out)
             continue
         obj = _json(raw, n, source, q)
@@ -796,7 +799,7 @@ def _careful_resources(n: int, raw: bytes, source: str, q: DataQuality, out: Par
         if held and (size >= WHOLE_LINE or not line):
             piece = b"\n".join(held) + b"\n"
             held, size = [], 0
-            parse_piece(piece, n, source, q, sub, len(piece) + 1)
+            parse_piece(piece, n, source, q, sub, len(piece) + 1, by_resource=False)
     if why:
         q.add("invalid_json" if why[0].startswith("not JSON") else "not_otlp", source, example=f"line {n}: {why[0]}")
     if unwritable:

@@ -8,6 +8,7 @@ OTLP JSON lines by the OTLP loader, or one of the formats. The list ``FORMATS`` 
 """
 from __future__ import annotations
 
+import itertools
 import os
 import zlib
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from typing import Any
 from .. import remote
 from .._otlp_read import Document, read_document
 from ..input_limits import InputLimits
-from ..otlp import SpanSet, load_bytes, load_requests
+from ..otlp import PIECE_BYTES, SpanSet, load_pieces, load_requests
 from ..quality import DataQuality
 from . import collector_proto, collector_zstd, console, jaeger_ui, zipkin
 
@@ -47,14 +48,21 @@ def load(path: str | os.PathLike[str], fmt: ModuleType) -> SpanSet:
         q.add("unreadable", src, example=str(exc)[:200])
         return SpanSet(quality=q, sources=[src])
     names: dict[str, int] = {}
-    if hasattr(fmt, "decompress"):                          # a compression: what is inside is read as what it is
-        data = fmt.decompress(data, src, q, limits)
+    if hasattr(fmt, "pieces"):                              # a compression: what is inside is read as what it is
+        parts = fmt.pieces(data, src, q, limits)
+        first = next(parts, b"")
         names[fmt.NAME] = 1
-        inner = sniff(data[:8192])
-        if inner is None or inner is fmt:                   # OTLP JSON lines (the exporter's format: json)
-            out = load_bytes(data, src, q) if data.strip() else SpanSet(quality=q, sources=[src])
+        inner = sniff(first[:8192])
+        if inner is None or inner is fmt:                   # OTLP JSON lines (the exporter's format: json), read as
+            counter = _Lines()                              # they come out, never held whole
+            out = load_pieces(counter.count(_pieces(itertools.chain([first], parts))), src, q)
+            q.lines += counter.lines
+            if not counter.lines:
+                out = SpanSet(quality=q, sources=[src])
+            out.quality, out.sources = q, [src]
             out.spellings = {src: {**names, **out.spellings.get(src, {})}}
             return out
+        data = first + b"".join(parts)
         fmt = inner
     converted = 0
 
@@ -69,6 +77,33 @@ def load(path: str | os.PathLike[str], fmt: ModuleType) -> SpanSet:
     out.quality, out.sources = q, [src]
     out.spellings = {src: {**names, fmt.NAME: converted}} if converted else {}
     return out
+
+
+def _pieces(parts: Iterator[bytes], size: int = PIECE_BYTES) -> Iterator[bytes]:
+    """Parts of whole lines joined into pieces of about ``size`` bytes."""
+    held: list[bytes] = []
+    n = 0
+    for part in parts:
+        held.append(part)
+        n += len(part)
+        if n >= size:
+            yield b"".join(held)
+            held, n = [], 0
+    if held:
+        yield b"".join(held)
+
+
+class _Lines:
+    """Counts the lines of the pieces that pass (not blank ones)."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+
+    def count(self, pieces: Iterator[bytes]) -> Iterator[bytes]:
+        for piece in pieces:
+            if piece.strip():
+                self.lines += piece.count(b"\n") + (0 if piece.endswith(b"\n") else 1)
+                yield piece
 
 
 def _streamed(path: str | os.PathLike[str], fmt: ModuleType, src: str, q: DataQuality,

@@ -310,3 +310,31 @@ def test_an_exception_nobody_expected_costs_its_file_not_the_folder(tmp_path, mo
     res = _cli("report", str(tmp_path / "b.json"))
     assert res.exit_code == 2 and res.output.startswith("agentobs: error: no usable run"), res.output
     assert "unexpected OverflowError" in res.output
+
+
+# -- zstd frame header fields of every size --------------------------------------------------------------------------
+
+def _zstd_frame(data: bytes) -> bytes:
+    import zstandard
+    return zstandard.ZstdCompressor(write_content_size=True).compress(data)
+
+
+@FEW
+@given(descriptor=st.integers(0, 255), dict_id=st.sampled_from([b"", b"\x07", b"\x07\x00", b"\x07\x00\x00\x00"]),
+       skippable=st.sampled_from([0, 1, 65_536, 600_000]), native=st.booleans())
+def test_zstd_header_fields_of_any_size_cost_at_most_their_record(tmp_path_factory, descriptor, dict_id, skippable,
+                                                                  native):
+    """A zstd frame whose header asks for any window (up to terabytes), names a dictionary, or a skippable frame of
+    any size: the frame costs its record (or, in one stream, what follows), counted; the others are read."""
+    d = tmp_path_factory.mktemp("zstd")
+    good = _zstd_frame(_run(1_780_000_000 * 10**9).encode())
+    did = {b"": 0, b"\x07": 1, b"\x07\x00": 2, b"\x07\x00\x00\x00": 3}[dict_id]
+    odd = b"\x28\xb5\x2f\xfd" + bytes([did]) + bytes([descriptor]) + dict_id + good[6:]     # a window descriptor
+    skip = struct.pack("<II", 0x184D2A50, skippable) + b"\x00" * skippable
+    records = [good, odd, skip, good]
+    blob = b"".join(records) if native else b"".join(struct.pack(">I", len(r)) + r for r in records)
+    (d / "a.jsonl").write_text(_run(1_790_000_000 * 10**9).replace("ab" * 16, "cd" * 16))
+    (d / "b.jsonl.zst").write_bytes(blob)
+    ss = load_sources([str(d)])
+    assert "cd" * 16 in set(ss.spans["trace_id"].astype(str))       # the folder's other file, always
+    assert all(i.kind != "unreadable" or "unexpected" not in " ".join(i.examples) for i in ss.quality.issues)

@@ -425,28 +425,11 @@ def _outline_value(r: Reader, key: str) -> Any:
     kind = r.kind()
     if key in _DEFAULTS:
         return r.value()
-    if kind == "[":
-        for _ in r.elements():
-            _skip(r)
-        return []
-    if kind == "{":
-        for _ in r.members():
-            _skip(r)
-        return {}
+    if kind in ("[", "{"):
+        for _ in r.elements() if kind == "[" else r.members():
+            r.skip()                    # (an element or member at a time)
+        return [] if kind == "[" else {}
     return r.value()
-
-
-def _skip(r: Reader) -> None:
-    """Reads past the next value an element or member at a time (a large value is never held whole)."""
-    kind = r.kind()
-    if kind == "[":
-        for _ in r.elements():
-            r.skip()
-    elif kind == "{":
-        for _ in r.members():
-            r.skip()
-    else:
-        r.skip()
 
 
 def _runs_of(r: Reader, shape: _Shape, fmt: str, source: str, q: DataQuality) -> Iterator[_Run | None]:
@@ -475,7 +458,7 @@ def _member_runs(r: Reader, key: str, run: Callable[[int, Any], _Run | None], so
                  q: DataQuality) -> Iterator[_Run | None]:
     for member in r.members():
         if member != key:
-            _skip(r)
+            r.skip()
             continue
         for n in r.elements():
             x = r.value()

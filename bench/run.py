@@ -55,6 +55,7 @@ BENCHMARKS = [
     "bench.jaeger_bench",
     "bench.redaction_bench",
     "bench.explorer_bench",
+    "bench.memory_bench",
 ]
 # run only when named with --only (their own virtual environments, servers, long runs); never in CI
 OPTIONAL = [

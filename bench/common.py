@@ -109,7 +109,9 @@ class Check:
         return self.value <= self.target if self.op == "<=" else self.value >= self.target
 
     def margin(self) -> str:
-        """How far the median is from the target, relative to the target."""
+        """How far the median is from the target, relative to the target (a target of 0: met, or by how much not)."""
+        if self.target == 0:
+            return "on target" if self.passed else f"missed by {_fmt(abs(self.value))} {self.figure.unit}"
         rel = (self.target - self.value if self.op == "<=" else self.value - self.target) / self.target
         if rel >= 0:
             return f"{rel:.0%} of headroom"

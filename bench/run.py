@@ -46,6 +46,7 @@ BENCHMARKS = [
     "bench.sdk_versions",
     "bench.analysis_bench",
     "bench.export_bench",
+    "bench.burst_bench",
     "bench.outage_bench",
     "bench.guard_bench",
     "bench.spellings_bench",
@@ -53,6 +54,8 @@ BENCHMARKS = [
     "bench.folder_bench",
     "bench.jaeger_bench",
     "bench.redaction_bench",
+    "bench.explorer_bench",
+    "bench.memory_bench",
 ]
 # run only when named with --only (their own virtual environments, servers, long runs); never in CI
 OPTIONAL = [

@@ -2,12 +2,18 @@
 
 Run it:  .venv/bin/python examples/web_server.py traces.jsonl 8080
 then:    curl -s -X POST 'http://127.0.0.1:8080/refunds?order=ord_1001'
+stop it: Ctrl-C, or SIGTERM (what a process manager or ``docker stop`` sends)
 
 Everything that can be shared is built once, at start-up: the telemetry, its one observer, the kernel (model,
 tools, budget, clock, prices). Each request runs ``await kernel.arun(...)`` in the server's task for that
 connection, under a request span, so its trace nests under that span and nothing of it reaches another request.
 The model is the seeds' stand-in made async (it awaits 50 ms, as a provider call would); put an async provider
-adapter in its place. A FastAPI handler is the same three lines::
+adapter in its place.
+
+Stopping: ``graceful_exit(telemetry)`` turns SIGTERM and Ctrl-C into a clean exit (status 143 or 130, no traceback):
+``asyncio.run`` cancels the requests still running (their runs end ``cancelled``, their spans closed), then the
+telemetry is flushed, so every span of every request reaches the traces file or the collector. A FastAPI handler
+is the same three lines::
 
     @app.post("/refunds")
     async def refund(order: str):
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 import urllib.parse
 import uuid
@@ -28,7 +35,7 @@ from opentelemetry.trace import SpanKind
 from agentobs import Budget, Kernel, RealClock, TaskState
 from agentobs.domain.policies import SupportPolicy
 from agentobs.domain.support import FACTS, SupportDesks
-from agentobs.telemetry import configure
+from agentobs.telemetry import configure, graceful_exit
 from agentobs.testing import AwaitingModel
 
 
@@ -56,6 +63,8 @@ async def handle(kernel: Kernel, tracer: Any, reader: asyncio.StreamReader, writ
             trace_id = format(span.get_span_context().trace_id, "032x")
         await _answer(writer, 200, {"task_id": task_id, "stop": state.stop, "status": state.status,
                                     "steps": state.step, "trace_id": trace_id})
+    except asyncio.CancelledError:
+        pass           # the server is stopping: the run ended `cancelled` (its spans closed); no answer to give
     finally:
         writer.close()
 
@@ -72,19 +81,22 @@ async def serve(kernel: Kernel, tracer: Any, host: str = "127.0.0.1", port: int 
     return await asyncio.start_server(lambda r, w: handle(kernel, tracer, r, w), host, port)
 
 
-async def main(path: str, port: int) -> None:
-    telemetry = configure(traces_out=path, service_name="web-server-example")
+async def serve_forever(telemetry: Any, port: int) -> None:
     kernel = build_kernel(telemetry)
     tracer = telemetry.tracer_provider.get_tracer("web-server-example")
     server = await serve(kernel, tracer, "127.0.0.1", port)
-    print(f"listening on http://127.0.0.1:{port}; traces go to {path}")
-    try:
-        async with server:
-            await server.serve_forever()
-    finally:
-        telemetry.shutdown()
+    print(f"listening on http://127.0.0.1:{server.sockets[0].getsockname()[1]}; traces go to "
+          f"{telemetry.config.traces_out}", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+def main(path: str, port: int) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")      # the export report, at exit
+    telemetry = configure(traces_out=path, service_name="web-server-example")
+    with graceful_exit(telemetry):                  # SIGTERM, Ctrl-C: cancel the requests, flush, exit
+        asyncio.run(serve_forever(telemetry, port))
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1] if len(sys.argv) > 1 else "traces.jsonl",
-                     int(sys.argv[2]) if len(sys.argv) > 2 else 8080))
+    main(sys.argv[1] if len(sys.argv) > 1 else "traces.jsonl", int(sys.argv[2]) if len(sys.argv) > 2 else 8080)

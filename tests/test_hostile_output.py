@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -154,10 +155,48 @@ def strict_json(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
+class _Markup(HTMLParser):
+    """Every element, attribute and script element of a page, as a browser's parser sees them."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.attrs, self.scripts, self._script = [], [], None
+
+    def handle_starttag(self, tag, attrs):
+        self.attrs += [(tag, k, v or "") for k, v in attrs]
+        if tag == "script":
+            self._script = [dict(attrs), ""]
+
+    def handle_data(self, data):
+        if self._script is not None:
+            self._script[1] += data
+
+    def handle_endtag(self, tag):
+        if tag == "script" and self._script is not None:
+            self.scripts.append(tuple(self._script))
+            self._script = None
+
+
 def assert_html_safe(page: str) -> None:
+    """The page's markup is its own: its five script elements (two data islands and the two libraries as JSON,
+    the explorer's code as shipped), links only to http(s) URLs or to the page's own views, no event handler
+    attribute, no element from the data, no control character."""
+    from importlib.resources import files
     assert "<script>alert" not in page and "<img src=x" not in page
-    assert page.count("<script>") == 1                      # the page's own one, nothing from the data
-    assert not re.search(r"""href\s*=\s*(?!["']?https?://)""", page), "a link to something other than http(s)"
+    m = _Markup()
+    m.feed(page)
+    app = files("agentobs.analysis").joinpath("templates", "explorer.js").read_text()
+    islands = {a.get("id"): text for a, text in m.scripts if a.get("type") == "application/json"}
+    assert set(islands) == {"explorer-data", "explorer-details", "lib-plotly", "lib-datatables"}, m.scripts
+    assert [text for a, text in m.scripts if "type" not in a] == [app]
+    assert len(m.scripts) == 5
+    for text in islands.values():
+        json.loads(text)                                    # data, whole: nothing in it ended its element
+        assert "<" not in text and ">" not in text and "&" not in text
+    assert all(t != "img" and not k.startswith("on") for t, k, _ in m.attrs), "an event handler attribute"
+    for tag, k, v in m.attrs:
+        if k == "href":
+            assert re.match(r"https?://|#(signature/|overview$|runs$)", v), f"a link to {v!r}"
     assert "\x1b" not in page and "\x9b" not in page
 
 
@@ -270,7 +309,12 @@ def test_a_javascript_jaeger_base_makes_no_html_link(hostile, runner, tmp_path):
     text = assert_ok(res)
     assert "no links to Jaeger" in text and base not in text
     page = out.read_text()
-    assert "<a " not in page and base not in page
+    assert_html_safe(page)
+    assert base not in page and 'href="http' not in page       # no link to Jaeger at all...
+    m = _Markup()
+    m.feed(page)
+    data = next(json.loads(text) for a, text in m.scripts if a.get("id") == "explorer-data")
+    assert data["meta"]["jaeger"] is None                       # ...and none the explorer would make
 
 
 @pytest.mark.parametrize("base", ["javascript:alert(1)//", "JavaScript:alert(1)", "data:text/html,x", "file:///etc",

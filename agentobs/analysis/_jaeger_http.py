@@ -216,7 +216,7 @@ class Client:
         ``ERROR_BODY`` bytes: (404, its JSON) when it is JSON, else (404, None)): Jaeger's "No traces found" is
         JSON, the 404 of another server or of a wrong base path is not."""
         status, body = self.get(url)
-        if not isinstance(body, bytes):
+        if not isinstance(body, (bytes, bytearray)):
             return status, body
         try:
             return status, json.loads(body or b"null")
@@ -226,8 +226,8 @@ class Client:
             raise RequestFailed("the answer is JSON nested too deeply to read") from None
 
     def get(self, url: str) -> tuple[int, Any]:
-        """As ``get_json``, but a 200's answer as its bytes, unparsed (a large answer is parsed by the loader's fast
-        path, not into Python objects)."""
+        """As ``get_json``, but a 200's answer as its bytes (a ``bytearray``), unparsed (a large answer is parsed by
+        the loader's fast path, not into Python objects)."""
         left = self.left()
         self.requests += 1
         req = urllib.request.Request(url, headers={"Accept": "application/json"})
@@ -253,7 +253,7 @@ class Client:
                 data = self._read(resp)
         finally:
             self._watchdog.release()
-        return resp.status, bytes(data)
+        return resp.status, data            # (the bytes as read: a copy would double what an answer costs)
 
     def _read(self, resp: http.client.HTTPResponse) -> bytearray:
         declared = resp.headers.get("Content-Length", "")

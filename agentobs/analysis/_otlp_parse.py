@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 
@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from ._json_stream import Broken, Reader
 from ._lines import has_null_line
 from ._otlp_arrow import AttributePart, Decoded, ParsedTable, decode_arrow, decode_tables, field_of, pivot_parts
 from ._otlp_read import Buffers
@@ -65,10 +66,12 @@ class Parsed:
 
 
 def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQuality, out: Parsed,
-                max_block: int, parsed: Parse | Groups | None = None) -> None:
+                max_block: int, parsed: Parse | Groups | None = None, *, by_resource: bool = True) -> None:
     """Decodes one piece of whole lines into ``out``; never raises for bad content. A view (of the reader's
     buffer) is parsed in place and copied only when it has to be cut. ``parsed``: what ``parse`` (or
-    ``parse_groups``) already made of the whole piece (read ahead in another thread)."""
+    ``parse_groups``) already made of the whole piece (read ahead in another thread). ``by_resource``: a line longer
+    than ``WHOLE_LINE`` that takes the careful path is read a resource at a time (False for a piece of such
+    resources: each is read whole)."""
     careful: list[tuple[int, bytes, str]] = []
     # (piece, its first line, the spelling to try first, whether it was already cut by spelling, whether its
     # lines were screened)
@@ -117,7 +120,7 @@ def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQ
         else:
             careful.append((line, piece, reason))
     if careful:
-        _careful(careful, source, q, out)
+        _careful(careful, source, q, out, by_resource)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -307,6 +310,11 @@ def _screen(piece: bytes, first_line: int) -> tuple[list[tuple[bytes, int]], lis
 
 def _not_a_request(raw: bytes) -> str | None:
     """Why a line cannot be an OTLP request (not JSON, no resourceSpans), or None."""
+    if len(raw) > WHOLE_LINE:
+        why: list[str] = []
+        for _ in resource_lines(raw, why):
+            pass
+        return why[0] if why else None
     try:
         obj = json.loads(raw)
     except (ValueError, RecursionError) as exc:
@@ -701,10 +709,59 @@ def _reason(message: str) -> str:
     return text[:120]
 
 
-def _careful(lines: list[tuple[int, bytes, str]], source: str, q: DataQuality, out: Parsed) -> None:
+# a line longer than this is never parsed whole with json (its objects take 20 to 50 times its size): its resources
+# are read one at a time and taken as lines of their own (``resource_lines``)
+WHOLE_LINE = 4 << 20
+
+
+def resource_lines(raw: bytes | bytearray | memoryview, why: list[str]) -> Iterator[bytes]:
+    """A request (or a saved Jaeger answer) read a resource at a time: a request of each of its resources, as a
+    line of JSON (``b"null"`` for one ``json`` cannot write again). Once they are read, ``why`` holds why the text
+    is not a request, if it is not (what came before a break is yielded)."""
+    r = Reader(raw)
+    found = False
+    try:
+        if r.kind() != "{":
+            why.append("no resourceSpans")
+            return
+        for key in r.members():
+            if key == "result" and r.kind() == "{":
+                for inner in r.members():
+                    if inner in _RESOURCE_KEYS and r.kind() == "[":
+                        found = True
+                        yield from _resources(r, inner)
+            elif key in _RESOURCE_KEYS and r.kind() == "[":
+                found = True
+                yield from _resources(r, key)
+        if not r.at_end():
+            raise Broken("more text after the request", r.line)
+    except Broken as exc:
+        why.append(_reason(f"not JSON: {exc.reason}"))
+        return
+    if not found:
+        why.append("no resourceSpans")
+
+
+_RESOURCE_KEYS = ("resourceSpans", "resource_spans")
+
+
+def _resources(r: Reader, key: str) -> Iterator[bytes]:
+    for _ in r.elements():
+        rs = r.value()
+        try:
+            yield json.dumps({key: [rs]}, separators=(",", ":")).encode()
+        except (ValueError, RecursionError):
+            yield b"null"
+
+
+def _careful(lines: list[tuple[int, bytes, str]], source: str, q: DataQuality, out: Parsed,
+             by_resource: bool = True) -> None:
     good: list[tuple[int, str]] = []
     for n, raw, reason in lines:
         q.add("careful_path", source, example=f"line {n}: {reason}")
+        if by_resource and len(raw) > WHOLE_LINE:
+            _careful_resources(n, raw, source, q, out)
+            continue
         obj = _json(raw, n, source, q)
         if obj is _NOT_JSON:
             continue
@@ -722,6 +779,33 @@ def _careful(lines: list[tuple[int, bytes, str]], source: str, q: DataQuality, o
                 q.add("bad_line", source, example=f"line {n}")
     out.parts.extend(sub.parts)
     out.rows += sub.rows
+
+
+def _careful_resources(n: int, raw: bytes, source: str, q: DataQuality, out: Parsed) -> None:
+    """A long line the fast path could not take, its resources taken one by one (each a line of its own: the fast
+    path for the good ones, the careful path for the others; about ``WHOLE_LINE`` bytes of them at a time), never
+    parsed whole."""
+    why: list[str] = []
+    held: list[bytes] = []
+    size = unwritable = 0
+    sub = Parsed(spelling=out.spelling)
+    for line in [*resource_lines(raw, why), b""]:
+        if line == b"null":
+            unwritable += 1
+            continue
+        if line:
+            held.append(line)
+            size += len(line) + 1
+        if held and (size >= WHOLE_LINE or not line):
+            piece = b"\n".join(held) + b"\n"
+            held, size = [], 0
+            parse_piece(piece, n, source, q, sub, len(piece) + 1, by_resource=False)
+    if why:
+        q.add("invalid_json" if why[0].startswith("not JSON") else "not_otlp", source, example=f"line {n}: {why[0]}")
+    if unwritable:
+        q.add("invalid_json", source, count=unwritable, example=f"line {n}: a resource nested too deeply")
+    out.parts.extend(sub.parts)
+    out.took(sub)
 
 
 _NOT_JSON = object()

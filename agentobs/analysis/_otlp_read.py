@@ -76,7 +76,8 @@ class _Capped(io.RawIOBase):
     The fast inflater (ISA-L) gives nothing of a read that meets the break, and reads ahead of what it gives, so
     then the stream is read again with zlib's, one inflate at a time (``read1``, which loses nothing), from the
     first byte not yet given: all that came before the break is kept, at the cost of inflating the file's start
-    twice, on this path only."""
+    twice, on this path only. So is a valid stream that ISA-L's reader refuses: a header name or comment longer than
+    its 512 KiB input buffer (an OverflowError there), which zlib's reader reads, whatever its length."""
 
     def __init__(self, file: BinaryIO, limit: int, path: str, size: int, limits: InputLimits):
         self._file, self._limit, self._path, self._limits = file, limit, path, limits
@@ -104,6 +105,12 @@ class _Capped(io.RawIOBase):
                     self._break(exc)
                 else:
                     self._again()
+            except Exception:
+                # what ISA-L's reader refuses in a valid stream (a header name or comment longer than its 512 KiB
+                # input buffer: OverflowError) is read by zlib's, which reads a header of any length
+                if self._careful:
+                    raise
+                self._again()
         else:
             return 0        # the end, for the reader; ``broken`` says it came early
         self.total += n
@@ -320,6 +327,59 @@ def _drop_long_lines(piece: bytes, cap: int, line_no: int, on_long_line: Callabl
             out.append(piece[start:end + 1])
         start, n = end + 1, n + 1
     return b"".join(out)
+
+
+class Document(io.RawIOBase):
+    """A document's (decompressed) bytes as a stream, read within ``max_document_bytes`` (over it: an InputError, up
+    front for a file whose size shows it), its lines counted as they pass. A compressed stream that ends early or
+    is corrupt ends there: ``broken`` then says why (what came before is read)."""
+
+    def __init__(self, path: str | os.PathLike[str], limits: InputLimits):
+        self._name = remote.shown(str(path)) if remote.is_url(path) else str(path)
+        self._limit = limits.max_document_bytes
+        self._stream = open_stream(path, limits)
+        if not isinstance(self._stream, io.BufferedReader):       # not compressed: its size is known
+            try:
+                size = _size(self._stream)
+            except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+                size = 0
+            if size > self._limit:
+                self._stream.close()
+                raise self._over()
+        self.size = 0
+        self.breaks = 0
+        self.last = b""
+
+    def _over(self) -> InputError:
+        return InputError(f"{self._name}: larger than {human(self._limit)}, the limit for a document of this kind; "
+                          f"set {DOCUMENT_ENV} to raise it")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        n: int = self._stream.readinto(b)  # type: ignore[attr-defined]
+        if n:
+            self.size += n
+            if self.size > self._limit:
+                raise self._over()
+            view = memoryview(b)[:n]
+            self.breaks += bytes(view).count(b"\n")
+            self.last = bytes(view[n - 1:n])
+        return n
+
+    @property
+    def lines(self) -> int:
+        """The lines read (a last line without a line break counts)."""
+        return self.breaks + (1 if self.last not in (b"", b"\n") else 0)
+
+    @property
+    def broken(self) -> Exception | None:
+        return broken_by(self._stream)
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
 
 
 def read_document(path: str | os.PathLike[str], limits: InputLimits) -> bytes:

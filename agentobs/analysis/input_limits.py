@@ -5,7 +5,8 @@ Precedence: an explicit argument, then the environment variable, then the defaul
     AGENTOBS_MAX_LINE_BYTES   longest line of a traces file (a longer line is skipped and counted)   64 MiB
     AGENTOBS_MAX_GZIP_RATIO   how many times its size on disk a gzip file may expand to (a larger
                               expansion is refused as a likely decompression bomb)                    200
-    AGENTOBS_MAX_DOCUMENT_BYTES  largest JSON document read whole (a chat-transcript file)          1 GiB
+    AGENTOBS_MAX_DOCUMENT_BYTES  largest document of another shape than OTLP JSON lines (a transcript
+                              file, another trace format, a labels file; each read a value at a time)  1 GiB
 
 Sizes take a plain number of bytes or a number with K, M or G (binary units): ``64M``, ``2G``.
 """

@@ -17,11 +17,10 @@ messages carry the URL without them (``redact``).
 from __future__ import annotations
 
 import base64
-import json
 import os
 import re
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -29,9 +28,10 @@ from typing import Any
 from ..errors import ConfigError, InputError
 from . import remote
 from ._jaeger_http import Client, DeadlinePassed, RequestFailed, without_userinfo
+from ._json_stream import Broken, Reader
 from ._otlp_ids import trace_id_of
 from .input_limits import InputLimits
-from .otlp import SpanSet, load_bytes, load_request
+from .otlp import SpanSet, load_bytes, load_requests
 from .quality import DataQuality
 
 DEFAULT_SINCE = timedelta(hours=24)
@@ -230,7 +230,8 @@ def fetch(src: JaegerSource, progress: Callable[[int], None] | None = None, *,
     t = _Tally()
     with Client(deadline_s=lim.deadline_s, max_bytes=lim.max_bytes, authorization=src.authorization) as client:
         try:
-            names = list(src.services) or _service_names(client, src)
+            names, t.capped = (list(src.services), 0) if src.services else _service_names(client, src,
+                                                                                        lim.max_requests)
             _walk(client, src, lim, names, parts, q, t, progress)
         except DeadlinePassed:
             t.deadline = True
@@ -267,9 +268,12 @@ def fetch_trace(src: JaegerSource, trace_id: str, *, limits: JaegerLimits | None
     return part
 
 
-def _service_names(client: Client, src: JaegerSource) -> list[str]:
+def _service_names(client: Client, src: JaegerSource, most: int) -> tuple[list[str], int]:
+    """The services Jaeger lists (its own left out), the first ``most`` of them (no query asks more windows than
+    its request cap), and how many more it listed. The list is read a name at a time (a list of millions of names is
+    never held whole)."""
     try:
-        status, body = client.get_json(f"{src.base}/api/v3/services")
+        status, body = client.get(f"{src.base}/api/v3/services")
     except RequestFailed as exc:
         raise InputError(f"Jaeger at {src.base} did not list its services: {exc.reason}") from None
     except DeadlinePassed:
@@ -277,11 +281,42 @@ def _service_names(client: Client, src: JaegerSource) -> list[str]:
                          f"({ENV_DEADLINE_S} sets it)") from None
     if status != 200:
         raise InputError(f"Jaeger at {src.base} did not list its services (HTTP {status})")
-    listed = body.get("services") or [] if isinstance(body, dict) else None    # Jaeger writes {} for no service
-    if not (isinstance(listed, list) and all(isinstance(s, str) for s in listed)):
+    names: dict[str, None] = {}
+    more = 0
+    try:
+        r = Reader(memoryview(body))
+        if r.kind() != "{":
+            raise _NotServices
+        for key in r.members():
+            if key != "services" or r.kind() == "n":                   # (Jaeger writes {} for no service)
+                continue
+            if r.kind() != "[":
+                raise _NotServices
+            for _ in r.elements():
+                name = r.value()
+                if not isinstance(name, str):
+                    raise _NotServices
+                if name in _JAEGER_ITSELF or name in names:
+                    continue
+                if len(names) < most:
+                    names[name] = None
+                else:
+                    more += 1
+        if not r.at_end():
+            raise _NotServices
+    except Broken as exc:
+        raise InputError(f"Jaeger at {src.base} did not list its services: the answer is not JSON ({exc})") from None
+    except _NotServices:
         raise InputError(f"Jaeger at {src.base} did not list its services: the answer is not a Jaeger API v3 "
-                         "services list ({\"services\": [names]}); check the URL's base path")
-    return list(dict.fromkeys(s for s in listed if s not in ("jaeger", "jaeger-all-in-one")))
+                         "services list ({\"services\": [names]}); check the URL's base path") from None
+    return list(names), more
+
+
+_JAEGER_ITSELF = frozenset({"jaeger", "jaeger-all-in-one"})
+
+
+class _NotServices(Exception):
+    """The answer is JSON, but not a services list."""
 
 
 def _walk(client: Client, src: JaegerSource, lim: JaegerLimits, names: list[str], parts: list[SpanSet],
@@ -321,8 +356,8 @@ def _walk(client: Client, src: JaegerSource, lim: JaegerLimits, names: list[str]
         new = ids - seen
         if new != ids and got.issues:
             # traces loaded from an earlier window (windows overlap at their edges) whose problems this answer
-            # counted again: the answer is decoded without them, as it was before the fast path
-            part = load_request(_without(_result(result), seen), src.label, q)
+            # counted again: the answer is decoded without them, a resource's spans at a time
+            part = load_requests(_without(result, seen), src.label, q)
         else:
             _keep_traces(part, new)
             got.files = got.lines = 0
@@ -339,7 +374,8 @@ def _walk(client: Client, src: JaegerSource, lim: JaegerLimits, names: list[str]
 _ANSWER = re.compile(rb'\s*\{\s*"result"\s*:\s*\{')       # how Jaeger writes its answers: the result first
 
 
-def _ask(client: Client, src: JaegerSource, service: str, start: datetime, end: datetime) -> bytes | None:
+def _ask(client: Client, src: JaegerSource, service: str, start: datetime, end: datetime
+         ) -> bytes | bytearray | None:
     """The answer (``{"result": {...}}``, as bytes), or None for Jaeger's 404 "No traces found"."""
     params = urllib.parse.urlencode({"query.service_name": service, "query.start_time_min": _rfc3339(start),
                                      "query.start_time_max": _rfc3339(end), "query.num_traces": src.page})
@@ -350,13 +386,12 @@ def _ask(client: Client, src: JaegerSource, service: str, start: datetime, end: 
         raise RequestFailed("HTTP 404 that is not Jaeger's answer: check the URL's host, port and base path")
     if status != 200:
         raise RequestFailed(f"HTTP {status}")
-    if _ANSWER.match(body):
-        return bytes(body)
-    # another layout (not Jaeger's own): parsed here, so that what is no answer fails as one request
-    return (json.dumps({"result": _result(body)}, separators=(",", ":")) + "\n").encode()
+    if not _ANSWER.match(body):
+        _result_opens(body)         # another layout (not Jaeger's own): what is no answer fails as one request
+    return body                     # (a bytearray: not copied)
 
 
-def _load(answer: bytes, label: str) -> tuple[SpanSet, DataQuality]:
+def _load(answer: bytes | bytearray, label: str) -> tuple[SpanSet, DataQuality]:
     """The answer's spans (unchecked) and what its decoding counted. An answer that gave no span and counted
     problems is looked at as JSON: what is no answer (not JSON, no result object) fails as its request, naming the
     window, as before the fast path."""
@@ -367,21 +402,48 @@ def _load(answer: bytes, label: str) -> tuple[SpanSet, DataQuality]:
     limits = replace(limits, max_line_bytes=max(limits.max_line_bytes, len(answer) + 1))
     part = load_bytes(answer, label, got, limits=limits)
     if part.spans.empty and got.issues:
-        _result(answer)
+        for _ in _resource_spans(answer):
+            pass                    # what is no answer (not JSON, no result object) fails as its request
     return part, got
 
 
-def _result(answer: bytes) -> dict[str, Any]:
-    """The ``result`` object of an answer; RequestFailed when the answer is no Jaeger API v3 answer."""
+def _result_opens(answer: bytes | bytearray) -> None:
+    """RequestFailed when the answer does not open as a Jaeger API v3 answer: an object with a ``result`` object (the
+    members before it are read a value at a time, the result itself not at all)."""
+    r = Reader(memoryview(answer))
     try:
-        body = json.loads(answer or b"null")
-    except ValueError as exc:
+        if r.kind() == "{":
+            for key in r.members():
+                if key == "result" and r.kind() == "{":
+                    return
+    except Broken as exc:
         raise RequestFailed(f"the answer is not JSON ({exc})") from None
-    except RecursionError:
-        raise RequestFailed("the answer is JSON nested too deeply to read") from None
-    if not isinstance(body, dict) or not isinstance(body.get("result"), dict):
+    raise RequestFailed("not a Jaeger API v3 answer (no result object)")
+
+
+def _resource_spans(answer: bytes | bytearray) -> Iterator[Any]:
+    """The elements of the answer's ``result.resourceSpans``, a value at a time (an answer is never parsed whole:
+    its Python objects took many times its size); RequestFailed, once they have been read, when the answer is not
+    JSON or no Jaeger API v3 answer."""
+    r = Reader(memoryview(answer))
+    found = False
+    try:
+        if r.kind() != "{":
+            raise RequestFailed("not a Jaeger API v3 answer (no result object)")
+        for key in r.members():
+            if key != "result" or r.kind() != "{":
+                continue
+            found = True
+            for inner in r.members():
+                if inner == "resourceSpans" and r.kind() == "[":
+                    for _ in r.elements():
+                        yield r.value()
+        if not r.at_end():
+            raise Broken("more text after the answer", r.line)
+    except Broken as exc:
+        raise RequestFailed(f"the answer is not JSON ({exc})") from None
+    if not found:
         raise RequestFailed("not a Jaeger API v3 answer (no result object)")
-    return body["result"]
 
 
 def _keep_traces(part: SpanSet, ids: set[str]) -> None:
@@ -432,11 +494,10 @@ def _seen(span: Any, seen: set[str]) -> bool:
     return tid is not None and trace_id_of(tid) in seen
 
 
-def _without(result: dict[str, Any], seen: set[str]) -> dict[str, Any]:
-    """The answer without the traces already loaded (windows overlap at their edges). Spans without a
-    usable trace id stay, for the loader to count."""
-    out = []
-    for rs in _list(result.get("resourceSpans")):
+def _without(answer: bytes | bytearray, seen: set[str]) -> Iterator[dict[str, Any]]:
+    """The answer's requests without the traces already loaded (windows overlap at their edges), a resource's spans
+    at a time. Spans without a usable trace id stay, for the loader to count."""
+    for rs in _resource_spans(answer):
         kept = {}
         for name in _SCOPES:
             scopes = []
@@ -447,5 +508,4 @@ def _without(result: dict[str, Any], seen: set[str]) -> dict[str, Any]:
             if scopes:
                 kept[name] = scopes
         if kept:
-            out.append({**rs, **kept})
-    return {"resourceSpans": out}
+            yield {"resourceSpans": [{**rs, **kept}]}

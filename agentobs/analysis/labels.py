@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+import itertools
 import re
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,10 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ._json_stream import Broken, Reader
 from ._json_text import encodes
+from ._otlp_read import Document
+from .input_limits import InputLimits
 from .quality import DataQuality
 
 _TRUE = {"1", "true", "yes", "y", "success", "pass", "passed", "ok"}
@@ -48,17 +53,6 @@ def _fold(keys: pd.Series) -> pd.Series:
     return keys.str.lower().where(hex_id, keys)
 
 
-class _Object(dict[str, Any]):
-    """A JSON object that keeps its (key, value) pairs in order, repeated keys included."""
-    pairs: list[tuple[str, Any]]
-
-
-def _object(pairs: list[tuple[str, Any]]) -> _Object:
-    obj = _Object(pairs)
-    obj.pairs = pairs
-    return obj
-
-
 def _bool(v: Any) -> bool | None:
     if isinstance(v, bool):
         return v
@@ -70,89 +64,174 @@ def _bool(v: Any) -> bool | None:
     return None
 
 
-def read_labels(path: str | Path) -> tuple[dict[str, bool], list[str], list[str]]:
+def read_labels(path: str | Path, limits: InputLimits | None = None
+                ) -> tuple[dict[str, bool], list[str], list[str]]:
     """Returns (run id -> success, problems, conflicts): unusable rows, and the ids labelled both true and false
-    (left out of the labels, each as an example naming it). An unreadable or shapeless file is an InputError."""
+    (left out of the labels, each as an example naming it). An unreadable or shapeless file is an InputError; so is
+    one larger than the document limit (``AGENTOBS_MAX_DOCUMENT_BYTES``). The file is read a row (a JSON value) at
+    a time: what is held is the labels, never the file as text or Python objects."""
     p = Path(path)
+    lim = limits or InputLimits.resolve()
+    found = _Found()
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        with Document(p, lim) as f:
+            head = f.read(_HEAD)
+            first = head.lstrip()[:1]
+            rest = _Again(head, f)
+            if first in (b"[", b"{"):
+                _json_rows(p, rest, found)
+            else:
+                _csv_rows(p, rest, found)
+    except InputError as exc:
+        if str(exc).startswith(f"labels file {p}"):
+            raise
+        raise InputError(f"labels file {exc}") from None
     except UnicodeDecodeError:
         raise InputError(f"labels file {p}: not UTF-8 text (UTF-16, or binary?): save it as UTF-8") from None
-    except OSError as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"labels file {p}: cannot be read ({exc})") from None
-    problems: list[str] = []
-    seen: dict[str, set[bool]] = {}
-    stripped = text.lstrip()
-    if stripped.startswith(("[", "{")):
-        try:
-            data = json.loads(text, object_pairs_hook=_object)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"labels file {p}: not valid JSON ({exc.msg} at line {exc.lineno}); {_SHAPES}") from None
-        except RecursionError:
-            raise InputError(f"labels file {p}: JSON nested too deeply; {_SHAPES}") from None
-        except ValueError as exc:            # (an integer of thousands of digits)
-            raise InputError(f"labels file {p}: not usable JSON ({str(exc)[:80]}); {_SHAPES}") from None
-        if isinstance(data, _Object) and data.keys() & set(_ID_KEYS) and data.keys() <= _ROW_KEYS:
-            raise InputError(f"labels file {p}: one run_id/success object; {_SHAPES}")
-        items = data.pairs if isinstance(data, _Object) else (
-            (_json_id(d), d.get("success", d.get("label"))) if isinstance(d, dict) else (None, None) for d in data)
-        for rid, val in items:
-            b = _bool(val)
-            key = str(rid).strip() if rid is not None else ""
-            if not key or b is None or not encodes(key):
-                problems.append(f"{rid!r}: {val!r}")
-                continue
-            seen.setdefault(fold(key), set()).add(b)
-    else:
-        reader = csv.reader(io.StringIO(text, newline=""))     # (a quoted field may hold a line break)
-        try:
-            rows = [(reader.line_num, r) for r in reader]
-        except csv.Error as exc:
-            raise InputError(f"labels file {p}: line {reader.line_num}: {exc}; give run_id,success rows") from None
-        if not rows:
+    both = [rid for rid, v in found.values.items() if v == _BOTH]
+    conflicts = [f"{rid}: labelled both true and false (left unlabelled)" for rid in both]
+    labels: dict[str, Any] = found.values              # made the labels in place: a second dict of every id is not
+    for rid in both:                                   # held
+        del labels[rid]
+    for rid, v in labels.items():
+        labels[rid] = v == 1
+    if not labels:
+        more = f" ({conflicts[0].split(': ')[0]} is labelled both true and false)" if len(conflicts) == 1 else \
+            f" ({len(conflicts)} run ids are labelled both true and false)" if conflicts else ""
+        raise InputError(f"labels file {p}: no usable run_id,success pair{more}")
+    return labels, found.problems, conflicts
+
+
+_HEAD = 64
+_BOTH = 2                       # an id labelled true and false
+
+
+class _Found:
+    """What the rows gave so far: each id's label (0, 1, or ``_BOTH``), in the order ids first came, and the
+    problems."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, int] = {}
+        self.problems: list[str] = []
+
+    def add(self, rid: str, b: bool) -> None:
+        key = fold(rid)
+        was = self.values.get(key)
+        self.values[key] = int(b) if was is None or was == int(b) else _BOTH
+
+    def problem(self, text: str) -> None:
+        self.problems.append(text[:200])
+
+
+class _Again(io.RawIOBase):
+    """A stream whose first bytes were read already: they come again first."""
+
+    def __init__(self, head: bytes, rest: Any):
+        self._head, self._rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return int(self._rest.readinto(b))
+
+
+def _json_rows(p: Path, f: io.RawIOBase, found: _Found) -> None:
+    r = Reader(io.BufferedReader(f))
+    try:
+        if r.kind() == "{":
+            row_keys, ids = True, False
+            for key in r.members():
+                val = r.value()
+                row_keys, ids = row_keys and key in _ROW_KEYS, ids or key in _ID_KEYS
+                _json_pair(key, val, found)
+            if row_keys and ids:
+                raise InputError(f"labels file {p}: one run_id/success object; {_SHAPES}")
+        else:
+            for _ in r.elements():
+                d = r.value()
+                rid, val = (_json_id(d), d.get("success", d.get("label"))) if isinstance(d, dict) else (None, None)
+                _json_pair(rid, val, found)
+        if not r.at_end():
+            raise Broken("more text after the labels", r.line)
+    except Broken as exc:
+        if exc.reason == "not UTF-8 text":
+            raise InputError(f"labels file {p}: not UTF-8 text (UTF-16, or binary?): save it as UTF-8") from None
+        what = "not usable JSON" if exc.reason.startswith("Exceeds the limit") else "not valid JSON"
+        raise InputError(f"labels file {p}: {what} ({exc.reason[:80]} at line {exc.line}); {_SHAPES}") from None
+
+
+def _json_pair(rid: Any, val: Any, found: _Found) -> None:
+    b = _bool(val)
+    key = str(rid).strip() if rid is not None else ""
+    if not key or b is None or not encodes(key):
+        found.problem(f"{_shown(rid)}: {_shown(val)}")
+        return
+    found.add(key, b)
+
+
+def _shown(v: Any) -> str:
+    try:
+        return repr(v)[:100]
+    except ValueError:                      # an integer of more digits than Python writes out
+        return f"an integer of {v.bit_length()} bits"
+
+
+def _csv_rows(p: Path, f: io.RawIOBase, found: _Found) -> None:
+    text = io.TextIOWrapper(io.BufferedReader(f), encoding="utf-8-sig", newline="")   # (a quoted field may hold a
+    reader = csv.reader(text)                                                          # line break)
+    try:
+        head = next(reader, None)
+        if head is None:
             raise InputError(f"labels file {p} is empty: give run_id,success rows")
-        header = [h.strip().lower() for h in rows[0][1]]
+        header = [h.strip().lower() for h in head]
         twice = next((h for h in ("run_id", "success") if header.count(h) > 1), None)
         if twice is not None:
             raise InputError(f"labels file {p}: the CSV has two {twice} columns; keep one")
         named = next((h for h in _ID_KEYS if h in header), None)
         span = next((h for h in _SPAN_KEYS if h in header), None) if "trace_id" in header else None
         pair: tuple[int, int] | None = None
+        rows: Iterator[list[str]] = reader
         if "success" in header and span is not None:
             pair = (header.index("trace_id"), header.index(span))
-            ri, si, first = pair[0], header.index("success"), 1
+            ri, si = pair[0], header.index("success")
         elif named is not None and "success" in header:
-            ri, si, first = header.index(named), header.index("success"), 1
-        elif len(rows[0][1]) >= 2 and _bool(rows[0][1][1]) is not None:
-            ri, si, first = 0, 1, 0
+            ri, si = header.index(named), header.index("success")
+        elif len(head) >= 2 and _bool(head[1]) is not None:
+            ri, si = 0, 1
+            rows = itertools.chain([head], reader)
         else:
             sep = next((f" (this file seems separated by {name}: use commas)" for c, name in _SEPARATORS
-                        if c in rows[0][1][0]), "") if rows[0][1] else ""
+                        if c in head[0]), "") if head else ""
             raise InputError(f"labels file {p}: the CSV needs columns run_id,success{sep}")
-        for n, r in rows[first:]:                              # n: the row's last line (1-based)
+        for r in rows:
+            n = reader.line_num                                # the row's last line (1-based)
             if not any(cell.strip() for cell in r):            # a blank line (a spreadsheet's trailing rows)
                 continue
             if len(r) <= max(ri, si, *(pair or ())):
-                problems.append(f"line {n}: {','.join(r)}")
+                found.problem(f"line {n}: {','.join(r)}")
                 continue
             rid, b = r[ri].strip(), _bool(r[si])
             if pair is not None:
                 rid = f"{rid}:{r[pair[1]].strip()}" if rid and r[pair[1]].strip() else ""
             if not rid:
-                problems.append(f"line {n}: no run_id")
+                found.problem(f"line {n}: no run_id")
                 continue
             if b is None:
-                problems.append(f"line {n}: success={r[si]!r}")
+                found.problem(f"line {n}: success={r[si]!r}")
                 continue
-            seen.setdefault(fold(rid), set()).add(b)
-    labels = {rid: values.pop() for rid, values in seen.items() if len(values) == 1}
-    conflicts = [f"{rid}: labelled both true and false (left unlabelled)" for rid, values in seen.items()
-                 if len(values) > 1]
-    if not labels:
-        more = f" ({conflicts[0].split(': ')[0]} is labelled both true and false)" if len(conflicts) == 1 else \
-            f" ({len(conflicts)} run ids are labelled both true and false)" if conflicts else ""
-        raise InputError(f"labels file {p}: no usable run_id,success pair{more}")
-    return labels, problems, conflicts
+            found.add(rid, b)
+    except csv.Error as exc:
+        raise InputError(f"labels file {p}: line {reader.line_num}: {exc}; give run_id,success rows") from None
+    finally:
+        text.detach()
 
 
 def _json_id(d: dict[str, Any]) -> Any:

@@ -15,7 +15,7 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -121,28 +121,74 @@ def _truncated(q: DataQuality, src: str, exc: Exception) -> None:
                                      "was read")
 
 
-def load_bytes(data: bytes, source: str, quality: DataQuality | None = None, *,
+def load_bytes(data: bytes | bytearray, source: str, quality: DataQuality | None = None, *,
                limits: InputLimits | None = None) -> SpanSet:
     """Loads OTLP JSON lines held in memory (a document, or an answer of a server)."""
     lim = limits or InputLimits.resolve()
     q = quality or DataQuality(files=1)
-    if not _looks_like_json(data[:65536], source, q):
+    head = bytes(data[:65536])
+    if not _looks_like_json(head, source, q):
         return SpanSet(quality=q, sources=[source])
-    out = Parsed(spelling=Spelling.sniff(data[:65536]))
-    how = layout(data[:65536])
-    whole = _documents(data, how, source, q, out) if how is not Layout.LINES else None
+    out = Parsed(spelling=Spelling.sniff(head))
+    how = layout(head)
+    whole = _documents(bytes(data), how, source, q, out) if how is not Layout.LINES else None
     if whole is not None:
         return whole
     start, line = 0, 1
+    view = memoryview(data)
     while start < len(data):
         end = data.find(b"\n", start + lim.chunk_bytes)
         end = len(data) if end < 0 else end + 1
-        piece = data[start:end]
-        q.lines += _lines(piece)
+        piece = view[start:end]             # (a view: a copy of a piece of an answer of 100 MiB is 100 MiB more)
+        breaks = data.count(b"\n", start, end)
+        q.lines += breaks + (0 if data[end - 1:end] == b"\n" else 1)
         parse_piece(piece, line, source, q, out, lim.max_line_bytes)
-        line += piece.count(b"\n")
+        line += breaks
         start = end
     return _finish(out, q, source)
+
+
+PIECE_BYTES = 2 << 20        # converted requests are parsed in pieces of about this many bytes of JSON lines
+
+
+def load_pieces(pieces: Iterable[bytes], source: str, quality: DataQuality) -> SpanSet:
+    """Loads pieces of whole OTLP JSON lines as they come (each parsed, then let go): what is held at once is one
+    piece and the spans decoded so far. Lines are not counted (the caller knows what a line of its input is)."""
+    out: Parsed | None = None
+    line = 1
+    for piece in pieces:
+        if out is None:
+            out = Parsed(spelling=Spelling.sniff(piece[:65536]))
+        parse_piece(piece, line, source, quality, out, len(piece) + 1)
+        line += piece.count(b"\n")
+    return _finish(out or Parsed(), quality, source)
+
+
+def request_lines(requests: Iterable[Mapping[str, Any]], source: str, quality: DataQuality,
+                  piece_bytes: int = PIECE_BYTES) -> Iterator[bytes]:
+    """OTLP requests (plain values, e.g. made by a converter) as pieces of JSON lines of about ``piece_bytes``; a
+    request ``json`` cannot write (nested too deeply) is counted (``not_otlp``) and left out."""
+    held: list[bytes] = []
+    size = 0
+    for req in requests:
+        try:
+            text = (json.dumps(req, separators=(",", ":")) + "\n").encode()
+        except (TypeError, ValueError, RecursionError) as exc:
+            quality.add("not_otlp", source, example=str(exc))
+            continue
+        held.append(text)
+        size += len(text)
+        if size >= piece_bytes:
+            yield b"".join(held)
+            held, size = [], 0
+    if held:
+        yield b"".join(held)
+
+
+def load_requests(requests: Iterable[Mapping[str, Any]], source: str, quality: DataQuality) -> SpanSet:
+    """Loads OTLP requests (plain values) as they come, in pieces (``request_lines``, ``load_pieces``): a converter
+    that yields them one trace or one batch of spans at a time never holds the whole input as Python objects."""
+    return load_pieces(request_lines(requests, source, quality), source, quality)
 
 
 def load_request(obj: dict[str, Any], source: str, quality: DataQuality | None = None) -> SpanSet:

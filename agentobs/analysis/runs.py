@@ -231,7 +231,9 @@ def _identity(c: _Ctx) -> dict[str, object]:
         "run_root": pd.array(c.ident.root_kind, dtype="string"),
         "sub_agents": c.ident.sub_agents,
         "sub_agent_names": c.ident.sub_agent_names,
-        "start": pd.to_datetime(seg.groupby("run")["start"].first().reindex(range(n)).to_numpy(), unit="ns", utc=True),
+        # from the integer times: as float64, a start within 512 ns of 2**63 ns rounds to 2**63, past datetime64[ns]
+        "start": pd.to_datetime(pd.Series(c.start_ns[seg["row"].to_numpy()]).groupby(seg["run"].to_numpy()).min()
+                                .reindex(range(n)).to_numpy(), unit="ns", utc=True),
     }
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import glob
-import json
 import os
 import re
 import stat
@@ -29,9 +28,9 @@ from typing import BinaryIO
 
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import AgentobsError, InputError
 from . import _magic, _otlp_batch, formats, remote
-from ._otlp_read import GZIP_MAGIC, broken_by, head, open_stream, read_document
+from ._otlp_read import GZIP_MAGIC, broken_by, head, open_stream
 from .input_limits import DOCUMENT_ENV, InputLimits, human
 from .jaeger import fetch, fetch_trace, is_jaeger_url, parse_url
 from .otlp import SpanSet, check, load_file
@@ -258,17 +257,35 @@ def load_unit(source: str, progress: Callable[[int], None] | None = None, *, lis
     """One expanded file or object store URL, loaded by ``load_one``. A file over an input limit (a likely
     decompression bomb, a document too large to read whole) is an InputError when it was named on its own; when it
     was ``listed`` (found in a folder or by a pattern), it is counted as ``unreadable``, saying which limit to raise,
-    and the other files are read. Both engines load each input with it."""
+    and the other files are read. Both engines load each input with it.
+
+    One file never ends the report: an exception its content meets that nobody expected (a bug in agentobs, or a
+    file that does not fit in memory) costs that file, counted as ``unreadable`` with the exception named."""
+    name = remote.shown(source) if remote.is_url(source) else source
     try:
         return load_one(source if remote.is_url(source) else Path(source), progress)
     except InputError as exc:
         if not listed:
             raise
-        name = remote.shown(source) if remote.is_url(source) else source
-        q = DataQuality(files=1)
         why = str(exc)       # named by its base name: the issue names the file, and a long path would crowd out the fix
-        q.add("unreadable", name, example=why.replace(name, name.rstrip("/").rsplit("/", 1)[-1], 1))
-        return SpanSet(quality=q, sources=[name])
+        return _lost(name, why.replace(name, name.rstrip("/").rsplit("/", 1)[-1], 1))
+    except AgentobsError:
+        raise
+    except Exception as exc:  # one file's content must not end the report: the file is counted
+        return _lost(name, unexpected(exc))
+
+
+def unexpected(exc: Exception) -> str:
+    """What to say of an exception nobody expected while a file was read."""
+    first = str(exc).splitlines()[0][:120] if str(exc) else ""
+    return (f"an unexpected {type(exc).__name__}{': ' + first if first else ''} while reading it (a bug in agentobs, "
+            "or the file does not fit in memory: please report it with the file)")
+
+
+def _lost(name: str, why: str) -> SpanSet:
+    q = DataQuality(files=1)
+    q.add("unreadable", name, example=why)
+    return SpanSet(quality=q, sources=[name])
 
 
 def load_one(p: Path | str, progress: Callable[[int], None] | None = None, name: str | None = None) -> SpanSet:
@@ -285,14 +302,8 @@ def load_one(p: Path | str, progress: Callable[[int], None] | None = None, name:
 
 
 def _transcripts(p: Path | str, name: str | None) -> SpanSet:
-    from .transcripts import load_transcripts, transcripts_to_spans
-    if name is not None:        # run ids derive from the source's name: the stream's, not its temporary copy's
-        try:
-            return transcripts_to_spans(json.loads(read_document(p, InputLimits.resolve())), name,
-                                        DataQuality(files=1))
-        except (ValueError, RecursionError, OSError, EOFError, zlib.error):
-            pass                # load_transcripts says what is wrong
-    return load_transcripts(p)
+    from .transcripts import load_transcripts
+    return load_transcripts(p, name)    # run ids derive from the source's name: a stream's, not its copy's
 
 
 # -- streams: standard input, a named pipe, a process substitution, a character device --------------------------
@@ -352,9 +363,11 @@ def _load_stream(source: str) -> SpanSet:
         with copied(source) as path:
             return _renamed(load_one(path, None, source), str(path), source)
     except OSError as exc:              # cannot be opened (a socket, no permission), a full disk
-        q = DataQuality(files=1)
-        q.add("unreadable", source, example=str(exc))
-        return SpanSet(quality=q, sources=[source])
+        return _lost(source, str(exc))
+    except AgentobsError:
+        raise
+    except Exception as exc:            # as for a file (``load_unit``)
+        return _lost(source, unexpected(exc))
 
 
 def _renamed(ss: SpanSet, old: str, new: str) -> SpanSet:

@@ -65,6 +65,7 @@ import os
 import re
 import zlib
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -77,8 +78,9 @@ import pyarrow as pa
 from ..contract import semconv as sc
 from ..contract.digest import digest as args_digest
 from . import remote
-from ._json_text import clean_strings, may_hold_surrogates
-from ._otlp_read import read_document
+from ._json_stream import Broken, Reader
+from ._json_text import clean_strings
+from ._otlp_read import Document
 from .input_limits import InputLimits
 from .quality import DataQuality
 from .schema import SPAN_BASE, empty_spans
@@ -129,26 +131,47 @@ _TAU2_DOMAINS = ("airline", "retail", "telecom", "mock")
 
 # -- entry points ------------------------------------------------------------------------------------
 
-def load_transcripts(path: str | os.PathLike[str]) -> SpanSet:
-    """Loads one transcript file (.json, optionally gzip-compressed). Never raises for bad content."""
+def load_transcripts(path: str | os.PathLike[str], name: str | None = None) -> SpanSet:
+    """Loads one transcript file (.json, optionally gzip-compressed), a run at a time: the file is read twice (its
+    shape and the file-level fields, then its runs one by one, ``_json_stream``), so what is held is one run and the
+    spans made so far, never the document as Python objects. ``name``: the source's name when ``path`` is a copy (a
+    stream's). Never raises for bad content; a document broken part way (cut short) keeps the runs before the break
+    and costs one ``invalid_json``."""
     url = remote.is_url(path)                 # an object in an fsspec filesystem (s3://...): read as it is named
     p = path if url else Path(path)
-    src = remote.shown(str(path)) if url else str(p)
+    src = name or (remote.shown(str(path)) if url else str(p))
     q = DataQuality(files=1)
+    limits = InputLimits.resolve()
     try:
-        data = read_document(p, InputLimits.resolve())
+        with Document(p, limits) as f:
+            first = Reader(f)
+            shape = _Shape.read(first)
+            if shape.trailing is not None or shape.broken is not None:
+                while f.read(1 << 20):          # to its end: a compressed stream's break is told before the text's
+                    pass
+            cut = f.broken
+        if cut is not None:             # a compressed stream that ends early or is corrupt: the runs before are read
+            q.add("unreadable", src, example=f"the compressed stream ends early or is corrupt ({cut})"[:120])
+        if first.surrogates:
+            _cleaned(shape.outline, src, q)
+        if shape.empty:
+            if cut is None:
+                q.add("empty_file", src)
+            return SpanSet(quality=q, sources=[src])
+        fmt = detect_format(shape.outline)
+        if fmt is None:
+            if cut is None:
+                q.add("invalid_json" if shape.broken is not None else "unknown_format", src,
+                      example=str(shape.broken)[:120] if shape.broken is not None else shape.describe())
+            return SpanSet(quality=q, sources=[src])
+        with Document(p, limits) as f:
+            out = _to_spans(_runs_of(Reader(f), shape, fmt, src, q), src, q, counted=cut is None)
+        if shape.trailing is not None and cut is None:
+            q.add("invalid_json", src, example=str(shape.trailing))
+        return out
     except (OSError, EOFError, zlib.error) as exc:      # gzip.BadGzipFile is an OSError
         q.add("unreadable", src, example=str(exc)[:120])
         return SpanSet(quality=q, sources=[src])
-    if not data.strip():
-        q.add("empty_file", src)
-        return SpanSet(quality=q, sources=[src])
-    try:
-        obj = json.loads(data)
-    except (ValueError, RecursionError) as exc:     # UnicodeDecodeError is a ValueError
-        q.add("invalid_json", src, example=str(exc)[:120])
-        return SpanSet(quality=q, sources=[src])
-    return transcripts_to_spans(obj, src, q, clean_text=may_hold_surrogates(data))
 
 
 def transcripts_to_spans(obj: Any, source: str, quality: DataQuality | None = None, *,
@@ -158,18 +181,39 @@ def transcripts_to_spans(obj: Any, source: str, quality: DataQuality | None = No
     there is none."""
     q = quality if quality is not None else DataQuality()
     if clean_text:
-        changed = clean_strings(obj)
-        if changed:
-            q.add("bad_value", source, count=changed,
-                  example="text with a lone UTF-16 surrogate (an escape such as \\ud800 alone): replaced by '?'")
+        _cleaned(obj, source, q)
     fmt = detect_format(obj)
     if fmt is None:
         q.add("unknown_format", source, example=_describe(obj))
         return SpanSet(quality=q, sources=[source])
     runs = _tau2_runs(obj, source) if fmt == FORMAT_TAU2 else _openai_runs(obj)
+    return _to_spans(iter(runs), source, q)
+
+
+def _cleaned(obj: Any, source: str, q: DataQuality) -> None:
+    """Replaces, in place, each lone surrogate in the strings of ``obj``, counted."""
+    changed = clean_strings(obj)
+    if changed:
+        q.add("bad_value", source, count=changed,
+              example="text with a lone UTF-16 surrogate (an escape such as \\ud800 alone): replaced by '?'")
+
+
+def _to_spans(runs: Iterator[_Run | None], source: str, q: DataQuality, *, counted: bool = True) -> SpanSet:
+    """The spans of the runs, a run at a time; a ``Broken`` document ends them (counted, unless ``counted`` is
+    False: the break was counted as the compressed stream's)."""
     builder = _SpanBuilder(source)
     seen: dict[str, int] = defaultdict(int)
-    for n, raw in enumerate(runs):
+    n = -1
+    while True:
+        try:
+            raw = next(runs)
+        except StopIteration:
+            break
+        except Broken as exc:               # the document breaks here: the runs before it are kept
+            if counted:
+                q.add("invalid_json", source, example=str(exc)[:120])
+            break
+        n += 1
         problems: list[str] = []
         label = f"#{n}"
         try:
@@ -238,32 +282,38 @@ def _obj(v: Any) -> dict[str, Any]:
 
 
 def _tau2_runs(doc: dict[str, Any], source: str) -> list[_Run | None]:
+    defaults = _tau2_defaults(doc, source)
+    return [_tau2_run(defaults, n, s) for n, s in enumerate(doc["simulations"])]
+
+
+def _tau2_defaults(doc: dict[str, Any], source: str) -> dict[str, Any]:
+    """What every simulation of a tau2 document shares, from its ``info`` (and the file's name)."""
     info = _obj(doc.get("info"))
     agent_info = _obj(info.get("agent_info"))
     env_info = _obj(info.get("environment_info"))
     domain = _str(env_info.get("domain_name"))
     model = _str(agent_info.get("llm")) or _model_from_file_name(source, domain)
-    agent = _str(agent_info.get("implementation")) or "tau2_agent"
-    out: list[_Run | None] = []
-    for n, s in enumerate(doc["simulations"]):
-        if not isinstance(s, dict):
-            out.append(None)
-            continue
-        run_id = _id(s.get("id"))
-        reward_info = s.get("reward_info")
-        reward = _num(reward_info.get("reward")) if isinstance(reward_info, dict) else None
-        trial = _int(s.get("trial"))
-        problems = []
-        if trial is None and _big_int(s.get("trial")):
-            problems.append(f"trial {json.dumps(s.get('trial'), default=str)[:40]} is out of range (ignored)")
-        out.append(_Run(
-            fmt=FORMAT_TAU2, key=run_id if run_id is not None else f"#{n}", run_id=run_id,
-            messages=s.get("messages"), agent=agent, model=model, provider=_provider(None, model),
-            service="tau2-bench", success=None if reward is None else reward == 1.0, reward=reward,
-            termination=_str(s.get("termination_reason")), cost=_num(s.get("agent_cost")),
-            start_time=s.get("start_time"), end_time=s.get("end_time"), task_id=_id(s.get("task_id")),
-            domain=domain or _domain_from_file_name(source), trial=trial, problems=problems))
-    return out
+    return {"agent": _str(agent_info.get("implementation")) or "tau2_agent", "model": model,
+            "provider": _provider(None, model), "domain": domain or _domain_from_file_name(source)}
+
+
+def _tau2_run(defaults: dict[str, Any], n: int, s: Any) -> _Run | None:
+    if not isinstance(s, dict):
+        return None
+    run_id = _id(s.get("id"))
+    reward_info = s.get("reward_info")
+    reward = _num(reward_info.get("reward")) if isinstance(reward_info, dict) else None
+    trial = _int(s.get("trial"))
+    problems = []
+    if trial is None and _big_int(s.get("trial")):
+        problems.append(f"trial {json.dumps(s.get('trial'), default=str)[:40]} is out of range (ignored)")
+    return _Run(
+        fmt=FORMAT_TAU2, key=run_id if run_id is not None else f"#{n}", run_id=run_id,
+        messages=s.get("messages"), agent=defaults["agent"], model=defaults["model"], provider=defaults["provider"],
+        service="tau2-bench", success=None if reward is None else reward == 1.0, reward=reward,
+        termination=_str(s.get("termination_reason")), cost=_num(s.get("agent_cost")),
+        start_time=s.get("start_time"), end_time=s.get("end_time"), task_id=_id(s.get("task_id")),
+        domain=defaults["domain"], trial=trial, problems=problems)
 
 
 def _openai_runs(doc: Any) -> list[_Run | None]:
@@ -272,32 +322,149 @@ def _openai_runs(doc: Any) -> list[_Run | None]:
         defaults, runs = doc, doc["runs"]
     elif isinstance(doc, dict):
         runs = [doc]                                    # a single run {"messages": [...]}
-    elif doc and all(isinstance(x, dict) and "role" in x and "messages" not in x for x in doc):
+    elif _bare_messages(doc):
         runs = [{"messages": doc}]                      # a bare message list: one run
     else:
         runs = doc
-    out: list[_Run | None] = []
-    for n, r in enumerate(runs):
-        if not isinstance(r, dict):
-            out.append(None)
+    return [_openai_run(defaults, n, r) for n, r in enumerate(runs)]
+
+
+def _bare_messages(doc: list[Any]) -> bool:
+    return bool(doc) and all(isinstance(x, dict) and "role" in x and "messages" not in x for x in doc)
+
+
+def _openai_run(defaults: dict[str, Any], n: int, r: Any) -> _Run | None:
+    if not isinstance(r, dict):
+        return None
+    run_id = _id(r.get("id"))
+    label = r.get("label", r.get("success"))
+    model = _str(r.get("model")) or _str(defaults.get("model"))
+    provider = _str(r.get("provider")) or _str(defaults.get("provider"))
+    problems = []
+    if label is not None and not isinstance(label, bool):
+        problems.append(f"label is not a boolean: {json.dumps(label, default=str)[:40]}")
+        label = None
+    cost = _num(r.get("cost"))
+    return _Run(
+        fmt=FORMAT_OPENAI, key=run_id if run_id is not None else f"#{n}", run_id=run_id,
+        messages=r.get("messages"), agent=_str(r.get("agent")) or _str(defaults.get("agent")), model=model,
+        provider=_provider(provider, model), service=_str(r.get("service")) or _str(defaults.get("service")),
+        success=label, termination=_str(r.get("termination_reason", r.get("termination"))), cost=cost,
+        start_time=r.get("start_time"), end_time=r.get("end_time"), task_id=_id(r.get("task_id")),
+        problems=problems)
+
+
+# -- a document read a run at a time -----------------------------------------------------------------------------
+
+_RUN_ARRAYS = ("simulations", "runs", "messages")
+_DEFAULTS = ("info", "agent", "model", "provider", "service")     # file-level fields a run may take
+
+
+@dataclass
+class _Shape:
+    """What a first reading of a document tells: its outline (the document with its arrays of runs or messages
+    empty and the fields no run takes left out, for ``detect_format`` and ``_describe``), for a top-level list
+    what its elements are, and where it broke, if it did."""
+    empty: bool = False
+    outline: Any = None
+    broken: Broken | None = None
+    trailing: Broken | None = None  # text after the document (it is read, then counted)
+    elements: int = 0
+    bare: bool = True               # every element a message (a dict with a role and no messages)
+    runs: bool = False              # some element a run (a dict with messages)
+    roles: bool = True              # every dict element with a role
+    dicts: int = 0
+    first: str = ""                 # the type of the first element
+
+    def describe(self) -> str:
+        if isinstance(self.outline, list):
+            return f"list of {self.elements}" + (f" starting with a {self.first}" if self.elements else "")
+        return _describe(self.outline)
+
+    @classmethod
+    def read(cls, r: Reader) -> _Shape:
+        shape = cls()
+        try:
+            kind = r.kind()
+            if kind == "":
+                shape.empty = True
+            elif kind == "{":
+                shape.outline = {}
+                for key in r.members():
+                    shape.outline[key] = _outline_value(r, key)
+            elif kind == "[":
+                shape.outline = []
+                for _ in r.elements():
+                    shape.element(r.value())
+            else:
+                shape.outline = r.value()
+            if not shape.empty and not r.at_end():
+                shape.trailing = Broken("more text after the document", r.line)
+        except Broken as exc:
+            shape.broken = exc
+        if isinstance(shape.outline, list) and shape.elements:
+            # detect_format's view of the list: a stand-in element for what the elements are
+            shape.outline = [{"messages": []} if shape.runs else {"role": None} if shape.dicts and shape.roles
+                             else None]
+        return shape
+
+    def element(self, x: Any) -> None:
+        if not self.elements:
+            self.first = type(x).__name__
+        self.elements += 1
+        self.bare = self.bare and isinstance(x, dict) and "role" in x and "messages" not in x
+        if isinstance(x, dict):
+            self.dicts += 1
+            self.runs = self.runs or "messages" in x
+            self.roles = self.roles and "role" in x
+
+
+def _outline_value(r: Reader, key: str) -> Any:
+    """A member's value in the outline: an array of runs or messages (or any other array or object) as an empty one
+    of its kind, read past an element or member at a time; a file-level field a run takes, whole."""
+    kind = r.kind()
+    if key in _DEFAULTS:
+        return r.value()
+    if kind in ("[", "{"):
+        for _ in r.elements() if kind == "[" else r.members():
+            r.skip()                    # (an element or member at a time)
+        return [] if kind == "[" else {}
+    return r.value()
+
+
+def _runs_of(r: Reader, shape: _Shape, fmt: str, source: str, q: DataQuality) -> Iterator[_Run | None]:
+    """The runs of a document whose ``_Shape`` was read, a run at a time (each cleaned of lone surrogates when the
+    reader met an escaped one). A ``Broken`` document raises where it breaks."""
+    outline = shape.outline
+    if isinstance(outline, dict) and fmt == FORMAT_TAU2:
+        defaults = _tau2_defaults(outline, source)
+        yield from _member_runs(r, "simulations", lambda n, x: _tau2_run(defaults, n, x), source, q)
+    elif isinstance(outline, dict) and isinstance(outline.get("runs"), list):
+        yield from _member_runs(r, "runs", lambda n, x: _openai_run(outline, n, x), source, q)
+    elif isinstance(outline, dict) or (shape.bare and shape.elements):   # one run: the document, or its messages
+        doc = r.value()
+        if r.surrogates:
+            _cleaned(doc, source, q)
+        yield _openai_run({}, 0, doc if isinstance(doc, dict) else {"messages": doc})
+    else:
+        for n in r.elements():
+            x = r.value()
+            if r.surrogates:
+                _cleaned(x, source, q)
+            yield _openai_run({}, n, x)
+
+
+def _member_runs(r: Reader, key: str, run: Callable[[int, Any], _Run | None], source: str,
+                 q: DataQuality) -> Iterator[_Run | None]:
+    for member in r.members():
+        if member != key:
+            r.skip()
             continue
-        run_id = _id(r.get("id"))
-        label = r.get("label", r.get("success"))
-        model = _str(r.get("model")) or _str(defaults.get("model"))
-        provider = _str(r.get("provider")) or _str(defaults.get("provider"))
-        problems = []
-        if label is not None and not isinstance(label, bool):
-            problems.append(f"label is not a boolean: {json.dumps(label, default=str)[:40]}")
-            label = None
-        cost = _num(r.get("cost"))
-        out.append(_Run(
-            fmt=FORMAT_OPENAI, key=run_id if run_id is not None else f"#{n}", run_id=run_id,
-            messages=r.get("messages"), agent=_str(r.get("agent")) or _str(defaults.get("agent")), model=model,
-            provider=_provider(provider, model), service=_str(r.get("service")) or _str(defaults.get("service")),
-            success=label, termination=_str(r.get("termination_reason", r.get("termination"))), cost=cost,
-            start_time=r.get("start_time"), end_time=r.get("end_time"), task_id=_id(r.get("task_id")),
-            problems=problems))
-    return out
+        for n in r.elements():
+            x = r.value()
+            if r.surrogates:
+                _cleaned(x, source, q)
+            yield run(n, x)
 
 
 # -- one run -----------------------------------------------------------------------------------------

@@ -107,7 +107,8 @@ def demo(fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None,
     write_text(html_path, html_report.render(report))
     console.print()
     say(f"Population traces: {pop_path} ({'; '.join(pop_lines)})")
-    say(f"HTML report:       {html_path}")
+    say(f"HTML report:       {html_path} (the run explorer, offline)")
+    say(f"Serve the explorer: agentobs view {pop_path}")
     say(f"Inspect a run:     agentobs trace <trace_id> {pop_path}")
     say(f"Full report:       agentobs report {pop_path}")
     say("See the same runs in Jaeger: docker compose up -d, then run the demo with "

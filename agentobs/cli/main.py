@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "simulate": ("agentobs.cli.simulate", "simulate_cmd",
                  "Run a population of support tasks with stochastic stand-in models and every seed failure pattern."),
     "trace": ("agentobs.cli.analysis_cmds", "trace_cmd", "The span tree of one trace, as in the seed's trace table."),
+    "view": ("agentobs.cli.view_cmd", "view_cmd",
+             "The run explorer in the browser, served from 127.0.0.1 for runs in SOURCES (Ctrl-C stops it)."),
 }
 
 

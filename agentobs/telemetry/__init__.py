@@ -1,12 +1,14 @@
 """OpenTelemetry for agentobs: an observer for the kernel, SDK setup, OTLP JSON files, an instrumentation API."""
 from .content import Capture, Redactor, capture_from
+from .delivery import BoundedWaitSpanProcessor
+from .lifecycle import graceful_exit
 from .links import ResumeLinks, format_traceparent, parse_traceparent
 from .observer import Instruments, OTelObserver
 from .otlp_json import OtlpJsonFileExporter, encode_request
 from .setup import CallMetrics, ExportReport, Telemetry, TelemetryConfig, configure, resolve
 
 __all__ = [
-    "CallMetrics", "Capture", "ExportReport", "Instruments", "OTelObserver", "OtlpJsonFileExporter", "Redactor",
-    "ResumeLinks", "Telemetry", "TelemetryConfig", "capture_from", "configure", "encode_request",
-    "format_traceparent", "parse_traceparent", "resolve",
+    "BoundedWaitSpanProcessor", "CallMetrics", "Capture", "ExportReport", "Instruments", "OTelObserver",
+    "OtlpJsonFileExporter", "Redactor", "ResumeLinks", "Telemetry", "TelemetryConfig", "capture_from", "configure",
+    "encode_request", "format_traceparent", "graceful_exit", "parse_traceparent", "resolve",
 ]

@@ -7,8 +7,10 @@ is used and never replaced; agentobs never sets a global provider itself.
 
 Exporters: the embedded default is a local file of OTLP JSON lines (the collector file
 exporter's format); OTLP over gRPC or HTTP when an endpoint is configured; the console.
-Every exporter sits behind a BatchSpanProcessor, so the loop never waits on export, and
-behind a counter, so spans that could not be delivered are reported at shutdown.
+Every exporter sits behind a batch processor (``delivery.BoundedWaitSpanProcessor``): the loop does not wait on
+export, except for room in a full queue, a bounded time (``AGENTOBS_EXPORT_WAIT_MS``), so a burst of runs loses no
+span to an exporter that keeps answering; spans delivered, failed and dropped are counted (``Telemetry.report()``,
+and ``Telemetry.shutdown()`` at the end).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -25,14 +27,16 @@ from typing import Any
 from opentelemetry import metrics, trace
 from opentelemetry.metrics import MeterProvider, NoOpMeterProvider
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
 from opentelemetry.trace import ProxyTracerProvider
 
 from ..contract import semconv as sc
 from ..contract.files import FileInUse
 from ..errors import ConfigError
 from .content import Capture, Redactor, capture_from
+from .delivery import BoundedWaitSpanProcessor, CountingExporter, EndCounter, ExportReport
+from .lifecycle import shutdown_and_log
 from .links import ResumeLinks
 from .observer import Instruments, OTelObserver
 from .otlp_json import OtlpJsonFileExporter
@@ -41,6 +45,8 @@ log = logging.getLogger("agentobs.telemetry")
 
 ENV_TRACES_OUT = "AGENTOBS_TRACES_OUT"
 ENV_CALL_METRICS = "AGENTOBS_CALL_METRICS"
+ENV_EXPORT_WAIT_MS = "AGENTOBS_EXPORT_WAIT_MS"
+DEFAULT_EXPORT_WAIT_MS = 2_000
 
 
 _GRACE_S = 0.25        # past the shutdown deadline, for an exporter just shut down to stop
@@ -70,6 +76,8 @@ class TelemetryConfig:
     metric_interval_ms: int
     queue_size: int
     shutdown_timeout_ms: int
+    export_wait_ms: int = DEFAULT_EXPORT_WAIT_MS   # how long a span may wait for room in a full queue (0: drop)
+    export_batch_size: int = 512
     call_metrics: CallMetrics = CallMetrics.SDK
     replace_traces: bool = False         # traces_out is emptied when opened (the CLI's), else appended to
 
@@ -78,7 +86,8 @@ def resolve(*, service_name: str | None = None, traces_out: str | os.PathLike[st
             otlp_endpoint: str | None = None, otlp_protocol: str | None = None, console: bool = False,
             capture: str | Capture | None = None, redact_keys: Sequence[str] | None = None,
             redact_patterns: bool | None = None, call_metrics: str | CallMetrics | None = None,
-            replace_traces: bool = False, env: Mapping[str, str] | None = None) -> TelemetryConfig:
+            replace_traces: bool = False, export_wait_ms: int | None = None,
+            env: Mapping[str, str] | None = None) -> TelemetryConfig:
     """Explicit argument > environment variable > default, for every telemetry setting."""
     env = os.environ if env is None else env
     endpoint = otlp_endpoint or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -103,6 +112,8 @@ def resolve(*, service_name: str | None = None, traces_out: str | os.PathLike[st
         metric_interval_ms=_int_env(env, "OTEL_METRIC_EXPORT_INTERVAL", 10_000),
         queue_size=_int_env(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048),
         shutdown_timeout_ms=_int_env(env, "AGENTOBS_SHUTDOWN_TIMEOUT_MS", 5_000),
+        export_wait_ms=_export_wait_ms(export_wait_ms, env),
+        export_batch_size=_int_env(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),
         call_metrics=_call_metrics(call_metrics, env),
         replace_traces=replace_traces,
     )
@@ -117,7 +128,15 @@ def _call_metrics(value: str | CallMetrics | None, env: Mapping[str, str]) -> Ca
         raise ConfigError(f"{source}={raw!r} must be one of {', '.join(m.value for m in CallMetrics)}") from None
 
 
-def _int_env(env: Mapping[str, str], name: str, default: int) -> int:
+def _export_wait_ms(value: int | None, env: Mapping[str, str]) -> int:
+    if value is None:
+        return _int_env(env, ENV_EXPORT_WAIT_MS, DEFAULT_EXPORT_WAIT_MS, zero_ok=True)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"export_wait_ms={value!r} must be a whole number of milliseconds, 0 or more")
+    return value
+
+
+def _int_env(env: Mapping[str, str], name: str, default: int, *, zero_ok: bool = False) -> int:
     raw = env.get(name)
     if raw is None or raw == "":
         return default
@@ -125,70 +144,9 @@ def _int_env(env: Mapping[str, str], name: str, default: int) -> int:
         value = int(raw)
     except ValueError:
         raise ConfigError(f"{name}={raw!r} must be an integer") from None
-    if value <= 0:
-        raise ConfigError(f"{name}={raw!r} must be positive")
+    if value < 0 or (value == 0 and not zero_ok):
+        raise ConfigError(f"{name}={raw!r} must be {'0 or more' if zero_ok else 'positive'}")
     return value
-
-
-class CountingExporter(SpanExporter):
-    """Wraps an exporter and counts spans delivered and spans lost; never raises."""
-
-    def __init__(self, inner: SpanExporter, name: str):
-        self.inner, self.name = inner, name
-        self.exported = 0
-        self.failed = 0
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        try:
-            result = self.inner.export(spans)
-        except Exception:
-            log.warning("exporter %s raised; %d spans lost", self.name, len(spans), exc_info=True)
-            result = SpanExportResult.FAILURE
-        if result is SpanExportResult.SUCCESS:
-            self.exported += len(spans)
-        else:
-            self.failed += len(spans)
-        return result
-
-    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
-        try:
-            self.inner.shutdown()
-        except Exception:
-            log.warning("exporter %s failed to shut down", self.name, exc_info=True)
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        try:
-            return self.inner.force_flush(timeout_millis)
-        except Exception:
-            return False
-
-
-class _EndCounter(SpanProcessor):
-    def __init__(self) -> None:
-        self.ended = 0
-
-    def on_end(self, span: ReadableSpan) -> None:
-        self.ended += 1
-
-
-@dataclass(kw_only=True)
-class ExportReport:
-    """What happened to the spans of this process, per exporter."""
-    ended: int
-    exporters: dict[str, dict[str, int]] = field(default_factory=dict)
-
-    @property
-    def lost(self) -> int:
-        return max((e["lost"] for e in self.exporters.values()), default=0)
-
-    def lines(self) -> list[str]:
-        out = []
-        for name, e in self.exporters.items():
-            line = f"{name}: {e['exported']} of {self.ended} spans delivered"
-            if e["lost"]:
-                line += f", {e['lost']} lost ({e['failed']} failed to export, {e['dropped']} dropped from the queue)"
-            out.append(line)
-        return out
 
 
 class Telemetry:
@@ -202,8 +160,9 @@ class Telemetry:
         self.redactor = Redactor(config.redact_keys, patterns=config.redact_patterns)
         self.links = ResumeLinks()          # the last suspended segment of each task, for its resume to link to
         self.exporters: list[CountingExporter] = []
-        self._processors: list[BatchSpanProcessor] = []
-        self._end_counter = _EndCounter()
+        self._processors: list[BoundedWaitSpanProcessor] = []
+        self._end_counter = EndCounter()
+        self._report: ExportReport | None = None          # set by shutdown
         self._owns_tracer_provider = False
         self._owns_meter_provider = False
         global_tp = trace.get_tracer_provider()
@@ -233,10 +192,11 @@ class Telemetry:
             if exporters:
                 _quiet_sdk_queue_warning()
             for name, exporter in exporters:
-                counting = CountingExporter(exporter, name)
-                bsp = BatchSpanProcessor(counting, max_queue_size=config.queue_size)
+                bsp = BoundedWaitSpanProcessor(exporter, name=name, max_queue_size=config.queue_size,
+                                               wait_s=config.export_wait_ms / 1000,
+                                               max_export_batch_size=config.export_batch_size)
                 tracer_provider.add_span_processor(bsp)
-                self.exporters.append(counting)
+                self.exporters.append(bsp.exporter)
                 self._processors.append(bsp)
         if meter_provider is None:
             global_mp = metrics.get_meter_provider()
@@ -265,14 +225,37 @@ class Telemetry:
         for p in self._processors:
             p.force_flush()
 
+    def report(self) -> ExportReport:
+        """What has become of the spans so far, per exporter (exported, failed, dropped, queued, and how long
+        runs waited for room in the queue); after ``shutdown``, its final report."""
+        if self._report is not None:
+            return self._report
+        return self._counts(final=False)
+
+    def _counts(self, *, final: bool) -> ExportReport:
+        report = ExportReport(ended=self._end_counter.ended)
+        for p in self._processors:
+            report.exporters[p.exporter.name] = p.counts(report.ended, final=final)
+        return report
+
+    def __enter__(self) -> Telemetry:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """``with configure(...) as telemetry:`` shuts down at the end of the block, however it ends, and logs
+        the report (a warning when spans were lost)."""
+        shutdown_and_log(self)
+
     def shutdown(self) -> ExportReport:
         """Flushes and closes what agentobs created, within ``shutdown_timeout_ms``; returns what was delivered
         and what was lost. An exporter that cannot finish in time (an unreachable collector retrying) is shut
-        down: what it still holds is counted as lost."""
+        down: what it still holds is counted as lost. A second call returns the first one's report."""
+        if self._report is not None:
+            return self._report
         timeout = self.config.shutdown_timeout_ms
         deadline = time.monotonic() + timeout / 1000
 
-        def close(p: BatchSpanProcessor) -> None:
+        def close(p: BoundedWaitSpanProcessor) -> None:
             try:
                 p.force_flush(timeout)       # the SDK ignores this timeout: bounded below by the deadline
                 p.shutdown()
@@ -299,12 +282,8 @@ class Telemetry:
             except Exception as exc:            # (the SDK's own message: one line, no traceback)
                 log.warning("meter provider did not shut down within %d ms; its last metrics are lost: %s", timeout,
                             " ".join(str(exc).split()))
-        report = ExportReport(ended=self._end_counter.ended)
-        for e in self.exporters:
-            dropped = max(0, report.ended - e.exported - e.failed)
-            report.exporters[e.name] = {"exported": e.exported, "failed": e.failed, "dropped": dropped,
-                                        "lost": e.failed + dropped}
-        return report
+        self._report = self._counts(final=True)
+        return self._report
 
     # -- OTLP ----------------------------------------------------------------------------------
 

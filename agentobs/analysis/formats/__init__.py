@@ -8,15 +8,17 @@ OTLP JSON lines by the OTLP loader, or one of the formats. The list ``FORMATS`` 
 """
 from __future__ import annotations
 
-import json
+import itertools
 import os
 import zlib
+from collections.abc import Iterator
 from types import ModuleType
+from typing import Any
 
 from .. import remote
-from .._otlp_read import read_document
+from .._otlp_read import Document, read_document
 from ..input_limits import InputLimits
-from ..otlp import SpanSet, load_bytes
+from ..otlp import PIECE_BYTES, SpanSet, load_pieces, load_requests
 from ..quality import DataQuality
 from . import collector_proto, collector_zstd, console, jaeger_ui, zipkin
 
@@ -32,30 +34,105 @@ def sniff(head: bytes) -> ModuleType | None:
 
 
 def load(path: str | os.PathLike[str], fmt: ModuleType) -> SpanSet:
-    """Loads one file in ``fmt`` (read whole, within the document limit; gzip or not). Never raises for bad
-    content: what is wrong is counted in the data quality."""
+    """Loads one file in ``fmt`` (gzip or not, within the document limit). Never raises for bad content: what is
+    wrong is counted in the data quality. A format with ``stream`` is read a value at a time and its requests
+    loaded as they come, so the file is never held whole as Python objects."""
     src = remote.shown(str(path)) if remote.is_url(path) else str(path)
     q = DataQuality(files=1)
     limits = InputLimits.resolve()
+    if hasattr(fmt, "stream"):
+        return _streamed(path, fmt, src, q, limits)
     try:
         data = read_document(path, limits)                   # over the document limit: an InputError, as said
     except (OSError, EOFError, zlib.error) as exc:          # (gzip.BadGzipFile is an OSError)
         q.add("unreadable", src, example=str(exc)[:200])
         return SpanSet(quality=q, sources=[src])
     names: dict[str, int] = {}
-    if hasattr(fmt, "decompress"):                          # a compression: what is inside is read as what it is
-        data = fmt.decompress(data, src, q, limits)
+    if hasattr(fmt, "pieces"):                              # a compression: what is inside is read as what it is
+        parts = fmt.pieces(data, src, q, limits)
+        first = next(parts, b"")
         names[fmt.NAME] = 1
-        inner = sniff(data[:8192])
-        if inner is None or inner is fmt:                   # OTLP JSON lines (the exporter's format: json)
-            out = load_bytes(data, src, q) if data.strip() else SpanSet(quality=q, sources=[src])
+        inner = sniff(first[:8192])
+        if inner is None or inner is fmt:                   # OTLP JSON lines (the exporter's format: json), read as
+            counter = _Lines()                              # they come out, never held whole
+            out = load_pieces(counter.count(_pieces(itertools.chain([first], parts))), src, q)
+            q.lines += counter.lines
+            if not counter.lines:
+                out = SpanSet(quality=q, sources=[src])
+            out.quality, out.sources = q, [src]
             out.spellings = {src: {**names, **out.spellings.get(src, {})}}
             return out
+        data = first + b"".join(parts)
         fmt = inner
-    reqs = fmt.requests(data, src, q)
-    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in reqs).encode()
-    lines = q.lines if fmt is collector_proto else q.lines + data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    out = load_bytes(text, src, q) if text else SpanSet(quality=q, sources=[src])
-    q.lines = lines
-    out.spellings = {src: {**names, fmt.NAME: len(reqs)}} if reqs else {}
+    converted = 0
+
+    def counted() -> Iterator[dict[str, Any]]:
+        nonlocal converted
+        for req in getattr(fmt, "lazy_requests", fmt.requests)(data, src, q):
+            converted += 1
+            yield req
+    lines = 0 if fmt is collector_proto else data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    out = load_requests(counted(), src, q)
+    q.lines += lines
+    out.quality, out.sources = q, [src]
+    out.spellings = {src: {**names, fmt.NAME: converted}} if converted else {}
+    return out
+
+
+def _pieces(parts: Iterator[bytes], size: int = PIECE_BYTES) -> Iterator[bytes]:
+    """Parts of whole lines joined into pieces of about ``size`` bytes."""
+    held: list[bytes] = []
+    n = 0
+    for part in parts:
+        held.append(part)
+        n += len(part)
+        if n >= size:
+            yield b"".join(held)
+            held, n = [], 0
+    if held:
+        yield b"".join(held)
+
+
+class _Lines:
+    """Counts the lines of the pieces that pass (not blank ones)."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+
+    def count(self, pieces: Iterator[bytes]) -> Iterator[bytes]:
+        for piece in pieces:
+            if piece.strip():
+                self.lines += piece.count(b"\n") + (0 if piece.endswith(b"\n") else 1)
+                yield piece
+
+
+def _streamed(path: str | os.PathLike[str], fmt: ModuleType, src: str, q: DataQuality,
+              limits: InputLimits) -> SpanSet:
+    opened: list[Document] = []
+
+    def document() -> Document:
+        doc = Document(path, limits)        # over the document limit: an InputError, as said
+        opened.append(doc)
+        return doc
+
+    converted = 0
+
+    def counted() -> Iterator[dict[str, Any]]:
+        nonlocal converted
+        for req in fmt.stream(document, src, q):
+            converted += 1
+            yield req
+    try:
+        out = load_requests(counted(), src, q)
+    except (OSError, EOFError, zlib.error) as exc:          # (gzip.BadGzipFile is an OSError)
+        q.add("unreadable", src, example=str(exc)[:200])
+        return SpanSet(quality=q, sources=[src])
+    last = opened[-1] if opened else None
+    if last is not None:
+        q.lines += last.lines
+        if last.broken is not None:
+            q.add("unreadable", src, example=f"the compressed stream ends early or is corrupt ({last.broken}); what "
+                                             "came before was read")
+    out.quality, out.sources = q, [src]
+    out.spellings = {src: {fmt.NAME: converted}} if converted else {}
     return out

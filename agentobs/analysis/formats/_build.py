@@ -56,6 +56,17 @@ def attributes(pairs: Any) -> list[dict[str, Any]]:
     return contract_attributes({str(k): v for k, v in pairs.items() if v is not None})
 
 
+_MICROS_HELD = (1 << 64) // 1000          # microseconds that 64-bit nanoseconds hold (the loader checks the rest)
+
+
+def nanos(micros: int) -> str:
+    """Microseconds as OTLP's nanoseconds text. A count too large for 64-bit nanoseconds becomes text the loader
+    counts as a bad value, naming it, without writing its digits out (past 4,300 digits, Python refuses to)."""
+    if -_MICROS_HELD < micros < _MICROS_HELD:
+        return str(micros * 1000)
+    return f"{'-' if micros < 0 else ''}{micros.bit_length()}-bit count of microseconds"
+
+
 def hex_id(value: Any, digits: int) -> str:
     """A trace or span id as lower-case hex of ``digits`` digits (leading zeros put back; ``0x`` taken off); an id
     that is not hex stays as it is, for the loader to refuse and count."""

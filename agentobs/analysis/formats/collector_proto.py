@@ -13,6 +13,7 @@ end costs itself and keeps the records before it.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 from ..quality import DataQuality
@@ -51,12 +52,17 @@ def matches(head: bytes) -> bool:
 
 def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
     """One OTLP request per record; ``q.lines`` counts the records."""
+    return list(lazy_requests(data, source, q))
+
+
+def lazy_requests(data: bytes, source: str, q: DataQuality) -> Iterator[dict[str, Any]]:
+    """``requests``, a record at a time: what is held is the file's bytes and one record's request."""
     from google.protobuf.json_format import MessageToDict
     from google.protobuf.message import DecodeError
     from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
-    out = []
-    records = split(data, source, q)
+    records = split(memoryview(data), source, q)         # views of the file's bytes, not copies
+    q.lines += len(records)
     for n, rec in enumerate(records, start=1):
         try:
             msg = TracesData.FromString(rec)
@@ -64,12 +70,10 @@ def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
             q.add("bad_line", source, example=f"record {n}: not OTLP protobuf traces ({str(exc)[:120]})")
             continue
         if msg.resource_spans:
-            out.append(MessageToDict(msg))
-    q.lines += len(records)
-    return out
+            yield MessageToDict(msg)
 
 
-def split(data: bytes, source: str, q: DataQuality) -> list[bytes]:
+def split(data: bytes | memoryview, source: str, q: DataQuality) -> list[bytes | memoryview]:
     """The records of the file, in the first framing that reads it: 4-byte big-endian lengths (the file exporter),
     varint lengths, or one bare message. A last record cut short costs one ``bad_line``; so does the rest of the
     file after a length that cannot be right (the records after it cannot be found)."""
@@ -83,7 +87,7 @@ def split(data: bytes, source: str, q: DataQuality) -> list[bytes]:
     return [data] if data else []
 
 
-def _be32(data: bytes) -> tuple[list[bytes], bytes]:
+def _be32(data: bytes | memoryview) -> tuple[list[bytes | memoryview], bytes | memoryview]:
     out, i = [], 0
     while i + 4 <= len(data):
         (n,) = struct.unpack_from(">I", data, i)
@@ -94,7 +98,7 @@ def _be32(data: bytes) -> tuple[list[bytes], bytes]:
     return out, data[i:]
 
 
-def _varint_framed(data: bytes) -> tuple[list[bytes], bytes]:
+def _varint_framed(data: bytes | memoryview) -> tuple[list[bytes | memoryview], bytes | memoryview]:
     out, i = [], 0
     while i < len(data):
         try:
@@ -135,7 +139,7 @@ def _first_records(head: bytes) -> list[tuple[bytes, bool]]:
     return out
 
 
-def _plausible(record: bytes, whole: bool) -> bool:
+def _plausible(record: bytes | memoryview, whole: bool) -> bool:
     """``record`` (cut by the end of the head unless ``whole``) opens with a resource spans and walks as OTLP
     traces as far as it goes: to its end, or to a span before the cut."""
     if record[:1] != b"\x0a":
@@ -150,7 +154,7 @@ def _plausible(record: bytes, whole: bool) -> bool:
     return True
 
 
-def _walk(buf: bytes, i: int, end: int | None, schema: _Schema, spans: list[int]) -> None:
+def _walk(buf: bytes | memoryview, i: int, end: int | None, schema: _Schema, spans: list[int]) -> None:
     """Checks the fields of one message, ``buf[i:end]`` (``end`` None: up to where ``buf`` ends, cut), against
     ``schema``; ``spans`` gets the offset of each span reached. Raises _Bad for what is not that message and _Cut
     when ``buf`` ends before it does."""
@@ -181,7 +185,7 @@ def _walk(buf: bytes, i: int, end: int | None, schema: _Schema, spans: list[int]
         raise _Cut
 
 
-def _varint(buf: bytes, i: int) -> tuple[int, int]:
+def _varint(buf: bytes | memoryview, i: int) -> tuple[int, int]:
     """The varint at ``buf[i]`` and the index after it."""
     out = shift = 0
     while i < len(buf) and shift < 64:

@@ -18,6 +18,7 @@ compressed size, and the document limit, since the result is read whole): over t
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 from ...errors import InputError
@@ -38,19 +39,22 @@ def matches(head: bytes) -> bool:
 def decompress(data: bytes, source: str, q: DataQuality, limits: InputLimits) -> bytes:
     """The file as the exporter would have written it without compression: JSON lines, or protobuf records each
     after a 4-byte big-endian length. What cannot be decompressed is counted in ``q``."""
+    return b"".join(pieces(data, source, q, limits))
+
+
+def pieces(data: bytes, source: str, q: DataQuality, limits: InputLimits) -> Iterator[bytes]:
+    """``decompress``, a frame (or, in the native layout, an output of at most ``_OUT`` bytes) at a time: what the
+    exporter wrote of JSON lines can be read as it comes, never held whole."""
     import zstandard
 
     limit = min(limits.max_decompressed(len(data)), limits.max_document_bytes)
     budget = _Budget(source, limit, limits)
     dctx = zstandard.ZstdDecompressor()
     if data.startswith(MAGIC):
-        text, why = _frames(dctx, data, budget)
-        if why is not None:
-            text = _whole_records(text)
-            q.add("bad_line", source, example=f"the zstd stream {why}: the records before it are kept")
-        return text
-    parts: list[bytes] = []
+        yield from _native(dctx, data, budget, source, q)
+        return
     i = n = 0
+    json_lines: bool | None = None
     while i + 4 <= len(data):
         (size,) = struct.unpack_from(">I", data, i)
         n += 1
@@ -61,13 +65,48 @@ def decompress(data: bytes, source: str, q: DataQuality, limits: InputLimits) ->
         if why is not None:
             q.add("bad_line", source, example=f"record {n}: the zstd frame {why}")
             continue
-        parts.append(part)
+        if json_lines is None:
+            json_lines = part.lstrip()[:1] == b"{"         # format: json, one JSON document a frame
+        yield part.rstrip(b"\n") + b"\n" if json_lines else struct.pack(">I", len(part)) + part
     if i < len(data):
         q.add("bad_line", source, example=f"record {n}: cut short ({len(data) - i} bytes left after the last whole "
                                           f"record)")
-    if parts and parts[0].lstrip()[:1] == b"{":            # format: json, one JSON document a frame
-        return b"".join(p.rstrip(b"\n") + b"\n" for p in parts)
-    return b"".join(struct.pack(">I", len(p)) + p for p in parts)
+
+
+_OUT = 1 << 20
+
+
+def _native(dctx: Any, data: bytes, budget: _Budget, source: str, q: DataQuality) -> Iterator[bytes]:
+    """One zstd stream (a frame per flush), its output in parts of whole JSON lines or protobuf records (what a cut
+    or corrupt stream leaves of a line or record at its end is dropped, counted)."""
+    import zstandard
+
+    held = b""
+    i = 0
+    while i < len(data):
+        obj = dctx.decompressobj()
+        while not obj.eof:
+            if i >= len(data):
+                q.add("bad_line", source, example="the zstd stream is cut short: the records before it are kept")
+                yield _whole_records(held)
+                return
+            piece = data[i:i + _PIECE]
+            i += len(piece)
+            try:
+                part = obj.decompress(piece)
+            except zstandard.ZstdError as exc:
+                q.add("bad_line", source, example=f"the zstd stream is corrupt ({str(exc)[:120]}): the records "
+                                                  "before it are kept")
+                yield _whole_records(held)
+                return
+            budget.spend(len(part))
+            held += part
+            if len(held) >= _OUT:
+                whole = _whole_records(held)
+                held = held[len(whole):]
+                yield whole
+        i -= len(obj.unused_data)
+    yield held
 
 
 class _Budget:

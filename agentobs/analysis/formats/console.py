@@ -8,12 +8,14 @@ costs one ``invalid_json`` per stretch, up to the next line that opens a span, n
 """
 from __future__ import annotations
 
+import io
 import json
 import re
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, BinaryIO
 
-from .._otlp_parse import values_as_lines
+from .._json_stream import Broken, Reader
 from ..quality import DataQuality
 from ._build import KINDS, STATUS_CODES, Fields, attributes, hex_id, request
 
@@ -36,30 +38,42 @@ def matches(head: bytes) -> bool:
 
 
 def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
-    """One OTLP request for the whole file (spans grouped by resource)."""
+    """``stream`` of a document held in memory, as a list."""
+    return list(stream(lambda: io.BytesIO(data), source, q))
+
+
+BATCH = 2000                    # spans in one request
+
+
+def stream(document: Callable[[], BinaryIO], source: str, q: DataQuality) -> Iterator[dict[str, Any]]:
+    """OTLP requests of ``BATCH`` spans (grouped by resource), the file read a span at a time
+    (``Reader.values``)."""
     resources: dict[str, list[dict[str, Any]]] = {}
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for n, line in enumerate((values_as_lines(data, one_line_values=True) or b"").split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            span = json.loads(line)
-        except (ValueError, RecursionError) as exc:
-            q.add("invalid_json", source, example=f"line {n}: {str(exc)[:120]}")
-            continue
-        if not isinstance(span, dict) or not isinstance(span.get("context"), dict):
-            q.add("not_otlp", source, example=f"line {n}: not a span of the ConsoleSpanExporter")
-            continue
-        res: dict[str, Any] = span["resource"] if isinstance(span.get("resource"), dict) else {}
-        try:
-            converted = _span(span, Fields(source, q, f"line {n}"))
-            key = json.dumps(res.get("attributes"), sort_keys=True, default=str)
-            resources.setdefault(key, attributes(res.get("attributes")))
-        except RecursionError:                  # a value nested deeper than Python's recursion limit goes
-            q.add("bad_span", source, example=f"line {n}: a span nested too deeply to convert")
-            continue
-        groups.setdefault((key, "", ""), []).append(converted)
-    return [request(groups, resources)] if groups else []
+    held = 0
+    with document() as f:
+        for n, span in Reader(f, strict=False).values():
+            if isinstance(span, Broken):
+                q.add("invalid_json", source, example=f"line {n}: {span.reason[:120]}")
+                continue
+            if not isinstance(span, dict) or not isinstance(span.get("context"), dict):
+                q.add("not_otlp", source, example=f"line {n}: not a span of the ConsoleSpanExporter")
+                continue
+            res: dict[str, Any] = span["resource"] if isinstance(span.get("resource"), dict) else {}
+            try:
+                converted = _span(span, Fields(source, q, f"line {n}"))
+                key = json.dumps(res.get("attributes"), sort_keys=True, default=str)
+                resources.setdefault(key, attributes(res.get("attributes")))
+            except RecursionError:                  # a value nested deeper than Python's recursion limit goes
+                q.add("bad_span", source, example=f"line {n}: a span nested too deeply to convert")
+                continue
+            groups.setdefault((key, "", ""), []).append(converted)
+            held += 1
+            if held >= BATCH:
+                yield request(groups, resources)
+                groups, held = {}, 0
+    if groups:
+        yield request(groups, resources)
 
 
 def _span(span: dict[str, Any], bad: Fields) -> dict[str, Any]:

@@ -10,12 +10,14 @@ microseconds. Values Jaeger keeps only as text (arrays, maps) stay text.
 """
 from __future__ import annotations
 
-import json
+import io
 import re
-from typing import Any
+from collections.abc import Callable, Generator, Iterator
+from typing import Any, BinaryIO
 
+from .._json_stream import Broken, Reader
 from ..quality import DataQuality
-from ._build import KINDS, STATUS_CODES, Fields, hex_id, request
+from ._build import KINDS, STATUS_CODES, Fields, hex_id, nanos, request
 
 NAME = "Jaeger JSON (UI download, API before v3)"
 
@@ -31,32 +33,98 @@ def matches(head: bytes) -> bool:
 
 
 def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
-    """One OTLP request per trace."""
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError) as exc:           # UnicodeDecodeError is a ValueError
-        q.add("invalid_json", source, example=str(exc)[:200])
-        return []
-    traces = doc.get("data") if isinstance(doc, dict) and "data" in doc else doc
-    if isinstance(traces, dict):
-        traces = [traces]
-    if not isinstance(traces, list):
-        q.add("unknown_format", source, example="a Jaeger answer without traces")
-        return []
-    out = []
-    for trace in traces:
-        if not isinstance(trace, dict) or not isinstance(trace.get("spans"), list):
-            q.add("bad_span", source, example="a trace without a list of spans")
+    """``stream`` of a document held in memory, as a list."""
+    return list(stream(lambda: io.BytesIO(data), source, q))
+
+
+def stream(document: Callable[[], BinaryIO], source: str, q: DataQuality) -> Iterator[dict[str, Any]]:
+    """OTLP requests of the document ``document()`` opens, a trace (or ``BATCH`` spans of one) at a time, read a
+    trace at a time (``_json_stream``): a download of many traces never holds more than one as Python objects. A
+    single trace, whose processes Jaeger writes after its spans, is read twice: its processes, then its spans a
+    batch at a time. Text that is not JSON costs one ``invalid_json``, the traces before it kept."""
+    with document() as f:
+        r = Reader(f)
+        try:
+            kind = r.kind()
+            if kind == "[":
+                for _ in r.elements():
+                    yield from _trace_value(r.value(), source, q)
+            elif kind == "{":
+                single = yield from _members(r, source, q)
+                if single:
+                    yield from _single(document, source, q)
+            else:
+                q.add("unknown_format", source, example="a Jaeger answer without traces")
+        except Broken as exc:
+            q.add("invalid_json", source, example=str(exc)[:200])
+
+
+def _members(r: Reader, source: str, q: DataQuality) -> Generator[dict[str, Any], None, bool]:
+    """The traces of ``{"data": [...]}``; True when the object has no ``data``: it is a single trace."""
+    found = False
+    for key in r.members():
+        if key != "data":
             continue
-        out.append(_trace(trace, source, q))
-    return out
+        found = True
+        kind = r.kind()
+        if kind == "[":
+            for _ in r.elements():
+                yield from _trace_value(r.value(), source, q)
+        elif kind == "{":
+            yield from _trace_value(r.value(), source, q)
+        else:
+            r.skip()
+            q.add("unknown_format", source, example="a Jaeger answer without traces")
+    return not found
 
 
-def _trace(trace: dict[str, Any], source: str, q: DataQuality) -> dict[str, Any]:
-    processes: dict[str, Any] = trace["processes"] if isinstance(trace.get("processes"), dict) else {}
+def _single(document: Callable[[], BinaryIO], source: str, q: DataQuality) -> Iterator[dict[str, Any]]:
+    """A single trace (``{"traceID", "spans", "processes"}``): its processes read first, its spans then."""
+    processes: dict[str, Any] = {}
+    has_spans = False
+    with document() as f:
+        r = Reader(f)
+        for key in r.members():
+            if key == "processes":
+                value = r.value()
+                processes = value if isinstance(value, dict) else {}
+            elif key == "spans" and r.kind() == "[":
+                has_spans = True
+                for _ in r.elements():
+                    r.skip()
+    if not has_spans:
+        q.add("bad_span", source, example="a trace without a list of spans")
+        return
+    with document() as f:
+        r = Reader(f)
+        for key in r.members():
+            if key == "spans" and r.kind() == "[":
+                yield from _convert(_spans(r), processes, source, q)
+
+
+def _spans(r: Reader) -> Iterator[Any]:
+    for _ in r.elements():
+        yield r.value()
+
+
+def _trace_value(trace: Any, source: str, q: DataQuality) -> Iterator[dict[str, Any]]:
+    if not isinstance(trace, dict) or not isinstance(trace.get("spans"), list):
+        q.add("bad_span", source, example="a trace without a list of spans")
+        return
+    yield from _convert(iter(trace["spans"]), trace["processes"] if isinstance(trace.get("processes"), dict) else {},
+                        source, q)
+
+
+BATCH = 2000                    # spans of one trace in one request
+
+
+def _convert(spans: Iterator[Any], processes: dict[str, Any], source: str, q: DataQuality
+             ) -> Iterator[dict[str, Any]]:
+    """The spans of one trace as OTLP requests of at most ``BATCH`` spans."""
     resources: dict[str, list[dict[str, Any]]] = {}
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for span in trace["spans"]:
+    held = 0
+    for span in spans:
         if not isinstance(span, dict):
             q.add("bad_span", source, example=f"not a Jaeger span ({type(span).__name__})")
             continue
@@ -77,7 +145,12 @@ def _trace(trace: dict[str, Any], source: str, q: DataQuality) -> dict[str, Any]
         scope = (str(tags.get("otel.scope.name", tags.get("otel.library.name", ""))),
                  str(tags.get("otel.scope.version", tags.get("otel.library.version", ""))))
         groups.setdefault((pid, *scope), []).append(converted)
-    return request(groups, resources)
+        held += 1
+        if held >= BATCH:
+            yield request(groups, resources)
+            groups, held = {}, 0
+    if groups:
+        yield request(groups, resources)
 
 
 def _span(span: dict[str, Any], tag_list: list[Any], tags: dict[str, Any], bad: Fields) -> dict[str, Any]:
@@ -94,8 +167,8 @@ def _span(span: dict[str, Any], tag_list: list[Any], tags: dict[str, Any], bad: 
     if parent is not None:
         out["parentSpanId"] = hex_id(parent.get("spanID"), 16)
     if isinstance(start, int) and isinstance(duration, int):
-        out["startTimeUnixNano"] = str(start * 1000)
-        out["endTimeUnixNano"] = str((start + duration) * 1000)
+        out["startTimeUnixNano"] = nanos(start)
+        out["endTimeUnixNano"] = nanos(start + duration)
     code = STATUS_CODES.get(str(tags.get("otel.status_code", "")).upper(), 0)
     if not code and tags.get("error") is True:
         code = STATUS_CODES["ERROR"]
@@ -116,7 +189,7 @@ def _event(log: dict[str, Any], bad: Fields) -> dict[str, Any]:
     fields = _values(bad.list(log, "fields", f"a log of {bad.where}"))
     name = next((f["value"].get("stringValue") for f in fields if f["key"] == "event"), None)
     ts = log.get("timestamp")
-    return {"timeUnixNano": str(ts * 1000) if isinstance(ts, int) else "0", "name": str(name or "log"),
+    return {"timeUnixNano": nanos(ts) if isinstance(ts, int) else "0", "name": str(name or "log"),
             "attributes": [f for f in fields if f["key"] != "event"]}
 
 

@@ -30,17 +30,19 @@ value is the whole trace.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import re
+from collections.abc import Callable, Iterator
 from json.decoder import scanstring  # type: ignore[attr-defined]
-from typing import Any
+from typing import Any, BinaryIO
 
 from ...contract.otlp_values import any_value
 from ...contract.semconv import ATTRIBUTE_TYPES
-from .._otlp_parse import values_as_lines
+from .._json_stream import Broken, Reader
 from ..quality import DataQuality
-from ._build import KINDS, STATUS_CODES, hex_id, request
+from ._build import KINDS, STATUS_CODES, hex_id, nanos, request
 
 NAME = "Zipkin JSON (API v2)"
 
@@ -113,40 +115,92 @@ def _first_keys(text: str, pos: int) -> dict[str, str | None]:
 
 
 def requests(data: bytes, source: str, q: DataQuality) -> list[dict[str, Any]]:
-    """One OTLP request for the whole file (spans grouped by resource and scope)."""
-    spans: list[tuple[dict[str, Any], str, bool]] = []            # (OTLP span, resource key, shared)
+    """``stream`` of a document held in memory, as a list."""
+    return list(stream(lambda: io.BytesIO(data), source, q))
+
+
+BATCH = 2000                    # spans in one request
+
+
+def stream(document: Callable[[], BinaryIO], source: str, q: DataQuality) -> Iterator[dict[str, Any]]:
+    """OTLP requests of ``BATCH`` spans (grouped by resource and scope), the file read a value (a span, or a trace's
+    array of spans) at a time. A ``shared`` span needs the ids of the whole file: the file is read once for the shared
+    spans (usually none), once more for their clients' ids when there are some, then converted."""
+    moved = _shared_ids(document)
     resources: dict[str, list[dict[str, Any]]] = {}
-    scopes: list[tuple[str, str]] = []
-    v1 = 0
-    for n, line in enumerate((values_as_lines(data, one_line_values=True) or b"").split(b"\n"), start=1):
-        if not line.strip():
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    held = v1 = 0
+    for n, item in _items(document, source, q):
+        if not isinstance(item, dict):
+            q.add("bad_span", source, example=f"line {n}: not a Zipkin span ({type(item).__name__})")
+            continue
+        if "binaryAnnotations" in item:
+            v1 += 1
             continue
         try:
-            value = json.loads(line)
-        except (ValueError, RecursionError) as exc:               # UnicodeDecodeError is a ValueError
-            q.add("invalid_json", source, example=f"line {n}: {str(exc)[:120]}")
+            span, res_key, res_attrs, scope = _span(item, source, q)
+        except RecursionError:                            # (values are flattened to text before)
+            q.add("bad_span", source, example=f"line {n}: a span nested too deeply to convert")
             continue
-        for item in value if isinstance(value, list) else [value]:
-            if not isinstance(item, dict):
-                q.add("bad_span", source, example=f"line {n}: not a Zipkin span ({type(item).__name__})")
-            elif "binaryAnnotations" in item:
-                v1 += 1
-            else:
-                try:
-                    span, res_key, res_attrs, scope = _span(item, source, q)
-                except RecursionError:                            # (values are flattened to text before)
-                    q.add("bad_span", source, example=f"line {n}: a span nested too deeply to convert")
-                    continue
-                resources.setdefault(res_key, res_attrs)
-                spans.append((span, res_key, item.get("shared") is True))
-                scopes.append(scope)
+        resources.setdefault(res_key, res_attrs)
+        if moved:
+            _own_id(span, res_key, item.get("shared") is True, moved)
+        groups.setdefault((res_key, *scope), []).append(span)
+        held += 1
+        if held >= BATCH:
+            yield request(groups, resources)
+            groups, held = {}, 0
     if v1:
         q.add("unknown_format", source, count=v1, example="Zipkin v1 JSON (binaryAnnotations): only v2 is read")
-    _own_ids_for_shared(spans)
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for (span, key, _), scope in zip(spans, scopes, strict=True):
-        groups.setdefault((key, *scope), []).append(span)
-    return [request(groups, resources)] if groups else []
+    if groups:
+        yield request(groups, resources)
+
+
+def _items(document: Callable[[], BinaryIO], source: str, q: DataQuality | None) -> Iterator[tuple[int, Any]]:
+    """(line, item) of each span of the file (an item that is not an object too); a value that is not JSON is
+    counted in ``q`` (when given: the file is read more than once) and skipped."""
+    with document() as f:
+        for n, value in Reader(f, strict=False).values():
+            if isinstance(value, Broken):
+                if q is not None:
+                    q.add("invalid_json", source, example=f"line {n}: {value.reason[:120]}")
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                yield n, item
+
+
+def _key(item: dict[str, Any]) -> tuple[str, str]:
+    return hex_id(item.get("traceId"), 32), hex_id(item.get("id"), 16)
+
+
+def _shared_ids(document: Callable[[], BinaryIO]) -> dict[tuple[str, str, str], str]:
+    """(trace, old id, resource key) -> new id of each shared span whose id an unshared span of its trace holds."""
+    shared: dict[tuple[str, str], set[str]] = {}
+    for _, item in _items(document, "", None):
+        if isinstance(item, dict) and item.get("shared") is True and "binaryAnnotations" not in item:
+            try:
+                _, res_key, _, _ = _span(item, "", DataQuality())
+            except RecursionError:
+                continue
+            shared.setdefault(_key(item), set()).add(res_key)
+    if not shared:
+        return {}
+    clients = {_key(item) for _, item in _items(document, "", None)
+               if isinstance(item, dict) and item.get("shared") is not True and _key(item) in shared}
+    return {(*old, key): hashlib.sha256(f"{old[0]}:{old[1]}:{key}:shared".encode()).hexdigest()[:16]
+            for old, keys in shared.items() if old in clients for key in keys}
+
+
+def _own_id(span: dict[str, Any], key: str, shared: bool, moved: dict[tuple[str, str, str], str]) -> None:
+    """A shared span whose id its client holds: its own id, as that span's child; the spans of its service whose
+    parent is that id become its children."""
+    new = moved.get((span["traceId"], span["spanId"], key)) if shared else None
+    if new is not None:
+        span["spanId"], span["parentSpanId"] = new, span["spanId"]
+        return
+    child_of = moved.get((span["traceId"], span.get("parentSpanId", ""), key))
+    if child_of is not None and span["spanId"] != child_of:
+        span["parentSpanId"] = child_of
 
 
 def _span(item: dict[str, Any], source: str, q: DataQuality
@@ -197,8 +251,8 @@ def _span(item: dict[str, Any], source: str, q: DataQuality
         out["parentSpanId"] = hex_id(parent, 16)
     start, duration = _micros(item.get("timestamp")), _micros(item.get("duration"))
     if start is not None and duration is not None:
-        out["startTimeUnixNano"] = str(start * 1000)
-        out["endTimeUnixNano"] = str((start + duration) * 1000)
+        out["startTimeUnixNano"] = nanos(start)
+        out["endTimeUnixNano"] = nanos(start + duration)
     for tag, field in _DROPPED.items():
         count = _typed("", tags.get(tag), "int")
         if isinstance(count, int) and count > 0:
@@ -290,24 +344,5 @@ def _event(annotation: dict[str, Any], source: str, q: DataQuality) -> dict[str,
             (key, inner), = parsed.items()
             if isinstance(inner, dict):
                 name, attrs = key, {k: _plain(v) for k, v in inner.items() if v is not None}
-    return {"timeUnixNano": str(ts * 1000), "name": name,
+    return {"timeUnixNano": nanos(ts), "name": name,
             "attributes": [{"key": k, "value": any_value(v)} for k, v in attrs.items()]}
-
-
-def _own_ids_for_shared(spans: list[tuple[dict[str, Any], str, bool]]) -> None:
-    """A shared span whose id another (unshared) span of its trace holds: its own id, as that span's child; the
-    spans of its service whose parent is that id become its children."""
-    unshared = {(s["traceId"], s["spanId"]) for s, _, shared in spans if not shared}
-    moved: dict[tuple[str, str, str], str] = {}                   # (trace, old id, resource) -> new id
-    for span, key, shared in spans:
-        old = (span["traceId"], span["spanId"])
-        if shared and old in unshared:
-            new = hashlib.sha256(f"{old[0]}:{old[1]}:{key}:shared".encode()).hexdigest()[:16]
-            moved[(*old, key)] = new
-            span["spanId"], span["parentSpanId"] = new, old[1]
-    if not moved:
-        return
-    for span, key, _ in spans:
-        child_of = moved.get((span["traceId"], span.get("parentSpanId", ""), key))
-        if child_of is not None and span["spanId"] != child_of:
-            span["parentSpanId"] = child_of

@@ -1,0 +1,44 @@
+"""``agentobs view SOURCES``: the run explorer served from 127.0.0.1 until Ctrl-C."""
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import click
+
+from .analysis_cmds import _options, _run
+from .render import say
+
+
+@click.command("view")
+@click.argument("sources", nargs=-1)
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="Port on 127.0.0.1 (0: a free one).")
+@click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="CSV or JSON of run_id,success; ids match trace, conversation or task ids.")
+@click.option("--success-attr", default=None, metavar="KEY=VALUE",
+              help="A run succeeded when its root span has this attribute value.")
+@click.option("--target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
+              show_default=True, help="Largest share of successful runs a recommended cap may cut off.")
+@click.option("--margin", type=click.FloatRange(0, 10), default=0.10, show_default=True,
+              help="Margin added to the smallest cap within the target (0.1 = 10%).")
+@click.option("--segment", "segments", multiple=True, metavar="ATTR",
+              help="Also give percentiles per value of this run column or root-span attribute (and filter by it).")
+@click.option("--jaeger-url", default=None, help="Jaeger UI base URL for links (default AGENTOBS_JAEGER_URL).")
+def view_cmd(sources: tuple[str, ...], port: int, labels: Path | None, success_attr: str | None, target: float,
+             margin: float, segments: tuple[str, ...], jaeger_url: str | None) -> None:
+    """The run explorer in the browser, served from 127.0.0.1 for runs in SOURCES (Ctrl-C stops it)."""
+    from ..analysis.explorer import server
+    from ..analysis.explorer.model import build
+    from ..analysis.html import _href, page
+    report = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), say_labels=True)
+    x = build(report, mode="served", jaeger=_href(report.options.jaeger_url))
+    srv = server.ExplorerServer(x, page(x), port)
+    say(f"Explorer: {srv.url} ({len(report.runs):,} runs, {int(report.overview['spans']):,} spans; Ctrl-C stops it)")
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)       # a second Ctrl-C while closing: closing already
+    finally:
+        srv.server_close()
+    say("Explorer stopped.")

@@ -296,7 +296,8 @@ def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: n
     label = np.where(pd.notna(agent_name[rows]), agent_name[rows], span_names[rows]).astype(object)
     # the main agent invoked again beside itself (a team's turns) is no sub-agent of its own run; inside itself (an
     # agent running another of its kind as a tool) it is
-    main_label = np.where(main >= 0, agent_name[np.maximum(main, 0)], None)
+    main_label = np.asarray(agent_name[np.maximum(main, 0)], dtype=object).copy()
+    main_label[main < 0] = None
     inside_main = nearest_marked(parent, mains)[rows] >= 0
     again = (label == main_label[run[rows]]) & ~inside_main
     rows, label = rows[~again], label[~again]

@@ -914,8 +914,14 @@ def _evidence(c: _Ctx) -> Evidence:
                     tool=pd.array(f["tool"]).to_numpy(dtype=object, na_value=None), errors_said=_errors_said(c),
                     root_error=status[root_rows] == 2, rootless=c.ident.rootless,
                     roots=np.isin(np.arange(len(c.spans)), root_rows), offers_tools=c.norm.offers_tools,
-                    loop_finish=np.where(c.calls.aggregate, pd.array(f["finish"]).to_numpy(dtype=object, na_value=None),
-                                         None))
+                    loop_finish=_loop_finish(c))
+
+
+def _loop_finish(c: _Ctx) -> np.ndarray:
+    """The finish reasons of the loop spans (None elsewhere)."""
+    finish = pd.array(c.norm.fields["finish"]).to_numpy(dtype=object, na_value=None).copy()
+    finish[~c.calls.aggregate] = None
+    return finish
 
 
 def _ends(c: _Ctx) -> np.ndarray:

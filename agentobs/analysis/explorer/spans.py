@@ -26,7 +26,7 @@ import pandas as pd
 
 from ...contract.redaction import REDACTED, Redactor
 from ..dialects import normalize
-from ..dialects._base import CHAT
+from ..dialects import CHAT
 from ..graph import span_keys
 from .text import Strings
 

@@ -26,9 +26,12 @@ attempt and ends with its last. The span that stands for it (``Calls.row``) is i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .dialects import AGENT, ANSWER, CALLS, CHAIN, CHAT, HANDOFF, NUMBER_FIELDS, OTHER, RETRIEVAL, STEP, TOOL, TRANSPORT
 from .dialects._evaluate import Fields
@@ -173,8 +176,9 @@ def _nested(parent: np.ndarray, siblings: np.ndarray, kind: np.ndarray, error: n
     u["top"] = pd.Series(tops, index=unit[tops]).reindex(units).to_numpy()
     u["parent"] = siblings[u["top"].to_numpy()]
     u["role"] = kind[units]
-    u["identity"] = identity[units]
-    u = u.sort_values(["parent", "start", "top"], kind="stable").reset_index(drop=True)
+    order = np.lexsort((u["top"].to_numpy(), u["start"].to_numpy(), u["parent"].to_numpy()))
+    u = u.iloc[order].reset_index(drop=True)
+    u["identity"] = identity[u["unit"].to_numpy()]
     u["group"] = _attempt_groups(u)
     span_group = np.full(n, -1, dtype=np.int64)
     span_group[in_unit] = pd.Series(u["group"].to_numpy(), index=u["unit"].to_numpy()).reindex(unit[in_unit]).to_numpy()
@@ -232,7 +236,7 @@ def _per_call(span_group: np.ndarray, unit: np.ndarray, depth: np.ndarray, u: pd
     codes, groups = pd.factorize(span_group[member], sort=True)
     call = np.full(n, -1, dtype=np.int64)
     call[member] = codes
-    g = u.assign(call=pd.Index(groups).get_indexer(u["group"].to_numpy()))
+    g = u.drop(columns="identity").assign(call=pd.Index(groups).get_indexer(u["group"].to_numpy()))
     per = g.groupby("call").agg(units=("unit", "size"), start=("start", "min"), end=("end", "max"))
     last = g.sort_values(["call", "start", "top"], kind="stable").drop_duplicates("call", keep="last")
     last = last.set_index("call").reindex(per.index)
@@ -278,14 +282,32 @@ def call_fields(calls: Calls, values: Fields) -> None:
         wrapper = pd.Series(v[outer], index=call[outer]).groupby(level=0).first().reindex(np.arange(calls.n))
         values[f][calls.rows] = np.where(counted, total, wrapper.to_numpy(dtype=float))
     text_order = np.lexsort((~in_last, call))        # (stable: deepest first within each)
+    multi = np.bincount(call, minlength=calls.n) > 1     # calls of one span keep their values as they are
+    keep = multi[call[text_order]]
+    members, owners = m[text_order][keep], call[text_order][keep]
     for f in ("model", "provider", "finish", "error_type", "tool", "args"):
-        arr = values[f]
-        got = np.asarray(arr[m], dtype=object)[text_order]
-        present = pd.notna(got)
-        if not present.any():
-            continue
-        chosen = pd.Series(got[present], index=call[text_order][present]).groupby(level=0).first()
-        pick = chosen.reindex(np.arange(calls.n)).to_numpy(dtype=object)
-        here = np.asarray(arr[calls.rows], dtype=object)
-        arr[calls.rows] = np.where(pd.notna(pick), pick, here)
+        values[f] = _gathered(values[f], members, owners, calls.rows)
     values["error"][calls.rows] = calls.failed
+
+
+def _gathered(values: Any, members: np.ndarray, owners: np.ndarray, rows: np.ndarray) -> Any:
+    """A text field with each call's first value among its ``members`` (in their order) written on its standing
+    span (``rows[owner]``); in Arrow, so the million spans' array is not copied as Python objects."""
+    arr = values if isinstance(values, pa.Array) else pa.array(values)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    got = pc.take(arr, pa.array(members, type=pa.int64()))
+    valid = got.is_valid().to_numpy(zero_copy_only=False)
+    if not valid.any():
+        return values
+    firsts = pd.Series(np.flatnonzero(valid), index=owners[valid]).groupby(level=0).first()
+    target = rows[firsts.index.to_numpy()]
+    source = members[firsts.to_numpy()]
+    same = target == source
+    if same.all():
+        return values
+    target, source = target[~same], source[~same]
+    index = np.arange(len(arr), dtype=np.int64)
+    index[target] = source
+    out = pc.take(arr, pa.array(index))
+    return pd.array(out, dtype=pd.StringDtype("pyarrow"))

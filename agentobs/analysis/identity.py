@@ -24,6 +24,7 @@ trace id when the trace holds one run, else ``<trace id>:<span id>`` of the run'
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,7 @@ from ..contract import semconv as sc
 from .dialects import AGENT, CALLS, CHAIN, CHAT, ORCHESTRATION, OTHER, TOOL
 from .graph import SpanKeys, ancestors_of, chain_top, highest_marked, link_groups, nearest_marked
 
+_Ids: TypeAlias = pd.api.extensions.ExtensionArray   # per span, a string id (missing: none)
 ROOT_KINDS = np.array(["agent", "chain", "trace", "session"], dtype=object)
 _AGENT, _CHAIN, _TRACE, _SESSION = range(4)
 
@@ -57,7 +59,7 @@ _LAST = np.iinfo(np.int64).max          # (a time that is missing sorts last, as
 
 
 def identify(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: np.ndarray,
-             links: pd.DataFrame | None, session: np.ndarray | None = None,
+             links: pd.DataFrame | None, session: _Ids | None = None,
              handoff: np.ndarray | None = None) -> RunIdentity:
     """``session``: per span, a conversation or session id (None where it carries none); ``handoff``: per span, the
     agent a handoff hands the run to (None elsewhere)."""
@@ -75,7 +77,7 @@ def identify(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: 
     return RunIdentity(run, run_ids, seg, root_kind, main, subs, names, unplaced, rootless)
 
 
-def _anchors(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, session: np.ndarray | None
+def _anchors(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, session: _Ids | None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(per span: the root span of its run, -1 outside runs; per span: how a run rooted there is rooted, as an
     index into ROOT_KINDS; per span: a run rooted there lost its root span)."""
@@ -204,7 +206,7 @@ def _loose_calls(keys: SpanKeys, loose: np.ndarray, anchor: np.ndarray, spans: p
 
 
 def _whole_traces(keys: SpanKeys, trace: np.ndarray, whole: np.ndarray, ctop: np.ndarray, anchor: np.ndarray,
-                  how: np.ndarray, session: np.ndarray | None) -> np.ndarray:
+                  how: np.ndarray, session: _Ids | None) -> np.ndarray:
     """Traces with calls but no run: one run per trace rooted at its root span (at its first span whose parent is
     missing when the root never arrived), or per session id when its spans carry one."""
     in_whole = whole[trace]
@@ -224,7 +226,7 @@ def _whole_traces(keys: SpanKeys, trace: np.ndarray, whole: np.ndarray, ctop: np
 
 
 def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, links: pd.DataFrame | None,
-             how: np.ndarray, session: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
+             how: np.ndarray, session: _Ids | None) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
     """Run codes per span, run ids, and the segments (one per root span) sorted by run and start."""
     anchor_rows = np.unique(anchor[anchor >= 0])
     roots = spans.iloc[anchor_rows]

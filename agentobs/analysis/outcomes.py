@@ -168,12 +168,12 @@ def _last_calls(e: Evidence) -> dict[str, pd.DataFrame | pd.Series]:
     """Per run: its last call (by end, then start), the end of its last model call that answered, and the runs
     whose last model call asked for tools with no model call after it."""
     sel = np.flatnonzero(e.call_row & np.isin(e.kind, CALLS) & (e.run >= 0))
+    # (by start: a tool call a model call's span holds, as Mastra's steps and the Vercel AI SDK's streams hold
+    # theirs, comes after it; sorted on the numbers before the frame is built)
+    sel = sel[np.lexsort((sel, e.end[sel], e.start[sel], e.run[sel]))]
     c = pd.DataFrame({"run": e.run[sel], "row": sel, "kind": e.kind[sel], "error": e.error[sel].astype(bool),
                       "start": e.start[sel], "end": e.end[sel], "finish": e.finish[sel], "tool": e.tool[sel],
                       "said": e.errors_said[sel]})
-    # (by start: a tool call a model call's span holds, as Mastra's steps and the Vercel AI SDK's streams hold
-    # theirs, comes after it)
-    c = c.sort_values(["run", "start", "end", "row"], kind="stable")
     last = c.drop_duplicates("run", keep="last")
     chats = c[c["kind"] == CHAT]
     answered_end = chats[~chats["error"]].groupby("run")["end"].max()

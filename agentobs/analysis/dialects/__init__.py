@@ -31,6 +31,7 @@ from the others in the order above, then from keys shaped like the value (``_str
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -94,7 +95,7 @@ class Normalized:
     rule: np.ndarray = field(default_factory=lambda: np.array([], dtype=np.int8))   # structure rule (-1: none)
     # per span: tools were offered to it (a model call), False where not or not recorded; None: no dialect records it
     offers_tools: np.ndarray | None = None
-    session: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))  # conversation or session id
+    session: Any = None              # per span, its conversation or session id (a string array; None: no span has one)
 
     @property
     def kind_names(self) -> np.ndarray:
@@ -123,7 +124,7 @@ def normalize(spans: pd.DataFrame) -> Normalized:
         kind[take], dialect[take], unnamed[take] = claimed[take], i, False
         mark = (claimed == UNNAMED) & (kind < 0)
         kind[mark], dialect[mark], unnamed[mark] = OTHER, i, True
-    generic = _structure.generic(spans.columns)
+    generic = _structure.generic(spans.columns, known=_keys_of(present, None, *TEXT_FIELDS, *NUMBER_FIELDS))
     open_ = (kind < 0) | unnamed
     candidates = open_ & _any_present(spans, _keys_of(present, generic, "model", "tool"))
     rows = np.flatnonzero(np.isin(kind, list(_NEEDED_BY)) | candidates)
@@ -140,7 +141,8 @@ def normalize(spans: pd.DataFrame) -> Normalized:
         take = role >= 0
         kind[take], rule[take], dialect[take] = role[take], which[take], STRUCTURE
     # a finish reason that says the call failed (the Vercel AI SDK's and Mastra's "error") is a failure
-    said_error = pd.Series(pd.array(values["finish"])).str.lower().eq("error").fillna(False).to_numpy(dtype=bool)
+    finish_text = pa.array(values["finish"])
+    said_error = pc.fill_null(pc.equal(pc.utf8_lower(finish_text), "error"), False).to_numpy(zero_copy_only=False)
     values["error"] = status_error | values.pop("error_flag") | said_error
     # a model call whose answer holds a tool call asked for tools, whatever finish reason it does not record
     asked = (kind == CHAT) & _any_present(spans, _ASKS) & pd.isna(values["finish"])
@@ -150,10 +152,12 @@ def normalize(spans: pd.DataFrame) -> Normalized:
         values["finish"] = pd.array(finish, dtype=pd.StringDtype("pyarrow"))
     # a tool call that delivers the run's final answer (smolagents' final_answer, Pydantic AI's final_result), one
     # that hands the run over to another agent
-    tool_name = pd.Series(values["tool"]).str.lower()
-    kind[(kind == TOOL) & tool_name.isin(FINAL_ANSWER_TOOLS).to_numpy(dtype=bool)] = ANSWER
-    handoff = tool_name.isin(HANDOFF_TOOLS) | tool_name.str.startswith(HANDOFF_TOOL_PREFIXES)
-    kind[(kind == TOOL) & handoff.fillna(False).to_numpy(dtype=bool)] = HANDOFF
+    tools = np.flatnonzero(kind == TOOL)
+    if len(tools):
+        tool_name = pd.Series(pd.array(values["tool"])[tools]).str.lower()
+        kind[tools[tool_name.isin(FINAL_ANSWER_TOOLS).to_numpy(dtype=bool)]] = ANSWER
+        handoff = tool_name.isin(HANDOFF_TOOLS) | tool_name.str.startswith(HANDOFF_TOOL_PREFIXES)
+        kind[tools[handoff.fillna(False).to_numpy(dtype=bool)]] = HANDOFF
     kind[kind < 0] = OTHER
     codes, code_counts = np.unique(dialect[dialect >= 0], return_counts=True)
     counts = {str(DIALECT_NAMES[i]): int(c) for i, c in zip(codes, code_counts, strict=True)}
@@ -165,10 +169,8 @@ def normalize(spans: pd.DataFrame) -> Normalized:
             if len(found):
                 unusable[(f, what)] = found
                 v[found] = np.nan
-    session = np.full(n, None, dtype=object)
-    if any(k in spans.columns for k in SESSION_KEYS):
-        s = text(spans, SESSION_KEYS)
-        session = np.asarray(pd.array(s, dtype=pd.StringDtype("pyarrow")).to_numpy(dtype=object, na_value=None))
+    session = pd.array(text(spans, SESSION_KEYS), dtype=pd.StringDtype("pyarrow")) \
+        if any(k in spans.columns for k in SESSION_KEYS) else None
     return Normalized(kind=kind, dialect=dialect, fields=values, counts=counts, unusable=unusable, rule=rule,
                       session=session, offers_tools=_offers_tools(spans))
 
@@ -183,11 +185,12 @@ def _offers_tools(spans: pd.DataFrame) -> np.ndarray | None:
     return _any_present(spans, tuple(cols)) if cols else None
 
 
-def _keys_of(present: list[int], generic: Dialect, *names: str) -> tuple[str, ...]:
+def _keys_of(present: list[int], generic: Dialect | None, *names: str) -> tuple[str, ...]:
     keys: list[str] = []
-    for d in (*(REGISTRY[i] for i in present), generic):
+    for d in (*(REGISTRY[i] for i in present), *((generic,) if generic is not None else ())):
         for f in names:
             keys += [s for s in d.text.get(f, ()) if isinstance(s, str)]
+            keys += list(d.numbers.get(f, ()))
     return tuple(dict.fromkeys(keys))
 
 

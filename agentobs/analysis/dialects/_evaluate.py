@@ -18,15 +18,21 @@ from ._table import NAME, Dialect, SpanName, When
 Fields = dict[str, Any]
 
 
-def holds(spans: pd.DataFrame, when: When) -> np.ndarray:
-    """Where the condition holds, per span."""
-    values = text(spans, ("name",) if when.key == NAME else (when.key,))
+def holds(spans: pd.DataFrame, when: When, lowered: dict[str, pa.Array] | None = None) -> np.ndarray:
+    """Where the condition holds, per span (``lowered``: the lower-cased texts already read, by key)."""
+    key = "name" if when.key == NAME else when.key
+    values = text(spans, (key,))
     valid = values.is_valid().to_numpy(zero_copy_only=False)
     if not when.present:
         return ~valid
     if not (when.equals or when.prefix or when.contains):
         return valid
-    v = lower(values)
+    if lowered is None:
+        v = lower(values)
+    elif key in lowered:
+        v = lowered[key]
+    else:
+        v = lowered[key] = lower(values)
     out = np.zeros(len(spans), dtype=bool)
     for e in when.equals:
         out |= _bool(pc.equal(v, e.lower()))
@@ -54,13 +60,14 @@ def claim(d: Dialect, spans: pd.DataFrame) -> np.ndarray | None:
         out = np.full(n, -1, dtype=np.int8)
         if not d.rules:
             return None
+    lowered: dict[str, pa.Array] = {}
     for rule in d.rules:
         target = out == rule.of_role if rule.of_role is not None else out < 0
         if not target.any():
             continue
         sel = target.copy()
         for w in rule.when:
-            sel &= holds(spans, w)
+            sel &= holds(spans, w, lowered)
             if not sel.any():
                 break
         out[sel] = rule.role

@@ -37,10 +37,12 @@ def _matching(columns: Iterable[str], pattern: re.Pattern[str]) -> tuple[str, ..
     return tuple(sorted(c for c in columns if pattern.search(c) and not _NOT.search(c)))
 
 
-def generic(columns: Iterable[str]) -> Dialect:
+def generic(columns: Iterable[str], known: Iterable[str] = ()) -> Dialect:
     """The keys of this frame shaped like a model id, token counts, a tool name or tool arguments, as a dialect
-    table that reads them (no marker: it classifies nothing itself)."""
-    cols = [c for c in columns if "." in c or "_" in c or c == "model"]
+    table that reads them (no marker: it classifies nothing itself); ``known`` keys, which a dialect reads, are left
+    to it."""
+    seen = set(known)
+    cols = [c for c in columns if ("." in c or "_" in c or c == "model") and c not in seen]
     return Dialect(name="structure",
                    text={"model": _matching(cols, _MODEL), "tool": _matching(cols, _TOOL),
                          "args": _matching(cols, _ARGS)},

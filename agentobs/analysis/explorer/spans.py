@@ -25,8 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ...contract.redaction import REDACTED, Redactor
-from ..dialects import normalize
-from ..dialects import CHAT
+from ..dialects import CHAT, normalize
 from ..graph import span_keys
 from .text import Strings
 

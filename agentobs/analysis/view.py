@@ -34,6 +34,8 @@ class Column:
     name: str
     align: str = "left"              # "left" | "right"
     terminal: bool = True            # shown on the terminal (long prose columns are HTML only)
+    key: bool = False                # a key cell (a name, a count, a share, a recommended value): a narrow terminal
+                                     # keeps it in the table and moves the other columns below (the first always is)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,8 +91,9 @@ def _c(v: Any, **kw: Any) -> Cell:
 
 
 def _table(title: str, columns: list[tuple[str, str] | Column], rows: list[list[Any]], *,
-           terminal: bool = True) -> Table:
-    cols = tuple(c if isinstance(c, Column) else Column(name=c[0], align=c[1]) for c in columns)
+           terminal: bool = True, key: tuple[str, ...] = ()) -> Table:
+    """A table; ``key`` names its key columns (the first is one anyway)."""
+    cols = tuple(c if isinstance(c, Column) else Column(name=c[0], align=c[1], key=c[0] in key) for c in columns)
     return Table(title=title, columns=cols, terminal=terminal,
                  rows=tuple(tuple(x if isinstance(x, Cell) else _c(x) for x in r) for r in rows))
 
@@ -110,7 +113,7 @@ def report_view(r: Report) -> ReportView:
             ("unlabelled", "right"), ("success rate", "right")],
             [[ov["runs"], ov["spans"], ov["successful"], ov["failed"], ov["unlabelled"], rate]], terminal=False),
             _table("Runs by stop reason", [("stop reason", "left"), ("runs", "right")],
-                   [[str(k), v] for k, v in ov["by_stop_reason"].items()]))),
+                   [[str(k), v] for k, v in ov["by_stop_reason"].items()], key=("runs",)))),
         _signatures(r), _percentiles(r), *_segments(r), _caps(r), _quality(r)]
     return ReportView(summary=tuple(summary), sections=tuple(s for s in sections if s.blocks),
                       generated_at=r.generated_at, sources=tuple(r.sources),
@@ -142,7 +145,8 @@ def _signatures(r: Report) -> Section:
                           parts=tuple(Cell(text=e.run_id, link=e.link) for e in ex))])
     blocks: list[Table | Line] = [_table("Failure signatures", [
         ("signature", "left"), ("runs", "right"), ("share", "right"), ("failed", "right"), ("primary", "right"),
-        Column(name="looks like", terminal=False), ("control", "left"), ("examples", "left")], rows)]
+        Column(name="looks like", terminal=False), ("control", "left"), ("examples", "left")], rows,
+        key=("runs", "share", "failed", "primary"))]
     if r.overview["without_signature_failed"]:
         blocks.append(Line(text=f"{r.overview['without_signature_failed']:,} failed runs match no signature "
                                 "(see their stop reasons)."))
@@ -164,7 +168,8 @@ def _percentiles(r: Report) -> Section:
     return Section(key="percentiles", title="Percentiles", blocks=(_table(
         "Percentiles (observed values, numpy inverted_cdf)",
         [("measure", "left"), ("runs", "left"), ("n", "right"), ("p50", "right"), ("p90", "right"),
-         ("p95", "right"), ("p99", "right"), ("max", "right"), ("p99 95% CI", "left")], rows),))
+         ("p95", "right"), ("p99", "right"), ("max", "right"), ("p99 95% CI", "left")], rows,
+        key=("runs", "n", "p50", "p95", "p99")),))
 
 
 def _segments(r: Report) -> list[Section]:
@@ -179,7 +184,8 @@ def _segments(r: Report) -> list[Section]:
             rows.append([value, ok["n"], bad["n"], ok["p50"], ok["p95"], ok["max"], tok["p95"]])
         out.append(Section(key=f"segment-{by}", title=f"Per {by}", blocks=(_table(f"Per {by}", [
             (by, "left"), ("successful", "right"), ("failed", "right"), ("steps p50", "right"),
-            ("steps p95", "right"), ("steps max", "right"), ("tokens p95", "right")], rows),)))
+            ("steps p95", "right"), ("steps max", "right"), ("tokens p95", "right")], rows,
+            key=("successful", "failed", "steps p95", "tokens p95")),)))
     return out
 
 
@@ -195,7 +201,8 @@ def _caps(r: Report) -> Section:
         f"plus {100 * r.options.margin:g}%)",
         [("limit", "left"), ("successful", "right"), ("p50", "right"), Column(name="p90", align="right"),
          Column(name="p95", align="right", terminal=False), ("p99", "right"), ("max", "right"),
-         ("within target", "right"), ("recommended", "right"), ("worst case of a runaway under it", "left")], rows)]
+         ("within target", "right"), ("recommended", "right"), ("worst case of a runaway under it", "left")], rows,
+        key=("successful", "recommended"))]
     blocks += [Line(text=w, level="warning") for w in dict.fromkeys(w for c in r.caps for w in c.warnings)]
     return Section(key="caps", title="Recommended caps", blocks=tuple(blocks))
 
@@ -205,7 +212,8 @@ def _quality(r: Report) -> Section:
     if r.quality.issues:
         blocks.append(_table("Data quality", [("issue", "left"), ("count", "right"), ("source", "left"),
                                               ("example", "left")],
-                             [[i.kind, i.count, i.source, "; ".join(i.examples[:1])] for i in r.quality.issues]))
+                             [[i.kind, i.count, i.source, "; ".join(i.examples[:1])] for i in r.quality.issues],
+                             key=("count",)))
     else:
         blocks.append(Line(text="No problems found in the input."))
     nd = r.derivation

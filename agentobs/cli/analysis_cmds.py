@@ -14,7 +14,7 @@ import click
 
 from ..errors import InputError
 from .common import jaeger_url
-from .render import console, json_text, say, write_text
+from .render import errors, json_text, say, write_text
 from .safe_text import clean, csv_cell, http_url
 
 if TYPE_CHECKING:
@@ -32,10 +32,12 @@ def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None]
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     from ..analysis.sources import total_bytes
+    if not errors.is_terminal:                  # a bar goes to standard error, and only to a terminal
+        return fn(None)
     size = total_bytes(sources) * passes
     if size < LARGE_INPUT:
         return fn(None)
-    with Progress(TextColumn("loading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console,
+    with Progress(TextColumn("loading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=errors,
                   transient=True) as bar:
         task = bar.add_task("load", total=size)
         return fn(lambda n: bar.advance(task, n))

@@ -18,7 +18,7 @@ from ..domain.scenarios import SEED000, SEED004, Result
 from ..telemetry import Telemetry, configure
 from .analysis_cmds import print_caps
 from .common import DEFAULT_OUT, jaeger_link, jaeger_url
-from .render import console, json_lines, say, table, write_text
+from .render import blank, json_lines, say, table, write_text
 from .safe_text import http_url
 from .simulate import print_summary, run_population, write_manifest
 
@@ -78,29 +78,28 @@ def demo(fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None,
     link = http_url(jaeger_url()) is not None
     cols = [("scenario", "left"), ("stop", "left"), ("steps", "right"), ("tools", "right"), ("tokens", "right"),
             ("secs", "right"), ("effects", "left")] + ([("jaeger", "left")] if link else [])
-    console.print(table("Seed 000 scenarios", cols, _rows(seed000, link)))
-    console.print()
-    console.print(table("Seed 004 guards and recovery", cols, _rows(seed004, link)))
+    table("Seed 000 scenarios", cols, _rows(seed000, link))
+    blank()
+    table("Seed 004 guards and recovery", cols, _rows(seed004, link))
     say(f"Scenario traces: {scen_path} ({'; '.join(export_lines)})")
     if runs == 0:
         return
-    console.print()
+    blank()
     pop_path = out_dir / "simulate-traces.jsonl"
     ptel = _telemetry(pop_path, otlp_endpoint, service_name)
     records = run_population(ptel, runs, seed)
     pop_lines = ptel.shutdown().lines()
     write_manifest(out_dir / "simulate-manifest.json", records, seed, pop_path)
     print_summary(records)
-    console.print()
+    blank()
     report = analyze([str(pop_path)], Options(jaeger_url=http_url(jaeger_url())))
     rows = [[s.name, s.runs, f"{100 * s.share:.1f}%", s.failed, s.control] for s in report.signatures]
-    console.print(table("Failure taxonomy found in the traces", [("signature", "left"), ("runs", "right"),
-                                                                 ("share", "right"), ("failed", "right"),
-                                                                 ("control", "left")], rows))
+    table("Failure taxonomy found in the traces", [("signature", "left"), ("runs", "right"), ("share", "right"),
+                                                   ("failed", "right"), ("control", "left")], rows)
     print_caps(report)
     html_path = out_dir / "report.html"
     write_text(html_path, html_report.render(report))
-    console.print()
+    blank()
     say(f"Population traces: {pop_path} ({'; '.join(pop_lines)})")
     say(f"HTML report:       {html_path}")
     say(f"Inspect a run:     agentobs trace <trace_id> {pop_path}")

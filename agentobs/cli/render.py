@@ -8,22 +8,32 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import click
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from .layout import Col, Grid, Line, lay_out
 from .safe_text import clean
 
 # markup and emoji codes off: a string that slips through unwrapped is still shown literally
 console = Console(highlight=False, markup=False, emoji=False)
-if not console.is_terminal:          # piped or captured: never truncate a table to 80 columns
-    console.width = 220
+# progress bars go to standard error, and only to a terminal: standard output holds the result alone
+errors = Console(stderr=True, highlight=False, markup=False, emoji=False)
 
 Part = Any                           # a value shown as plain text, or a (value, style) pair
+
+
+def width() -> int | None:
+    """The width output is laid out to: ``COLUMNS`` when it is set, else the terminal's; None when standard output
+    is no terminal (piped or captured), where nothing is cut or wrapped."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return console.size.width if console.is_terminal else None
 
 
 def text(*parts: Part) -> Text:
@@ -41,24 +51,32 @@ def text(*parts: Part) -> Text:
 
 
 def say(*parts: Part) -> None:
-    """Prints one line built by ``text``."""
-    console.print(text(*parts))
+    """Prints one line built by ``text``: wrapped at spaces to the width, never when piped."""
+    console.print(text(*parts), soft_wrap=width() is None)
 
 
-NAME_WIDTH = 48
+def blank() -> None:
+    console.print()
 
 
-def table(title: Part, columns: list[tuple[str, str]], rows: Iterable[Iterable[Any]]) -> Table:
-    t = Table(title=text(title), title_justify="left", box=None, pad_edge=False, header_style="bold")
-    for i, (name, justify) in enumerate(columns):
-        # a row's name (the first column, when it is text) is cut at NAME_WIDTH: one long agent name squeezed every
-        # number of its table to "…"; the other columns (an example that says what to fix) are shown whole
-        t.add_column(text(name), justify=justify, no_wrap=True,  # type: ignore[arg-type]
-                     max_width=NAME_WIDTH if i == 0 and justify == "left" and len(columns) > 1 else None,
-                     overflow="ellipsis")
-    for r in rows:
-        t.add_row(*[x if isinstance(x, Text) else Text(clean(x)) for x in r])
-    return t
+def print_lines(lines: Iterable[Line]) -> None:
+    """Lines laid out by ``layout`` (cleaned already), as they are: rich neither wraps nor crops them."""
+    for line in lines:
+        t = Text(line.text, style="italic" if line.italic else "")
+        for a, b in line.bold:
+            t.stylize("bold", a, b)
+        console.print(t, soft_wrap=True)
+
+
+def table(title: Part, columns: Sequence[tuple[str, str] | Col], rows: Iterable[Iterable[Any]], *,
+          strong: Sequence[Sequence[bool]] | None = None) -> None:
+    """Prints a table laid out to the width (``layout.lay_out``): ``columns`` are ``(name, "left"|"right")`` pairs
+    or ``Col``s; every cell is cleaned. The first column and the right-aligned ones are kept in the table at any
+    width unless ``Col``s say otherwise."""
+    cols = [c if isinstance(c, Col) else Col(name=clean(c[0]), right=c[1] == "right", key=c[1] == "right")
+            for c in columns]
+    cells = [[clean(x) for x in r] for r in rows]
+    print_lines(lay_out(clean(title), Grid(columns=cols, rows=cells, strong=strong), width()))
 
 
 def jsonable(o: Any) -> Any:

@@ -6,7 +6,8 @@ shows text from traces as plain text (never markup, never control codes).
 from __future__ import annotations
 
 from ..analysis.view import Line, ReportView, Table
-from .render import console, say, table
+from .layout import Col
+from .render import say, table
 
 
 def print_view(view: ReportView, *, sections: tuple[str, ...] | None = None) -> None:
@@ -26,9 +27,13 @@ def print_view(view: ReportView, *, sections: tuple[str, ...] | None = None) -> 
 
 
 def print_table(t: Table) -> None:
+    """The table laid out to the terminal's width: its key columns (``Column.key``, and the first) kept whole in
+    it, the others moved below it when it does not fit (``layout``)."""
     keep = [i for i, c in enumerate(t.columns) if c.terminal]
-    console.print(table(t.title, [(t.columns[i].name, t.columns[i].align) for i in keep],
-                        ([r[i].text for i in keep] for r in t.rows)))
+    cols = [Col(name=t.columns[i].name, right=t.columns[i].align == "right", key=k == 0 or t.columns[i].key)
+            for k, i in enumerate(keep)]
+    table(t.title, cols, ([r[i].text for i in keep] for r in t.rows),
+          strong=[[r[i].strong for i in keep] for r in t.rows])
 
 
 def print_line(line: Line) -> None:

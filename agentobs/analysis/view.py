@@ -4,20 +4,19 @@
 lines of text); the terminal renderer (``agentobs/cli/terminal.py``) and the HTML renderer (``html.py``, a
 Jinja2 template) only lay it out. The JSON report is the data itself (``Report.to_dict``, schema in
 docs/report-schema.md). Every text in a cell is plain data: renderers escape it for their medium.
-``trace_view`` does the same for one trace's span tree (``agentobs trace``).
+``trace_view`` formats one trace's span tree (``trace_tree.trace_tree``) for ``agentobs trace``.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..contract import semconv as sc
 from ._otlp_ids import trace_id_of as trace_id_of  # (re-exported: the trace command takes an id as typed)
 from .formats import FORMAT_NAMES
-from .graph import span_keys
 from .report import Report
 
 
@@ -66,9 +65,6 @@ class ReportView:
     generated_at: str
     sources: tuple[str, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
-
-
-_LAST = np.iinfo(np.int64).max          # (a time that is missing sorts last, as NaN did)
 
 
 def num(v: Any) -> str:
@@ -225,45 +221,89 @@ def _quality(r: Report) -> Section:
 
 # -- one trace -------------------------------------------------------------------------------------------
 
-_DETAILS = ((sc.USAGE_INPUT_TOKENS, "tin"), (sc.USAGE_OUTPUT_TOKENS, "tout"), (sc.TOOL_RESULT_STATUS, "result"),
-            (sc.STOP_REASON, "stop"), (sc.STEP_OUTCOME, "outcome"))
+@dataclass(frozen=True, kw_only=True)
+class TraceView:
+    """One trace's span tree as text (``trace_tree`` formatted), a column at a time: ``cells[column][row]``, rows in
+    tree order, the first column a span's name; and what draws the tree: each row's ``parent`` row (-1: a root),
+    ``depth`` and ``last`` (no later sibling). Plain data: renderers clean and lay it out. Not ``Table``: a trace
+    may hold hundreds of thousands of spans."""
+    title: str
+    columns: tuple[Column, ...]
+    cells: list[list[str]]
+    parent: np.ndarray
+    depth: np.ndarray
+    last: np.ndarray
 
 
-def trace_view(t: pd.DataFrame, trace_id: str) -> Table:
-    """One trace's spans as a tree table (start order, parents before children), as in the seed's trace table."""
-    t = t.reset_index(drop=True)
-    keys = span_keys(t)
-    depth = _depths(keys.parent)
-    # the integer times (no null is left after the checks): as float64, times of today step by 256 ns, and spans
-    # started less apart than that would keep their input order
-    order = pd.DataFrame({"start": t["start_ns"].to_numpy(dtype=np.int64, na_value=_LAST), "depth": depth,
-                          "end": t["end_ns"].to_numpy(dtype=np.int64, na_value=_LAST)}).sort_values(
-        ["start", "depth", "end"], ascending=[True, True, False], kind="stable").index.to_numpy()
-    position = np.empty(len(t), dtype=np.int64)
-    position[order] = np.arange(len(t))
-    t0 = float(t["start_ns"].min())
-    rows = []
-    for i in order:
-        s = t.iloc[i]
-        parent = keys.parent[i]
-        details = [f"{label}={s[key]}" for key, label in _DETAILS if key in t.columns and pd.notna(s[key])]
-        status = {0: "unset", 1: "ok", 2: "error"}.get(int(s["status_code"]), "?")
-        if status == "error" and sc.ERROR_TYPE in t.columns and pd.notna(s[sc.ERROR_TYPE]):
-            status = f"error: {s[sc.ERROR_TYPE]}"
-        rows.append([str(position[i]), "" if parent < 0 else str(position[parent]), str(s["name"]),
-                     f"{(s['start_ns'] - t0) / 1e9:.1f}", f"{(s['end_ns'] - t0) / 1e9:.1f}", status, " ".join(details)])
-    return _table(f"trace {trace_id}", [("id", "right"), ("parent", "right"), ("span", "left"), ("t0", "right"),
-                                         ("t1", "right"), ("status", "left"), ("details", "left")], rows)
+# the role columns ``--roles`` shows, when the spans carry them: (column of trace_tree, header)
+_ROLE_HEADERS = (("_dialect", "dialect"), ("_role_evidence", "evidence"), ("_call_id", "call"), ("run_id", "run"))
 
 
-def _depths(parent: np.ndarray) -> np.ndarray:
-    """Each span's number of ancestors in the input (vectorized; a cycle stops at the input's size)."""
-    depth = np.zeros(len(parent), dtype=np.int64)
-    cur = parent.copy()
-    for _ in range(len(parent)):
-        live = cur >= 0
-        if not live.any():
-            break
-        depth[live] += 1
-        cur = np.where(live, parent[np.maximum(cur, 0)], -1)
-    return depth
+def trace_view(tree: pd.DataFrame, trace_id: str, *, roles: bool = False) -> TraceView:
+    """The rows ``agentobs trace`` shows of a ``trace_tree``: per span its name, role, start offset and duration
+    (ms), tokens (input/output), cost, error and details; with ``roles``, its role and what it rests on (the
+    dialect, the evidence, its logical call and run: the columns the spans carry) instead of the figures."""
+    names = _span_names(tree)
+    if roles:
+        extra = [(c, h) for c, h in _ROLE_HEADERS if c in tree.columns]
+        columns = [Column(name="span", key=True), Column(name="role", key=True),
+                   *(Column(name=h, key=h != "evidence") for _, h in extra)]
+        values = [names, _texts(tree["role"]), *(_texts(tree[c]) for c, _ in extra)]
+    else:
+        columns = [Column(name="span", key=True), Column(name="role", key=True),
+                   Column(name="start ms", align="right", key=True),
+                   Column(name="duration ms", align="right", key=True),
+                   Column(name="tokens in/out", align="right", key=True), Column(name="cost $", align="right"),
+                   Column(name="error"), Column(name="details")]
+        values = [names, _texts(tree["role"]), _ms(tree["start_ms"]), _ms(tree["duration_ms"]), _tokens(tree),
+                  _costs(tree["cost_usd"]), _texts(tree["error"]), _texts(tree["details"])]
+    return TraceView(title=f"trace {trace_id}: {len(tree):,} span{'s' if len(tree) != 1 else ''}",
+                     columns=tuple(columns), cells=values,
+                     parent=tree["parent"].to_numpy(), depth=tree["depth"].to_numpy(), last=tree["last"].to_numpy())
+
+
+def _texts(col: pd.Series) -> list[str]:
+    return col.astype(object).where(col.notna(), "").astype(str).tolist()
+
+
+def _span_names(tree: pd.DataFrame) -> list[str]:
+    """Each span's name, saying when its parent is missing or a parent cycle was cut there."""
+    names = _texts(tree["name"])
+    for i in np.flatnonzero(tree["orphan"].to_numpy()).tolist():
+        names[i] += " (parent not in the input)"
+    for i in np.flatnonzero(tree["cycle"].to_numpy()).tolist():
+        names[i] += " (a parent cycle cut here)"
+    return names
+
+
+def _ms(col: pd.Series) -> list[str]:
+    """Milliseconds: 0.1 ms steps from 1 ms up (thousands separated), µs below."""
+    return ["–" if v != v else "0" if v == 0 else f"{v:,.1f}" if abs(v) >= 1 else f"{v:.3f}"
+            for v in col.astype(float).tolist()]
+
+
+def _tokens(tree: pd.DataFrame) -> list[str]:
+    """``input/output`` tokens, ``–`` for the one not recorded; empty when neither is."""
+    a, b = _counts(tree["input_tokens"]), _counts(tree["output_tokens"])
+    return ["" if x == "–" and y == "–" else f"{x}/{y}" for x, y in zip(a, b, strict=True)]
+
+
+def _counts(col: pd.Series) -> list[str]:
+    values = col.astype(float).tolist()
+    shown = {v: "–" if v != v else f"{int(v):,}" for v in set(values)}
+    return [shown[v] if v == v else "–" for v in values]
+
+
+def _costs(col: pd.Series) -> list[str]:
+    """Dollars: cents from $1 up, else 4 significant digits (never in exponent form); empty when unknown."""
+    values = col.astype(float).tolist()
+    shown = {v: _cost(v) for v in set(values) if v == v}
+    return [shown[v] if v == v else "" for v in values]
+
+
+def _cost(v: float) -> str:
+    if abs(v) >= 1:
+        return f"{v:,.2f}"
+    if v == 0:
+        return "0"
+    return f"{v:.{3 - math.floor(math.log10(abs(v)))}f}"

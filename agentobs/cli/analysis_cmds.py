@@ -248,27 +248,50 @@ def csv_text(df: pd.DataFrame) -> str:
 @click.command("trace")
 @click.argument("trace_id")
 @click.argument("sources", nargs=-1)
-def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
-    """The span tree of one trace, as in the seed's trace table."""
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="table: the span tree on the terminal; json: the tree as nested objects.")
+@click.option("--roles", is_flag=True,
+              help="Per span, its role and what it rests on (dialect, evidence, logical call, run) instead of the "
+                   "figures.")
+def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool) -> None:
+    """One trace as a tree: per span its role, start and duration in ms, tokens, cost and error."""
     from ..analysis.jaeger import shown
-    from ..analysis.sources import load_sources
+    from ..analysis.trace_tree import find_trace, trace_tree, typed_prefix
     from ..analysis.view import trace_id_of, trace_view
-    from .terminal import print_table
     if not sources:
         raise InputError("name the traces file, folder or Jaeger URL that holds the trace")
-    wanted = trace_id_of(trace_id)
-    if wanted is None:
-        raise InputError(f"{trace_id!r} is not a trace id: give its 32 hex digits (or the base64 that protobuf's "
-                         "JSON writes)")
-    ss = load_sources(sources, trace_id=wanted)
-    spans = ss.spans
-    t = spans[spans["trace_id"] == wanted] if len(spans) else spans
-    if t.empty:
-        lost = ss.quality.losses()          # its spans may be among those dropped: say so, not just "not in"
+    if trace_id_of(trace_id) is None and typed_prefix(trace_id) is None:
+        raise InputError(f"{trace_id!r} is not a trace id: give its 32 hex digits, the first of them (a unique "
+                         "prefix), or the base64 that protobuf's JSON writes")
+    found = find_trace(trace_id, sources)
+    if len(found.matches) > 1:
+        _list_matches(found)
+        raise InputError(f"{trace_id!r} starts {len(found.matches):,} trace ids (listed on standard output): give "
+                         "more of its digits")
+    if not found.matches:
+        lost = found.spanset.quality.losses()   # its spans may be among those dropped: say so, not just "not in"
         raise InputError(f"trace {trace_id} is not in {', '.join(shown(s) for s in sources)}"
                          + (f", or its spans were among those dropped ({lost}; agentobs report lists them)"
                             if lost else ""))
-    print_table(trace_view(t, wanted))
+    wanted = found.matches[0]
+    tree = trace_tree(found.spans(wanted))
+    if fmt == "json":
+        from .trace_json import trace_json
+        for piece in trace_json(tree, wanted):
+            click.echo(piece, nl=False)
+        return
+    from .terminal import print_trace
+    print_trace(trace_view(tree, wanted, roles=roles))
     base = _link_base(None)
     if base:
         say(f"Jaeger: {base}/trace/{wanted}")
+
+
+def _list_matches(found: Any) -> None:
+    """The traces an ambiguous prefix starts, one line each: id, spans, first start, root span."""
+    table = found.listing()
+    for r in table.itertuples(index=False):
+        start = "" if r.start is None or r.start != r.start else r.start.isoformat(timespec="seconds")
+        click.echo(clean(f"{r.trace_id}  {r.spans:,} spans  {start}  {'' if r.root is None else r.root}".rstrip()))
+    if len(found.matches) > len(table):
+        click.echo(f"... and {len(found.matches) - len(table):,} more")

@@ -1,27 +1,35 @@
 """Tables laid out to a width, every key cell whole: the terminal's tables (report, caps, signatures, runs, trace).
 
-``lay_out`` turns a title, columns and rows of plain strings into lines for a width:
+``lay_out`` turns a title, columns and their cells (plain, cleaned strings) into lines for a width:
 
 1. at their natural widths when they fit (or when there is no width: piped output is never cut or wrapped);
-2. else text columns wrap at spaces (a number never wraps: a right-aligned column keeps its widest cell);
-3. else the secondary columns (not ``key``), the rightmost first, move below the table: one line per row,
-   ``<row name>: <column> <value> · ...``, wrapped at spaces;
+2. else text columns wrap at spaces (a number never wraps: a right-aligned column keeps its widest cell), the room
+   left going to the first column (the rows' names) first;
+3. else the secondary columns (not ``key``), the rightmost first, move out of the table, under each row:
+   ``<column> <value> · ...``, indented, wrapped at spaces;
 4. else, when even the key columns do not fit, each row is stacked: its name, then ``<column> <value>`` pairs.
 
 So a number, a name or a recommended value is never cut: the only text ever split inside a word is a word wider
-than the whole width (an id longer than the terminal). Cells are cleaned text (``safe_text.clean``); widths are
-terminal cells (``rich.cells.cell_len``). Rendering only: nothing here knows what a table means.
+than the whole width (an id longer than the terminal). A secondary column with no value in any row is left out.
+Widths are terminal cells (``rich.cells.cell_len``).
+
+Why not ``rich.table.Table``: past its width it shrinks every column in proportion, numbers included (``1,4…``),
+and it lays out each cell as a renderable (a 20,000-span trace took 37 s). Rows that fit their columns are padded
+and joined a column at a time here (a 200,000-span trace in about a second); only rows with a cell to wrap are
+laid out one by one. A line is a ``str``, or a ``Line`` when part of it is styled.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from rich.cells import cell_len
 
 GAP = 2                       # spaces between two columns
-READABLE = 24                 # a secondary text column narrower than this moves below instead of wrapping
+READABLE = 24                 # a secondary text column narrower than this moves out of the table instead of wrapping
 BELOW_JOIN = " · "
+_SEP = " " * GAP
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,72 +42,104 @@ class Col:
 
 @dataclass(frozen=True, kw_only=True)
 class Line:
+    """A line with style: ``bold`` character ranges (headers, strong cells), or all of it in italics (a title)."""
     text: str
-    bold: tuple[tuple[int, int], ...] = ()      # character ranges shown in bold (headers, strong cells)
-    italic: bool = False                         # the title
+    bold: tuple[tuple[int, int], ...] = ()
+    italic: bool = False
+
+
+Out = str | Line
+
+
+def text_of(line: Out) -> str:
+    return line if isinstance(line, str) else line.text
 
 
 @dataclass(kw_only=True)
 class Grid:
-    """A table's cells as given: ``rows[r][c]``; ``strong[r][c]`` marks a cell shown in bold; ``lead``/``hang``
-    per row: what the first cell's first line and its further lines start with (a tree's lines), never wrapped."""
+    """A table's cells a column at a time: ``cells[column][row]``; ``strong[row]`` the columns shown in bold in that
+    row; ``lead``/``hang`` per row: what the first cell's first line and its further lines start with (a tree's
+    lines), never wrapped."""
     columns: Sequence[Col]
-    rows: Sequence[Sequence[str]]
+    cells: Sequence[Sequence[str]]
     strong: Sequence[Sequence[bool]] | None = None
     lead: Sequence[str] | None = None
     hang: Sequence[str] | None = None
-    _max: list[int] = field(default_factory=list)
+    _widths: list[np.ndarray] = field(default_factory=list)
+    _first: list[str] | None = None
+
+    @staticmethod
+    def of_rows(columns: Sequence[Col], rows: Sequence[Sequence[str]], **kw: object) -> Grid:
+        cells = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in columns]
+        return Grid(columns=columns, cells=cells, **kw)  # type: ignore[arg-type]
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.cells[0]) if self.cells else 0
+
+    def first(self) -> list[str]:
+        """The first column with each row's lead."""
+        names = list(self.cells[0])
+        if self.lead is None:
+            return names
+        if self._first is None:
+            self._first = [a + b for a, b in zip(self.lead, names, strict=True)]
+        return self._first
+
+    def widths(self, i: int) -> np.ndarray:
+        """The width of every cell of column ``i`` (the first with its lead)."""
+        if not self._widths:
+            self._widths = [_widths(self.first() if k == 0 else list(c)) for k, c in enumerate(self.cells)]
+        return self._widths[i]
 
 
 def width_of(s: str) -> int:
     return len(s) if s.isascii() else cell_len(s)
 
 
+def _widths(texts: list[str]) -> np.ndarray:
+    out = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    wide = np.flatnonzero(~np.fromiter(map(str.isascii, texts), dtype=bool, count=len(texts)))
+    for k in wide.tolist():
+        out[k] = cell_len(texts[k])
+    return out
+
+
 def _longest_word(s: str) -> int:
     return max((width_of(w) for w in s.split()), default=0)
 
 
-def lay_out(title: str, grid: Grid, width: int | None) -> list[Line]:
+def lay_out(title: str, grid: Grid, width: int | None) -> list[Out]:
     """The lines of the table for ``width`` terminal cells (None: no limit)."""
     cols = list(grid.columns)
-    out = [Line(text=t, italic=True) for t in wrap(title, width)] if title else []
+    out: list[Out] = [Line(text=t, italic=True) for t in wrap(title, width)] if title else []
     if not cols:
         return out
-    most = _max_widths(grid)
-    if width is None or _total(most) <= width:
-        return out + _table(grid, list(range(len(cols))), most)
-    least = _min_widths(grid)
-    shown = list(range(len(cols)))
+    cell = [int(grid.widths(i).max(initial=0)) for i in range(len(cols))]
+    most = [max(width_of(c.name), w) for c, w in zip(cols, cell, strict=True)]
+    shown = [i for i, c in enumerate(cols) if i == 0 or c.key or cell[i] > 0]   # an empty column says nothing
+    if width is None or _total([most[i] for i in shown]) <= width:
+        return out + _table(grid, shown, most, [], None)
+    least = _min_widths(grid, cell, most)
     movable = [i for i in reversed(shown[1:]) if not cols[i].key]
+    moved: list[int] = []
     while _total([least[i] for i in shown]) > width and movable:
-        shown.remove(movable.pop(0))
+        moved.insert(0, movable.pop(0))
+        shown.remove(moved[0])
     if _total([least[i] for i in shown]) > width:
         return out + _stacked(grid, width)
     widths = _allocate([least[i] for i in shown], [most[i] for i in shown], width)
     full = [0] * len(cols)
     for i, w in zip(shown, widths, strict=True):
         full[i] = w
-    return out + _table(grid, shown, full) + _below(grid, [i for i in range(len(cols)) if i not in shown], width)
+    return out + _table(grid, shown, full, moved, width)
 
 
 def _total(widths: Sequence[int]) -> int:
     return sum(widths) + GAP * max(len(widths) - 1, 0)
 
 
-def _max_widths(grid: Grid) -> list[int]:
-    if grid._max:
-        return grid._max
-    out = []
-    for i, c in enumerate(grid.columns):
-        cells = (r[i] for r in grid.rows)
-        if i == 0 and grid.lead is not None:
-            cells = (lead + text for lead, text in zip(grid.lead, cells, strict=True))
-        out.append(max(width_of(c.name), max((width_of(x) for x in cells), default=0)))
-    grid._max = out
-    return out
-
-
-def _min_widths(grid: Grid) -> list[int]:
+def _min_widths(grid: Grid, cell: list[int], most: list[int]) -> list[int]:
     """The narrowest each column can be with every cell whole: a number's widest cell, a text's longest word (a
     header wraps at its spaces); a secondary text column at least ``READABLE`` (or its widest cell): one word
     a line is no way to read a sentence."""
@@ -107,24 +147,31 @@ def _min_widths(grid: Grid) -> list[int]:
     for i, c in enumerate(grid.columns):
         head = _longest_word(c.name)
         if c.right or not c.wrap:
-            out.append(max(head, _max_widths(grid)[i]))
+            out.append(max(head, cell[i]))
             continue
-        words = [_longest_word(r[i]) for r in grid.rows]
+        longest = {v: _longest_word(v) for v in set(grid.cells[i])}
+        words = [longest[v] for v in grid.cells[i]]
         if i == 0 and grid.lead is not None:
             hang = grid.hang or grid.lead
             words = [max(width_of(a), width_of(b)) + w for a, b, w in zip(grid.lead, hang, words, strict=True)]
         least = max(head, max(words, default=0))
         if not (c.key or i == 0):
-            least = max(least, min(READABLE, _max_widths(grid)[i]))
+            least = max(least, min(READABLE, most[i]))
         out.append(least)
     return out
 
 
 def _allocate(least: list[int], most: list[int], width: int) -> list[int]:
-    """From the narrowest widths up, the room left shared among the columns that want more, in proportion."""
+    """From the narrowest widths up: the room left goes to the first column (the rows' names) up to its natural
+    width, then to the others that want more, in proportion."""
     widths = list(least)
     spare = width - _total(least)
-    want = [m - w for m, w in zip(most, widths, strict=True)]
+    if spare <= 0 or not widths:
+        return widths
+    first = min(spare, most[0] - widths[0])
+    widths[0] += first
+    spare -= first
+    want = [max(m - w, 0) for m, w in zip(most, widths, strict=True)]
     need = sum(want)
     if need <= 0 or spare <= 0:
         return widths
@@ -182,33 +229,68 @@ def _pad(text: str, width: int, right: bool) -> str:
     return " " * gap + text if right else text + " " * gap
 
 
-def _table(grid: Grid, shown: list[int], widths: list[int]) -> list[Line]:
-    cols = grid.columns
+def _table(grid: Grid, shown: list[int], widths: list[int], moved: list[int], width: int | None) -> list[Out]:
+    """The table of the ``shown`` columns; under each row, its values in the ``moved`` ones, wrapped at spaces.
+    Rows whose cells all fit are padded and joined a column at a time; the others are laid out one by one."""
+    cols, n = grid.columns, grid.n_rows
     heads = [wrap(cols[i].name, widths[i]) for i in shown]
-    lines = _join([[_pad(h, widths[i], cols[i].right) for h in hs] for i, hs in zip(shown, heads, strict=True)],
-                  [widths[i] for i in shown], bold_all=True)
-    for r, row in enumerate(grid.rows):
-        cells = []
-        for i in shown:
-            text, w = row[i], widths[i]
-            if i == 0 and grid.lead is not None:
-                lead = grid.lead[r]
-                hang = grid.hang[r] if grid.hang is not None else lead
-                parts = wrap(text, w, hang, first=lead)
-            elif cols[i].right or width_of(text) <= w:
-                parts = [text]
-            else:
-                parts = wrap(text, w)
-            cells.append([_pad(p, w, cols[i].right) for p in parts])
-        strong = [bool(grid.strong and grid.strong[r][i]) for i in shown]
-        lines += _join(cells, [widths[i] for i in shown], strong=strong)
+    lines: list[Out] = list(_join([[_pad(h, widths[i], cols[i].right) for h in hs]
+                                   for i, hs in zip(shown, heads, strict=True)],
+                                  [widths[i] for i in shown], bold_all=True))
+    slow = np.zeros(n, dtype=bool)
+    for i in shown:
+        slow |= grid.widths(i) > widths[i]
+    if grid.strong is not None:
+        slow |= np.array([any(s[i] for i in shown) for s in grid.strong], dtype=bool)
+    under = _under(grid, moved, width) if moved else None
+    fast = _padded(grid, shown, widths)
+    for r in range(n):
+        if slow[r]:
+            lines += _row(grid, r, shown, widths)
+        else:
+            lines.append(fast[r])
+        if under is not None and under[r]:
+            lines += under[r]
     return lines
 
 
+def _padded(grid: Grid, shown: list[int], widths: list[int]) -> list[str]:
+    """Every row as one line with each cell padded to its column, a column at a time (rows whose cells are wider
+    than their column are laid out by ``_row`` instead)."""
+    columns = []
+    for i in shown:
+        texts = grid.first() if i == 0 else list(grid.cells[i])
+        cells = grid.widths(i)
+        wide = np.flatnonzero(cells != np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))).tolist()
+        w = widths[i]
+        padded = [t.rjust(w) for t in texts] if grid.columns[i].right else [t.ljust(w) for t in texts]
+        for k in wide:                          # characters two cells wide (or none): pad by cells
+            padded[k] = _pad(texts[k], w, grid.columns[i].right)
+        columns.append(padded)
+    return [_SEP.join(parts).rstrip() for parts in zip(*columns, strict=True)]
+
+
+def _row(grid: Grid, r: int, shown: list[int], widths: list[int]) -> list[Out]:
+    cols = grid.columns
+    cells = []
+    for i in shown:
+        text, w = grid.cells[i][r], widths[i]
+        if i == 0 and grid.lead is not None:
+            lead = grid.lead[r]
+            parts = wrap(text, w, grid.hang[r] if grid.hang is not None else lead, first=lead)
+        elif cols[i].right or width_of(text) <= w:
+            parts = [text]
+        else:
+            parts = wrap(text, w)
+        cells.append([_pad(p, w, cols[i].right) for p in parts])
+    strong = [bool(grid.strong and grid.strong[r][i]) for i in shown]
+    return _join(cells, [widths[i] for i in shown], strong=strong)
+
+
 def _join(cells: list[list[str]], widths: list[int], *, bold_all: bool = False,
-          strong: list[bool] | None = None) -> list[Line]:
+          strong: list[bool] | None = None) -> list[Out]:
     height = max((len(c) for c in cells), default=0)
-    out = []
+    out: list[Out] = []
     for k in range(height):
         parts, bold, x = [], [], 0
         for j, c in enumerate(cells):
@@ -217,40 +299,48 @@ def _join(cells: list[list[str]], widths: list[int], *, bold_all: bool = False,
                 bold.append((x, x + len(piece)))
             parts.append(piece)
             x += len(piece) + GAP
-        text = (" " * GAP).join(parts).rstrip()
-        out.append(Line(text=text, bold=tuple((a, min(b, len(text))) for a, b in bold if a < len(text))))
+        text = _SEP.join(parts).rstrip()
+        ranges = tuple((a, min(b, len(text))) for a, b in bold if a < len(text))
+        out.append(Line(text=text, bold=ranges) if ranges else text)
     return out
 
 
-def _pairs(grid: Grid, row: Sequence[str], which: list[int]) -> str:
-    """``<column> <value>`` for each of ``which`` that has a value (``<column>: <value>`` when the value has
-    spaces)."""
-    return BELOW_JOIN.join(f"{grid.columns[i].name}{':' if ' ' in row[i] else ''} {row[i]}" for i in which
-                           if row[i] not in ("", "–"))
+def _pairs(grid: Grid, r: int, which: list[int]) -> str:
+    """``<column> <value>`` for each of ``which`` that has a value in row ``r`` (``<column>: <value>`` when the
+    value has spaces)."""
+    said = []
+    for i in which:
+        v = grid.cells[i][r]
+        if v not in ("", "–"):
+            said.append(f"{grid.columns[i].name}{':' if ' ' in v else ''} {v}")
+    return BELOW_JOIN.join(said)
 
 
-def _below(grid: Grid, moved: list[int], width: int) -> list[Line]:
-    """The columns moved out of the table: one entry per row that has a value in them, wrapped at spaces."""
-    if not moved:
-        return []
-    out = []
-    for row in grid.rows:
-        said = _pairs(grid, row, moved)
-        if said:
-            out += [Line(text=t) for t in wrap(said, width, "    ", first=f"{row[0]} — ")]
+def _under(grid: Grid, moved: list[int], width: int | None) -> list[list[str]]:
+    """Per row, the lines of its values in the columns moved out of the table (indented under it, after the
+    tree's lines when there are some)."""
+    out: list[list[str]] = []
+    for r in range(grid.n_rows):
+        said = _pairs(grid, r, moved)
+        if not said:
+            out.append([])
+            continue
+        under = (grid.hang[r] if grid.hang is not None else "") + "   "
+        out.append(wrap(said, width, under + "  ", first=under))
     return out
 
 
-def _stacked(grid: Grid, width: int) -> list[Line]:
+def _stacked(grid: Grid, width: int) -> list[Out]:
     """Each row on its own: its name, then every other column as ``<column> <value>``, wrapped at spaces."""
-    out = []
+    out: list[Out] = []
     rest = list(range(1, len(grid.columns)))
-    for r, row in enumerate(grid.rows):
+    for r in range(grid.n_rows):
         lead = grid.lead[r] if grid.lead is not None else ""
         hang = grid.hang[r] if grid.hang is not None else lead
-        out += [Line(text=t, bold=((len(lead), len(t)),) if k == 0 else ())
-                for k, t in enumerate(wrap(row[0], width, hang, first=lead))]
-        said = _pairs(grid, row, rest)
+        name = wrap(grid.cells[0][r], width, hang, first=lead)
+        out.append(Line(text=name[0], bold=((len(lead), len(name[0])),)) if len(name[0]) > len(lead) else name[0])
+        out += name[1:]
+        said = _pairs(grid, r, rest)
         if said:
-            out += [Line(text=t) for t in wrap(said, width, "    ", first="  ")]
+            out += wrap(said, width, hang + "    ", first=hang + "  ")
     return out

@@ -31,7 +31,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "The runs table (one row per run, documented columns) as CSV."),
     "simulate": ("agentobs.cli.simulate", "simulate_cmd",
                  "Run a population of support tasks with stochastic stand-in models and every seed failure pattern."),
-    "trace": ("agentobs.cli.analysis_cmds", "trace_cmd", "The span tree of one trace, as in the seed's trace table."),
+    "trace": ("agentobs.cli.analysis_cmds", "trace_cmd",
+              "One trace as a tree: per span its role, start and duration in ms, tokens, cost and error."),
 }
 
 

@@ -10,14 +10,16 @@ import json
 import math
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.text import Text
 
-from .layout import Col, Grid, Line, lay_out
 from .safe_text import clean
+
+if TYPE_CHECKING:                    # (layout loads numpy: imported when a table is printed)
+    from .layout import Col, Out
 
 # markup and emoji codes off: a string that slips through unwrapped is still shown literally
 console = Console(highlight=False, markup=False, emoji=False)
@@ -59,13 +61,28 @@ def blank() -> None:
     console.print()
 
 
-def print_lines(lines: Iterable[Line]) -> None:
-    """Lines laid out by ``layout`` (cleaned already), as they are: rich neither wraps nor crops them."""
+def print_lines(lines: Iterable[Out]) -> None:
+    """Lines laid out by ``layout`` (cleaned already), as they are: rich neither wraps nor crops them. Lines
+    without style are written in batches (a trace's table may have hundreds of thousands)."""
+    plain: list[str] = []
     for line in lines:
+        if isinstance(line, str):
+            plain.append(line)
+            if len(plain) >= 4096:
+                _write(plain)
+            continue
+        _write(plain)
         t = Text(line.text, style="italic" if line.italic else "")
         for a, b in line.bold:
             t.stylize("bold", a, b)
         console.print(t, soft_wrap=True)
+    _write(plain)
+
+
+def _write(plain: list[str]) -> None:
+    if plain:
+        console.file.write("\n".join(plain) + "\n")
+        plain.clear()
 
 
 def table(title: Part, columns: Sequence[tuple[str, str] | Col], rows: Iterable[Iterable[Any]], *,
@@ -73,10 +90,11 @@ def table(title: Part, columns: Sequence[tuple[str, str] | Col], rows: Iterable[
     """Prints a table laid out to the width (``layout.lay_out``): ``columns`` are ``(name, "left"|"right")`` pairs
     or ``Col``s; every cell is cleaned. The first column and the right-aligned ones are kept in the table at any
     width unless ``Col``s say otherwise."""
+    from .layout import Col, Grid, lay_out
     cols = [c if isinstance(c, Col) else Col(name=clean(c[0]), right=c[1] == "right", key=c[1] == "right")
             for c in columns]
     cells = [[clean(x) for x in r] for r in rows]
-    print_lines(lay_out(clean(title), Grid(columns=cols, rows=cells, strong=strong), width()))
+    print_lines(lay_out(clean(title), Grid.of_rows(cols, cells, strong=strong), width()))
 
 
 def jsonable(o: Any) -> Any:

@@ -5,9 +5,16 @@ shows text from traces as plain text (never markup, never control codes).
 """
 from __future__ import annotations
 
-from ..analysis.view import Line, ReportView, Table
-from .layout import Col
-from .render import say, table
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..analysis.view import Line, ReportView, Table, TraceView
+from .layout import Col, Grid, lay_out
+from .render import print_lines, say, table, width
+from .safe_text import clean
+
+TREE_LEVELS = 16            # tree lines drawn for the nearest levels; a deeper span shows its depth before them
 
 
 def print_view(view: ReportView, *, sections: tuple[str, ...] | None = None) -> None:
@@ -41,3 +48,44 @@ def print_line(line: Line) -> None:
         say(("warning:", "yellow"), " ", line.text)
     else:
         say(line.text)
+
+
+def print_trace(view: TraceView) -> None:
+    """A trace's span tree: the tree lines and names in the first column, laid out like every table (``layout``).
+    Text from the trace is cleaned once per distinct value."""
+    w = width()
+    levels = TREE_LEVELS if w is None else max(2, min(TREE_LEVELS, (w - 40) // 6))
+    lead, hang = tree_lines(view.parent, view.depth, view.last, levels)
+    cols = [Col(name=c.name, right=c.align == "right", key=k == 0 or c.key) for k, c in enumerate(view.columns)]
+    cells = [col if c.right else _cleaned(col) for c, col in zip(cols, view.cells, strict=True)]
+    print_lines(lay_out(clean(view.title), Grid(columns=cols, cells=cells, lead=lead, hang=hang), w))
+
+
+def _cleaned(texts: list[str]) -> list[str]:
+    """Each text cleaned (``safe_text.clean``), once per distinct value."""
+    done = {v: clean(v) for v in set(texts)}
+    return [done[v] for v in texts]
+
+
+def tree_lines(parent: np.ndarray, depth: np.ndarray, last: np.ndarray, levels: int
+               ) -> tuple[list[str], list[str]]:
+    """Per row (parents before children): what its name's first line starts with (``├─ `` or ``└─ `` after its
+    ancestors' lines) and what its further lines start with. The nearest ``levels`` ancestors are drawn; a deeper
+    row starts with its depth, ``[1,234]``. One pass, each row's lines built from its parent's."""
+    up: Sequence[int] = parent.tolist()
+    deep: Sequence[int] = depth.tolist()
+    end: Sequence[bool] = last.tolist()
+    keep = 3 * levels
+    below: list[str] = [""] * len(up)          # what a row's children draw of the levels above them
+    lead: list[str] = [""] * len(up)
+    hang: list[str] = [""] * len(up)
+    for i, p in enumerate(up):
+        if p < 0:
+            continue
+        above = below[p]
+        mine = above + ("   " if end[i] else "│  ")
+        below[i] = mine[-keep:] if len(mine) > keep else mine
+        mark = f"[{deep[i]:,}] " if deep[i] > levels + 1 else ""
+        lead[i] = mark + above + ("└─ " if end[i] else "├─ ")
+        hang[i] = " " * len(mark) + mine
+    return lead, hang

@@ -52,6 +52,7 @@ BENCHMARKS = [
     "bench.concurrency_bench",
     "bench.folder_bench",
     "bench.jaeger_bench",
+    "bench.views_bench",
 ]
 # run only when named with --only (their own virtual environments, servers, long runs); never in CI
 OPTIONAL = [

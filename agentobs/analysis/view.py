@@ -219,6 +219,56 @@ def _quality(r: Report) -> Section:
     return Section(key="data-quality", title="Data quality", blocks=tuple(blocks))
 
 
+# -- the runs table --------------------------------------------------------------------------------------
+
+# the columns ``agentobs runs`` shows on a terminal by default, and those a narrow one keeps in its table
+RUNS_COLUMNS = ("run_id", "success", "stop_reason", "signature", "steps", "tool_calls", "tokens", "cost_usd",
+                "active_s", "agent", "model")
+RUNS_KEY = ("run_id", "success", "steps", "tokens", "cost_usd")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Listing:
+    """A table of many rows as text, a column at a time: ``cells[column][row]`` (plain data: renderers clean and lay
+    it out). Not ``Table``: the runs table may have hundreds of thousands of rows."""
+    title: str
+    columns: tuple[Column, ...]
+    cells: list[list[str]]
+
+
+def runs_view(runs: pd.DataFrame, columns: tuple[str, ...] = RUNS_COLUMNS) -> Listing:
+    """The runs table's ``columns`` as text: numbers as the report writes them, ``yes``/``no`` for flags, lists
+    joined by ``;``, ``–`` for a number not known, empty for a text."""
+    cols, cells = [], []
+    for name in columns:
+        col = runs[name]
+        numeric = pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+        cols.append(Column(name=name, align="right" if numeric else "left", key=name in RUNS_KEY))
+        cells.append(_run_cells(col, numeric))
+    return Listing(title=f"{len(runs):,} run{'s' if len(runs) != 1 else ''}", columns=tuple(cols), cells=cells)
+
+
+def _run_cells(col: pd.Series, numeric: bool) -> list[str]:
+    values = col.astype(object).where(col.notna(), None).tolist() if col.dtype != object else col.tolist()
+    if numeric:
+        shown = {v: num(v) for v in set(values) if v is not None}
+        return [shown[v] if v is not None else "–" for v in values]
+    flags = pd.api.types.is_bool_dtype(col)
+    out = []
+    for v in values:
+        if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
+            out.append("–" if flags else "")
+        elif isinstance(v, bool | np.bool_):
+            out.append("yes" if v else "no")
+        elif isinstance(v, pd.Timestamp):
+            out.append(v.isoformat(timespec="seconds"))
+        elif isinstance(v, list | tuple | np.ndarray):
+            out.append(";".join(str(x) for x in v))
+        else:
+            out.append(str(v))
+    return out
+
+
 # -- one trace -------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)

@@ -145,6 +145,9 @@ def json_lines(objs: Iterable[dict[str, Any]]) -> None:
 
 def write_text(path: Any, text: str, *, mode: int = 0o666) -> None:
     """``agentobs.contract.files.write_text``, imported when a file is written: a command's ``--help`` loads no
-    contract."""
+    contract. ``-`` is standard output (never a file named ``-``)."""
+    if str(path) == "-":
+        click.echo(text, nl=False)
+        return
     from ..contract.files import write_text as write
     write(path, text, mode=mode)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..analysis.view import Line, ReportView, Table, TraceView
+from ..analysis.view import Line, Listing, ReportView, Table, TraceView
 from .layout import Col, Grid, lay_out
 from .render import print_lines, say, table, width
 from .safe_text import clean
@@ -48,6 +48,13 @@ def print_line(line: Line) -> None:
         say(("warning:", "yellow"), " ", line.text)
     else:
         say(line.text)
+
+
+def print_listing(view: Listing) -> None:
+    """A table of many rows (the runs table), laid out like every table; text cleaned once per distinct value."""
+    cols = [Col(name=c.name, right=c.align == "right", key=k == 0 or c.key) for k, c in enumerate(view.columns)]
+    cells = [col if c.right else _cleaned(col) for c, col in zip(cols, view.cells, strict=True)]
+    print_lines(lay_out(clean(view.title), Grid(columns=cols, cells=cells), width()))
 
 
 def print_trace(view: TraceView) -> None:

@@ -20,7 +20,7 @@ import pandas as pd
 from ..contract import semconv as sc
 from ._otlp_ids import trace_id_of
 from .dialects import CHAT, KIND_NAMES, normalize
-from .graph import cycle_of, in_cycle, span_keys
+from .graph import SpanKeys, cycle_of, in_cycle, span_keys
 from .spanset import SpanSet
 
 # what a span's role rests on, when the spans frame carries it (``agentobs trace --roles``)
@@ -30,17 +30,18 @@ DETAILS = ((sc.STOP_REASON, "stop"), (sc.TOOL_RESULT_STATUS, "result"), (sc.STEP
 _LAST = np.iinfo(np.int64).max          # a time that is missing sorts last
 
 
-def trace_tree(spans: pd.DataFrame) -> pd.DataFrame:
+def trace_tree(spans: pd.DataFrame, keys: SpanKeys | None = None) -> pd.DataFrame:
     """One trace's spans as a tree, one row per span in the order shown (depth first; siblings by start, the longer
     first, then input order). Columns: ``parent`` (the row of its parent here, -1 for a root), ``depth``, ``last``
     (no later sibling), ``orphan`` (its parent is not in the input), ``cycle`` (a parent cycle was cut here),
     ``span_id``, ``parent_span_id``, ``name``, ``role``, ``start_ms`` (after the trace's first start),
     ``duration_ms``, ``input_tokens``, ``output_tokens``, ``cost_usd`` (recorded, else priced for a model call),
     ``status`` (``unset``, ``ok``, ``error``), ``error`` (its type or message), ``details`` (stop reason, tool
-    result, step outcome), then whichever of ``ROLE_COLUMNS`` the spans carry."""
+    result, step outcome), then whichever of ``ROLE_COLUMNS`` the spans carry. ``keys``: the span graph's keys of
+    these rows, when already computed (``graph.span_keys``)."""
     t = spans.reset_index(drop=True)
     n = len(t)
-    keys = span_keys(t)
+    keys = keys if keys is not None and len(keys.parent) == n else span_keys(t)
     start = t["start_ns"].to_numpy(dtype=np.int64, na_value=_LAST)
     end = t["end_ns"].to_numpy(dtype=np.int64, na_value=_LAST)
     parent, cycle = _cut_cycles(keys.parent)
@@ -58,9 +59,8 @@ def trace_tree(spans: pd.DataFrame) -> pd.DataFrame:
         "parent": np.where(parent[order] >= 0, position[np.maximum(parent[order], 0)], -1),
         "depth": depth[order], "last": last[order],
         "orphan": ((keys.parent < 0) & ~keys.true_root & ~cycle)[order], "cycle": cycle[order],
-        "span_id": t["span_id"].to_numpy(dtype=object)[order],
-        "parent_span_id": t["parent_span_id"].to_numpy(dtype=object, na_value=None)[order],
-        "name": t["name"].to_numpy(dtype=object, na_value="")[order],
+        "span_id": t["span_id"].take(order).array, "parent_span_id": t["parent_span_id"].take(order).array,
+        "name": t["name"].fillna("").take(order).array,
         "role": (t["_kind"].to_numpy(dtype=object) if "_kind" in t.columns else KIND_NAMES[norm.kind])[order],
         "start_ms": start_ms[order], "duration_ms": duration_ms[order],
         "input_tokens": f["input_tokens"][order], "output_tokens": f["output_tokens"][order],
@@ -93,7 +93,7 @@ def _depth_first(parent: np.ndarray, start: np.ndarray, end: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rows in depth-first order, depth of each row, whether it is its parent's last child), for parents without
     cycles. One sort groups the children of each parent in the order shown; a walk with its own stack visits
-    each row once."""
+    each row once; depths by pointer jumping (log n rounds of numpy indexing)."""
     n = len(parent)
     # siblings: by start, the longer first (it contains the others), then input order; roots (-1) come first
     grouped = np.lexsort((np.arange(n), -end, start, parent))
@@ -107,23 +107,31 @@ def _depth_first(parent: np.ndarray, start: np.ndarray, end: np.ndarray
     children, lo_l, hi_l = grouped.tolist(), lo.tolist(), hi.tolist()
     roots = int(np.searchsorted(by_parent, -1, side="right"))
     order: list[int] = []
-    stack = children[:roots][::-1]
+    visit, stack = order.append, children[:roots][::-1]
+    push, push_all, pop = stack.append, stack.extend, stack.pop
     while stack:
-        v = stack.pop()
-        order.append(v)
+        v = pop()
+        visit(v)
         a, b = lo_l[v], hi_l[v]
-        if a < b:
-            stack.extend(reversed(children[a:b]))
-    rows = np.asarray(order, dtype=np.int64)
-    depth = np.zeros(n, dtype=np.int64)
-    up = parent.tolist()
-    d = depth.tolist()
-    for v in order:                     # parents come before their children
-        p = up[v]
-        if p >= 0:
-            d[v] = d[p] + 1
-    depth[:] = d
-    return rows, depth, last
+        if b - a == 1:
+            push(children[a])
+        elif a < b:
+            push_all(reversed(children[a:b]))
+    return np.asarray(order, dtype=np.int64), _depths(parent), last
+
+
+def _depths(parent: np.ndarray) -> np.ndarray:
+    """Each row's number of ancestors, by pointer jumping: after round k, ``up`` is each row's 2^k-th ancestor and
+    ``depth`` counts the steps taken to it (parents without cycles)."""
+    depth = (parent >= 0).astype(np.int64)
+    up = parent.copy()
+    while True:
+        live = up >= 0
+        if not live.any():
+            return depth
+        nxt = up[live]
+        depth[live] += depth[nxt]
+        up[live] = up[nxt]
 
 
 def _costs(kind: np.ndarray, f: dict[str, np.ndarray], start: np.ndarray) -> np.ndarray:
@@ -197,16 +205,25 @@ class Found:
     matches: list[str]
     spanset: SpanSet
 
+    def tree(self, trace_id: str) -> pd.DataFrame:
+        """The ``trace_tree`` of one trace, from its spans with the columns ``derive_runs`` adds (``run_id``,
+        ``_kind``, ``_dialect`` and the others it gives a span: ``ROLE_COLUMNS``)."""
+        spans, one = self._derived(trace_id)
+        return trace_tree(spans, one.keys() if one._keys is not None else None)
+
     def spans(self, trace_id: str) -> pd.DataFrame:
         """The spans of one trace, with the columns ``derive_runs`` adds (``run_id``, ``_kind``, ``_dialect`` and
         the others it gives a span: ``ROLE_COLUMNS``)."""
+        return self._derived(trace_id)[0]
+
+    def _derived(self, trace_id: str) -> tuple[pd.DataFrame, SpanSet]:
         from .runs import derive_runs
         ss = self.spanset
         mine = ss.spans["trace_id"] == trace_id
         one = SpanSet(spans=ss.spans[mine.fillna(False).to_numpy(dtype=bool)].reset_index(drop=True),
                       events=ss.events[ss.events["trace_id"] == trace_id] if len(ss.events) else ss.events,
                       links=ss.links, sources=ss.sources)
-        return derive_runs(one)[1]
+        return derive_runs(one)[1], one     # (its keys, for the same rows in the same order: derive_runs)
 
     def listing(self, limit: int = 100) -> pd.DataFrame:
         """The first ``limit`` matches, one row each: ``trace_id``, ``spans``, ``start`` (its first span's, UTC) and

@@ -219,8 +219,8 @@ def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
              say_labels=True, out=out)
     if emit_as:
         from ..analysis.emit import emit as emit_caps
-        from ..analysis.emit import reserve_usd
-        e = emit_caps(r.caps, emit_as, target=target, margin=margin, reserve=reserve_usd(r.runs))
+        from ..analysis.emit import reserve
+        e = emit_caps(r.caps, emit_as, target=target, margin=margin, reserve=reserve(r.runs))
         for w in dict.fromkeys(w for c in r.caps for w in c.warnings):     # what the table would show beside it
             click.echo(f"agentobs: warning: {clean(w)}", err=True)
         text = json_text({"target": target, "margin": margin, **e.to_dict()}, indent=1) + "\n" if fmt == "json" \
@@ -332,7 +332,7 @@ def csv_text(df: pd.DataFrame) -> str:
 def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool) -> None:
     """One trace as a tree: per span its role, start and duration in ms, tokens, cost and error."""
     from ..analysis.jaeger import shown
-    from ..analysis.trace_tree import find_trace, trace_tree, typed_prefix
+    from ..analysis.trace_tree import find_trace, typed_prefix
     from ..analysis.view import trace_id_of, trace_view
     if not sources:
         raise InputError("name the traces file, folder or Jaeger URL that holds the trace")
@@ -350,7 +350,7 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool) ->
                          + (f", or its spans were among those dropped ({lost}; agentobs report lists them)"
                             if lost else ""))
     wanted = found.matches[0]
-    tree = trace_tree(found.spans(wanted))
+    tree = found.tree(wanted)
     if fmt == "json":
         from .trace_json import trace_json
         for piece in trace_json(tree, wanted):

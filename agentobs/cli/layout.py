@@ -63,7 +63,7 @@ class Grid:
     columns: Sequence[Col]
     cells: Sequence[Sequence[str]]
     strong: Sequence[Sequence[bool]] | None = None
-    lead: Sequence[str] | None = None
+    lead: Sequence[str] | None = None         # (narrow characters only: a lead's width is its length)
     hang: Sequence[str] | None = None
     _widths: list[np.ndarray] = field(default_factory=list)
     _first: list[str] | None = None
@@ -89,7 +89,10 @@ class Grid:
     def widths(self, i: int) -> np.ndarray:
         """The width of every cell of column ``i`` (the first with its lead)."""
         if not self._widths:
-            self._widths = [_widths(self.first() if k == 0 else list(c)) for k, c in enumerate(self.cells)]
+            self._widths = [_widths(list(c)) for c in self.cells]
+            if self.lead is not None:
+                self._widths[0] = self._widths[0] + np.fromiter(map(len, self.lead), dtype=np.int64,
+                                                                count=len(self.lead))
         return self._widths[i]
 
 
@@ -262,10 +265,12 @@ def _padded(grid: Grid, shown: list[int], widths: list[int]) -> list[str]:
         texts = grid.first() if i == 0 else list(grid.cells[i])
         cells = grid.widths(i)
         wide = np.flatnonzero(cells != np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))).tolist()
+        # (characters two cells wide, or none: padded by cells below)
         w = widths[i]
         padded = [t.rjust(w) for t in texts] if grid.columns[i].right else [t.ljust(w) for t in texts]
-        for k in wide:                          # characters two cells wide (or none): pad by cells
-            padded[k] = _pad(texts[k], w, grid.columns[i].right)
+        for k in wide:
+            padded[k] = " " * max(w - int(cells[k]), 0) + texts[k] if grid.columns[i].right else \
+                texts[k] + " " * max(w - int(cells[k]), 0)
         columns.append(padded)
     return [_SEP.join(parts).rstrip() for parts in zip(*columns, strict=True)]
 

@@ -78,7 +78,8 @@ def tree_lines(parent: np.ndarray, depth: np.ndarray, last: np.ndarray, levels: 
                ) -> tuple[list[str], list[str]]:
     """Per row (parents before children): what its name's first line starts with (``├─ `` or ``└─ `` after its
     ancestors' lines) and what its further lines start with. The nearest ``levels`` ancestors are drawn; a deeper
-    row starts with its depth, ``[1,234]``. One pass, each row's lines built from its parent's."""
+    row starts with its depth, ``[1,234]``. One pass, each row's lines built from its parent's (the same lines are
+    made once: every row of a long chain shares them). Only narrow characters: a line's width is its length."""
     up: Sequence[int] = parent.tolist()
     deep: Sequence[int] = depth.tolist()
     end: Sequence[bool] = last.tolist()
@@ -86,13 +87,21 @@ def tree_lines(parent: np.ndarray, depth: np.ndarray, last: np.ndarray, levels: 
     below: list[str] = [""] * len(up)          # what a row's children draw of the levels above them
     lead: list[str] = [""] * len(up)
     hang: list[str] = [""] * len(up)
+    made: dict[tuple[str, bool], tuple[str, str]] = {}
     for i, p in enumerate(up):
         if p < 0:
             continue
-        above = below[p]
-        mine = above + ("   " if end[i] else "│  ")
-        below[i] = mine[-keep:] if len(mine) > keep else mine
-        mark = f"[{deep[i]:,}] " if deep[i] > levels + 1 else ""
-        lead[i] = mark + above + ("└─ " if end[i] else "├─ ")
-        hang[i] = " " * len(mark) + mine
+        key = (below[p], end[i])
+        got = made.get(key)
+        if got is None:
+            above = key[0]
+            mine = above + ("   " if end[i] else "│  ")
+            got = made[key] = (mine[-keep:] if len(mine) > keep else mine, above + ("└─ " if end[i] else "├─ "))
+        below[i], lead[i] = got
+        if deep[i] > levels + 1:
+            mark = f"[{deep[i]:,}] "
+            lead[i] = mark + got[1]
+            hang[i] = " " * len(mark) + got[0]
+        else:
+            hang[i] = got[0]
     return lead, hang

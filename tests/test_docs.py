@@ -25,6 +25,17 @@ def test_the_runs_columns_table_is_generated_from_the_schema():
         assert f"`{col}`" in text, col
 
 
+def test_the_columns_table_is_generated_without_a_warning():
+    """``python -m agentobs.analysis.schema`` printed runpy's RuntimeWarning (the package imported the module before
+    it ran as __main__); the package now imports its names on first use."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-W", "error", "-m", "agentobs.analysis.schema"], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.strip() == markdown_table()
+
+
 def test_public_surface_is_sorted_and_complete():
     assert agentobs.__all__ == sorted(agentobs.__all__)
     for name in agentobs.__all__:

@@ -207,7 +207,8 @@ def reserve(runs: Any) -> Reserve:
     if not models:
         return Reserve(usd=None)
     listed = price_calls(models, None, [0] * len(models), [DEFAULT_OUTPUT_CAP] * len(models))
-    best, said = None, []                           # (model, Implied) of the models priced from their runs
+    best: float | None = None
+    said: list[tuple[str, Implied]] = []            # the models priced from their runs
     for model, cost in zip(models, listed.tolist(), strict=True):
         if cost != cost:                            # NaN: no list price
             implied = implied_price(ok[ok["model"].astype(str) == model])
@@ -222,8 +223,8 @@ def reserve(runs: Any) -> Reserve:
     if said:
         exact = {_quoted(m): (p.input, p.output) for m, p in said if p.exact}
         example = ", ".join(f"{m}: ({a:.4g}, {b:.4g})" for m, (a, b) in exact.items()) or "'<model>': (input, output)"
-        models = "; ".join(f"{_quoted(m)} (its runs' recorded costs imply {p})" for m, p in said)
-        note = (f"# max_usd's reserve: no list price for {models}. A Kernel holds a dollar cap only with a price: "
+        named = "; ".join(f"{_quoted(m)} (its runs' recorded costs imply {p})" for m, p in said)
+        note = (f"# max_usd's reserve: no list price for {named}. A Kernel holds a dollar cap only with a price: "
                 f"Kernel(..., prices=Prices({{{example}}})) in $ per million tokens, or price_as='<a model with a list "
                 "price>'")
     return Reserve(usd=best, note=note)

@@ -104,6 +104,11 @@ def demo(fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None,
     say(f"HTML report:       {html_path}")
     say(f"Inspect a run:     agentobs trace <trace_id> {pop_path}")
     say(f"Full report:       agentobs report {pop_path}")
-    say("See the same runs in Jaeger: docker compose up -d, then run the demo with "
-                  "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 and open http://127.0.0.1:16686 "
-                  "(README: 'The real backend').")
+    say(f"See the same runs in Jaeger: {BACKEND_HINT}")
+
+
+# where the demo's runs go to be seen in Jaeger: the two ways to start the backend, and their OTLP endpoints
+BACKEND_HINT = ("start the backend, GF_ADMIN_PASSWORD='<choose one>' docker compose up -d (OTLP/HTTP on "
+                "http://127.0.0.1:4318), or without Docker make stack-up (on http://127.0.0.1:14318); run the demo "
+                "again with OTEL_EXPORTER_OTLP_ENDPOINT set to that endpoint, and open http://127.0.0.1:16686 (README: "
+                "'The real backend').")

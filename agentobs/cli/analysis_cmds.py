@@ -258,8 +258,8 @@ def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
               help="Without --out: table or csv on standard output (default: a table on a terminal, CSV, every "
                    "column, when piped).")
 @click.option("--columns", default=None, metavar="NAMES",
-              help="The table's columns, comma-separated, or 'all' (default: run_id, success, stop_reason, "
-                   "signature, steps, tool_calls, tokens, cost_usd, active_s, agent, model).")
+              help="The columns, comma-separated, or 'all' (the table's default: run_id, success, stop_reason, "
+                   "signature, steps, tool_calls, tokens, cost_usd, active_s, agent, model; the CSV's: all).")
 def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, engine: str,
              scheduler: str | None, out: Path | None, fmt: str | None, columns: str | None) -> None:
     """The runs table (one row per run, documented columns): on the terminal, or as CSV."""
@@ -269,10 +269,12 @@ def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
     r = _run(sources, _options(labels, success_attr, 0.01, 0.10, (), None), engine, scheduler, say_labels=True,
              out=out)
     table = fmt == "table" or (out is None and fmt is None and console.is_terminal)
+    every = list(r.runs.columns)
     if not table:
-        df = r.runs.copy()
+        df = r.runs[list(_columns(columns, tuple(every), every))].copy()
         for c in ("trace_ids", "signatures"):
-            df[c] = df[c].map(lambda xs: ";".join(xs))
+            if c in df.columns:
+                df[c] = df[c].map(lambda xs: ";".join(xs))
         text = csv_text(df)
         if out is None:
             click.echo(text, nl=False)
@@ -282,7 +284,7 @@ def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
         return
     from ..analysis.view import runs_view
     from .terminal import print_listing
-    print_listing(runs_view(r.runs, _columns(columns, RUNS_COLUMNS, list(r.runs.columns))))
+    print_listing(runs_view(r.runs, _columns(columns, RUNS_COLUMNS, every)))
 
 
 def _columns(asked: str | None, default: tuple[str, ...], every: list[str]) -> tuple[str, ...]:

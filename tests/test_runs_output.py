@@ -62,6 +62,15 @@ def test_on_a_terminal_runs_print_the_table(tmp_path):
     assert "9 runs" in text and "run_id" in text and "," not in text.splitlines()[1]
 
 
+def test_a_pipe_gets_csv_even_with_forced_colour():
+    """FORCE_COLOR makes rich take a pipe for a terminal: the CSV and the widths follow where the text goes."""
+    exe = [sys.executable, "-c", "from agentobs.cli.main import main; main()", "runs", FIXTURE]
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    done = subprocess.run(exe, capture_output=True, text=True, env={**env, "FORCE_COLOR": "1"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("run_id,trace_id,") and "\x1b" not in done.stdout and done.stderr == ""
+
+
 def test_out_dash_is_standard_output(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     res = _invoke(["runs", FIXTURE, "--out", "-"])

@@ -14,7 +14,7 @@ import click
 
 from ..errors import InputError
 from .common import jaeger_url
-from .render import console, errors, json_text, say, write_text
+from .render import errors, json_text, on_terminal, say, write_text
 from .safe_text import clean, csv_cell, http_url
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None]
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     from ..analysis.sources import total_bytes
-    if not errors.is_terminal:                  # a bar goes to standard error, and only to a terminal
+    if not on_terminal(errors):                 # a bar goes to standard error, and only to a terminal
         return fn(None)
     size = total_bytes(sources) * passes
     if size < LARGE_INPUT:
@@ -268,7 +268,7 @@ def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
         raise InputError("--out writes CSV: leave out --format table (or --out, for the table on the terminal)")
     r = _run(sources, _options(labels, success_attr, 0.01, 0.10, (), None), engine, scheduler, say_labels=True,
              out=out)
-    table = fmt == "table" or (out is None and fmt is None and console.is_terminal)
+    table = fmt == "table" or (out is None and fmt is None and on_terminal())
     every = list(r.runs.columns)
     if not table:
         df = r.runs[list(_columns(columns, tuple(every), every))].copy()

@@ -35,7 +35,17 @@ def width() -> int | None:
     columns = os.environ.get("COLUMNS", "").strip()
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
-    return console.size.width if console.is_terminal else None
+    return console.size.width if on_terminal() else None
+
+
+def on_terminal(where: Console | None = None) -> bool:
+    """Whether standard output (or ``where``'s file) is a terminal; not rich's ``is_terminal``, which FORCE_COLOR
+    makes true in a pipe: colours may go down a pipe, but a table's width, a CSV's place and a progress bar follow
+    where the text really goes."""
+    try:
+        return bool((where or console).file.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def text(*parts: Part) -> Text:

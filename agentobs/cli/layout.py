@@ -3,11 +3,11 @@
 ``lay_out`` turns a title, columns and their cells (plain, cleaned strings) into lines for a width:
 
 1. at their natural widths when they fit (or when there is no width: piped output is never cut or wrapped);
-2. else text columns wrap at spaces (a number never wraps: a right-aligned column keeps its widest cell), the room
-   left going to the first column (the rows' names) first;
-3. else the secondary columns (not ``key``), the rightmost first, move out of the table, under each row:
-   ``<column> <value> · ...``, indented, wrapped at spaces;
-4. else, when even the key columns do not fit, each row is stacked: its name, then ``<column> <value>`` pairs.
+2. else the key columns (``key``, and the first: the rows' names) keep their cells on one line and the secondary
+   text columns wrap at spaces (a number never wraps), and when that is not enough the secondary columns move out of
+   the table, the rightmost first, under each row: ``<column> <value> · ...``, indented, wrapped at spaces;
+3. else, when the key columns alone do not fit on one line each, their text wraps at its spaces too;
+4. else, when even that does not fit, each row is stacked: its name, then ``<column> <value>`` pairs.
 
 So a number, a name or a recommended value is never cut: the only text ever split inside a word is a word wider
 than the whole width (an id longer than the terminal). A secondary column with no value in any row is left out.
@@ -124,14 +124,20 @@ def lay_out(title: str, grid: Grid, width: int | None) -> list[Out]:
     if width is None or _total([most[i] for i in shown]) <= width:
         return out + _table(grid, shown, most, [], None)
     least = _min_widths(grid, cell, most)
-    movable = [i for i in reversed(shown[1:]) if not cols[i].key]
+    key = [i == 0 or c.key for i, c in enumerate(cols)]
+    # first the key columns whole on one line each (their headers may wrap), the others as narrow as they can be;
+    # the others move out of the table, the rightmost first, until that fits
+    start = [max(cell[i], _longest_word(c.name)) if key[i] else least[i] for i, c in enumerate(cols)]
+    movable = [i for i in reversed(shown[1:]) if not key[i]]
     moved: list[int] = []
-    while _total([least[i] for i in shown]) > width and movable:
+    while _total([start[i] for i in shown]) > width and movable:
         moved.insert(0, movable.pop(0))
         shown.remove(moved[0])
-    if _total([least[i] for i in shown]) > width:
-        return out + _stacked(grid, width)
-    widths = _allocate([least[i] for i in shown], [most[i] for i in shown], width)
+    if _total([start[i] for i in shown]) > width:
+        start = least                        # the key columns do not fit whole: their text wraps at its spaces
+        if _total([least[i] for i in shown]) > width:
+            return out + _stacked(grid, width)
+    widths = _allocate([start[i] for i in shown], [most[i] for i in shown], width)
     full = [0] * len(cols)
     for i, w in zip(shown, widths, strict=True):
         full[i] = w

@@ -496,6 +496,8 @@ cmd_up() {
   trap - EXIT
   write_env
   log "stack is up; exports in $RUN/stack.env"
+  log "send an agent's traces here: export OTEL_EXPORTER_OTLP_ENDPOINT=http://$CLIENT_HOST:$AGENTOBS_COLLECTOR_OTLP_HTTP_PORT  (OTLP/HTTP; gRPC: http://$CLIENT_HOST:$AGENTOBS_COLLECTOR_OTLP_GRPC_PORT with OTEL_EXPORTER_OTLP_PROTOCOL=grpc)"
+  log "open Jaeger on http://$CLIENT_HOST:$AGENTOBS_JAEGER_QUERY_HTTP_PORT; reports link to it with export AGENTOBS_JAEGER_URL=http://$CLIENT_HOST:$AGENTOBS_JAEGER_QUERY_HTTP_PORT"
   print_env
 }
 

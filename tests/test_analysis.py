@@ -183,9 +183,9 @@ def test_report_outputs(population, tmp_path):
     assert res.exit_code == 0 and "Failure signatures" in res.output and "Recommended caps" in res.output
 
 
-def test_trace_command_prints_the_seed_trace_table(tmp_path):
+def test_trace_command_prints_the_seed_trace_as_a_tree(tmp_path):
+    from agentobs.analysis.trace_tree import find_trace, trace_tree
     from agentobs.analysis.view import trace_view
-    from agentobs.analysis.sources import load_sources
     from agentobs.domain.scenarios import SEED000
     path = tmp_path / "a.jsonl"
     tel = configure(traces_out=path)
@@ -195,16 +195,27 @@ def test_trace_command_prints_the_seed_trace_table(tmp_path):
     tid = obs.trace_context().split("-")[1]
     res = CliRunner().invoke(cli, ["trace", tid, str(path)])
     assert res.exit_code == 0, res.output
-    rows = [[c.text for c in r] for r in trace_view(load_sources([str(path)]).spans, tid).rows]
-    assert [(r[2], r[3], r[4]) for r in rows] == [
-        ("invoke_agent support-agent", "0.0", "10.0"), ("agentobs.step", "0.0", "1.5"),
-        ("chat support-policy", "0.0", "1.5"), ("agentobs.step", "1.5", "3.4"), ("chat support-policy", "1.5", "3.0"),
-        ("execute_tool get_order", "3.0", "3.4"), ("agentobs.step", "3.4", "6.1"),
-        ("chat support-policy", "3.4", "4.9"), ("execute_tool issue_refund", "4.9", "6.1"),
-        ("agentobs.step", "6.1", "8.5"), ("chat support-policy", "6.1", "7.6"),
-        ("execute_tool send_status_email", "7.6", "8.5"), ("agentobs.step", "8.5", "10.0"),
-        ("chat support-policy", "8.5", "10.0")]
-    assert "tin=40 tout=52" in rows[2][6]
+    found = find_trace(tid, [str(path)])
+    view = trace_view(trace_tree(found.spans(tid)), tid)
+    rows = list(zip(*view.cells, strict=True))
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [
+        ("invoke_agent support-agent", "agent", "0", "10,000.0"), ("agentobs.step", "step", "0", "1,500.0"),
+        ("chat support-policy", "chat", "0", "1,500.0"), ("agentobs.step", "step", "1,500.0", "1,900.0"),
+        ("chat support-policy", "chat", "1,500.0", "1,500.0"), ("execute_tool get_order", "tool", "3,000.0", "400.0"),
+        ("agentobs.step", "step", "3,400.0", "2,700.0"), ("chat support-policy", "chat", "3,400.0", "1,500.0"),
+        ("execute_tool issue_refund", "tool", "4,900.0", "1,200.0"), ("agentobs.step", "step", "6,100.0", "2,400.0"),
+        ("chat support-policy", "chat", "6,100.0", "1,500.0"),
+        ("execute_tool send_status_email", "tool", "7,600.0", "900.0"), ("agentobs.step", "step", "8,500.0", "1,500.0"),
+        ("chat support-policy", "chat", "8,500.0", "1,500.0")]
+    assert rows[2][4] == "40/52" and rows[0][7] == "stop=done"
+    assert view.depth.tolist() == [0, 1, 2, 1, 2, 2, 1, 2, 2, 1, 2, 2, 1, 2]
+    # the tree's lines, and every name, role and figure of the table on the terminal
+    lines = res.output.splitlines()
+    assert lines[0] == f"trace {tid}: 14 spans"
+    assert any(line.startswith("├─ agentobs.step") for line in lines)
+    assert any(line.startswith("│  └─ execute_tool get_order") for line in lines)
+    assert any(line.startswith("└─ agentobs.step") for line in lines)
+    assert any(line.startswith("   └─ chat support-policy") for line in lines)
 
 
 def test_user_errors_are_one_line(tmp_path):

@@ -452,6 +452,40 @@ def test_cli_against_a_scheduler_and_worker_started_apart(data, external_cluster
     assert (tmp_path / "local.csv").read_bytes() == (tmp_path / "dask.csv").read_bytes()
 
 
+def test_a_relative_path_reaches_workers_that_run_in_another_folder(data, external_cluster, tmp_path, monkeypatch):
+    """The worker runs in its own folder: a relative path failed there ("No such file or directory", counted as an
+    unreadable file, and no run). Paths are made absolute before they are sent; the report names them as given."""
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    (folder / "population.jsonl").write_bytes((data / "population.jsonl").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    for src in ("archive/population.jsonl", "archive"):
+        local = json.loads(_cli("report", src, "--format", "json"))
+        dask = json.loads(_cli("report", src, "--format", "json", "--engine", "dask", "--scheduler", external_cluster))
+        local.pop("generated_at"), dask.pop("generated_at")
+        assert local == dask, _first_difference(local, dask)
+        assert list(dask["read"]["spellings"]) == ["archive/population.jsonl"]
+
+
+def test_a_file_the_workers_cannot_see_is_said_as_such(tmp_path):
+    """A worker on another machine (no shared disk) finds no file where this machine reads one: one line that says
+    so and what to do, not a report of an unreadable file and no run."""
+    from types import SimpleNamespace
+
+    from agentobs.analysis.dask.engine import _unseen
+    from agentobs.analysis.quality import DataQuality
+    from agentobs.errors import InputError
+    here = tmp_path / "runs.jsonl"
+    here.write_text("{}\n")
+    q = DataQuality()
+    q.add("unreadable", str(here), example=f"[Errno 2] No such file or directory: '{here}'")
+    with pytest.raises(InputError, match="a Dask worker found no file at .*shared disk"):
+        _unseen([SimpleNamespace(quality=q)], {str(here): "runs.jsonl"})
+    gone = DataQuality()
+    gone.add("unreadable", str(tmp_path / "gone.jsonl"), example="[Errno 2] No such file or directory")
+    _unseen([SimpleNamespace(quality=gone)], {str(tmp_path / "gone.jsonl"): "gone.jsonl"})   # (missing here too)
+
+
 def test_dask_scheduler_address_from_dasks_own_variable(data, external_cluster):
     src = str(data / "scenarios.jsonl")
     env = {**os.environ, "DASK_SCHEDULER_ADDRESS": external_cluster}

@@ -386,6 +386,20 @@ def test_a_trace_endpoint_that_trickles_ends_at_the_deadline_without_a_search(ja
     assert fake.trace_requests == 1                       # no search of the window after it
 
 
+def test_a_prefix_of_a_trace_id_is_searched_in_the_window(jaeger):
+    """A prefix names no trace for the trace endpoint: the window is searched, and the one trace it starts is shown
+    (here 64-bit ids, whose padding the prefix skips); an ambiguous prefix lists its traces."""
+    ab, cd = 0xAB << 56, 0xCD << 56
+    fake = jaeger([_trace(ab, T0 + 60 * 10**9), _trace(cd, T0 + 120 * 10**9)])
+    res = CliRunner().invoke(cli, ["trace", "ab", f"{fake.url}?service=shop&{WINDOW}"])
+    assert res.exit_code == 0 and "invoke_agent support-agent" in res.output, res.output
+    assert res.output.splitlines()[0] == f"trace {ab:032x}: 2 spans"
+    assert fake.hits[0] == f"/api/v3/traces/{0xAB:032x}" and any("query.service_name=shop" in h for h in fake.hits)
+    both = CliRunner().invoke(cli, ["trace", "0000", f"{fake.url}?service=shop&{WINDOW}"])
+    assert both.exit_code == 2 and [line.split()[0] for line in both.stdout.splitlines()] == [f"{ab:032x}",
+                                                                                              f"{cd:032x}"]
+
+
 def test_without_the_trace_endpoint_the_trace_command_searches_the_window(jaeger):
     fake = jaeger([_trace(7, T0 + 60 * 10**9), _trace(8, T0 + 120 * 10**9)])
     fake.by_id = False

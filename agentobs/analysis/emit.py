@@ -5,7 +5,7 @@ Caps in (``CapRecommendation`` from ``limits.recommend_all``), text or a dict ou
 Each setting is commented with the share of successful runs it would have cut off (the share whose value is
 above the cap) and the number of successful runs behind it. A dimension without a recommendation (no
 successful run measured it) is left out, with a comment saying so. The text is valid Python: every value
-is a number we computed, and no text from the traces reaches it.
+is a number we computed; the only text from the traces is a model name in a comment, as a ``repr`` literal.
 """
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+import numpy as np
+
 from ..errors import InputError
-from .limits import CapRecommendation
+from .limits import DIMENSIONS, CapRecommendation
 
 Kind = Literal["budget", "pydantic-ai", "openai-agents"]
 KINDS: tuple[Kind, ...] = get_args(Kind)        # the CLI keeps a literal copy (EMIT_KINDS); a test keeps them equal
@@ -25,11 +27,9 @@ _BUDGET = (("max_steps", "steps"), ("max_tool_calls", "tool_calls"), ("max_token
            ("max_usd", "cost_usd"), ("deadline_s", "active_s"), ("max_repeat", "max_identical_since_progress"),
            ("max_stalls", "longest_stall"))
 _FLOATS = ("max_usd", "deadline_s")
-# Budget limits the kernel enforces at value >= cap, not above it: every successful run ends with a model call
-# after its last tool call (refused once tool_calls >= max_tool_calls), and a run stops once stalls reach
-# max_stalls. A run at exactly the cap is cut off, so these get at least one more than the smallest cap
-# within the target, and their share counts the runs at the cap.
-_AT_CAP = ("max_tool_calls", "max_stalls")
+# Budget limits the kernel enforces at value >= cap, not above it (``limits.Dimension.at_cap``): the recommended cap
+# is already above the smallest cap within the target, and a setting's share counts the runs at the cap.
+_AT_CAP = tuple(d.limit for d in DIMENSIONS if d.at_cap)
 _PYDANTIC = (("request_limit", "steps"), ("tool_calls_limit", "tool_calls"), ("total_tokens_limit", "tokens"))
 # Budget.max_output_tokens' default (the analysis imports no kernel; a test keeps them equal)
 DEFAULT_OUTPUT_CAP = 300
@@ -82,14 +82,14 @@ def cutoff_share(cap: CapRecommendation, value: float) -> float:
     return float(best[1])
 
 
-def _value(name: str, cap: CapRecommendation, at_cap: bool) -> float | int | None:
+def _value(name: str, cap: CapRecommendation) -> float | int | None:
+    """The cap as the table recommends it (``limits.recommend``: already at least 1, and above what a run may reach
+    for a limit enforced at the cap), as the field's type."""
     v = cap.recommended
     if v is None or not math.isfinite(v):
         return None
     if name in _FLOATS:
         return float(v) if v > 0 else None
-    if at_cap and cap.base is not None:
-        v = max(v, cap.base + 1)
     return max(1, math.ceil(v))
 
 
@@ -100,7 +100,7 @@ def _settings(caps: Sequence[CapRecommendation], fields: Sequence[tuple[str, str
     for name, dim in fields:
         cap = by_dim.get(dim)
         at_cap = kernel and name in _AT_CAP
-        value = _value(name, cap, at_cap) if cap is not None else None
+        value = _value(name, cap) if cap is not None else None
         if cap is None or value is None:
             missing.append(dim)
             continue
@@ -123,7 +123,7 @@ def _literal(v: float | int) -> str:
     return text if ("." in text or "e" in text) else text + ".0"
 
 
-def _budget_settings(caps: Sequence[CapRecommendation], reserve_usd: float | None
+def _budget_settings(caps: Sequence[CapRecommendation], reserve: Reserve
                      ) -> tuple[list[Setting], list[str], list[str], set[str]]:
     """The Budget's settings, the dimensions left out, notes (comments to print), and the dimensions left out that
     a note explains.
@@ -131,9 +131,10 @@ def _budget_settings(caps: Sequence[CapRecommendation], reserve_usd: float | Non
     Before every model call the guard checks that the tokens spent, the next input and a whole reply of
     ``max_output_tokens`` fit under ``max_tokens``, and that the dollars spent and that call priced ahead fit under
     ``max_usd``: a cap at a run's total stopped it before its last call. So ``max_tokens`` is the recommendation
-    plus the reply's reserve, and ``max_usd`` the recommendation plus ``reserve_usd`` (the reserve priced at the
-    dearest model of the successful runs). ``max_usd`` is left out when some successful runs could not be priced
-    (the guard refuses to spend without a price), or the reserve cannot be priced."""
+    plus the reply's reserve, and ``max_usd`` the recommendation plus ``reserve`` (the reserve priced at the
+    dearest model of the successful runs: ``reserve``). ``max_usd`` is left out when some successful runs could
+    not be priced (the guard refuses to spend without a price), or the reserve cannot be priced."""
+    reserve_usd = reserve.usd
     settings, missing = _settings(caps, _BUDGET, kernel=True)
     notes: list[str] = []
     explained: set[str] = set()
@@ -166,6 +167,8 @@ def _budget_settings(caps: Sequence[CapRecommendation], reserve_usd: float | Non
                 name="max_usd", value=_round_usd(float(usd.value) + reserve_usd), dimension="cost_usd",
                 cutoff_share=usd.cutoff_share, successful_runs=usd.successful_runs,
                 note=f"{_literal(usd.value)} plus {reserve_usd:.6g} for the reply the guard prices ahead")
+            if reserve.note:
+                notes.append(reserve.note)
     return settings, missing, notes, explained
 
 
@@ -180,17 +183,95 @@ def _round_usd(v: float) -> float:
     return math.ceil(v / step - 1e-9) * step
 
 
+@dataclass(frozen=True, kw_only=True)
+class Reserve:
+    """The dollars of the reply a Budget's guard prices ahead of each call, and how they were priced (a comment for
+    the emitted text; empty for list prices)."""
+    usd: float | None
+    note: str = ""
+
+
 def reserve_usd(runs: Any) -> float | None:
+    return reserve(runs).usd
+
+
+def reserve(runs: Any) -> Reserve:
     """The price of the reply a Budget's guard prices ahead (``max_output_tokens`` of output) at the dearest model
-    of the successful runs; None when none of them can be priced."""
+    of the successful runs: its list price (genai-prices), else the output price its runs' recorded costs imply
+    (``implied_price``: a model of the traces' own, priced by the application, as the demo's stand-ins are). The
+    runs' costs came from somewhere: a dollar cap the table recommends from them is emitted, not left out for want
+    of a list price. No reserve when no successful run's model can be priced either way."""
     from .pricing import price_calls
     ok = runs[runs["success"] == True] if "success" in runs else runs.iloc[0:0]     # noqa: E712
-    models = ok["model"].dropna().astype(str).unique() if "model" in ok else []
-    if len(models) == 0:
+    models = [str(m) for m in ok["model"].dropna().astype(str).unique()] if "model" in ok else []
+    if not models:
+        return Reserve(usd=None)
+    listed = price_calls(models, None, [0] * len(models), [DEFAULT_OUTPUT_CAP] * len(models))
+    best: float | None = None
+    said: list[tuple[str, Implied]] = []            # the models priced from their runs
+    for model, cost in zip(models, listed.tolist(), strict=True):
+        if cost != cost:                            # NaN: no list price
+            implied = implied_price(ok[ok["model"].astype(str) == model])
+            if implied is None:
+                continue
+            cost = implied.output * DEFAULT_OUTPUT_CAP / 1e6
+            said.append((model, implied))
+        best = cost if best is None else max(best, cost)
+    if best is None:
+        return Reserve(usd=None)
+    note = ""
+    if said:
+        exact = {_quoted(m): (p.input, p.output) for m, p in said if p.exact}
+        example = ", ".join(f"{m}: ({a:.4g}, {b:.4g})" for m, (a, b) in exact.items()) or "'<model>': (input, output)"
+        named = "; ".join(f"{_quoted(m)} (its runs' recorded costs imply {p})" for m, p in said)
+        note = (f"# max_usd's reserve: no list price for {named}. A Kernel holds a dollar cap only with a price: "
+                f"Kernel(..., prices=Prices({{{example}}})) in $ per million tokens, or price_as='<a model with a list "
+                "price>'")
+    return Reserve(usd=best, note=note)
+
+
+def _quoted(model: str) -> str:
+    """A model name from the traces as a Python string literal in a comment: masked, shortened, and quoted by
+    ``repr`` (a line break or any unprintable character escaped: the text stays a comment)."""
+    from ..contract.redaction import shown
+    text = shown(model)
+    return repr(text if len(text) <= 80 else text[:79] + "…")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Implied:
+    """Per-million-token prices a model's recorded costs imply: both, fitted exactly (``exact``), or only an upper
+    bound of the output price (input ``None``)."""
+    input: float | None
+    output: float
+    exact: bool
+
+    def __str__(self) -> str:
+        if self.exact and self.input is not None:
+            return f"${self.input:.4g} input, ${self.output:.4g} output per million tokens"
+        return f"at most ${self.output:.4g} per million output tokens"
+
+
+def implied_price(runs: Any) -> Implied | None:
+    """The prices a model's runs imply: their costs against their input and output tokens, least squares. When the
+    fit is exact (every run's cost within 0.1%: one list price per token, as a stand-in priced like a real model
+    has), its two prices; else the output price's upper bound: a cost is at least the output tokens at the output
+    price, so that price is at most the smallest cost per output token. None without a run with a cost and output
+    tokens."""
+    need = ["cost_usd", "input_tokens", "output_tokens"]
+    if not all(c in runs for c in need):
         return None
-    cost = price_calls(list(models), None, [0] * len(models), [DEFAULT_OUTPUT_CAP] * len(models))
-    cost = cost[cost == cost]                       # NaN: no price
-    return float(cost.max()) if len(cost) else None
+    d = runs[need].dropna().astype(float)
+    d = d[(d["output_tokens"] > 0) & (d["cost_usd"] >= 0) & (d["input_tokens"] >= 0)]
+    if d.empty:
+        return None
+    x = d[["input_tokens", "output_tokens"]].to_numpy()
+    y = d["cost_usd"].to_numpy()
+    if len(d) >= 2 and np.linalg.matrix_rank(x) == 2:
+        coef = np.linalg.lstsq(x, y, rcond=None)[0]
+        if (coef >= 0).all() and np.all(np.abs(x @ coef - y) <= 1e-3 * y + 1e-12):
+            return Implied(input=float(coef[0]) * 1e6, output=float(coef[1]) * 1e6, exact=True)
+    return Implied(input=None, output=float((y / x[:, 1]).min()) * 1e6, exact=False)
 
 
 def _header(caps: Sequence[CapRecommendation], target: float, margin: float) -> list[str]:
@@ -215,10 +296,11 @@ def _missing_note(missing: Sequence[str], budget: bool = False) -> list[str]:
 
 
 def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, margin: float = 0.10,
-         reserve: float | None = None) -> Emitted:
+         reserve: float | Reserve | None = None) -> Emitted:
     """The caps as ready-to-paste configuration of ``kind`` (``budget``, ``pydantic-ai``, ``openai-agents``).
-    ``reserve``: the dollars of the reply a Budget's guard prices ahead (``reserve_usd(runs)``); without it,
-    no ``max_usd`` is emitted for a Budget."""
+    ``reserve``: the dollars of the reply a Budget's guard prices ahead (``reserve(runs)``, with how it was priced,
+    or a number); without it, no ``max_usd`` is emitted for a Budget."""
+    reserve = reserve if isinstance(reserve, Reserve) else Reserve(usd=reserve)
     if kind not in KINDS:
         raise InputError(f"--emit {kind!r}: use one of {', '.join(KINDS)}")
     head = _header(caps, target, margin)

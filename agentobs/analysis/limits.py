@@ -4,7 +4,10 @@ Percentiles are observed values: numpy's ``inverted_cdf`` method (an order stati
 p99 of steps is a step count some run really took. Confidence intervals come from the exact
 bootstrap distribution of that order statistic (``_bootstrap``). A cap's cut-off share is exact: the share of
 successful runs whose value is above the cap. The recommended cap is the smallest candidate whose cut-off share
-is at most the target, plus a stated margin.
+is at most the target, plus a stated margin; a count is at least 1, and a limit the Budget enforces once a run
+reaches it (``max_tool_calls``, ``max_stalls``) is above the smallest candidate (a run that took 0 stalls needs
+``max_stalls`` 1: at 0 it would stop before it started, and the Budget refuses 0). ``agentobs caps --emit`` writes
+these values as they are.
 """
 from __future__ import annotations
 
@@ -29,11 +32,15 @@ class Dimension:
     unit: str
     integer: bool
     what: str
+    # the Budget stops a run once its count reaches the limit (not once it passes it): every successful run ends with
+    # a model call after its last tool call, refused once tool_calls >= max_tool_calls; a run stops once its stalls
+    # reach max_stalls. The cap must be above the value a run may reach.
+    at_cap: bool = False
 
 
 DIMENSIONS = [
     Dimension("steps", "max_steps", "steps", True, "model calls per run"),
-    Dimension("tool_calls", "max_tool_calls", "calls", True, "tool calls per run"),
+    Dimension("tool_calls", "max_tool_calls", "calls", True, "tool calls per run", at_cap=True),
     Dimension("tokens", "max_tokens", "tokens", True, "input + output tokens per run"),
     Dimension("cost_usd", "max_usd", "USD", False, "dollars per run"),
     Dimension("active_s", "deadline_s", "s", False, "active seconds per run (model + tool time)"),
@@ -41,7 +48,7 @@ DIMENSIONS = [
               "most times one identical call ran in a run (the whole-run repeat window)"),
     Dimension("max_identical_since_progress", "max_repeat (window since_progress)", "proposals", True,
               "most identical calls between two progress steps"),
-    Dimension("longest_stall", "max_stalls", "steps", True, "longest streak of steps without progress"),
+    Dimension("longest_stall", "max_stalls", "steps", True, "longest streak of steps without progress", at_cap=True),
 ]
 BY_COLUMN = {d.column: d for d in DIMENSIONS}
 
@@ -160,6 +167,8 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
         with_margin = base
         rec.warnings.append(f"{dim.column} {base:.6g} is too large to add the margin to: the cap is that value")
     rec.recommended = float(math.ceil(with_margin)) if dim.integer else _round_up(with_margin)
+    if dim.integer:                   # a count limit of the Budget is at least 1, and above what a run may reach
+        rec.recommended = max(rec.recommended, base + 1 if dim.at_cap else base, 1.0)
     need = 1 / target                             # (infinite for a target below 1e-308)
     if len(x) < need:
         more = f"at least {math.ceil(need):,}" if need < 1e15 else "far more"

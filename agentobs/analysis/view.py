@@ -4,10 +4,11 @@
 lines of text); the terminal renderer (``agentobs/cli/terminal.py``) and the HTML renderer (``html.py``, a
 Jinja2 template) only lay it out. The JSON report is the data itself (``Report.to_dict``, schema in
 docs/report-schema.md). Every text in a cell is plain data: renderers escape it for their medium.
-``trace_view`` does the same for one trace's span tree (``agentobs trace``).
+``trace_view`` formats one trace's span tree (``trace_tree.trace_tree``) for ``agentobs trace``.
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,10 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..contract import semconv as sc
 from ._otlp_ids import trace_id_of as trace_id_of  # (re-exported: the trace command takes an id as typed)
 from .formats import FORMAT_NAMES
-from .graph import span_keys
 from .report import Report
 
 
@@ -35,6 +34,8 @@ class Column:
     name: str
     align: str = "left"              # "left" | "right"
     terminal: bool = True            # shown on the terminal (long prose columns are HTML only)
+    key: bool = False                # a key cell (a name, a count, a share, a recommended value): a narrow terminal
+                                     # keeps it in the table and moves the other columns below (the first always is)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,9 +68,6 @@ class ReportView:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-_LAST = np.iinfo(np.int64).max          # (a time that is missing sorts last, as NaN did)
-
-
 def num(v: Any) -> str:
     """A figure as shown: '–' for none, 6 significant digits, thousands separated from 1 up; from a million up
     to 1e15 a whole number (``.6g`` wrote 1426909 as 1.42691e+06, beside the exact value in the JSON report)."""
@@ -90,8 +88,9 @@ def _c(v: Any, **kw: Any) -> Cell:
 
 
 def _table(title: str, columns: list[tuple[str, str] | Column], rows: list[list[Any]], *,
-           terminal: bool = True) -> Table:
-    cols = tuple(c if isinstance(c, Column) else Column(name=c[0], align=c[1]) for c in columns)
+           terminal: bool = True, key: tuple[str, ...] = ()) -> Table:
+    """A table; ``key`` names its key columns (the first is one anyway)."""
+    cols = tuple(c if isinstance(c, Column) else Column(name=c[0], align=c[1], key=c[0] in key) for c in columns)
     return Table(title=title, columns=cols, terminal=terminal,
                  rows=tuple(tuple(x if isinstance(x, Cell) else _c(x) for x in r) for r in rows))
 
@@ -111,7 +110,7 @@ def report_view(r: Report) -> ReportView:
             ("unlabelled", "right"), ("success rate", "right")],
             [[ov["runs"], ov["spans"], ov["successful"], ov["failed"], ov["unlabelled"], rate]], terminal=False),
             _table("Runs by stop reason", [("stop reason", "left"), ("runs", "right")],
-                   [[str(k), v] for k, v in ov["by_stop_reason"].items()]))),
+                   [[str(k), v] for k, v in ov["by_stop_reason"].items()], key=("runs",)))),
         _signatures(r), _percentiles(r), *_segments(r), _caps(r), _quality(r)]
     return ReportView(summary=tuple(summary), sections=tuple(s for s in sections if s.blocks),
                       generated_at=r.generated_at, sources=tuple(r.sources),
@@ -157,7 +156,8 @@ def _signatures(r: Report) -> Section:
     blocks: list[Table | Line] = [_table("Failure signatures", [
         ("signature", "left"), ("role", "left"), ("runs", "right"), ("share", "right"), ("failed", "right"),
         ("of failed", "right"), ("of successful", "right"), ("ratio [95% CI]", "right"), ("primary", "right"),
-        Column(name="looks like", terminal=False), ("control", "left"), ("examples", "left")], rows)]
+        Column(name="looks like", terminal=False), ("control", "left"), ("examples", "left")], rows,
+        key=("role", "runs", "failed", "ratio [95% CI]"))]
     blocks.append(Line(text="role: cause when a signature is more common among failed runs than among successful "
                             "ones beyond chance (the ratio's 95% interval above 1); trait when it is about as common "
                             "in successful runs (it describes the population, not why runs fail)."))
@@ -187,7 +187,8 @@ def _percentiles(r: Report) -> Section:
     return Section(key="percentiles", title="Percentiles", blocks=(_table(
         "Percentiles (observed values, numpy inverted_cdf)",
         [("measure", "left"), ("runs", "left"), ("n", "right"), ("p50", "right"), ("p90", "right"),
-         ("p95", "right"), ("p99", "right"), ("max", "right"), ("p99 95% CI", "left")], rows),))
+         ("p95", "right"), ("p99", "right"), ("max", "right"), ("p99 95% CI", "left")], rows,
+        key=("runs", "n", "p50", "p95", "p99")),))
 
 
 def _segments(r: Report) -> list[Section]:
@@ -202,7 +203,8 @@ def _segments(r: Report) -> list[Section]:
             rows.append([value, ok["n"], bad["n"], ok["p50"], ok["p95"], ok["max"], tok["p95"]])
         out.append(Section(key=f"segment-{by}", title=f"Per {by}", blocks=(_table(f"Per {by}", [
             (by, "left"), ("successful", "right"), ("failed", "right"), ("steps p50", "right"),
-            ("steps p95", "right"), ("steps max", "right"), ("tokens p95", "right")], rows),)))
+            ("steps p95", "right"), ("steps max", "right"), ("tokens p95", "right")], rows,
+            key=("successful", "failed", "steps p95", "tokens p95")),)))
     return out
 
 
@@ -218,7 +220,8 @@ def _caps(r: Report) -> Section:
         f"plus {100 * r.options.margin:g}%)",
         [("limit", "left"), ("successful", "right"), ("p50", "right"), Column(name="p90", align="right"),
          Column(name="p95", align="right", terminal=False), ("p99", "right"), ("max", "right"),
-         ("within target", "right"), ("recommended", "right"), ("worst case of a runaway under it", "left")], rows)]
+         ("within target", "right"), ("recommended", "right"), ("worst case of a runaway under it", "left")], rows,
+        key=("successful", "recommended"))]
     blocks += [Line(text=w, level="warning") for w in dict.fromkeys(w for c in r.caps for w in c.warnings)]
     return Section(key="caps", title="Recommended caps", blocks=tuple(blocks))
 
@@ -228,7 +231,8 @@ def _quality(r: Report) -> Section:
     if r.quality.issues:
         blocks.append(_table("Data quality", [("issue", "left"), ("count", "right"), ("source", "left"),
                                               ("example", "left")],
-                             [[i.kind, i.count, i.source, "; ".join(i.examples[:1])] for i in r.quality.issues]))
+                             [[i.kind, i.count, i.source, "; ".join(i.examples[:1])] for i in r.quality.issues],
+                             key=("count",)))
     else:
         blocks.append(Line(text="No problems found in the input."))
     nd = r.derivation
@@ -238,47 +242,141 @@ def _quality(r: Report) -> Section:
     return Section(key="data-quality", title="Data quality", blocks=tuple(blocks))
 
 
+# -- the runs table --------------------------------------------------------------------------------------
+
+# the columns ``agentobs runs`` shows on a terminal by default, and those a narrow one keeps in its table
+RUNS_COLUMNS = ("run_id", "success", "stop_reason", "signature", "steps", "tool_calls", "tokens", "cost_usd",
+                "active_s", "agent", "model")
+RUNS_KEY = ("run_id", "success", "steps", "tokens", "cost_usd")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Listing:
+    """A table of many rows as text, a column at a time: ``cells[column][row]`` (plain data: renderers clean and lay
+    it out). Not ``Table``: the runs table may have hundreds of thousands of rows."""
+    title: str
+    columns: tuple[Column, ...]
+    cells: list[list[str]]
+
+
+def runs_view(runs: pd.DataFrame, columns: tuple[str, ...] = RUNS_COLUMNS) -> Listing:
+    """The runs table's ``columns`` as text: numbers as the report writes them, ``yes``/``no`` for flags, lists
+    joined by ``;``, ``–`` for a number not known, empty for a text."""
+    cols, cells = [], []
+    for name in columns:
+        col = runs[name]
+        numeric = pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+        cols.append(Column(name=name, align="right" if numeric else "left", key=name in RUNS_KEY))
+        cells.append(_run_cells(col, numeric))
+    return Listing(title=f"{len(runs):,} run{'s' if len(runs) != 1 else ''}", columns=tuple(cols), cells=cells)
+
+
+def _run_cells(col: pd.Series, numeric: bool) -> list[str]:
+    values = col.astype(object).where(col.notna(), None).tolist() if col.dtype != object else col.tolist()
+    if numeric:
+        shown = {v: num(v) for v in set(values) if v is not None}
+        return [shown[v] if v is not None else "–" for v in values]
+    flags = pd.api.types.is_bool_dtype(col)
+    out = []
+    for v in values:
+        if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
+            out.append("–" if flags else "")
+        elif isinstance(v, bool | np.bool_):
+            out.append("yes" if v else "no")
+        elif isinstance(v, pd.Timestamp):
+            out.append(v.isoformat(timespec="seconds"))
+        elif isinstance(v, list | tuple | np.ndarray):
+            out.append(";".join(str(x) for x in v))
+        else:
+            out.append(str(v))
+    return out
+
+
 # -- one trace -------------------------------------------------------------------------------------------
 
-_DETAILS = ((sc.USAGE_INPUT_TOKENS, "tin"), (sc.USAGE_OUTPUT_TOKENS, "tout"), (sc.TOOL_RESULT_STATUS, "result"),
-            (sc.STOP_REASON, "stop"), (sc.STEP_OUTCOME, "outcome"))
+@dataclass(frozen=True, kw_only=True)
+class TraceView:
+    """One trace's span tree as text (``trace_tree`` formatted), a column at a time: ``cells[column][row]``, rows in
+    tree order, the first column a span's name; and what draws the tree: each row's ``parent`` row (-1: a root),
+    ``depth`` and ``last`` (no later sibling). Plain data: renderers clean and lay it out. Not ``Table``: a trace
+    may hold hundreds of thousands of spans."""
+    title: str
+    columns: tuple[Column, ...]
+    cells: list[list[str]]
+    parent: np.ndarray
+    depth: np.ndarray
+    last: np.ndarray
 
 
-def trace_view(t: pd.DataFrame, trace_id: str) -> Table:
-    """One trace's spans as a tree table (start order, parents before children), as in the seed's trace table."""
-    t = t.reset_index(drop=True)
-    keys = span_keys(t)
-    depth = _depths(keys.parent)
-    # the integer times (no null is left after the checks): as float64, times of today step by 256 ns, and spans
-    # started less apart than that would keep their input order
-    order = pd.DataFrame({"start": t["start_ns"].to_numpy(dtype=np.int64, na_value=_LAST), "depth": depth,
-                          "end": t["end_ns"].to_numpy(dtype=np.int64, na_value=_LAST)}).sort_values(
-        ["start", "depth", "end"], ascending=[True, True, False], kind="stable").index.to_numpy()
-    position = np.empty(len(t), dtype=np.int64)
-    position[order] = np.arange(len(t))
-    t0 = float(t["start_ns"].min())
-    rows = []
-    for i in order:
-        s = t.iloc[i]
-        parent = keys.parent[i]
-        details = [f"{label}={s[key]}" for key, label in _DETAILS if key in t.columns and pd.notna(s[key])]
-        status = {0: "unset", 1: "ok", 2: "error"}.get(int(s["status_code"]), "?")
-        if status == "error" and sc.ERROR_TYPE in t.columns and pd.notna(s[sc.ERROR_TYPE]):
-            status = f"error: {s[sc.ERROR_TYPE]}"
-        rows.append([str(position[i]), "" if parent < 0 else str(position[parent]), str(s["name"]),
-                     f"{(s['start_ns'] - t0) / 1e9:.1f}", f"{(s['end_ns'] - t0) / 1e9:.1f}", status, " ".join(details)])
-    return _table(f"trace {trace_id}", [("id", "right"), ("parent", "right"), ("span", "left"), ("t0", "right"),
-                                         ("t1", "right"), ("status", "left"), ("details", "left")], rows)
+# the role columns ``--roles`` shows, when the spans carry them: (column of trace_tree, header)
+_ROLE_HEADERS = (("_dialect", "dialect"), ("_role_evidence", "evidence"), ("_call", "call"), ("run_id", "run"))
 
 
-def _depths(parent: np.ndarray) -> np.ndarray:
-    """Each span's number of ancestors in the input (vectorized; a cycle stops at the input's size)."""
-    depth = np.zeros(len(parent), dtype=np.int64)
-    cur = parent.copy()
-    for _ in range(len(parent)):
-        live = cur >= 0
-        if not live.any():
-            break
-        depth[live] += 1
-        cur = np.where(live, parent[np.maximum(cur, 0)], -1)
-    return depth
+def trace_view(tree: pd.DataFrame, trace_id: str, *, roles: bool = False) -> TraceView:
+    """The rows ``agentobs trace`` shows of a ``trace_tree``: per span its name, role, start offset and duration
+    (ms), tokens (input/output), cost, error and details; with ``roles``, its role and what it rests on (the
+    dialect, the evidence, its logical call and run: the columns the spans carry) instead of the figures."""
+    names = _span_names(tree)
+    if roles:
+        extra = [(c, h) for c, h in _ROLE_HEADERS if c in tree.columns]
+        columns = [Column(name="span", key=True), Column(name="role", key=True),
+                   *(Column(name=h, key=h != "evidence") for _, h in extra)]
+        values = [names, _texts(tree["role"]), *(_texts(tree[c]) for c, _ in extra)]
+    else:
+        columns = [Column(name="span", key=True), Column(name="role", key=True),
+                   Column(name="start ms", align="right", key=True),
+                   Column(name="duration ms", align="right", key=True),
+                   Column(name="tokens in/out", align="right", key=True), Column(name="cost $", align="right"),
+                   Column(name="error"), Column(name="details")]
+        values = [names, _texts(tree["role"]), _ms(tree["start_ms"]), _ms(tree["duration_ms"]), _tokens(tree),
+                  _costs(tree["cost_usd"]), _texts(tree["error"]), _texts(tree["details"])]
+    return TraceView(title=f"trace {trace_id}: {len(tree):,} span{'s' if len(tree) != 1 else ''}",
+                     columns=tuple(columns), cells=values,
+                     parent=tree["parent"].to_numpy(), depth=tree["depth"].to_numpy(), last=tree["last"].to_numpy())
+
+
+def _texts(col: pd.Series) -> list[str]:
+    return col.astype(object).where(col.notna(), "").astype(str).tolist()
+
+
+def _span_names(tree: pd.DataFrame) -> list[str]:
+    """Each span's name, saying when its parent is missing or a parent cycle was cut there."""
+    names = _texts(tree["name"])
+    for i in np.flatnonzero(tree["orphan"].to_numpy()).tolist():
+        names[i] += " (parent not in the input)"
+    for i in np.flatnonzero(tree["cycle"].to_numpy()).tolist():
+        names[i] += " (a parent cycle cut here)"
+    return names
+
+
+def _ms(col: pd.Series) -> list[str]:
+    """Milliseconds: 0.1 ms steps from 1 ms up (thousands separated), µs below."""
+    return ["–" if v != v else "0" if v == 0 else f"{v:,.1f}" if abs(v) >= 1 else f"{v:.3f}"
+            for v in col.astype(float).tolist()]
+
+
+def _tokens(tree: pd.DataFrame) -> list[str]:
+    """``input/output`` tokens, ``–`` for the one not recorded; empty when neither is."""
+    a, b = _counts(tree["input_tokens"]), _counts(tree["output_tokens"])
+    return ["" if x == "–" and y == "–" else f"{x}/{y}" for x, y in zip(a, b, strict=True)]
+
+
+def _counts(col: pd.Series) -> list[str]:
+    values = col.astype(float).tolist()
+    shown = {v: "–" if v != v else f"{int(v):,}" for v in set(values)}
+    return [shown[v] if v == v else "–" for v in values]
+
+
+def _costs(col: pd.Series) -> list[str]:
+    """Dollars: cents from $1 up, else 4 significant digits (never in exponent form); empty when unknown."""
+    values = col.astype(float).tolist()
+    shown = {v: _cost(v) for v in set(values) if v == v}
+    return [shown[v] if v == v else "" for v in values]
+
+
+def _cost(v: float) -> str:
+    if abs(v) >= 1:
+        return f"{v:,.2f}"
+    if v == 0:
+        return "0"
+    return f"{v:.{3 - math.floor(math.log10(abs(v)))}f}"

@@ -14,7 +14,7 @@ import click
 from ..errors import InputError
 from .common import DEFAULT_OUT, jaeger_url
 from .outputs import refuse_overlap
-from .render import console, json_text, say, write_text
+from .render import errors, json_text, on_terminal, say, write_text
 from .safe_text import clean, csv_cell, http_url
 
 if TYPE_CHECKING:
@@ -33,10 +33,12 @@ def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None]
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     from ..analysis.sources import total_bytes
+    if not on_terminal(errors):                 # a bar goes to standard error, and only to a terminal
+        return fn(None)
     size = total_bytes(sources) * passes
     if size < LARGE_INPUT:
         return fn(None)
-    with Progress(TextColumn("loading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console,
+    with Progress(TextColumn("loading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=errors,
                   transient=True) as bar:
         task = bar.add_task("load", total=size)
         return fn(lambda n: bar.advance(task, n))
@@ -103,10 +105,7 @@ def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", schedule
 
 
 def common(fn: Callable[..., Any]) -> Callable[..., Any]:
-    fn = click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-                      help="CSV or JSON of run_id,success; ids match trace, conversation or task ids.")(fn)
-    fn = click.option("--success-attr", default=None, metavar="KEY=VALUE",
-                      help="A run succeeded when its root span has this attribute value.")(fn)
+    """The options of ``report`` and ``caps``: the sources' options and those of percentiles and caps."""
     fn = click.option("--target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
                       show_default=True, help="Largest share of successful runs a recommended cap may cut off.")(fn)
     fn = click.option("--margin", type=click.FloatRange(0, 10), default=0.10, show_default=True,
@@ -115,6 +114,15 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
                       help="Also give percentiles per value of this run column or root-span attribute.")(fn)
     fn = click.option("--jaeger-url", default=None,
                       help="Jaeger UI base URL for links (default AGENTOBS_JAEGER_URL).")(fn)
+    return reading(fn)
+
+
+def reading(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every command that reads runs takes: labels, the engine, the sources."""
+    fn = click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+                      help="CSV or JSON of run_id,success; ids match trace, conversation or task ids.")(fn)
+    fn = click.option("--success-attr", default=None, metavar="KEY=VALUE",
+                      help="A run succeeded when its root span has this attribute value.")(fn)
     fn = click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
                       help="local: pandas in this process; dask: a Dask cluster (the same report), needs "
                            "agentobs[dask].")(fn)
@@ -122,6 +130,21 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
                       help="With --engine dask: an existing scheduler (default DASK_SCHEDULER_ADDRESS, else a local "
                            "cluster sized to this machine).")(fn)
     return click.argument("sources", nargs=-1)(fn)
+
+
+STDOUT = "-"             # --out -: standard output
+
+
+def _to_stdout(out: Path | None) -> bool:
+    return out is not None and str(out) == STDOUT
+
+
+def _wrote(what: str, out: Path) -> None:
+    """Says where the output went: on standard error when it went to standard output."""
+    if _to_stdout(out):
+        click.echo(f"agentobs: {clean(what)}: standard output", err=True)
+    else:
+        say(f"{what}: {out}")
 
 
 def print_report(r: Report) -> None:
@@ -136,13 +159,17 @@ def print_caps(r: Report) -> None:
     print_view(report_view(r), sections=("caps",))
 
 
+OUT_PATH = click.Path(dir_okay=False, path_type=Path, allow_dash=True)     # --out: a file, or - (standard output)
+
+
 @click.command("report")
 @common
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "html"]), default=None,
               help="table (default), json or html; with --out and no --format: html for a .html/.htm file, else "
                    "the table on the terminal and JSON in the file.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the report here (html defaults to agentobs-out/report.html).")
+@click.option("--out", type=OUT_PATH, default=None,
+              help="Write the report here (html defaults to agentobs-out/report.html); - for standard output (JSON "
+                   "unless --format html).")
 def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float,
                margin: float, segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None,
                fmt: str | None, out: Path | None) -> None:
@@ -151,26 +178,28 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
         fmt = "html" if out is not None and out.suffix.lower() in (".html", ".htm") else "table"
     if fmt == "html" and out is None:
         out = DEFAULT_HTML
+    if fmt == "table" and _to_stdout(out):
+        fmt = "json"        # (standard output holds the file's text alone)
     r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler,
              out=out)
     if fmt == "json":
         text = json_text(r.to_dict(), indent=1)
         if out:
             write_text(out, text + "\n")
-            say(f"Report (JSON): {out}")
+            _wrote("Report (JSON)", out)
         else:
             click.echo(text)
         return
     if fmt == "html":
         from ..analysis import html as html_report
-        html_out = out or DEFAULT_HTML
-        write_text(html_out, html_report.render(r))
-        say(f"Report (HTML): {html_out}")
+        out = out or DEFAULT_HTML
+        write_text(out, html_report.render(r))
+        _wrote("Report (HTML)", out)
         return
     print_report(r)
     if out:
         write_text(out, json_text(r.to_dict(), indent=1) + "\n")
-        say(f"JSON report: {out}")
+        _wrote("JSON report", out)
 
 
 @click.command("caps")
@@ -179,24 +208,37 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
 @click.option("--emit", "emit_as", type=click.Choice(list(EMIT_KINDS)), default=None,
               help="Print the caps as configuration to paste: an agentobs Budget, Pydantic AI UsageLimits, or "
                    "OpenAI Agents max_turns with the agentobs guard.")
+@click.option("--out", type=OUT_PATH, default=None,
+              help="Write the caps here: the --emit configuration, else JSON (the table stays on the terminal); - for "
+                   "standard output.")
 def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float, margin: float,
              segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None, fmt: str,
-             emit_as: str | None) -> None:
+             emit_as: str | None, out: Path | None) -> None:
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
     r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler,
-             say_labels=True)
+             say_labels=True, out=out)
     if emit_as:
         from ..analysis.emit import emit as emit_caps
-        from ..analysis.emit import reserve_usd
-        e = emit_caps(r.caps, emit_as, target=target, margin=margin, reserve=reserve_usd(r.runs))
+        from ..analysis.emit import reserve
+        e = emit_caps(r.caps, emit_as, target=target, margin=margin, reserve=reserve(r.runs))
         for w in dict.fromkeys(w for c in r.caps for w in c.warnings):     # what the table would show beside it
             click.echo(f"agentobs: warning: {clean(w)}", err=True)
-        click.echo(json_text({"target": target, "margin": margin, **e.to_dict()}, indent=1) if fmt == "json"
-                   else e.text, nl=fmt == "json")
+        text = json_text({"target": target, "margin": margin, **e.to_dict()}, indent=1) + "\n" if fmt == "json" \
+            else e.text
+        if out:
+            write_text(out, text)
+            _wrote(f"Caps (--emit {emit_as})", out)
+        else:
+            click.echo(text, nl=False)
         return
-    if fmt == "json":
-        click.echo(json_text({"target": target, "margin": margin, "percentile_method": "inverted_cdf",
-                              "dimensions": {c.dimension: c.to_dict() for c in r.caps}}, indent=1))
+    doc = json_text({"target": target, "margin": margin, "percentile_method": "inverted_cdf",
+                     "dimensions": {c.dimension: c.to_dict() for c in r.caps}}, indent=1) + "\n"
+    if fmt == "json" or _to_stdout(out):
+        if out:
+            write_text(out, doc)
+            _wrote("Caps (JSON)", out)
+        else:
+            click.echo(doc, nl=False)
         return
     print_caps(r)
     for c in r.caps:
@@ -204,21 +246,59 @@ def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
         if shares:
             step = max(1, len(shares) // 12)
             say(f"{c.limit}: " + "  ".join(f"{k}→{100 * v:.1f}%" for k, v in shares[::step]))
+    if out:
+        write_text(out, doc)
+        _wrote("Caps (JSON)", out)
 
 
 @click.command("runs")
-@common
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="CSV file to write.")
-def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float, margin: float,
-             segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None, out: Path) -> None:
-    """The runs table (one row per run, documented columns) as CSV."""
-    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler,
-             say_labels=True, out=out)
-    df = r.runs.copy()
-    for c in ("trace_ids", "signatures"):
-        df[c] = df[c].map(lambda xs: ";".join(xs))
-    write_text(out, csv_text(df))
-    say(f"{len(df)} runs: {out}")
+@reading
+@click.option("--out", type=OUT_PATH, default=None, help="Write the runs table here as CSV; - for standard output.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv"]), default=None,
+              help="Without --out: table or csv on standard output (default: a table on a terminal, CSV, every "
+                   "column, when piped).")
+@click.option("--columns", default=None, metavar="NAMES",
+              help="The columns, comma-separated, or 'all' (the table's default: run_id, success, stop_reason, "
+                   "signature, steps, tool_calls, tokens, cost_usd, active_s, agent, model; the CSV's: all).")
+def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, engine: str,
+             scheduler: str | None, out: Path | None, fmt: str | None, columns: str | None) -> None:
+    """The runs table (one row per run, documented columns): on the terminal, or as CSV."""
+    from ..analysis.view import RUNS_COLUMNS
+    if out is not None and fmt == "table":
+        raise InputError("--out writes CSV: leave out --format table (or --out, for the table on the terminal)")
+    r = _run(sources, _options(labels, success_attr, 0.01, 0.10, (), None), engine, scheduler, say_labels=True,
+             out=out)
+    table = fmt == "table" or (out is None and fmt is None and on_terminal())
+    every = list(r.runs.columns)
+    if not table:
+        df = r.runs[list(_columns(columns, tuple(every), every))].copy()
+        for c in ("trace_ids", "signatures"):
+            if c in df.columns:
+                df[c] = df[c].map(lambda xs: ";".join(xs))
+        text = csv_text(df)
+        if out is None:
+            click.echo(text, nl=False)
+        else:
+            write_text(out, text)
+            _wrote(f"{len(df)} runs", out)
+        return
+    from ..analysis.view import runs_view
+    from .terminal import print_listing
+    print_listing(runs_view(r.runs, _columns(columns, RUNS_COLUMNS, every)))
+
+
+def _columns(asked: str | None, default: tuple[str, ...], every: list[str]) -> tuple[str, ...]:
+    """The columns ``--columns`` names (``all``: every one), each checked."""
+    if asked is None:
+        return default
+    if asked.strip().lower() == "all":
+        return tuple(every)
+    names = tuple(n.strip() for n in asked.split(",") if n.strip())
+    unknown = [n for n in names if n not in every]
+    if unknown or not names:
+        raise InputError(f"--columns {asked!r}: {'no column named ' + ', '.join(unknown) if unknown else 'no column'}"
+                         f"; the runs table's columns: {', '.join(every)} (docs/analysis.md), or all")
+    return names
 
 
 _HEX_IDS = re.compile(r"[0-9a-f]*(?:[ ,;]+[0-9a-f]+)*")      # a hex id, or a list of them
@@ -246,27 +326,50 @@ def csv_text(df: pd.DataFrame) -> str:
 @click.command("trace")
 @click.argument("trace_id")
 @click.argument("sources", nargs=-1)
-def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
-    """The span tree of one trace, as in the seed's trace table."""
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="table: the span tree on the terminal; json: the tree as nested objects.")
+@click.option("--roles", is_flag=True,
+              help="Per span, its role and what it rests on (dialect, evidence, logical call, run) instead of the "
+                   "figures.")
+def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool) -> None:
+    """One trace as a tree: per span its role, start and duration in ms, tokens, cost and error."""
     from ..analysis.jaeger import shown
-    from ..analysis.sources import load_sources
+    from ..analysis.trace_tree import find_trace, typed_prefix
     from ..analysis.view import trace_id_of, trace_view
-    from .terminal import print_table
     if not sources:
         raise InputError("name the traces file, folder or Jaeger URL that holds the trace")
-    wanted = trace_id_of(trace_id)
-    if wanted is None:
-        raise InputError(f"{trace_id!r} is not a trace id: give its 32 hex digits (or the base64 that protobuf's "
-                         "JSON writes)")
-    ss = load_sources(sources, trace_id=wanted)
-    spans = ss.spans
-    t = spans[spans["trace_id"] == wanted] if len(spans) else spans
-    if t.empty:
-        lost = ss.quality.losses()          # its spans may be among those dropped: say so, not just "not in"
+    if trace_id_of(trace_id) is None and typed_prefix(trace_id) is None:
+        raise InputError(f"{trace_id!r} is not a trace id: give its 32 hex digits, the first of them (a unique "
+                         "prefix), or the base64 that protobuf's JSON writes")
+    found = find_trace(trace_id, sources)
+    if len(found.matches) > 1:
+        _list_matches(found)
+        raise InputError(f"{trace_id!r} starts {len(found.matches):,} trace ids (listed on standard output): give "
+                         "more of its digits")
+    if not found.matches:
+        lost = found.spanset.quality.losses()   # its spans may be among those dropped: say so, not just "not in"
         raise InputError(f"trace {trace_id} is not in {', '.join(shown(s) for s in sources)}"
                          + (f", or its spans were among those dropped ({lost}; agentobs report lists them)"
                             if lost else ""))
-    print_table(trace_view(t, wanted))
+    wanted = found.matches[0]
+    tree = found.tree(wanted)
+    if fmt == "json":
+        from .trace_json import trace_json
+        for piece in trace_json(tree, wanted):
+            click.echo(piece, nl=False)
+        return
+    from .terminal import print_trace
+    print_trace(trace_view(tree, wanted, roles=roles))
     base = _link_base(None)
     if base:
         say(f"Jaeger: {base}/trace/{wanted}")
+
+
+def _list_matches(found: Any) -> None:
+    """The traces an ambiguous prefix starts, one line each: id, spans, first start, root span."""
+    table = found.listing()
+    for r in table.itertuples(index=False):
+        start = "" if r.start is None or r.start != r.start else r.start.isoformat(timespec="seconds")
+        click.echo(clean(f"{r.trace_id}  {r.spans:,} spans  {start}  {'' if r.root is None else r.root}".rstrip()))
+    if len(found.matches) > len(table):
+        click.echo(f"... and {len(found.matches) - len(table):,} more")

@@ -19,7 +19,7 @@ from ..telemetry import Telemetry, configure
 from .analysis_cmds import print_caps
 from .common import DEFAULT_OUT, jaeger_link, jaeger_url
 from .outputs import refuse_overlap
-from .render import console, json_lines, say, table, write_text
+from .render import blank, json_lines, say, table, write_text
 from .safe_text import http_url
 from .simulate import print_summary, run_population, write_manifest
 
@@ -85,32 +85,36 @@ def demo(fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None,
     link = http_url(jaeger_url()) is not None
     cols = [("scenario", "left"), ("stop", "left"), ("steps", "right"), ("tools", "right"), ("tokens", "right"),
             ("secs", "right"), ("effects", "left")] + ([("jaeger", "left")] if link else [])
-    console.print(table("Seed 000 scenarios", cols, _rows(seed000, link)))
-    console.print()
-    console.print(table("Seed 004 guards and recovery", cols, _rows(seed004, link)))
+    table("Seed 000 scenarios", cols, _rows(seed000, link))
+    blank()
+    table("Seed 004 guards and recovery", cols, _rows(seed004, link))
     say(f"Scenario traces: {scen_path} ({'; '.join(export_lines)})")
     if runs == 0:
         return
-    console.print()
+    blank()
     ptel = _telemetry(pop_path, otlp_endpoint, service_name)
     records = run_population(ptel, runs, seed)
     pop_lines = ptel.shutdown().lines()
     write_manifest(manifest_path, records, seed, pop_path)
     print_summary(records)
-    console.print()
+    blank()
     report = analyze([str(pop_path)], Options(jaeger_url=http_url(jaeger_url())))
     rows = [[s.name, s.runs, f"{100 * s.share:.1f}%", s.failed, s.control] for s in report.signatures]
-    console.print(table("Failure taxonomy found in the traces", [("signature", "left"), ("runs", "right"),
-                                                                 ("share", "right"), ("failed", "right"),
-                                                                 ("control", "left")], rows))
+    table("Failure taxonomy found in the traces", [("signature", "left"), ("runs", "right"), ("share", "right"),
+                                                   ("failed", "right"), ("control", "left")], rows)
     print_caps(report)
     write_text(html_path, html_report.render(report))
-    console.print()
+    blank()
     say(f"Population traces: {pop_path} ({'; '.join(pop_lines)})")
     say(f"HTML report:       {html_path} (the run explorer, offline)")
     say(f"Serve the explorer: agentobs view {pop_path}")
     say(f"Inspect a run:     agentobs trace <trace_id> {pop_path}")
     say(f"Full report:       agentobs report {pop_path}")
-    say("See the same runs in Jaeger: docker compose up -d, then run the demo with "
-                  "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 and open http://127.0.0.1:16686 "
-                  "(README: 'The real backend').")
+    say(f"See the same runs in Jaeger: {BACKEND_HINT}")
+
+
+# where the demo's runs go to be seen in Jaeger: the two ways to start the backend, and their OTLP endpoints
+BACKEND_HINT = ("start the backend, GF_ADMIN_PASSWORD='<choose one>' docker compose up -d (OTLP/HTTP on "
+                "http://127.0.0.1:4318), or without Docker make stack-up (on http://127.0.0.1:14318); run the demo "
+                "again with OTEL_EXPORTER_OTLP_ENDPOINT set to that endpoint, and open http://127.0.0.1:16686 (README: "
+                "'The real backend').")

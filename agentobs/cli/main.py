@@ -28,10 +28,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": ("agentobs.cli.analysis_cmds", "report_cmd",
                "Failure taxonomy, percentiles and recommended caps of the runs in SOURCES."),
     "runs": ("agentobs.cli.analysis_cmds", "runs_cmd",
-             "The runs table (one row per run, documented columns) as CSV."),
+             "The runs table (one row per run, documented columns): on the terminal, or as CSV."),
     "simulate": ("agentobs.cli.simulate", "simulate_cmd",
                  "Run a population of support tasks with stochastic stand-in models and every seed failure pattern."),
-    "trace": ("agentobs.cli.analysis_cmds", "trace_cmd", "The span tree of one trace, as in the seed's trace table."),
+    "trace": ("agentobs.cli.analysis_cmds", "trace_cmd",
+              "One trace as a tree: per span its role, start and duration in ms, tokens, cost and error."),
     "view": ("agentobs.cli.view_cmd", "view_cmd",
              "The run explorer in the browser, served from 127.0.0.1 for runs in SOURCES (Ctrl-C stops it)."),
 }

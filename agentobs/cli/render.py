@@ -8,22 +8,44 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
-from typing import Any
+import os
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from .safe_text import clean
 
+if TYPE_CHECKING:                    # (layout loads numpy: imported when a table is printed)
+    from .layout import Col, Out
+
 # markup and emoji codes off: a string that slips through unwrapped is still shown literally
 console = Console(highlight=False, markup=False, emoji=False)
-if not console.is_terminal:          # piped or captured: never truncate a table to 80 columns
-    console.width = 220
+# progress bars go to standard error, and only to a terminal: standard output holds the result alone
+errors = Console(stderr=True, highlight=False, markup=False, emoji=False)
 
 Part = Any                           # a value shown as plain text, or a (value, style) pair
+
+
+def width() -> int | None:
+    """The width output is laid out to: ``COLUMNS`` when it is set, else the terminal's; None when standard output
+    is no terminal (piped or captured), where nothing is cut or wrapped."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return console.size.width if on_terminal() else None
+
+
+def on_terminal(where: Console | None = None) -> bool:
+    """Whether standard output (or ``where``'s file) is a terminal; not rich's ``is_terminal``, which FORCE_COLOR
+    makes true in a pipe: colours may go down a pipe, but a table's width, a CSV's place and a progress bar follow
+    where the text really goes."""
+    try:
+        return bool((where or console).file.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def text(*parts: Part) -> Text:
@@ -41,24 +63,48 @@ def text(*parts: Part) -> Text:
 
 
 def say(*parts: Part) -> None:
-    """Prints one line built by ``text``."""
-    console.print(text(*parts))
+    """Prints one line built by ``text``: wrapped at spaces to the width, never when piped."""
+    console.print(text(*parts), soft_wrap=width() is None)
 
 
-NAME_WIDTH = 48
+def blank() -> None:
+    console.print()
 
 
-def table(title: Part, columns: list[tuple[str, str]], rows: Iterable[Iterable[Any]]) -> Table:
-    t = Table(title=text(title), title_justify="left", box=None, pad_edge=False, header_style="bold")
-    for i, (name, justify) in enumerate(columns):
-        # a row's name (the first column, when it is text) is cut at NAME_WIDTH: one long agent name squeezed every
-        # number of its table to "…"; the other columns (an example that says what to fix) are shown whole
-        t.add_column(text(name), justify=justify, no_wrap=True,  # type: ignore[arg-type]
-                     max_width=NAME_WIDTH if i == 0 and justify == "left" and len(columns) > 1 else None,
-                     overflow="ellipsis")
-    for r in rows:
-        t.add_row(*[x if isinstance(x, Text) else Text(clean(x)) for x in r])
-    return t
+def print_lines(lines: Iterable[Out]) -> None:
+    """Lines laid out by ``layout`` (cleaned already), as they are: rich neither wraps nor crops them. Lines
+    without style are written in batches (a trace's table may have hundreds of thousands)."""
+    plain: list[str] = []
+    for line in lines:
+        if isinstance(line, str):
+            plain.append(line)
+            if len(plain) >= 4096:
+                _write(plain)
+            continue
+        _write(plain)
+        t = Text(line.text, style="italic" if line.italic else "")
+        for a, b in line.bold:
+            t.stylize("bold", a, b)
+        console.print(t, soft_wrap=True)
+    _write(plain)
+
+
+def _write(plain: list[str]) -> None:
+    if plain:
+        console.file.write("\n".join(plain) + "\n")
+        plain.clear()
+
+
+def table(title: Part, columns: Sequence[tuple[str, str] | Col], rows: Iterable[Iterable[Any]], *,
+          strong: Sequence[Sequence[bool]] | None = None) -> None:
+    """Prints a table laid out to the width (``layout.lay_out``): ``columns`` are ``(name, "left"|"right")`` pairs
+    or ``Col``s; every cell is cleaned. The first column and the right-aligned ones are kept in the table at any
+    width unless ``Col``s say otherwise."""
+    from .layout import Col, Grid, lay_out
+    cols = [c if isinstance(c, Col) else Col(name=clean(c[0]), right=c[1] == "right", key=c[1] == "right")
+            for c in columns]
+    cells = [[clean(x) for x in r] for r in rows]
+    print_lines(lay_out(clean(title), Grid.of_rows(cols, cells, strong=strong), width()))
 
 
 def jsonable(o: Any) -> Any:
@@ -109,6 +155,9 @@ def json_lines(objs: Iterable[dict[str, Any]]) -> None:
 
 def write_text(path: Any, text: str, *, mode: int = 0o666) -> None:
     """``agentobs.contract.files.write_text``, imported when a file is written: a command's ``--help`` loads no
-    contract."""
+    contract. ``-`` is standard output (never a file named ``-``)."""
+    if str(path) == "-":
+        click.echo(text, nl=False)
+        return
     from ..contract.files import write_text as write
     write(path, text, mode=mode)

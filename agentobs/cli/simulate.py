@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..domain.population import PATTERNS, SIGNATURES, Record, simulate, summary
 from ..telemetry import OTelObserver, Telemetry
 from .common import report_export, telemetry_options
-from .render import console, say, table, write_text
+from .render import errors, on_terminal, say, table, write_text
 
 
 def _trace_id(observers: list[Any]) -> str | None:
@@ -21,7 +21,7 @@ def _trace_id(observers: list[Any]) -> str | None:
 
 def run_population(tel: Telemetry, runs: int, seed: int, show_progress: bool = True) -> list[Record]:
     with Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=console, disable=not show_progress, transient=True) as bar:
+                  console=errors, disable=not (show_progress and on_terminal(errors)), transient=True) as bar:
         task = bar.add_task("runs", total=runs)
         return simulate(runs, seed, observers=lambda: [tel.observer()], trace_id_of=_trace_id,
                         progress=lambda n: bar.advance(task, n))
@@ -38,10 +38,10 @@ def print_summary(records: list[Record]) -> None:
     say(f"{s['runs']} runs, {s['successful']} successful (done and completed)")
     pat = Counter(r.pattern for r in records)
     stops = Counter(r.stop for r in records)
-    console.print(table("Injected patterns", [("pattern", "left"), ("runs", "right")], pat.most_common()))
-    console.print(table("Stop reasons", [("stop", "left"), ("runs", "right")], stops.most_common()))
-    console.print(table("Failure signatures the simulation recorded", [("signature", "left"), ("runs", "right")],
-                        [(k, v) for k, v in s["signatures"].items()]))
+    table("Injected patterns", [("pattern", "left"), ("runs", "right")], pat.most_common())
+    table("Stop reasons", [("stop", "left"), ("runs", "right")], stops.most_common())
+    table("Failure signatures the simulation recorded", [("signature", "left"), ("runs", "right")],
+          [(k, v) for k, v in s["signatures"].items()])
 
 
 @click.command("simulate")

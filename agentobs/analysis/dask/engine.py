@@ -17,15 +17,17 @@ trace, or of the traces of one task, and those always meet in one partition with
 from __future__ import annotations
 
 import math
+import os
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ...errors import AgentobsError, ConfigError, InputError
-from .. import _otlp_batch
+from .. import _otlp_batch, remote
 from ..input_limits import human
 from ..jaeger import is_jaeger_url, shown
 from ..labels import read_labels
+from ..quality import DataQuality
 from ..report import Options, Report, summarize_runs
 from ..sources import STDIN, batchable, expand_sources, is_stream, total_bytes
 from . import merge
@@ -50,12 +52,14 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
     opt = options or Options()
     sources = list(sources)
     found = expand_sources(sources)
-    units = found.paths
-    streams = [u for u in units if u == STDIN or (not is_jaeger_url(u) and is_stream(u))]
+    streams = [u for u in found.paths if u == STDIN or (not is_jaeger_url(u) and is_stream(u))]
     if streams:
         raise InputError(f"{shown(streams[0])}: a pipe or standard input cannot be read by a Dask cluster's workers; "
                          "save it to a file, or use --engine local")
     labels = read_labels(opt.labels)[0] if opt.labels else None       # a bad labels file fails before any work
+    units = [_absolute(p) for p in found.paths]     # the workers may run in another folder
+    typed = dict(zip(units, found.paths, strict=True))
+    listed = {a for a, given in typed.items() if given in found.listed}
     st = settings or DaskSettings.resolve(scheduler=scheduler)
     sizes = [0 if is_jaeger_url(u) else total_bytes([u]) for u in units]
     expanded = sum(size * GZIP_EXPANSION if u.endswith(".gz") else size for u, size in zip(units, sizes, strict=True))
@@ -63,21 +67,51 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
     with client_for(st) as client:
         n = partitions or max(_threads(client), math.ceil(expanded / st.partition_bytes), 1)
         try:
-            parts, summaries, schema = _compute(client, groups, sizes, n, opt, labels, progress or _quiet,
-                                                found.listed)
+            parts, summaries, schema = _compute(client, groups, sizes, n, opt, labels, progress or _quiet, listed)
         except AgentobsError:
             raise
         except Exception as exc:  # the cluster's failures, said in one line
             raise _cluster_error(exc, st) from None
-    sources_shown = [shown(s) for s in sources] if sources else [s for x in summaries for s in x.sources]
+    _unseen(summaries, typed)
+    sources_shown = [shown(s) for s in sources] if sources else [typed.get(s, s) for x in summaries for s in x.sources]
     spellings: dict[str, dict[str, int]] = {}
     for s in summaries:
-        spellings.update(s.spellings)
+        spellings.update({typed.get(k, k): v for k, v in s.spellings.items()})
     quality = found.quality                 # what could not be listed first, as load_sources puts it
-    quality.extend(merge.quality(summaries, parts, schema))
+    quality.extend(_as_given(merge.quality(summaries, parts, schema), typed))
     return summarize_runs(merge.runs(parts), merge.lookup(parts, schema), quality,
                           merge.derivation(parts), opt, sources=sources_shown, spellings=spellings,
                           n_spans=sum(p.n_spans for p in parts))
+
+
+def _absolute(path: str) -> str:
+    """An input as the workers get it: a local path made absolute (an existing cluster's workers run in their own
+    folder: a relative path failed there with "No such file or directory"); a URL or a Jaeger query as it is. (A
+    worker on another machine still needs the file at that path: a shared disk, or an object store URL.)"""
+    return path if is_jaeger_url(path) or remote.is_url(path) or path == STDIN else os.path.abspath(path)
+
+
+def _unseen(summaries: list[Summary], typed: dict[str, str]) -> None:
+    """A file this machine reads that a worker found missing: the workers do not share this machine's disk. Said as
+    such (it was counted as an unreadable file, "No such file or directory", and the report ended with no run)."""
+    for summary in summaries:
+        for issue in summary.quality.issues:
+            if issue.kind == "unreadable" and issue.source in typed and os.path.isfile(issue.source) and \
+                    any("No such file or directory" in e for e in issue.examples):
+                raise InputError(f"{shown(typed[issue.source])}: a Dask worker found no file at {shown(issue.source)},"
+                                 " which this machine reads: the workers must see local files at the same path (a "
+                                 "shared disk), or name them by an object store URL; or use --engine local")
+
+
+def _as_given(q: DataQuality, typed: dict[str, str]) -> DataQuality:
+    """The data quality with each input named as it was given (as the local engine names it), not by the absolute
+    path the workers read."""
+    for issue in q.issues:
+        given = typed.get(issue.source)
+        if given is not None and given != issue.source:
+            issue.examples = [e.replace(issue.source, given) for e in issue.examples]
+            issue.source = given
+    return q
 
 
 def _units(paths: list[str], sizes: list[int]) -> tuple[list[tuple[str, ...]], list[int]]:

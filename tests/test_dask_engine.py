@@ -566,3 +566,17 @@ def test_runs_whose_trace_root_never_arrived_are_unlabelled_as_locally(cluster, 
     rootless = sum(1 for t in range(1, 31) if t % 3 and t % 5)
     assert int(dask.runs["success"].isna().sum()) == rootless
     assert any(n.startswith(f"{rootless} runs lack their trace's root span") for n in dask.derivation.notes)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(0, 20)), max_size=60), st.integers(1, 5), st.integers(-1, 21))
+def test_a_partition_ships_every_run_the_first_above_any_threshold_could_show(values, k, threshold):
+    """Context growth of another framework's run is relative to the successful runs of the whole input: a partition
+    cannot know the threshold, so it ships the runs that are among the first k above some threshold."""
+    from agentobs.analysis.dask.partition import _first_above_any
+    runs = pd.DataFrame({"run_id": [f"r{i:03d}" for i in range(len(values))],
+                         "max_input_tokens": pd.array(values, dtype="Int64")})
+    shipped = set(_first_above_any(runs, "max_input_tokens", k))
+    above = runs[(runs["max_input_tokens"] > threshold).fillna(False)]
+    assert set(above["run_id"].head(k)) <= shipped
+    assert len(shipped) <= len(runs["max_input_tokens"].dropna())

@@ -41,9 +41,10 @@ def tool_arguments(spans: pd.DataFrame, events: pd.DataFrame | None, kind: np.nd
     if not len(need) or not pd.notna(ids).any():
         return out
     by_id = _asked_for(spans, kind)
+    traces = spans["trace_id"].astype(str).to_numpy()
     for r, cid in zip(need.tolist(), ids.tolist(), strict=True):
-        if isinstance(cid, str) and cid in by_id:
-            out[r] = by_id[cid]
+        if isinstance(cid, str) and (traces[r], cid) in by_id:
+            out[r] = by_id[(traces[r], cid)]
     return out
 
 
@@ -90,17 +91,20 @@ def _from_events(spans: pd.DataFrame, events: pd.DataFrame | None, rows: np.ndar
             out[rows[p]] = str(content)
 
 
-def _asked_for(spans: pd.DataFrame, kind: np.ndarray) -> dict[str, str]:
-    """Tool call id -> its arguments (as JSON text with sorted keys), from the model calls' outputs."""
+def _asked_for(spans: pd.DataFrame, kind: np.ndarray) -> dict[tuple[str, str], str]:
+    """(trace id, tool call id) -> its arguments (as JSON text with sorted keys), from the model calls' outputs
+    (a call id is matched within its trace only: providers and test servers reuse ids across conversations)."""
     chats = kind == CHAT
-    found: dict[str, str] = {}
+    found: dict[tuple[str, str], str] = {}
+    traces = spans["trace_id"].astype(str)
     for col in OUTPUT_MESSAGES:
         if col not in spans.columns:
             continue
         texts = spans[col].where(chats & spans[col].notna().to_numpy(dtype=bool)).dropna().astype(str)
-        for text in texts[texts.str.contains("tool_call", regex=False)].tolist():
+        texts = texts[texts.str.contains("tool_call", regex=False)]
+        for trace, text in zip(traces[texts.index].tolist(), texts.tolist(), strict=True):
             for cid, arguments in _tool_calls(text):
-                found.setdefault(cid, arguments)
+                found.setdefault((trace, cid), arguments)
     heads: dict[str, dict[str, str]] = {}
     for col in spans.columns:
         m = _FLAT.match(col)
@@ -109,8 +113,9 @@ def _asked_for(spans: pd.DataFrame, kind: np.ndarray) -> dict[str, str]:
     for cols in heads.values():
         if len(cols) == 2:
             pair = spans.loc[chats, [cols["id"], cols["args"]]].dropna()
-            for cid, arguments in zip(pair[cols["id"]].astype(str), pair[cols["args"]].astype(str), strict=True):
-                found.setdefault(cid, _canonical(arguments))
+            for trace, cid, arguments in zip(traces[pair.index].tolist(), pair[cols["id"]].astype(str),
+                                             pair[cols["args"]].astype(str), strict=True):
+                found.setdefault((trace, cid), _canonical(arguments))
     return found
 
 

@@ -79,8 +79,10 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
         spellings.update({typed.get(k, k): v for k, v in s.spellings.items()})
     quality = found.quality                 # what could not be listed first, as load_sources puts it
     quality.extend(_as_given(merge.quality(summaries, parts, schema), typed))
-    return summarize_runs(merge.runs(parts), merge.lookup(parts, schema), quality,
-                          merge.derivation(parts), opt, sources=sources_shown, spellings=spellings,
+    derivation = merge.derivation(parts)
+    derivation.roles = {typed.get(src, src): c for src, c in derivation.roles.items()}   # (named as given)
+    return summarize_runs(merge.runs(parts), merge.lookup(parts, schema), quality, derivation, opt,
+                          sources=sources_shown, spellings=spellings,
                           n_spans=sum(p.n_spans for p in parts))
 
 

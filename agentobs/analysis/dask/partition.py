@@ -166,7 +166,10 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
 
 def _may_be_shown(runs: pd.DataFrame, req: Request) -> list[str]:
     """Run ids the report may show: per signature the first ``examples`` by run id, and the first context-growth
-    runs (labels and signatures are per run, so they are the same here as on the whole runs table)."""
+    runs. Labels and signatures are per run, so they are the same here as on the whole runs table, but for one:
+    another framework's run has context growth when its largest input is beyond the 95th percentile of the
+    successful runs of the whole input, a threshold this partition cannot know; so its runs that are among the
+    first by run id above *some* threshold go too (``_first_above_any``)."""
     if runs.empty:
         return []
     lab = apply_labels(runs, req.labels, req.labels_source or "", DataQuality()) if req.labels else runs
@@ -177,7 +180,28 @@ def _may_be_shown(runs: pd.DataFrame, req: Request) -> list[str]:
         ids.update(lab.loc[hit, "run_id"].head(req.examples).astype(str))
         if s.name == "context_growth":
             ids.update(lab.loc[hit, "run_id"].head(GROWTH_SERIES_RUNS).astype(str))
+            foreign = lab[(lab["source_kind"] != "agentobs").to_numpy(dtype=bool)]
+            ids.update(_first_above_any(foreign, "max_input_tokens", max(req.examples, GROWTH_SERIES_RUNS)))
     return sorted(ids)
+
+
+def _first_above_any(runs: pd.DataFrame, column: str, k: int) -> list[str]:
+    """The runs (sorted by run id) that are among the first ``k`` whose ``column`` exceeds some threshold,
+    whichever it is: those with fewer than ``k`` earlier runs of a value at least theirs (about k log n of n)."""
+    import heapq
+    values = runs[column].to_numpy(dtype=float, na_value=np.nan)
+    top: list[float] = []                      # the k largest values so far (a min-heap)
+    out = []
+    for run_id, v in zip(runs["run_id"].astype(str).tolist(), values.tolist(), strict=True):
+        if v != v:                             # (NaN: no value, above no threshold)
+            continue
+        if len(top) < k or top[0] < v:
+            out.append(run_id)
+        if len(top) < k:
+            heapq.heappush(top, v)
+        elif top[0] < v:
+            heapq.heapreplace(top, v)
+    return out
 
 
 def _negative_counts(spans: pd.DataFrame) -> dict[str, pd.DataFrame]:

@@ -175,7 +175,8 @@ def test_json_lines_still_read_after_the_changes_to_the_reader(tmp_path):
     p.write_bytes(gzip.compress((FIXTURES / "openai_v2.jsonl").read_bytes()))
     got = load_file(p)
     assert _ids(got) == _ids(want) and not got.quality.issues
-    assert json.loads(json.dumps(got.spellings[str(p)])) == {"canonical": 8}
+    lines = sum(1 for line in (FIXTURES / "openai_v2.jsonl").read_text().splitlines() if line.strip())
+    assert json.loads(json.dumps(got.spellings[str(p)])) == {"canonical": lines}
 
 
 @pytest.mark.parametrize("first", ["tail -c", "null", "# a comment", "[]"])

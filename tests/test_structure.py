@@ -184,6 +184,20 @@ def test_calls_without_orchestration_are_one_run_per_conversation(tmp_path):
     assert list(runs["run_root"]) == ["session", "session"] and list(runs["conversation_id"]) == ["c-1", "c-2"]
 
 
+def test_a_second_root_call_within_one_run_is_part_of_it_and_one_outside_is_a_run_of_its_own(tmp_path):
+    """A model call with no parent in a trace whose agent span is its root: its context was lost. Within the
+    agent's time it belongs to that run (the run keeps its id); after it, it is one more run of the trace."""
+    from otlp_spans import agent, chat, span, write
+    t, u = "d4" * 16, "e5" * 16
+    spans = [span(t, 1, None, "invoke_agent a", 0, 100, agent("a")), span(t, 2, 1, "chat m", 10, 20, chat("m", 5, 1)),
+             span(t, 3, None, "chat m", 30, 40, chat("m", 7, 1)),
+             span(u, 1, None, "invoke_agent b", 0, 100, agent("b")), span(u, 2, 1, "chat m", 10, 20, chat("m", 5, 1)),
+             span(u, 3, None, "chat m", 130, 140, chat("m", 7, 1))]
+    runs = analyze([str(write(tmp_path / "t.jsonl", spans))]).runs.set_index("run_id")
+    assert runs.loc[t, "model_calls"] == 2 and runs.loc[t, "input_tokens"] == 12
+    assert sorted(runs.index) == sorted([t, f"{u}:{1:016x}", f"{u}:{3:016x}"])
+
+
 # -- the property: transformations that leave every per-run figure as it is ---------------------------------
 
 @dataclass

@@ -8,8 +8,9 @@ used as a tool, the agents of a crew's tasks). Sibling orchestrations under one 
 
 - ``trace``: model and tool calls with no orchestration above them form one run per trace, rooted at the trace's
   root span (or its first span whose parent is missing); ``session``: when those spans carry a conversation or
-  session id, one run per id, across traces. Calls outside every run of a trace that has runs are counted
-  (``unplaced``).
+  session id, one run per id, across traces. Calls outside every run of a trace that has runs form one more run
+  of the trace, unless such a call is a second root of the trace within the time of exactly one of its runs (its
+  context was lost): then it is part of that run.
 - A root that never arrived (a process that crashed or was still running, a lost span): the spans under a missing
   parent form a group. A group that lies within the time of exactly one run of its trace joins it (a lost span in
   the middle of a run). A group holding calls that no agent span present holds is one run, rooted at its first
@@ -193,11 +194,30 @@ def _orphan_groups(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, anchor
 
 def _loose_calls(keys: SpanKeys, loose: np.ndarray, anchor: np.ndarray, spans: pd.DataFrame) -> np.ndarray:
     """Calls outside every run of a trace that has runs (beside two agent runs, a model call no orchestration
-    holds): one more run of the trace, rooted at the first of them, holding them and what runs under them."""
+    holds): one more run of the trace, rooted at the first of them, holding them and what runs under them. A call
+    that is a second root of its trace (no parent: its context was lost) and lies within the time of exactly one
+    run of the trace is part of that run instead."""
     top = highest_marked(keys.parent, loose)
     rows = np.flatnonzero((top >= 0) & (anchor < 0))
-    heads = np.unique(top[rows])
     start = spans["start_ns"].to_numpy(dtype=np.int64, na_value=_LAST)
+    end = spans["end_ns"].to_numpy(dtype=np.int64, na_value=0)
+    heads = np.unique(top[rows])
+    second = heads[keys.true_root[heads] & (keys.parent[heads] < 0)]
+    if len(second):
+        runs = np.unique(anchor[anchor >= 0])
+        h = pd.DataFrame({"head": second, "trace": keys.trace[second], "start": start[second], "end": end[second]})
+        r = pd.DataFrame({"root": runs, "trace": keys.trace[runs], "start_r": start[runs], "end_r": end[runs]})
+        within = h.merge(r, on="trace")
+        within = within[(within["start_r"] <= within["start"]) & (within["end"] <= within["end_r"])]
+        sole = within.groupby("head")["root"].agg(["size", "first"])
+        sole = sole[sole["size"] == 1]["first"]
+        joined = sole.reindex(top[rows]).to_numpy()
+        take = ~np.isnan(joined)
+        anchor[rows[take]] = joined[take].astype(np.int64)
+        rows = rows[~take]
+        if not len(rows):
+            return anchor
+    heads = np.unique(top[rows])
     first = pd.DataFrame({"trace": keys.trace[heads], "start": start[heads], "row": heads}).sort_values(
         ["trace", "start", "row"], kind="stable").drop_duplicates("trace")
     root = pd.Series(first["row"].to_numpy(), index=first["trace"].to_numpy())

@@ -298,7 +298,8 @@ def _outcome(c: _Ctx) -> dict[str, object]:
 
 
 def _counts(c: _Ctx) -> dict[str, object]:
-    chat, tool = c.kind(CHAT), c.kind(TOOL)
+    # (a handoff and a final-answer tool are called as tools: the model asked for them; they count as tool calls)
+    chat, tool = c.kind(CHAT), c.kind(TOOL) | np.isin(c.norm.kind, (HANDOFF, ANSWER))
     model_calls = c.g.count(chat)
     attempts = np.nan_to_num(_f(c.spans, sc.TOOL_ATTEMPTS), nan=1.0)
     failed = c.norm.fields["error"] & (chat | tool)
@@ -325,7 +326,7 @@ def _usage(c: _Ctx) -> dict[str, object]:
         got = _plus(c.g.sum(values, counted), c.g.sum(values, loops))
         return got if gap is None else np.where(gap, np.nan, got)
     tin, tout = total(f["input_tokens"], usage_gap), total(f["output_tokens"], usage_gap)
-    summed = np.where(np.isnan(tin), np.nan, np.nan_to_num(tin) + np.nan_to_num(tout))
+    summed = np.where(np.isnan(tin), np.nan, _zero_nan(tin) + _zero_nan(tout))
     return {"input_tokens": tin, "output_tokens": tout,
             "tokens": _fill(_f(c.last, sc.TOKENS), summed),
             "cache_read_tokens": total(f["cache_read_tokens"]),
@@ -336,7 +337,12 @@ def _usage(c: _Ctx) -> dict[str, object]:
 
 def _plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a + b, where NaN is nothing unless both are."""
-    return np.where(np.isnan(a) & np.isnan(b), np.nan, np.nan_to_num(a) + np.nan_to_num(b))
+    return np.where(np.isnan(a) & np.isnan(b), np.nan, _zero_nan(a) + _zero_nan(b))
+
+
+def _zero_nan(a: np.ndarray) -> np.ndarray:
+    """NaN as 0, and an infinite sum kept infinite (``np.nan_to_num`` would make it the largest float)."""
+    return np.where(np.isnan(a), 0.0, a)
 
 
 def _usage_gaps(c: _Ctx) -> tuple[np.ndarray, np.ndarray]:

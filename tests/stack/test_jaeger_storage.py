@@ -147,7 +147,8 @@ def test_badger_keeps_its_data_in_a_configured_folder_with_a_retention():
 
 def test_arrays_kept_as_json_text_are_read_back_as_arrays():
     """What Badger (and Jaeger's other v1-model stores) answer for a string[] attribute: its JSON text. The loader
-    reads it as the array; text that is not a JSON array of strings stays a wrong_type note."""
+    reads it as the array; text that is not a JSON array is one string (as some instrumentations write a single
+    finish reason); a value of another type stays a wrong_type note."""
     from agentobs.analysis.otlp import load_request
     from agentobs.contract import semconv as sc
 
@@ -160,13 +161,14 @@ def test_arrays_kept_as_json_text_are_read_back_as_arrays():
         span(1, {"stringValue": '["tool_calls","length"]'}),
         span(2, {"arrayValue": {"values": [{"stringValue": "stop"}]}}),
         span(3, {"stringValue": "stop"}),
+        span(4, {"intValue": "3"}),
     ]}]}]}
     ss = load_request(answer, "jaeger")
     got = dict(zip(ss.spans["span_id"], ss.spans[sc.RESPONSE_FINISH_REASONS]))
     as_lists = {k: (list(v) if isinstance(v, (list, tuple)) or hasattr(v, "tolist") else None)
                 for k, v in got.items()}
     assert as_lists == {f"{1:016x}": ["stop"], f"{2:016x}": ["tool_calls", "length"], f"{3:016x}": ["stop"],
-                        f"{4:016x}": None}
+                        f"{4:016x}": ["stop"], f"{5:016x}": None}
     assert [(i.kind, i.count) for i in ss.quality.issues] == [("wrong_type", 1)]
 
 

@@ -198,6 +198,19 @@ def test_a_second_root_call_within_one_run_is_part_of_it_and_one_outside_is_a_ru
     assert sorted(runs.index) == sorted([t, f"{u}:{1:016x}", f"{u}:{3:016x}"])
 
 
+def test_a_transfer_to_people_is_a_tool_call_and_a_transfer_to_an_agent_a_handoff(tmp_path):
+    """tau2's transfer_to_human_agents escalates to people: a tool like the others (its published tool-call counts
+    include it); transfer_to_refunds hands the run to another agent: not a tool call."""
+    from otlp_spans import agent, chat, span, tool, write
+    t = "f6" * 16
+    spans = [span(t, 1, None, "invoke_agent a", 0, 100, agent("a")), span(t, 2, 1, "chat m", 10, 20, chat("m", 5, 1)),
+             span(t, 3, 1, "execute_tool transfer_to_refunds", 20, 30, tool("transfer_to_refunds")),
+             span(t, 4, 1, "chat m", 30, 40, chat("m", 5, 1)),
+             span(t, 5, 1, "execute_tool transfer_to_human_agents", 40, 50, tool("transfer_to_human_agents"))]
+    runs = analyze([str(write(tmp_path / "t.jsonl", spans))]).runs
+    assert len(runs) == 1 and runs.loc[0, "tool_calls"] == 1
+
+
 # -- the property: transformations that leave every per-run figure as it is ---------------------------------
 
 @dataclass

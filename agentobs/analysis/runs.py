@@ -298,8 +298,7 @@ def _outcome(c: _Ctx) -> dict[str, object]:
 
 
 def _counts(c: _Ctx) -> dict[str, object]:
-    # (a handoff and a final-answer tool are called as tools: the model asked for them; they count as tool calls)
-    chat, tool = c.kind(CHAT), c.kind(TOOL) | np.isin(c.norm.kind, (HANDOFF, ANSWER))
+    chat, tool = c.kind(CHAT), c.kind(TOOL)
     model_calls = c.g.count(chat)
     attempts = np.nan_to_num(_f(c.spans, sc.TOOL_ATTEMPTS), nan=1.0)
     failed = c.norm.fields["error"] & (chat | tool)

@@ -84,8 +84,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("model_calls", "Int64", "counts", "logical model calls, sub-agents' included (nested spans of one "
            "call and its retried attempts count once)"),
     Column("attempts", "Int64", "counts", "requests made for the model calls (each attempt of a retried call)"),
-    Column("tool_calls", "Int64", "counts", "tool invocations, retries included when recorded; a handoff or a "
-           "final-answer tool the model called counts (it is called as a tool)"),
+    Column("tool_calls", "Int64", "counts", "tool invocations, retries included when recorded (not a handoff to "
+           "another agent, nor a final-answer tool: smolagents' final_answer, DSPy's finish)"),
     Column("errors", "Int64", "counts", "model and tool calls that failed (a call that succeeded on a retry did "
            "not)"),
     Column("model_errors", "Int64", "counts", "model calls that failed after their retries"),

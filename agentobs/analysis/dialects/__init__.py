@@ -52,6 +52,7 @@ from ._table import (
     HANDOFF_TOOL_PREFIXES,
     HANDOFF_TOOLS,
     KIND_NAMES,
+    NOT_HANDOFF_PREFIXES,
     NUMBER_FIELDS,
     ORCHESTRATION,
     OTHER,
@@ -156,7 +157,8 @@ def normalize(spans: pd.DataFrame) -> Normalized:
     if len(tools):
         tool_name = pd.Series(pd.array(values["tool"])[tools]).str.lower()
         kind[tools[tool_name.isin(FINAL_ANSWER_TOOLS).to_numpy(dtype=bool)]] = ANSWER
-        handoff = tool_name.isin(HANDOFF_TOOLS) | tool_name.str.startswith(HANDOFF_TOOL_PREFIXES)
+        handoff = (tool_name.isin(HANDOFF_TOOLS) | tool_name.str.startswith(HANDOFF_TOOL_PREFIXES)) \
+            & ~tool_name.str.startswith(NOT_HANDOFF_PREFIXES).fillna(False)
         kind[tools[handoff.fillna(False).to_numpy(dtype=bool)]] = HANDOFF
     kind[kind < 0] = OTHER
     codes, code_counts = np.unique(dialect[dialect >= 0], return_counts=True)

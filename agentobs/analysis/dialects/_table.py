@@ -112,6 +112,8 @@ TOOL_FAILURES = ("ToolInvocationError", "ToolException", "ToolExecutionError", "
 # then the prefixes followed by the target agent's name (the OpenAI Agents SDK's transfer_to_<agent>)
 HANDOFF_TOOLS = ("handoff", "handoff_to_agent", "transfer_to_agent")
 HANDOFF_TOOL_PREFIXES = ("transfer_to_", "handoff_to_")
+# a transfer to people is an escalation, a tool like the others (tau2's transfer_to_human_agents): no agent takes over
+NOT_HANDOFF_PREFIXES = ("transfer_to_human", "handoff_to_human")
 
 Source = str | SpanName
 UsagePaths = Mapping[str, Mapping[str, Iterable[tuple[str, ...]]]]

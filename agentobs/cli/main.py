@@ -34,6 +34,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "trace": ("agentobs.cli.analysis_cmds", "trace_cmd", "The span tree of one trace, as in the seed's trace table."),
     "view": ("agentobs.cli.view_cmd", "view_cmd",
              "The run explorer in the browser, served from 127.0.0.1 for runs in SOURCES (Ctrl-C stops it)."),
+    "watch": ("agentobs.cli.watch_cmd", "watch_cmd",
+              "Report each run that crosses a cap while it runs, from a growing traces file or Jaeger (Ctrl-C "
+              "stops)."),
 }
 
 

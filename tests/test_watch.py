@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 
 from agentobs.analysis import derive_runs, load_sources
-from agentobs.analysis.spanset import SpanSet
 from agentobs.analysis.watch import Batch, Settings, Watcher, open_source, read_caps, watch
 from agentobs.analysis.watch.caps import Cap
 from bench.watch_data import TICK_NS, Stream, write
@@ -76,7 +75,7 @@ def replay(path: Path, caps: list[Cap]) -> tuple[list, Watcher]:
 # -- the same caps crossed as the batch analysis finds ---------------------------------------------------------
 
 def test_a_replayed_file_reports_what_the_batch_analysis_finds(baseline, tmp_path):
-    traces, caps_file = baseline
+    _, caps_file = baseline
     caps = read_caps(caps_file)
     other = tmp_path / "other.jsonl"
     subprocess.run([*CLI, "simulate", "--runs", "300", "--seed", "11", "--traces-out", str(other), "--manifest",
@@ -253,7 +252,7 @@ def _unix(iso: str) -> float:
 def test_a_folder_whose_file_is_rotated_under_the_watch(baseline, tmp_path):
     """The collector's rotation while the watch follows the folder: lines go to traces.jsonl, which is renamed
     traces-<time>.jsonl half way, a new traces.jsonl taking the rest. The events are those of the whole file."""
-    traces, caps_file = baseline
+    _, caps_file = baseline
     caps = read_caps(caps_file)
     whole = tmp_path / "whole.jsonl"
     subprocess.run([*CLI, "simulate", "--runs", "300", "--seed", "9", "--traces-out", str(whole), "--manifest",

@@ -22,15 +22,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentobs.domain.population import AGENT, BUDGET, PopulationDesk, PopulationPolicy  # noqa: E402
-from agentobs.domain.support import FACTS  # noqa: E402
-from agentobs.kernel.budget import Budget  # noqa: E402
-from agentobs.kernel.clock import RealClock  # noqa: E402
-from agentobs.kernel.loop import Kernel  # noqa: E402
-from agentobs.kernel.models import ModelRequest, ModelResponse  # noqa: E402
-from agentobs.kernel.state import TaskState  # noqa: E402
-from agentobs.telemetry import OTelObserver, configure  # noqa: E402
-from agentobs.testing import SleepingModel, SleepingTools  # noqa: E402
+from agentobs.domain.population import AGENT, BUDGET, PopulationDesk, PopulationPolicy
+from agentobs.domain.support import FACTS
+from agentobs.kernel.budget import Budget
+from agentobs.kernel.clock import RealClock
+from agentobs.kernel.loop import Kernel
+from agentobs.kernel.models import ModelRequest, ModelResponse
+from agentobs.kernel.state import TaskState
+from agentobs.telemetry import OTelObserver, configure
+from agentobs.testing import SleepingModel, SleepingTools
 
 
 class Runaway:

@@ -183,6 +183,13 @@ class Watching:
         assert self.proc.stderr is not None
         return rc, self.proc.stderr.read()
 
+    def settle(self, done, timeout: float = 120) -> None:
+        """Waits until ``done()`` (the watch caught up with what was written), then 1 s more for anything extra."""
+        deadline = time.time() + timeout
+        while not done() and time.time() < deadline:
+            time.sleep(0.25)
+        time.sleep(1)
+
     def events(self) -> list[dict]:
         return [d for _, line in self.lines if (d := json.loads(line))["event"] == "cap_crossed"]
 
@@ -205,10 +212,10 @@ def test_a_file_a_running_simulation_appends_to(baseline, tmp_path):
     subprocess.run([*CLI, "simulate", "--runs", "400", "--seed", "5", "--traces-out", str(live), "--manifest",
                     str(tmp_path / "m.json")], check=True, capture_output=True,
                    env=_env(OTEL_BSP_SCHEDULE_DELAY="100"))
-    time.sleep(3)
+    want, run_of = crossings(live, read_caps(caps_file))
+    w.settle(lambda: {(run_of[e["trace_id"]], e["limit"]) for e in w.events()} >= want)
     rc, err = w.stop()
     assert rc == 0, err
-    want, run_of = crossings(live, read_caps(caps_file))
     got = [(run_of[e["trace_id"]], e["limit"]) for e in w.events()]
     assert want and len(got) == len(set(got)) and set(got) == want
     assert "watched" in err and w.lines[-1][1].startswith('{"event": "summary"')
@@ -225,10 +232,10 @@ def test_live_runaways_are_reported_while_they_run_and_normal_runs_never(baselin
     child = subprocess.run([*CHILD, "--traces-out", str(live), "--normal", "8", "--runaway", "3", "--delay", "0.06"],
                            capture_output=True, text=True, env=_env(OTEL_BSP_SCHEDULE_DELAY="100"), timeout=300)
     assert child.returncode == 0, child.stderr
-    time.sleep(2)
+    ran = [json.loads(x) for x in child.stdout.splitlines()]
+    w.settle(lambda: {r["trace_id"] for r in ran if r["kind"] == "runaway"} <= {e["trace_id"] for e in w.events()})
     rc, err = w.stop(signal.SIGTERM)
     assert rc == 0, err
-    ran = [json.loads(x) for x in child.stdout.splitlines()]
     runaway = {r["trace_id"]: r for r in ran if r["kind"] == "runaway"}
     normal = {r["trace_id"] for r in ran if r["kind"] == "normal"}
     assert len(runaway) == 3 and len(normal) == 8
@@ -274,7 +281,7 @@ def test_a_folder_whose_file_is_rotated_under_the_watch(baseline, tmp_path):
             active.rename(archive / "traces-2026-01-01T00-00-00.000.jsonl")
             active.touch()
         time.sleep(0.01)
-    time.sleep(3)
+    w.settle(lambda: {(e["trace_id"], e["limit"]) for e in w.events()} >= expected)
     rc, err = w.stop()
     assert rc == 0, err
     assert {(e["trace_id"], e["limit"]) for e in w.events()} == expected

@@ -5,8 +5,9 @@ would have been reported then). Those new spans, in the order they ended (a span
 searched by bisection: the runs of the trace are derived again from the old spans and a prefix of the new ones,
 with the same rules, until the shortest prefix that crosses is found. All traces are searched together, one
 derivation per round, one probe per trace per round (the widest interval of its caps first; every cap of the trace
-learns from each probe). Rounds are bounded (``MAX_ROUNDS``); a cap still unresolved then gets the end of the last
-span of its interval, an upper bound.
+learns from each probe). The first probe leaves out only the last new span: a live stream's batch usually holds one
+step of the run, whose last span is the one that crossed, and that one probe settles it. Rounds are bounded
+(``MAX_ROUNDS``); a cap still unresolved then gets the end of the last span of its interval, an upper bound.
 """
 from __future__ import annotations
 
@@ -50,8 +51,8 @@ def crossing_times(spans: pd.DataFrame, events: pd.DataFrame, links: pd.DataFram
         for j in js:
             j.lo, j.hi = 0, len(rows)
     old = ~new
-    for _ in range(MAX_ROUNDS):
-        probes = _probes(jobs)
+    for round_ in range(MAX_ROUNDS):
+        probes = _probes(jobs, first=round_ == 0)
         if not probes:
             break
         keep = np.zeros(len(spans), dtype=bool)
@@ -80,14 +81,15 @@ def crossing_times(spans: pd.DataFrame, events: pd.DataFrame, links: pd.DataFram
     return out_times
 
 
-def _probes(jobs: dict[str, list[Job]]) -> dict[str, int]:
-    """One prefix length per trace: the middle of its widest unresolved interval."""
+def _probes(jobs: dict[str, list[Job]], *, first: bool) -> dict[str, int]:
+    """One prefix length per trace: all new spans but the last at first, then the middle of its widest unresolved
+    interval."""
     out = {}
     for trace, js in jobs.items():
         open_ = [j for j in js if j.hi - j.lo > 1]
         if open_:
             j = max(open_, key=lambda x: x.hi - x.lo)
-            out[trace] = (j.lo + j.hi) // 2
+            out[trace] = j.hi - 1 if first else (j.lo + j.hi) // 2
     return out
 
 

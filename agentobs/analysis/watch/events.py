@@ -39,7 +39,7 @@ class Event:
         return {"event": "cap_crossed", "run_id": self.run_id, "trace_id": self.trace_id,
                 "root_span_id": self.anchor, "service": self.service,
                 "agent": self.agent, "limit": self.cap.limit, "dimension": self.cap.dimension,
-                "cap": self.cap.value, "value": _plain(self.value), "at_cap": self.cap.at_cap,
+                "cap": _plain(self.cap.value), "value": _plain(self.value), "at_cap": self.cap.at_cap,
                 "crossed_at": _iso(self.crossed_at), "run_started": _iso(self.run_started),
                 "running": self.running, "cutoff_share": self.cap.cutoff_share,
                 "successful_runs": self.cap.successful_runs, "arrived_at": _iso(_utc(self.arrived_at)),
@@ -48,8 +48,9 @@ class Event:
     def line(self) -> str:
         """One line: when, the run, the cap and the value, since when, then what else is known."""
         past = ">=" if self.cap.at_cap else ">"
-        since = f"since {_clock(self.crossed_at)}" if self.crossed_at else "since (unknown)"
-        started = f"run started {_clock(self.run_started)}" if self.run_started else ""
+        now = _utc(self.reported_at)
+        since = f"since {_clock(self.crossed_at, now)}" if self.crossed_at else "since (unknown)"
+        started = f"run started {_clock(self.run_started, now)}" if self.run_started else ""
         extra = [x for x in (started, "running" if self.running else "already ended",
                              f"agent {self.agent}" if self.agent else "",
                              f"service {self.service}" if self.service else "", self.cap.cutoff_text()) if x]
@@ -99,8 +100,13 @@ def _iso(t: datetime | None) -> str | None:
     return t.isoformat(timespec="milliseconds").replace("+00:00", "Z") if t else None
 
 
-def _clock(t: datetime | None) -> str:
-    return t.strftime("%Y-%m-%d %H:%M:%S") if t else "?"
+def _clock(t: datetime | None, day: datetime | None = None) -> str:
+    """``t`` (UTC) to the second; to the millisecond, without the date, when it is on ``day``'s date."""
+    if t is None:
+        return "?"
+    if day is not None and t.date() == day.date():
+        return t.strftime("%H:%M:%S.%f")[:-3]
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _plain(v: float) -> float | int:

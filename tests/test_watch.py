@@ -155,6 +155,29 @@ def test_polled_whole_traces_replace_what_is_held_and_are_not_reported_twice(tmp
     assert again == [] and w.held.spans.empty
 
 
+def test_bad_lines_cost_only_themselves_and_a_failing_batch_never_ends_the_watch(tmp_path, monkeypatch):
+    s = Stream(runs=12, concurrent=4, runaway_every=4, runaway_steps=20, cross_at=16, seed=9)
+    lines = list(s.lines())
+    path = tmp_path / "s.jsonl"
+    junk = [b"not json at all\n", b'{"resourceSpans": [{"scopeSpans": "no"}]}\n', b'{"truncated": \n', b"\xff\xfe\n"]
+    path.write_bytes(b"".join(x for pair in zip(lines, junk * len(lines)) for x in pair))
+    events, w = replay(path, [STEP_CAP])
+    assert {e.trace_id for e in events} == set(s.runaway_traces)
+    assert w.stats.source_issues >= 3 and w.stats.failed_traces == 0
+    import agentobs.analysis.watch.inflight as inflight
+    real, calls = inflight.derive, [0]
+
+    def flaky(*a):
+        calls[0] += 1
+        if calls[0] == 2:
+            raise ValueError("a bug in a derivation")
+        return real(*a)
+    monkeypatch.setattr(inflight, "derive", flaky)
+    events, w = replay(path, [STEP_CAP])
+    assert w.stats.failed_traces > 0 and "ValueError: a bug in a derivation" in (w.stats.first_failure or "")
+    assert "traces let go unchecked" in w.stats.line()
+
+
 # -- live: a growing file --------------------------------------------------------------------------------------
 
 class Watching:

@@ -68,6 +68,8 @@ class Stats:
     held_spans_max: int = 0
     held_traces_max: int = 0
     source_issues: int = 0           # lines or spans of the input that could not be read
+    failed_traces: int = 0           # traces let go because deriving their runs failed (a bug: first_failure)
+    first_failure: str | None = None
     delays: deque[float] = field(default_factory=lambda: deque(maxlen=DELAYS_KEPT))
 
     def delay_percentiles(self) -> dict[str, float] | None:
@@ -81,12 +83,15 @@ class Stats:
         return {"event": "summary", "batches": self.batches, "spans": self.spans,
                 "runs_finished": self.runs_finished, "traces_idle": self.traces_idle, "events": self.events,
                 "held_spans_max": self.held_spans_max, "held_traces_max": self.held_traces_max,
-                "source_issues": self.source_issues, "delay_s": self.delay_percentiles()}
+                "source_issues": self.source_issues, "failed_traces": self.failed_traces,
+                "first_failure": self.first_failure, "delay_s": self.delay_percentiles()}
 
     def line(self) -> str:
         d = self.delay_percentiles()
         delay = f"; delay from arrival to event p50 {d['p50']:.3f} s, p99 {d['p99']:.3f} s" if d else ""
         issues = f"; {self.source_issues} unreadable lines or spans" if self.source_issues else ""
+        if self.failed_traces:
+            issues += f"; {self.failed_traces} traces let go unchecked: {self.first_failure}"
         return (f"watched {self.spans:,} spans in {self.batches:,} batches: {self.events} events, "
                 f"{self.runs_finished:,} runs finished, {self.traces_idle:,} traces let go idle; at most "
                 f"{self.held_traces_max:,} traces ({self.held_spans_max:,} spans) held{delay}{issues}")

@@ -30,9 +30,11 @@ from datetime import UTC, datetime
 import numpy as np
 import pandas as pd
 
+from ...errors import AgentobsError
 from ..otlp import check
 from ..quality import DataQuality
 from ..runs import derive_runs
+from ..sources import unexpected
 from ..spanset import SpanSet
 from .caps import Cap
 from .events import Event, Stats
@@ -83,7 +85,15 @@ class Watcher:
             spans["trace_id"].astype(str).isin(touched).sum())
         for t in touched:
             self.seen[t] = now
-        found = self._evaluate(touched, batch.arrived) if touched else []
+        try:
+            found = self._evaluate(touched, batch.arrived) if touched else []
+        except AgentobsError:
+            raise
+        except Exception as exc:        # one batch never ends the watch: its traces are let go, and it is said
+            self.stats.failed_traces += len(touched)
+            self.stats.first_failure = self.stats.first_failure or unexpected(exc)
+            self._let_go(sorted(touched))
+            found = []
         self._count_held()              # what stays in flight
         return found
 
@@ -95,14 +105,12 @@ class Watcher:
         changed = {t for t, n in counts.items() if t not in self.done and held.get(t, 0) != n}
         if not changed:
             return set()
-        old_new = {}
-        if len(held):                   # a span held before keeps its arrival: only the others are new
-            h = self.held.spans
-            old_new = dict(zip(h["trace_id"].astype(str) + ":" + h["span_id"].astype(str), h[ARRIVAL], strict=True))
-        keep = ids.isin(changed).to_numpy()
-        spans = spans.loc[keep].copy()
-        key = spans["trace_id"].astype(str) + ":" + spans["span_id"].astype(str)
-        spans[ARRIVAL] = key.map(old_new).fillna(self._batch).astype(np.int64).to_numpy()
+        spans = spans.loc[ids.isin(changed).to_numpy()].copy()
+        before = _of(self.held.spans, changed)      # a span held before keeps its arrival: only the others are new
+        if len(before):
+            arrival = pd.Series(before[ARRIVAL].to_numpy(), index=_span_key(before))
+            arrival = arrival[~arrival.index.duplicated()]
+            spans[ARRIVAL] = _span_key(spans).map(arrival).fillna(self._batch).astype(np.int64).to_numpy()
         self._drop(changed)
         part = SpanSet(spans=spans.reset_index(drop=True), events=_of(new.events, changed),
                        links=_of(new.links, changed))
@@ -253,6 +261,10 @@ def _event(runs: pd.DataFrame, j: Job, trace: str, crossed_ns: int | None, *, ru
 
 def _text(v: object) -> str | None:
     return None if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) else str(v)
+
+
+def _span_key(spans: pd.DataFrame) -> pd.Series:
+    return spans["trace_id"].astype(str) + ":" + spans["span_id"].astype(str)
 
 
 def _select(held: SpanSet, traces: set[str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

@@ -163,14 +163,17 @@ class Watcher:
         arrived."""
         open_traces: set[str] = set()
         in_runs: set[str] = set()
+        of_run: list[set[str]] = []
         for i, traces in enumerate(runs["trace_ids"].tolist() if len(runs) else []):
             ts = {str(t) for t in traces} if isinstance(traces, list) else {str(info["trace"][i])}
+            of_run.append(ts)
             in_runs |= ts
             if not info["finished"][i]:
                 open_traces |= ts
         rooted = set(out.loc[out["parent_span_id"].isna(), "trace_id"].astype(str)) if len(out) else set()
         finished = [t for t in touched if t not in open_traces and (t in in_runs or t in rooted)]
-        self.stats.runs_finished += int(np.count_nonzero(info["finished"]))
+        gone = set(finished)
+        self.stats.runs_finished += sum(1 for ts in of_run if ts <= gone)      # each run once, when it is let go
         if finished:
             self._let_go(finished)
 

@@ -57,6 +57,7 @@ BENCHMARKS = [
     "bench.explorer_bench",
     "bench.memory_bench",
     "bench.views_bench",
+    "bench.watch_bench",
 ]
 # run only when named with --only (their own virtual environments, servers, long runs); never in CI
 OPTIONAL = [

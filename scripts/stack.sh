@@ -43,6 +43,8 @@
 #     restart; `clean` removes it (when it is inside the run folder)
 #   AGENTOBS_JAEGER_SPAN_TTL [72h]: how long Jaeger keeps a span (Badger's TTL; a Go duration such as 168h)
 #   AGENTOBS_PROMETHEUS_KEEP_DATA: set to keep Prometheus' TSDB when it starts (default: a fresh TSDB each start)
+#   AGENTOBS_PROMETHEUS_RULES [<run>/prometheus/rules]: the folder whose *.yml alerting rules Prometheus loads (e.g.
+#     agentobs caps SOURCE --emit prometheus-rules > rules/caps.yml); `up` reloads Prometheus when they changed
 #   AGENTOBS_STACK_KEEP_ON_FAILURE: set to leave services running when `up` fails
 set -euo pipefail
 
@@ -92,6 +94,7 @@ export AGENTOBS_JAEGER_UI_CONFIG="${AGENTOBS_JAEGER_UI_CONFIG:-$REPO/jaeger/ui-c
 export AGENTOBS_JAEGER_BADGER_DIR="${AGENTOBS_JAEGER_BADGER_DIR:-$RUN/jaeger-badger}"
 export AGENTOBS_JAEGER_SPAN_TTL="${AGENTOBS_JAEGER_SPAN_TTL:-72h}"
 PROMETHEUS_TARGET_HOST="${AGENTOBS_PROMETHEUS_TARGET_HOST:-$CLIENT_HOST}"
+PROMETHEUS_RULES="${AGENTOBS_PROMETHEUS_RULES:-$RUN/prometheus/rules}"
 
 MANIFEST="$REPO/collector/builder-config.yaml"
 COLLECTOR_CONFIG="$REPO/collector/config.yaml"
@@ -320,13 +323,22 @@ check_ports_free() {
   done < <(svc_ports "$1")
 }
 
-# the Prometheus config: the template with every @TOKEN@ filled (stdout)
+# the Prometheus config: the template with every @TOKEN@ filled (stdout); $1: the rules folder
 prometheus_config_text() {
   # comment lines keep their @TOKEN@ names (they document the tokens)
   sed -e "/^[[:space:]]*#/!s|@SCRAPE_INTERVAL@|$AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL|g" \
       -e "/^[[:space:]]*#/!s|@COLLECTOR_PROMETHEUS_TARGET@|$PROMETHEUS_TARGET_HOST:$AGENTOBS_COLLECTOR_PROMETHEUS_PORT|g" \
       -e "/^[[:space:]]*#/!s|@COLLECTOR_TELEMETRY_TARGET@|$PROMETHEUS_TARGET_HOST:$AGENTOBS_COLLECTOR_TELEMETRY_PORT|g" \
+      -e "/^[[:space:]]*#/!s|@RULES_DIR@|$1|g" \
       "$PROMETHEUS_TEMPLATE"
+}
+
+# a line that changes whenever a rules file does (so that `up` reloads Prometheus for new rules)
+rules_digest() {
+  local digest
+  digest="$(find "$PROMETHEUS_RULES" -maxdepth 1 -name '*.yml' -type f -print0 2>/dev/null | sort -z |
+            xargs -0r sha256sum | sha256sum | cut -c1-16)"
+  printf '# rules in %s: %s\n' "$PROMETHEUS_RULES" "$digest"
 }
 
 check_prometheus_tokens() {
@@ -337,8 +349,8 @@ check_prometheus_tokens() {
 
 render_prometheus_config() {
   local out="$RUN/prometheus/prometheus.yml"
-  mkdir -p "$RUN/prometheus/data"
-  prometheus_config_text >"$out.new"
+  mkdir -p "$RUN/prometheus/data" "$PROMETHEUS_RULES"
+  { prometheus_config_text "$PROMETHEUS_RULES"; rules_digest; } >"$out.new"
   check_prometheus_tokens "$out.new"
   if command -v promtool >/dev/null 2>&1 && ! promtool check config "$out.new" >/dev/null 2>"$RUN/logs/promtool.log"; then
     die_log "generated Prometheus config is invalid" "$RUN/logs/promtool.log"
@@ -351,13 +363,14 @@ render_prometheus_config() {
 # `prometheus-config`: the filled template on stdout, under a header saying how it was made
 cmd_prometheus_config() {
   local text
-  text="$(prometheus_config_text)"
+  text="$(prometheus_config_text "${AGENTOBS_PROMETHEUS_RULES:-/etc/prometheus/rules}")"
   check_prometheus_tokens <(printf '%s\n' "$text")
   printf '# GENERATED from prometheus/prometheus.yml by scripts/stack.sh prometheus-config with\n'
   printf '#   AGENTOBS_PROMETHEUS_TARGET_HOST=%s AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL=%s\n' \
     "$PROMETHEUS_TARGET_HOST" "$AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL"
   printf '#   AGENTOBS_COLLECTOR_PROMETHEUS_PORT=%s AGENTOBS_COLLECTOR_TELEMETRY_PORT=%s\n' \
     "$AGENTOBS_COLLECTOR_PROMETHEUS_PORT" "$AGENTOBS_COLLECTOR_TELEMETRY_PORT"
+  printf '#   AGENTOBS_PROMETHEUS_RULES=%s\n' "${AGENTOBS_PROMETHEUS_RULES:-/etc/prometheus/rules}"
   printf '# Do not edit: edit the template and regenerate (tests/test_dashboards.py checks the two agree).\n'
   printf '%s\n' "$text"
 }
@@ -555,6 +568,7 @@ export JAEGER_GRPC='$CLIENT_HOST:$AGENTOBS_JAEGER_QUERY_GRPC_PORT'
 export JAEGER_HEALTH_URL='http://$CLIENT_HOST:$AGENTOBS_JAEGER_HEALTH_PORT/status'
 export JAEGER_OTLP_GRPC='$CLIENT_HOST:$AGENTOBS_JAEGER_OTLP_GRPC_PORT'
 export PROMETHEUS_URL='$AGENTOBS_PROMETHEUS_URL'
+export AGENTOBS_PROMETHEUS_RULES='$PROMETHEUS_RULES'
 EOF
 }
 write_env() { env_lines >"$RUN/stack.env"; }

@@ -1,5 +1,6 @@
 """Recommended caps as configuration to paste: an agentobs ``Budget``, Pydantic AI ``UsageLimits`` or the
-OpenAI Agents SDK's ``max_turns`` with the agentobs guard for the rest.
+OpenAI Agents SDK's ``max_turns`` with the agentobs guard for the rest; or as Prometheus alerting rules
+(``prometheus_rules``).
 
 Caps in (``CapRecommendation`` from ``limits.recommend_all``), text or a dict out; nothing is printed here.
 Each setting is commented with the share of successful runs it would have cut off (the share whose value is
@@ -19,7 +20,7 @@ import numpy as np
 from ..errors import InputError
 from .limits import DIMENSIONS, CapRecommendation
 
-Kind = Literal["budget", "pydantic-ai", "openai-agents"]
+Kind = Literal["budget", "pydantic-ai", "openai-agents", "prometheus-rules"]
 KINDS: tuple[Kind, ...] = get_args(Kind)        # the CLI keeps a literal copy (EMIT_KINDS); a test keeps them equal
 
 # Budget field -> the caps' dimension (runs-table column) it comes from, in the order they are emitted
@@ -296,13 +297,21 @@ def _missing_note(missing: Sequence[str], budget: bool = False) -> list[str]:
 
 
 def emit(caps: Sequence[CapRecommendation], kind: str, *, target: float = 0.01, margin: float = 0.10,
-         reserve: float | Reserve | None = None) -> Emitted:
-    """The caps as ready-to-paste configuration of ``kind`` (``budget``, ``pydantic-ai``, ``openai-agents``).
-    ``reserve``: the dollars of the reply a Budget's guard prices ahead (``reserve(runs)``, with how it was priced,
-    or a number); without it, no ``max_usd`` is emitted for a Budget."""
+         reserve: float | Reserve | None = None, runs: Any = None, alert_window: str = "1h",
+         alert_for: str = "5m") -> Emitted:
+    """The caps as ready-to-paste configuration of ``kind`` (``budget``, ``pydantic-ai``, ``openai-agents``,
+    ``prometheus-rules``). ``reserve``: the dollars of the reply a Budget's guard prices ahead (``reserve(runs)``,
+    with how it was priced, or a number); without it, no ``max_usd`` is emitted for a Budget. ``prometheus-rules``
+    needs the runs the caps come from (``runs``: each rule's expected share), and the rules' window and ``for``."""
     reserve = reserve if isinstance(reserve, Reserve) else Reserve(usd=reserve)
     if kind not in KINDS:
         raise InputError(f"--emit {kind!r}: use one of {', '.join(KINDS)}")
+    if kind == "prometheus-rules":
+        import pandas as pd
+
+        from .prometheus_rules import rules
+        return rules(caps, runs if runs is not None else pd.DataFrame(), target=target, margin=margin,
+                     reserve=reserve, window=alert_window, hold=alert_for)
     head = _header(caps, target, margin)
     if kind == "budget":
         settings, missing, notes, explained = _budget_settings(caps, reserve)

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
     from ..analysis.report import Options, Report
 
-EMIT_KINDS = ("budget", "pydantic-ai", "openai-agents")     # agentobs.analysis.emit.KINDS (a test keeps them equal)
+# agentobs.analysis.emit.KINDS (a test keeps them equal)
+EMIT_KINDS = ("budget", "pydantic-ai", "openai-agents", "prometheus-rules")
 
 LARGE_INPUT = 20 * 1024 * 1024
 DEFAULT_HTML = DEFAULT_OUT / "report.html"
@@ -206,21 +207,26 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
 @common
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--emit", "emit_as", type=click.Choice(list(EMIT_KINDS)), default=None,
-              help="Print the caps as configuration to paste: an agentobs Budget, Pydantic AI UsageLimits, or "
-                   "OpenAI Agents max_turns with the agentobs guard.")
+              help="Print the caps as configuration to paste: an agentobs Budget, Pydantic AI UsageLimits, "
+                   "OpenAI Agents max_turns with the agentobs guard, or Prometheus alerting rules.")
+@click.option("--alert-window", default="1h", show_default=True, metavar="DURATION",
+              help="With --emit prometheus-rules: the window each rule looks back over.")
+@click.option("--alert-for", "alert_for", default="5m", show_default=True, metavar="DURATION",
+              help="With --emit prometheus-rules: how long a rule's condition holds before it fires.")
 @click.option("--out", type=OUT_PATH, default=None,
               help="Write the caps here: the --emit configuration, else JSON (the table stays on the terminal); - for "
                    "standard output.")
 def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float, margin: float,
              segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None, fmt: str,
-             emit_as: str | None, out: Path | None) -> None:
+             emit_as: str | None, alert_window: str, alert_for: str, out: Path | None) -> None:
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
     r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler,
              say_labels=True, out=out)
     if emit_as:
         from ..analysis.emit import emit as emit_caps
         from ..analysis.emit import reserve
-        e = emit_caps(r.caps, emit_as, target=target, margin=margin, reserve=reserve(r.runs))
+        e = emit_caps(r.caps, emit_as, target=target, margin=margin, reserve=reserve(r.runs), runs=r.runs,
+                      alert_window=alert_window, alert_for=alert_for)
         for w in dict.fromkeys(w for c in r.caps for w in c.warnings):     # what the table would show beside it
             click.echo(f"agentobs: warning: {clean(w)}", err=True)
         text = json_text({"target": target, "margin": margin, **e.to_dict()}, indent=1) + "\n" if fmt == "json" \

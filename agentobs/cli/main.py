@@ -35,6 +35,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
               "One trace as a tree: per span its role, start and duration in ms, tokens, cost and error."),
     "view": ("agentobs.cli.view_cmd", "view_cmd",
              "The run explorer in the browser, served from 127.0.0.1 for runs in SOURCES (Ctrl-C stops it)."),
+    "watch": ("agentobs.cli.watch_cmd", "watch_cmd",
+              "Report each run that crosses a cap while it runs, from a growing traces file or Jaeger (Ctrl-C "
+              "stops)."),
 }
 
 

@@ -55,7 +55,9 @@ class Setting:
         return f"{text}; {self.note}" if self.note else text
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "value": self.value, "dimension": self.dimension,
+        # (the value as the text prints it: the JSON and the pasted configuration hold the same number)
+        value = self.value if isinstance(self.value, int) else float(_literal(self.value))
+        return {"name": self.name, "value": value, "dimension": self.dimension,
                 "cutoff_share": self.cutoff_share, "successful_runs": self.successful_runs, "note": self.note}
 
 

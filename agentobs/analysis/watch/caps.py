@@ -228,12 +228,12 @@ def _comment_share(line: str) -> tuple[float | None, int | None]:
 # -- computed ------------------------------------------------------------------------------------------------------
 
 def caps_of(caps: Sequence[CapRecommendation], reserve_usd: float | None) -> list[Cap]:
-    """The caps ``agentobs caps SOURCE --emit budget`` would write for these recommendations."""
+    """The caps ``agentobs caps SOURCE --emit budget`` would write for these recommendations (as it prints them)."""
     from ..emit import emit
     e = emit(caps, "budget", reserve=reserve_usd)
     out = []
     for s in e.settings:
         dim, at_cap = BUDGET_FIELDS[s.name]
-        out.append(Cap(limit=s.name, dimension=s.dimension or dim, value=float(s.value), at_cap=at_cap,
+        out.append(Cap(limit=s.name, dimension=s.dimension or dim, value=float(s.to_dict()["value"]), at_cap=at_cap,
                        cutoff_share=s.cutoff_share, successful_runs=s.successful_runs))
     return out

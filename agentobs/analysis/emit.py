@@ -50,14 +50,17 @@ class Setting:
     successful_runs: int
     note: str = ""
 
+    def __post_init__(self) -> None:
+        # the value as the text prints it: the JSON, the pasted configuration and the watch hold the same number
+        if not isinstance(self.value, int):
+            object.__setattr__(self, "value", float(_literal(self.value)))
+
     def comment(self) -> str:
         text = f"cuts off {100 * self.cutoff_share:.1f}% of {self.successful_runs} successful runs"
         return f"{text}; {self.note}" if self.note else text
 
     def to_dict(self) -> dict[str, Any]:
-        # (the value as the text prints it: the JSON and the pasted configuration hold the same number)
-        value = self.value if isinstance(self.value, int) else float(_literal(self.value))
-        return {"name": self.name, "value": value, "dimension": self.dimension,
+        return {"name": self.name, "value": self.value, "dimension": self.dimension,
                 "cutoff_share": self.cutoff_share, "successful_runs": self.successful_runs, "note": self.note}
 
 

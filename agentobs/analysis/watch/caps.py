@@ -234,6 +234,6 @@ def caps_of(caps: Sequence[CapRecommendation], reserve_usd: float | None) -> lis
     out = []
     for s in e.settings:
         dim, at_cap = BUDGET_FIELDS[s.name]
-        out.append(Cap(limit=s.name, dimension=s.dimension or dim, value=float(s.to_dict()["value"]), at_cap=at_cap,
+        out.append(Cap(limit=s.name, dimension=s.dimension or dim, value=float(s.value), at_cap=at_cap,
                        cutoff_share=s.cutoff_share, successful_runs=s.successful_runs))
     return out

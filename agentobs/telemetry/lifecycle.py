@@ -13,13 +13,17 @@ For the block, SIGTERM and SIGINT raise ``SystemExit(128 + signal number)`` in t
 ``finally`` and ``with`` on the way out runs (a run in progress ends ``aborted``, its spans closed; under
 ``asyncio.run``, the tasks still running are cancelled, and their runs end ``cancelled``), then the telemetry is
 shut down (flushed within ``shutdown_timeout_ms``) and the process exits with that status, without a traceback.
-A second signal while the exit is under way is ignored: the shutdown is bounded. The previous handlers are
+A second signal while the exit is under way is ignored: the shutdown is bounded. A signal that arrives while
+the main thread is inside the span machinery (the OpenTelemetry SDK or this package: a span being ended, counted
+and queued) waits until it has left it (the signal is sent again a few milliseconds later), so the exit never cuts
+a span in half: counted as ended but never queued, it was reported lost. The previous handlers are
 restored afterwards. Outside the main thread no handler can be installed: the block still shuts the telemetry
 down when it ends.
 """
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -44,6 +48,9 @@ def graceful_exit(*telemetry: Telemetry) -> Iterator[None]:
     def handler(signum: int, frame: FrameType | None) -> None:
         if exiting.is_set():
             return                               # the exit is under way (bounded by the shutdown's deadline)
+        if _in_span_machinery(frame):
+            _again(signum)                       # not in the middle of ending a span: a little later
+            return
         exiting.set()
         raise SystemExit(128 + signum)
 
@@ -57,6 +64,40 @@ def graceful_exit(*telemetry: Telemetry) -> Iterator[None]:
                 shutdown_and_log(t)
         finally:
             _restore(previous)
+
+
+_RETRY_S = 0.002
+_DEPTH = 64                                      # frames looked at above the one the signal interrupted
+
+
+def _machinery_dirs() -> tuple[str, ...]:
+    import opentelemetry.sdk.trace as sdk_trace         # .../opentelemetry/sdk/trace/__init__.py
+    here = os.path.dirname(os.path.abspath(__file__))
+    otel = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(sdk_trace.__file__))))
+    return (here + os.sep, otel + os.sep)
+
+
+_MACHINERY = _machinery_dirs()
+_THIS_FILE = os.path.abspath(__file__)
+
+
+def _in_span_machinery(frame: FrameType | None) -> bool:
+    """The interrupted frame, or one of its callers, runs code of the OpenTelemetry packages or of this package
+    (this module excepted)."""
+    for _ in range(_DEPTH):
+        if frame is None:
+            return False
+        path = frame.f_code.co_filename
+        if path.startswith(_MACHINERY) and path != _THIS_FILE:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _again(signum: int) -> None:
+    timer = threading.Timer(_RETRY_S, os.kill, (os.getpid(), signum))
+    timer.daemon = True
+    timer.start()
 
 
 def _install(handler: Any) -> dict[int, Any]:

@@ -71,7 +71,7 @@ _DEPTH = 64                                      # frames looked at above the on
 
 
 def _machinery_dirs() -> tuple[str, ...]:
-    import opentelemetry.sdk.trace as sdk_trace         # .../opentelemetry/sdk/trace/__init__.py
+    import opentelemetry.sdk.trace as sdk_trace  # .../opentelemetry/sdk/trace/__init__.py
     here = os.path.dirname(os.path.abspath(__file__))
     otel = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(sdk_trace.__file__))))
     return (here + os.sep, otel + os.sep)

@@ -4,11 +4,16 @@
       ^                                                                             |
       +------------- budgets and progress checked before every model call <---------+
 
-``Kernel.run``, ``resume`` and ``recover`` (and ``arun``, ``aresume``, ``arecover``) each make a ``Run``: the
+``Kernel.run``, ``resume`` and ``recover`` (and ``arun``, ``aresume``, ``arecover``) each make a ``TaskRun``: the
 task's state, its clock, the checkpoint version and the lease are the run's, never the kernel's, so one kernel
 serves any number of concurrent runs. The loop is written once, as coroutines; it reaches the outside world only
 through ``calls`` (``agentobs.kernel.calls``: directly for the sync entry points, awaited for the async ones),
 the clock and the observer point. Every exit sets one StopReason.
+
+A step (``_step``) is four jobs, in this order: calling the model under the retry policy and the deadline
+(``_call_model``), charging the call to the task (``_charge``: its time, tokens and dollars; the limits are checked
+before every call, ``_budget_breach``), reading the reply as a proposal (``_validate``), and routing the proposal
+(``_route``: a final answer, a plan, or a tool call, run by ``_execute``).
 
 Cancelling the task of an async run ends it with ``cancelled``: the observers get ``RunFinished`` (status
 ``aborted``: the spans they opened end with ERROR), nothing more is checkpointed, so ``recover`` continues the
@@ -90,7 +95,7 @@ _new_token_usage = ev.maker(TokenUsage)
 
 @dataclass(kw_only=True, slots=True)
 class _Reply:
-    """A model call's answer as charged to the task (``Run._charge``), for its validation. Never changed once made
+    """A model call's answer as charged to the task (``TaskRun._charge``), for its validation. Never changed once made
     (not frozen: one is made per model call, and a frozen dataclass's ``__init__`` costs twice as much)."""
     resp: ModelResponse
     reply: Any                       # the reply, None when it is no JSON (``unusable`` says why)
@@ -109,7 +114,7 @@ def _is_cancellation(exc: BaseException) -> bool:
     return aio is not None and isinstance(exc, aio.CancelledError)
 
 
-class Run:
+class TaskRun:
     """One run (a segment of a task): its state, clock, checkpoint version and lease, and the loop."""
 
     __slots__ = (

@@ -89,7 +89,7 @@ class PopulationPolicy:
     provider = "agentobs"
     blocking = False
 
-    def __init__(self, rng: random.Random, pattern: str, order: str, amount: int, extra_lookups: int,
+    def __init__(self, rng: random.Random, pattern: str, *, order: str, amount: int, extra_lookups: int,
                  latency: float, name: str = "support-policy-sim"):
         self.rng, self.pattern, self.order, self.amount = rng, pattern, order, amount
         self.extra = extra_lookups
@@ -279,7 +279,7 @@ def _one(i: int, pattern: str, rng: random.Random, epoch: int, observers: Callab
     log = EventLog()
     state = TaskState(task_id=task_id, user_id=customer, goal=f"refund the damaged item on order {order}",
                       agent_name=AGENT)
-    model = PopulationPolicy(rng, pattern, order, amount, extra, latency)
+    model = PopulationPolicy(rng, pattern, order=order, amount=amount, extra_lookups=extra, latency=latency)
     trace_ids: list[str] = []
 
     def segment(clock_epoch: int) -> tuple[Kernel, list[Observer]]:

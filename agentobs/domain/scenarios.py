@@ -100,7 +100,7 @@ def crash_and_recover(spec: Spec, boundary: str, nth: int = 1, *, tool: str | No
     desk = spec.desk()
     lease_clock = SimClock(epoch_ns)
     store = SQLiteCheckpointStore(":memory:", clock=lease_clock)
-    crash = CrashAt(boundary, nth=nth, tool=tool)
+    crash = CrashAt(boundary=boundary, nth=nth, tool=tool)
     segments = []
     try:
         st = kernel_for(spec, desk, observers=[*observers, crash], clock=SimClock(epoch_ns),

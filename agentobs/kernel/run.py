@@ -11,9 +11,9 @@ through ``calls`` (``agentobs.kernel.calls``: directly for the sync entry points
 the clock and the observer point. Every exit sets one StopReason.
 
 A step (``_step``) is four jobs, in this order: calling the model under the retry policy and the deadline
-(``_call_model``), charging the call to the task (``_charge``: its time, tokens and dollars; the limits are checked
-before every call, ``_budget_breach``), reading the reply as a proposal (``_validate``), and routing the proposal
-(``_route``: a final answer, a plan, or a tool call, run by ``_execute``).
+(``_call_model``), charging the call to the task (``_charge``: its time, tokens and dollars; the limits are
+checked before every call, ``_budget_breach``), reading the reply as a proposal (``_validate``), and routing the
+proposal: a final answer (``_final``), a plan (``_plan``) or a tool call (``_tool_call``, run by ``_execute``).
 
 Cancelling the task of an async run ends it with ``cancelled``: the observers get ``RunFinished`` (status
 ``aborted``: the spans they opened end with ERROR), nothing more is checkpointed, so ``recover`` continues the
@@ -287,7 +287,9 @@ class TaskRun:
 
     async def _step(self, st: TaskState, view: str, tin_est: int) -> tuple[StopReason | None, bool]:
         """One model call and what follows from it: the call (under the retry policy and the deadline), its
-        charge to the task, the reply read as a proposal, and the proposal's route. Returns (stop, finished)."""
+        charge to the task, the reply read as a proposal, and the proposal's route: a final answer ends the task
+        (unless plan steps are still open), a plan is validated and set, a tool call is checked and run. Returns
+        (stop, finished)."""
         called = await self._call_model(st, view)
         if isinstance(called, StopReason):
             return called, False
@@ -296,7 +298,12 @@ class TaskRun:
         prop = self._validate(st, reply)
         if prop is None:
             return None, False
-        return await self._route(st, prop)
+        if isinstance(prop, FinalProposal):
+            return None, self._final(st, prop)
+        if isinstance(prop, PlanProposal):
+            self._plan(st, prop)
+            return None, False
+        return await self._tool_call(st, prop), False
 
     # -- calling the model -----------------------------------------------------------------------
 
@@ -433,16 +440,6 @@ class TaskRun:
         return prop
 
     # -- routing the proposal ----------------------------------------------------------------------
-
-    async def _route(self, st: TaskState, prop: Proposal) -> tuple[StopReason | None, bool]:
-        """A final answer ends the task (unless plan steps are still open); a plan is validated and set; a tool call
-        is checked and run. Returns (stop, finished)."""
-        if isinstance(prop, FinalProposal):
-            return None, self._final(st, prop)
-        if isinstance(prop, PlanProposal):
-            self._plan(st, prop)
-            return None, False
-        return await self._tool_call(st, prop), False
 
     def _final(self, st: TaskState, prop: FinalProposal) -> bool:
         """Takes the final answer (True), or refuses a completion while plan steps are open (False)."""

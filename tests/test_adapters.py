@@ -253,7 +253,7 @@ def test_an_empty_cut_off_or_refused_answer_is_no_completed_task(kind):
 
 def test_bad_configuration_is_one_clear_error():
     with pytest.raises(ConfigError, match="reserved"):
-        OpenAIChatModel("m", tools=[type(CATALOG["get_order"])("agentobs_final", "read")])
+        OpenAIChatModel("m", tools=[type(CATALOG["get_order"])(name="agentobs_final", effect="read")])
     with pytest.raises(ConfigError, match="not in tools"):
         OpenAIChatModel("m", tools=[CATALOG["get_order"]], schemas={"nope": {"type": "object"}})
     with pytest.raises(ConfigError, match="token_param"):

@@ -270,7 +270,7 @@ def test_an_aborted_segment_is_unlabelled_when_recovered_and_failed_when_not(tmp
     tel = configure(traces_out=path)
     SEED004["crash_resume"]([tel.observer()], None)
     with pytest.raises(SimulatedCrash):
-        go(policies.SupportPolicy(), task_id="t-lost", observers=[tel.observer(), CrashAt("before_tool")])
+        go(policies.SupportPolicy(), task_id="t-lost", observers=[tel.observer(), CrashAt(boundary="before_tool")])
     tel.shutdown()
     runs = analyze([str(path)]).runs.set_index(["task_id", "status"])
     crashed, recovered, lost = runs.loc[("t1", "aborted")], runs.loc[("t1", "stopped")], runs.loc[("t-lost", "aborted")]

@@ -143,7 +143,7 @@ def test_a_crashed_worker_keeps_its_lease_until_the_ttl(two_stores):
     store_a, store_b, clock, _ = two_stores
     desk = SupportDesk()
     with pytest.raises(SimulatedCrash):
-        _kernel(policies.SupportPolicy(), desk, store_a, observers=[CrashAt("after_tool", tool="issue_refund")]
+        _kernel(policies.SupportPolicy(), desk, store_a, observers=[CrashAt(boundary="after_tool", tool="issue_refund")]
                 ).run(new_state())
     worker_b = _kernel(policies.SupportPolicy(), desk, store_b)
     with pytest.raises(CheckpointLeased):

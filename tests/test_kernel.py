@@ -86,7 +86,7 @@ def test_malformed_replies_become_errors_the_model_sees_and_still_count(reply):
 def test_tools_that_raise_become_results():
     class Broken:
         def spec(self, name):
-            return ToolSpec(name, "read")
+            return ToolSpec(name=name, effect="read")
 
         def invoke(self, call):
             raise RuntimeError("boom") if call.name == "a" else ConnectionError("down")

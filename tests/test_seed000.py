@@ -126,7 +126,7 @@ def test_decision_must_match_the_held_arguments():
     first = SEED000["G refund needs approval"]()
     k = Kernel(policies.SupportPolicy("ord_1004", 8000), first.desk, facts=FACTS)
     with pytest.raises(ApprovalError, match="other arguments"):
-        k.resume(first.state, Decision(True, "0000000000"))
+        k.resume(first.state, Decision(approved=True, digest="0000000000"))
     with pytest.raises(ApprovalError, match="waiting for a decision"):
         k.resume(first.state)
     assert first.desk.effects == []

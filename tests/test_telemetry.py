@@ -286,7 +286,7 @@ def test_an_exception_escaping_the_run_ends_its_spans_with_error(memory_tracing,
     tel = configure(tracer_provider=provider, meter_provider=MeterProvider(metric_readers=[reader]))
     nth = 2 if boundary == "before_model" else 1
     with pytest.raises(SimulatedCrash):
-        go(policies.SupportPolicy(), observers=[tel.observer(), CrashAt(boundary, nth=nth)],
+        go(policies.SupportPolicy(), observers=[tel.observer(), CrashAt(boundary=boundary, nth=nth)],
            checkpoints=SQLiteCheckpointStore(":memory:"))
     spans = exporter.get_finished_spans()
     root = next(s for s in spans if s.name.startswith("invoke_agent"))

@@ -63,7 +63,8 @@ def one(tel, i: int, kind: str, delay: float, steps: int, lock: threading.Lock) 
     if kind == "runaway":
         model, budget = Runaway(delay), Budget(**{**LOOSE.__dict__, "max_steps": steps})
     else:
-        policy = PopulationPolicy(rng, "healthy", order, rng.randrange(500, 2900, 100), rng.randint(0, 1), 1.0)
+        policy = PopulationPolicy(rng, "healthy", order=order, amount=rng.randrange(500, 2900, 100),
+                                  extra_lookups=rng.randint(0, 1), latency=1.0)
         model, budget = SleepingModel(policy, delay), BUDGET
     observer = tel.observer()
     kernel = Kernel(model, SleepingTools(desk, delay), budget=budget, clock=RealClock(), facts=FACTS,

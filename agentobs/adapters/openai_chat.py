@@ -2,7 +2,8 @@
 
 Works with OpenAI and with any compatible server (vLLM, llama.cpp, Ollama, LiteLLM ...) through ``base_url``::
 
-    model = OpenAIChatModel("gpt-4.1-mini", tools=[ToolSpec("get_order", "read", "Read an order")],
+    model = OpenAIChatModel("gpt-4.1-mini",
+                            tools=[ToolSpec(name="get_order", effect="read", description="Read an order")],
                             schemas={"get_order": {"type": "object", "properties": {"order_id": {"type": "string"}}}})
     kernel = Kernel(model, toolbox, budget=Budget(max_usd=0.05), clock=RealClock())
 

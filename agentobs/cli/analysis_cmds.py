@@ -45,7 +45,7 @@ def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None]
         return fn(lambda n: bar.advance(task, n))
 
 
-def _options(labels: Path | None, success_attr: str | None, target: float, margin: float,
+def _options(labels: Path | None, success_attr: str | None, *, target: float, margin: float,
              segments: tuple[str, ...], jaeger: str | None) -> Options:
     from ..analysis.report import Options
     attr = None
@@ -171,7 +171,7 @@ OUT_PATH = click.Path(dir_okay=False, path_type=Path, allow_dash=True)     # --o
 @click.option("--out", type=OUT_PATH, default=None,
               help="Write the report here (html defaults to agentobs-out/report.html); - for standard output (JSON "
                    "unless --format html).")
-def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float,
+def report_cmd(*, sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float,
                margin: float, segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None,
                fmt: str | None, out: Path | None) -> None:
     """Failure taxonomy, percentiles and recommended caps of the runs in SOURCES."""
@@ -181,8 +181,8 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
         out = DEFAULT_HTML
     if fmt == "table" and _to_stdout(out):
         fmt = "json"        # (standard output holds the file's text alone)
-    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler,
-             out=out)
+    opt = _options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url)
+    r = _run(sources, opt, engine, scheduler, out=out)
     if fmt == "json":
         text = json_text(r.to_dict(), indent=1)
         if out:
@@ -216,12 +216,12 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
 @click.option("--out", type=OUT_PATH, default=None,
               help="Write the caps here: the --emit configuration, else JSON (the table stays on the terminal); - for "
                    "standard output.")
-def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float, margin: float,
-             segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None, fmt: str,
-             emit_as: str | None, alert_window: str, alert_for: str, out: Path | None) -> None:
+def caps_cmd(*, sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float,
+             margin: float, segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None,
+             fmt: str, emit_as: str | None, alert_window: str, alert_for: str, out: Path | None) -> None:
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
-    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler,
-             say_labels=True, out=out)
+    opt = _options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url)
+    r = _run(sources, opt, engine, scheduler, say_labels=True, out=out)
     if emit_as:
         from ..analysis.emit import emit as emit_caps
         from ..analysis.emit import reserve
@@ -266,14 +266,14 @@ def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
 @click.option("--columns", default=None, metavar="NAMES",
               help="The columns, comma-separated, or 'all' (the table's default: run_id, success, stop_reason, "
                    "signature, steps, tool_calls, tokens, cost_usd, active_s, agent, model; the CSV's: all).")
-def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, engine: str,
+def runs_cmd(*, sources: tuple[str, ...], labels: Path | None, success_attr: str | None, engine: str,
              scheduler: str | None, out: Path | None, fmt: str | None, columns: str | None) -> None:
     """The runs table (one row per run, documented columns): on the terminal, or as CSV."""
     from ..analysis.view import RUNS_COLUMNS
     if out is not None and fmt == "table":
         raise InputError("--out writes CSV: leave out --format table (or --out, for the table on the terminal)")
-    r = _run(sources, _options(labels, success_attr, 0.01, 0.10, (), None), engine, scheduler, say_labels=True,
-             out=out)
+    opt = _options(labels, success_attr, target=0.01, margin=0.10, segments=(), jaeger=None)
+    r = _run(sources, opt, engine, scheduler, say_labels=True, out=out)
     table = fmt == "table" or (out is None and fmt is None and on_terminal())
     every = list(r.runs.columns)
     if not table:

@@ -66,7 +66,7 @@ def _telemetry(path: Path, otlp_endpoint: str | None, service: str | None) -> Te
 @click.option("--otlp-endpoint", default=None, metavar="URL",
               help="Also export over OTLP (default: OTEL_EXPORTER_OTLP_ENDPOINT when set).")
 @click.option("--service-name", default=None, help="service.name (default: OTEL_SERVICE_NAME or agentobs).")
-def demo(fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None, otlp_endpoint: str | None,
+def demo(*, fmt: str, runs: int, seed: int, out_dir: Path, traces_out: Path | None, otlp_endpoint: str | None,
          service_name: str | None) -> None:
     """The main job: seed scenarios, a simulated population, its failure taxonomy and caps, an HTML report."""
     scen_path = traces_out or out_dir / "demo-traces.jsonl"

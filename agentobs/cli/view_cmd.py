@@ -25,13 +25,14 @@ from .render import say
 @click.option("--segment", "segments", multiple=True, metavar="ATTR",
               help="Also give percentiles per value of this run column or root-span attribute (and filter by it).")
 @click.option("--jaeger-url", default=None, help="Jaeger UI base URL for links (default AGENTOBS_JAEGER_URL).")
-def view_cmd(sources: tuple[str, ...], port: int, labels: Path | None, success_attr: str | None, target: float,
+def view_cmd(*, sources: tuple[str, ...], port: int, labels: Path | None, success_attr: str | None, target: float,
              margin: float, segments: tuple[str, ...], jaeger_url: str | None) -> None:
     """The run explorer in the browser, served from 127.0.0.1 for runs in SOURCES (Ctrl-C stops it)."""
     from ..analysis.explorer import server
     from ..analysis.explorer.model import build
     from ..analysis.html import _href, page
-    report = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), say_labels=True)
+    opt = _options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url)
+    report = _run(sources, opt, say_labels=True)
     x = build(report, mode="served", jaeger=_href(report.options.jaeger_url))
     srv = server.ExplorerServer(x, page(x), port)
     say(f"Explorer: {srv.url} ({len(report.runs):,} runs, {int(report.overview['spans']):,} spans; Ctrl-C stops it)")

@@ -44,7 +44,7 @@ def _on_term(signum: int, frame: FrameType | None) -> None:
 @click.option("--interval", default=None, metavar="DURATION",
               help="Time between two polls (default: 0.2s for a file, 2s for Jaeger).")
 @click.option("--once", is_flag=True, help="Read what the source holds now, report, and exit (no following).")
-def watch_cmd(source: str, caps_file: Path | None, caps_from: tuple[str, ...], max_wall_s: float | None,
+def watch_cmd(*, source: str, caps_file: Path | None, caps_from: tuple[str, ...], max_wall_s: float | None,
               fmt: str, fail_fast: bool, idle: str, start: str, lookback: str, interval: str | None,
               once: bool) -> None:
     """Report each run that crosses a cap while it runs, from a growing traces file or Jaeger (Ctrl-C stops)."""

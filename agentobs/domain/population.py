@@ -89,7 +89,7 @@ class PopulationPolicy:
     provider = "agentobs"
     blocking = False
 
-    def __init__(self, rng: random.Random, pattern: str, order: str, amount: int, extra_lookups: int,
+    def __init__(self, rng: random.Random, pattern: str, *, order: str, amount: int, extra_lookups: int,
                  latency: float, name: str = "support-policy-sim"):
         self.rng, self.pattern, self.order, self.amount = rng, pattern, order, amount
         self.extra = extra_lookups
@@ -112,9 +112,14 @@ class PopulationPolicy:
         return reply
 
     def next(self, v: dict[str, Any]) -> dict[str, Any]:
-        o, f, last, p = self.order, v["facts"], v.get("last_result") or {}, self.pattern
-        plan = {s["id"]: s["status"] for s in v["plan"]}
-        code = last.get("code")
+        """The reply to the view ``v``: the way out of a setback, else the pattern's detour, else the plan's next
+        step. (The random draws are made in this order, so a seed gives the same run.)"""
+        last, plan = v.get("last_result") or {}, {s["id"]: s["status"] for s in v["plan"]}
+        return self._recovery(last, plan) or self._detour(v["facts"]) or self._planned(v, plan)
+
+    def _recovery(self, last: dict[str, Any], plan: dict[str, str]) -> dict[str, Any] | None:
+        """After a queued write, a denial, an order lookup gone: escalate or replan."""
+        o, code = self.order, last.get("code")
         if last.get("queued_for"):
             return {"type": "final", "outcome": "escalated", "text": "A person from our team will follow up."}
         if code in ("approval_denied", "invalid_state"):
@@ -123,6 +128,11 @@ class PopulationPolicy:
             return self._tool("escalate_to_human", "s4", order_id=o, reason="order lookup unavailable")
         if code == "tool_unavailable" and last.get("replan"):
             return {"type": "plan", "steps": [{"id": "s4", "tool": "escalate_to_human", "depends_on": ["s1"]}]}
+        return None
+
+    def _detour(self, f: dict[str, Any]) -> dict[str, Any] | None:
+        """The looping patterns: re-reading what it knows, searching without progress, growing the context."""
+        o, p = self.order, self.pattern
         if p == "repeated_call" and f"{o}.total_cents" in f:
             return self._tool("get_order", order_id=o)           # keeps re-reading what it already knows
         if p == "no_progress":
@@ -131,6 +141,12 @@ class PopulationPolicy:
             return self._tool("get_order", order_id=f"ord_{90000 + self.calls}")
         if p == "context_growth":
             return self._tool("search_policy", q=f"full policy {self.calls}")
+        return None
+
+    def _planned(self, v: dict[str, Any], plan: dict[str, str]) -> dict[str, Any]:
+        """The plan (made first), its steps in order with the extra look-ups between, and the patterns that go
+        astray near the end; then the final answer."""
+        o, f, p = self.order, v["facts"], self.pattern
         if not v["plan"]:
             return {"type": "plan", "steps": [{"id": "s1", "tool": "get_order", "depends_on": []},
                                               {"id": "s2", "tool": "issue_refund", "depends_on": ["s1"]},
@@ -153,7 +169,6 @@ class PopulationPolicy:
         if plan.get("s3") == "pending":
             return self._tool("send_status_email", "s3", order_id=o)
         return {"type": "final", "outcome": "completed", "text": "Refund issued and confirmation sent."}
-
 
 @dataclass
 class Record:
@@ -264,7 +279,7 @@ def _one(i: int, pattern: str, rng: random.Random, epoch: int, observers: Callab
     log = EventLog()
     state = TaskState(task_id=task_id, user_id=customer, goal=f"refund the damaged item on order {order}",
                       agent_name=AGENT)
-    model = PopulationPolicy(rng, pattern, order, amount, extra, latency)
+    model = PopulationPolicy(rng, pattern, order=order, amount=amount, extra_lookups=extra, latency=latency)
     trace_ids: list[str] = []
 
     def segment(clock_epoch: int) -> tuple[Kernel, list[Observer]]:

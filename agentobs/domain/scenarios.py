@@ -93,14 +93,14 @@ def go(model: Any, budget: Budget | None = None, desk: SupportDesk | None = None
     return kernel.run(new_state(task_id)), desk, kernel
 
 
-def crash_and_recover(spec: Spec, boundary: str, nth: int = 1, tool: str | None = None,
-                      observers: Iterable[Observer] = (), epoch_ns: int | None = None, *,
+def crash_and_recover(spec: Spec, boundary: str, nth: int = 1, *, tool: str | None = None,
+                      observers: Iterable[Observer] = (), epoch_ns: int | None = None,
                       task_id: str = "t1") -> Result:
     """Crash at the nth ``boundary`` event, then recover from the last checkpoint with a fresh kernel."""
     desk = spec.desk()
     lease_clock = SimClock(epoch_ns)
     store = SQLiteCheckpointStore(":memory:", clock=lease_clock)
-    crash = CrashAt(boundary, nth=nth, tool=tool)
+    crash = CrashAt(boundary=boundary, nth=nth, tool=tool)
     segments = []
     try:
         st = kernel_for(spec, desk, observers=[*observers, crash], clock=SimClock(epoch_ns),

@@ -17,11 +17,14 @@ from typing import Any
 from ..kernel.tools import FactPolicy, ToolInvocation, ToolResponse, ToolSpec, error
 
 CATALOG = {
-    "get_order": ToolSpec("get_order", "read", "Read an order: status, total and refunded cents"),
-    "search_policy": ToolSpec("search_policy", "read", "Search the store's policy texts"),
-    "issue_refund": ToolSpec("issue_refund", "write", "Refund cents on an order"),
-    "send_status_email": ToolSpec("send_status_email", "write", "E-mail the customer the order status"),
-    "escalate_to_human": ToolSpec("escalate_to_human", "write", "Hand the case to the support team"),
+    "get_order": ToolSpec(name="get_order", effect="read",
+                          description="Read an order: status, total and refunded cents"),
+    "search_policy": ToolSpec(name="search_policy", effect="read", description="Search the store's policy texts"),
+    "issue_refund": ToolSpec(name="issue_refund", effect="write", description="Refund cents on an order"),
+    "send_status_email": ToolSpec(name="send_status_email", effect="write",
+                                  description="E-mail the customer the order status"),
+    "escalate_to_human": ToolSpec(name="escalate_to_human", effect="write",
+                                  description="Hand the case to the support team"),
 }
 LATENCY = {"get_order": 0.4, "search_policy": 0.8, "issue_refund": 1.2, "send_status_email": 0.9,
            "escalate_to_human": 0.5}
@@ -29,7 +32,7 @@ REPLAY_LATENCY = 0.1
 AUTO_LIMIT = 5000  # cents
 POLICY_TEXT = "Returns are accepted within 30 days of delivery. " * 90
 
-FACTS = FactPolicy(frozenset({"order_status", "total_cents", "refunded_cents", "sent"}), scope_arg="order_id")
+FACTS = FactPolicy(fields=frozenset({"order_status", "total_cents", "refunded_cents", "sent"}), scope_arg="order_id")
 
 
 def default_orders() -> dict[str, dict[str, Any]]:

@@ -110,7 +110,7 @@ def fingerprint(name: str, value: Any) -> str:
             return digest(name, type(value).__name__)
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, kw_only=True, slots=True)
 class Call:
     """A model request checked and not yet charged: its projection is held in the run's spend until then."""
     tin: int                          # the input estimate
@@ -124,7 +124,7 @@ class Call:
     outer: bool                       # no tool call of the run was running when it started
 
 
-@dataclass(slots=True)
+@dataclass(kw_only=True, slots=True)
 class _Seen:
     """What the guard charged that a framework adds to one of its usage objects."""
     requests: int = 0

@@ -85,6 +85,7 @@ class BudgetGuard(AbstractCapability[Any]):
     delegates to that carry a guard too."""
 
     budget: Budget = dataclasses.field(default_factory=Budget)
+    _: dataclasses.KW_ONLY                  # prices and price_as by name only, as the OpenAI Agents guard takes them
     prices: Prices | None = None
     price_as: str | None = None
     account: Accountant | None = dataclasses.field(default=None, init=False, repr=False)

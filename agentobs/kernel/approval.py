@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from .state import HeldCall
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Decision:
     approved: bool
     digest: str          # must equal the held call's digest: a decision for other arguments is refused
@@ -15,11 +15,11 @@ class Decision:
 
     @classmethod
     def approve(cls, held: HeldCall, by: str = "human") -> Decision:
-        return cls(True, held.digest, by)
+        return cls(approved=True, digest=held.digest, by=by)
 
     @classmethod
     def deny(cls, held: HeldCall, by: str = "human") -> Decision:
-        return cls(False, held.digest, by)
+        return cls(approved=False, digest=held.digest, by=by)
 
 
 # Asked synchronously when a call needs approval; returning None suspends the run instead.

@@ -65,7 +65,7 @@ def resolve_lease_ttl(ttl: float | None = None, env: Mapping[str, str] | None = 
     return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Checkpoint:
     state: TaskState
     version: int
@@ -189,7 +189,7 @@ class SQLiteCheckpointStore:
             raise self._corrupt(task_id, str(exc)) from None
         if state.task_id != task_id:
             raise self._corrupt(task_id, f"the stored state is for task {state.task_id!r}")
-        return Checkpoint(state, row[0])
+        return Checkpoint(state=state, version=row[0])
 
     def save(self, state: TaskState, expected_version: int | None, *, lease: Lease | None = None) -> int:
         """Saves ``state`` if the stored version is ``expected_version`` (None: no row yet) and ``lease`` is

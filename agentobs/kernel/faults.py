@@ -23,7 +23,7 @@ BOUNDARIES = {
 }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CrashAt:
     """Raises SimulatedCrash at the n-th event of a boundary kind (optionally only for one tool)."""
     boundary: str

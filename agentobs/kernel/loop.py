@@ -23,7 +23,7 @@ from .calls import AsyncCalls, SyncCalls, drive
 from .checkpoint import Checkpoint, CheckpointStore
 from .clock import SimClock
 from .models import Model
-from .run import Run
+from .run import TaskRun
 from .state import TaskState
 from .tools import FactPolicy, Toolbox
 
@@ -123,15 +123,15 @@ class Kernel:
 
     # -- what the runs share -----------------------------------------------------------------------
 
-    def _run_sync(self) -> Run:
+    def _run_sync(self) -> TaskRun:
         if self._sync is None:
             self._sync = SyncCalls(self.model, self.tools)
-        return Run(self, self._sync)
+        return TaskRun(self, self._sync)
 
-    def _run_async(self) -> Run:
+    def _run_async(self) -> TaskRun:
         if self._async is None:
             self._async = AsyncCalls(self.model, self.tools)
-        return Run(self, self._async)
+        return TaskRun(self, self._async)
 
     def clock_for_run(self) -> Any:
         """The clock of a new run: the kernel's own, or one per run (``SimClock(per_run=True)``)."""

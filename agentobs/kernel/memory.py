@@ -15,7 +15,7 @@ STORED = "stored"
 REJECTED_UNTRUSTED = "rejected: source not trusted for memory"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Note:
     user: str
     text: str
@@ -37,7 +37,7 @@ class MemoryStore:
             return REJECTED_UNTRUSTED
         if not user_id or ttl <= 0:
             return "rejected: a note needs a user and a positive lifetime"
-        self.notes.append(Note(user_id, text, source, now + ttl))
+        self.notes.append(Note(user=user_id, text=text, source=source, expires=now + ttl))
         return STORED
 
     def read(self, user_id: str, query: str, now: float, k: int = 2) -> list[str]:

@@ -9,19 +9,19 @@ from ..errors import ProposalError
 OUTCOMES = ("completed", "cannot_complete", "escalated")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanProposal:
     steps: Any                 # validated separately, so the model gets every problem at once
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolProposal:
     name: str
     args: dict[str, Any]
     plan_step: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FinalProposal:
     outcome: str
     text: str
@@ -42,16 +42,16 @@ def parse(reply: Any) -> Proposal:
             raise ProposalError("malformed_reply", f"'args' must be an object, got {type(args).__name__}")
         if step is not None and not isinstance(step, str):
             raise ProposalError("malformed_reply", "'plan_step' must be a step id or null")
-        return ToolProposal(name, args, step)
+        return ToolProposal(name=name, args=args, plan_step=step)
     if kind == "final":
         outcome, text = reply.get("outcome", "completed"), reply.get("text", "")
         if outcome not in OUTCOMES:
             raise ProposalError("malformed_reply", f"'outcome' must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
         if not isinstance(text, str):
             raise ProposalError("malformed_reply", "'text' must be a string")
-        return FinalProposal(outcome, text)
+        return FinalProposal(outcome=outcome, text=text)
     if kind == "plan":
-        return PlanProposal(reply.get("steps"))
+        return PlanProposal(steps=reply.get("steps"))
     if kind is None:
         raise ProposalError("malformed_reply", "missing 'type': use 'plan', 'tool' or 'final'")
     raise ProposalError("malformed_reply", f"unknown type {kind!r}: use 'plan', 'tool' or 'final'")

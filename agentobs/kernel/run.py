@@ -4,11 +4,16 @@
       ^                                                                             |
       +------------- budgets and progress checked before every model call <---------+
 
-``Kernel.run``, ``resume`` and ``recover`` (and ``arun``, ``aresume``, ``arecover``) each make a ``Run``: the
+``Kernel.run``, ``resume`` and ``recover`` (and ``arun``, ``aresume``, ``arecover``) each make a ``TaskRun``: the
 task's state, its clock, the checkpoint version and the lease are the run's, never the kernel's, so one kernel
 serves any number of concurrent runs. The loop is written once, as coroutines; it reaches the outside world only
 through ``calls`` (``agentobs.kernel.calls``: directly for the sync entry points, awaited for the async ones),
 the clock and the observer point. Every exit sets one StopReason.
+
+A step (``_step``) is four jobs, in this order: calling the model under the retry policy and the deadline
+(``_call_model``), charging the call to the task (``_charge``: its time, tokens and dollars; the limits are
+checked before every call, ``_budget_breach``), reading the reply as a proposal (``_validate``), and routing the
+proposal: a final answer (``_final``), a plan (``_plan``) or a tool call (``_tool_call``, run by ``_execute``).
 
 Cancelling the task of an async run ends it with ``cancelled``: the observers get ``RunFinished`` (status
 ``aborted``: the spans they opened end with ERROR), nothing more is checkpointed, so ``recover`` continues the
@@ -22,6 +27,7 @@ import contextlib
 import logging
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..contract import reported
@@ -54,7 +60,7 @@ from .calls import AsyncCalls, SyncCalls
 from .checkpoint import Checkpoint, Lease
 from .models import ModelRequest, ModelResponse
 from .plan import to_plan_steps, validate_plan
-from .proposals import FinalProposal, PlanProposal, ToolProposal, parse
+from .proposals import FinalProposal, PlanProposal, Proposal, ToolProposal, parse
 from .state import DONE, FAILED, HeldCall, TaskState
 from .tools import NEEDS_APPROVAL, OK, UNKNOWN, ToolInvocation, error
 from .values import json_problem
@@ -87,13 +93,28 @@ _new_run_aborted = ev.maker(ev.RunAborted)
 _new_token_usage = ev.maker(TokenUsage)
 
 
+@dataclass(kw_only=True, slots=True)
+class _Reply:
+    """A model call's answer as charged to the task (``TaskRun._charge``), for its validation. Never changed once made
+    (not frozen: one is made per model call, and a frozen dataclass's ``__init__`` costs twice as much)."""
+    resp: ModelResponse
+    reply: Any                       # the reply, None when it is no JSON (``unusable`` says why)
+    unusable: str | None
+    finish: str | None               # the provider's finish reason
+    tin: int                         # the tokens charged, and whose counts they are
+    tout: int
+    source: UsageSource
+    too_long: bool                   # estimated past max_output_tokens: cut there
+    cost: float | None
+
+
 def _is_cancellation(exc: BaseException) -> bool:
     """An asyncio cancellation (asyncio is imported only by what uses it: without it, nothing was cancelled)."""
     aio = sys.modules.get("asyncio")
     return aio is not None and isinstance(exc, aio.CancelledError)
 
 
-class Run:
+class TaskRun:
     """One run (a segment of a task): its state, clock, checkpoint version and lease, and the loop."""
 
     __slots__ = (
@@ -231,12 +252,7 @@ class Run:
         while stop is None:
             view = render(st, b)
             tin_est = est_tokens(view) + k.overhead_tokens
-            projected = None
-            if b.max_usd is not None:
-                projected = k.prices.cost(k.price_model, k.price_provider, tin_est, b.reserve_tokens)
-            breach = b.check_before_model_call(step=st.step, tool_calls=st.tool_calls, elapsed=st.elapsed,
-                                               tokens=st.tokens, next_input_tokens=tin_est, cost_usd=st.cost_usd,
-                                               projected_usd=projected)
+            breach = self._budget_breach(st, tin_est)
             if breach is not None:
                 stop = self._guard(breach)
                 break
@@ -270,14 +286,39 @@ class Run:
         return await self._end(st, stop)
 
     async def _step(self, st: TaskState, view: str, tin_est: int) -> tuple[StopReason | None, bool]:
-        """One model call and what follows from it. Returns (stop, finished)."""
-        k, emit, clock = self.k, self.emit, self.clock
+        """One model call and what follows from it: the call (under the retry policy and the deadline), its
+        charge to the task, the reply read as a proposal, and the proposal's route: a final answer ends the task
+        (unless plan steps are still open), a plan is validated and set, a tool call is checked and run. Returns
+        (stop, finished)."""
+        called = await self._call_model(st, view)
+        if isinstance(called, StopReason):
+            return called, False
+        resp, secs = called
+        reply = self._charge(st, resp, secs, tin_est)
+        prop = self._validate(st, reply)
+        if prop is None:
+            return None, False
+        if isinstance(prop, FinalProposal):
+            return None, self._final(st, prop)
+        if isinstance(prop, PlanProposal):
+            self._plan(st, prop)
+            return None, False
+        return await self._tool_call(st, prop), False
+
+    # -- calling the model -----------------------------------------------------------------------
+
+    async def _call_model(self, st: TaskState, view: str) -> tuple[ModelResponse, float] | StopReason:
+        """Calls the model, again after a provider failure while the retry policy and the deadline allow. Returns
+        the response and the seconds it took, or the stop: the provider kept failing, or the call would outlive
+        the deadline. An answer the adapter could not read is a response (``malformed``: the model is shown it);
+        misuse, a recording run out and a Model's own bug go on to the caller."""
+        k, clock = self.k, self.clock
         b, model = k.budget, k.model
         timeout = b.remaining_time(st.elapsed)
-        if emit:
-            emit(_new_model_called(step=st.step, model=model.name, provider=model.provider,
-                                   max_output_tokens=b.max_output_tokens, timeout_s=timeout, view=view,
-                                   at_ns=clock.wall_ns()))
+        if self.emit:
+            self.emit(_new_model_called(step=st.step, model=model.name, provider=model.provider,
+                                        max_output_tokens=b.max_output_tokens, timeout_s=timeout, view=view,
+                                        at_ns=clock.wall_ns()))
         started = clock.now()
         attempts = 0
         resp: ModelResponse | None
@@ -307,15 +348,26 @@ class Run:
                 backoff = retry.wait_s(attempts)
                 failed_for = clock.spend(started, 0.0)
                 if not retry.may_retry(attempts) or st.elapsed + failed_for + backoff >= b.deadline_s:
-                    st.charge_time(failed_for)
-                    self._model_returned(st, tin=0, tout=0, source="estimated", reply_type=None,
-                                         finish_reason="error", cost=None, err=type(exc).__name__, reply=None)
-                    return self._guard(Breach(limit="max_attempts", limit_value=retry.attempts, observed=attempts,
-                                              stop=StopReason.MODEL_ERROR)), False
+                    return self._model_failed(st, exc, attempts, failed_for)
                 await self.calls.sleep(clock, backoff)
                 st.charge_time(failed_for + backoff)
                 timeout = b.remaining_time(st.elapsed)
                 started = clock.now()
+        return self._within_deadline(st, resp, started, timeout)
+
+    def _model_failed(self, st: TaskState, exc: Exception, attempts: int, failed_for: float) -> StopReason:
+        """The provider failed and the retry policy (or the deadline) allows no other attempt: ``model_error``."""
+        st.charge_time(failed_for)
+        self._model_returned(st, tin=0, tout=0, source="estimated", reply_type=None, finish_reason="error",
+                             cost=None, err=type(exc).__name__, reply=None)
+        return self._guard(Breach(limit="max_attempts", limit_value=self.k.retry_policy().attempts, observed=attempts,
+                                  stop=StopReason.MODEL_ERROR))
+
+    def _within_deadline(self, st: TaskState, resp: ModelResponse | None, started: float,
+                         timeout: float) -> tuple[ModelResponse, float] | StopReason:
+        """The response and the seconds the call took (as the model declared them, else by the clock), or
+        ``deadline`` when it timed out or took longer than the time left."""
+        clock, b = self.clock, self.k.budget
         declared = None if resp is None else reported.non_negative(resp.latency_s)
         took = None if resp is None else declared if declared is not None else clock.now() - started
         if resp is None or took is None or took > timeout:
@@ -325,11 +377,31 @@ class Run:
             self._model_returned(st, tin=0, tout=0, source="estimated", reply_type=None, finish_reason="length",
                                  cost=None, err="timeout", reply=None)
             return self._guard(Breach(limit="deadline_s", limit_value=b.deadline_s, observed=b.deadline_s,
-                                      stop=StopReason.DEADLINE)), False
-        secs = clock.spend(started, declared)
+                                      stop=StopReason.DEADLINE))
+        return resp, clock.spend(started, declared)
+
+    # -- accounting --------------------------------------------------------------------------------
+
+    def _budget_breach(self, st: TaskState, tin_est: int) -> Breach | None:
+        """The limit the next model call would pass (its input estimated, its reply the reserve), if any."""
+        k = self.k
+        b = k.budget
+        projected = None
+        if b.max_usd is not None:
+            projected = k.prices.cost(k.price_model, k.price_provider, tin_est, b.reserve_tokens)
+        return b.check_before_model_call(step=st.step, tool_calls=st.tool_calls, elapsed=st.elapsed,
+                                         tokens=st.tokens, next_input_tokens=tin_est, cost_usd=st.cost_usd,
+                                         projected_usd=projected)
+
+    def _charge(self, st: TaskState, resp: ModelResponse, secs: float, tin_est: int) -> _Reply:
+        """Charges the call to the task: its seconds, its tokens (the provider's counts; else estimated from the
+        text, 4 characters a token, and the reply cut at max_output_tokens as a provider would cut it) and their
+        price. A reply that is no JSON is kept out of the state, which must stay JSON (the model is told)."""
+        k = self.k
+        b = k.budget
         finish = resp.finish_reason if isinstance(resp.finish_reason, str) else None   # (a model's report: text)
         reply = resp.reply
-        unusable = _malformed(resp)            # kept out of the state, which must stay JSON: the model is told
+        unusable = _malformed(resp)
         if unusable is not None:
             reply = None
         source: UsageSource
@@ -344,59 +416,63 @@ class Run:
             tout = b.max_output_tokens
         cost = k.prices.cost(k.price_model, k.price_provider, tin, tout)
         st.charge_model(tin, tout, secs, cost)
+        return _Reply(resp=resp, reply=reply, unusable=unusable, finish=finish, tin=tin, tout=tout, source=source,
+                      too_long=too_long, cost=cost)
+
+    # -- validating the reply ----------------------------------------------------------------------
+
+    def _validate(self, st: TaskState, r: _Reply) -> Proposal | None:
+        """The reply as a proposal, and the observers told what the model returned. None: it is none (unreadable,
+        cut off, or no proposal); the model is shown why, in the next view."""
         try:
-            if unusable is not None:
-                raise ProposalError("malformed_reply", unusable)
-            cut = (finish or "").lower()
-            if cut in _CUT_OFF:                # the provider stopped the reply: whatever it says is not whole
-                raise ProposalError("reply_too_long" if cut != "content_filter" else "reply_filtered",
-                                    f"the provider ended the reply early ({finish}); "
-                                    + ("answer shorter" if cut != "content_filter" else "answer differently"))
-            if too_long:
-                raise ProposalError("reply_too_long", f"the reply passed max_output_tokens ({b.max_output_tokens}) "
-                                    "and was cut off; answer shorter")
-            prop = parse(reply)
+            prop = _proposal(r, self.k.budget.max_output_tokens)
         except ProposalError as exc:
             st.last_result = error(exc.code, detail=exc.detail)
-            self._model_returned(st, tin=tin, tout=tout, source=source, reply_type=None,
-                                 finish_reason=finish or "stop", cost=cost, err=exc.code, reply=reply,
-                                 resp=resp)
-            return None, False
+            self._model_returned(st, tin=r.tin, tout=r.tout, source=r.source, reply_type=None,
+                                 finish_reason=r.finish or "stop", cost=r.cost, err=exc.code, reply=r.reply,
+                                 resp=r.resp)
+            return None
         kind: ReplyType = ("tool" if isinstance(prop, ToolProposal) else "plan" if isinstance(prop, PlanProposal)
                            else "final")
-        self._model_returned(st, tin=tin, tout=tout, source=source, reply_type=kind,
-                             finish_reason=finish or ("tool_calls" if kind == "tool" else "stop"),
-                             cost=cost, err=None, reply=reply, resp=resp)
-        if isinstance(prop, FinalProposal):
-            open_steps = st.open_steps()
-            if prop.outcome == "completed" and open_steps:
-                st.last_result = error("plan_incomplete", detail=open_steps)
-                if emit:
-                    emit(_new_final_refused(step=st.step, open_steps=tuple(open_steps), at_ns=clock.wall_ns()))
-                return None, False
-            st.answer, st.outcome = prop.text, prop.outcome
-            return None, True
-        if isinstance(prop, PlanProposal):
-            self._plan(st, prop)
-            return None, False
+        self._model_returned(st, tin=r.tin, tout=r.tout, source=r.source, reply_type=kind,
+                             finish_reason=r.finish or ("tool_calls" if kind == "tool" else "stop"),
+                             cost=r.cost, err=None, reply=r.reply, resp=r.resp)
+        return prop
+
+    # -- routing the proposal ----------------------------------------------------------------------
+
+    def _final(self, st: TaskState, prop: FinalProposal) -> bool:
+        """Takes the final answer (True), or refuses a completion while plan steps are open (False)."""
+        open_steps = st.open_steps()
+        if prop.outcome == "completed" and open_steps:
+            st.last_result = error("plan_incomplete", detail=open_steps)
+            if self.emit:
+                self.emit(_new_final_refused(step=st.step, open_steps=tuple(open_steps), at_ns=self.clock.wall_ns()))
+            return False
+        st.answer, st.outcome = prop.text, prop.outcome
+        return True
+
+    async def _tool_call(self, st: TaskState, prop: ToolProposal) -> StopReason | None:
+        """Runs a proposed tool call, unless it repeats past max_repeat (a stop), names no tool, or does not match
+        the plan step it names (the model is shown why)."""
         fp = digest(prop.name, prop.args)
         st.seen[fp] = st.seen.get(fp, 0) + 1
-        repeated = b.check_repeat(st.seen[fp])
+        repeated = self.k.budget.check_repeat(st.seen[fp])
         if repeated is not None:
-            return self._guard(repeated), False
-        if k.tools.spec(prop.name) is None:
+            return self._guard(repeated)
+        if self.k.tools.spec(prop.name) is None:
             st.last_result = error("unknown_tool")
-            return None, False
+            return None
         if prop.plan_step is not None:                 # a step of the plan, run by its own tool only
             step = st.plan_step(prop.plan_step)
             if step is None:
                 st.last_result = error("unknown_plan_step", detail=f"no step {prop.plan_step!r} in the plan")
-                return None, False
+                return None
             if step.tool != prop.name:
                 st.last_result = error("plan_step_mismatch",
                                        detail=f"step {step.id!r} runs {step.tool!r}, not {prop.name!r}")
-                return None, False
-        return await self._execute(st, prop.name, prop.args, prop.plan_step, dg=fp), False
+                return None
+        return await self._execute(st, prop.name, prop.args, prop.plan_step, dg=fp)
 
     def _plan(self, st: TaskState, prop: PlanProposal) -> None:
         b = self.k.budget
@@ -697,6 +773,22 @@ def _malformed(resp: ModelResponse) -> str | None:
             "; answer with one proposal"
     unusable = json_problem(resp.reply)
     return None if unusable is None else f"the reply {unusable}; answer with a JSON object"
+
+
+def _proposal(r: _Reply, max_output_tokens: int) -> Proposal:
+    """The reply as a proposal, or the ProposalError the model is shown: a reply that is no JSON, one the provider
+    ended early, one cut at max_output_tokens, or one that is no proposal (``agentobs.kernel.proposals``)."""
+    if r.unusable is not None:
+        raise ProposalError("malformed_reply", r.unusable)
+    cut = (r.finish or "").lower()
+    if cut in _CUT_OFF:                # the provider stopped the reply: whatever it says is not whole
+        raise ProposalError("reply_too_long" if cut != "content_filter" else "reply_filtered",
+                            f"the provider ended the reply early ({r.finish}); "
+                            + ("answer shorter" if cut != "content_filter" else "answer differently"))
+    if r.too_long:
+        raise ProposalError("reply_too_long", f"the reply passed max_output_tokens ({max_output_tokens}) "
+                            "and was cut off; answer shorter")
+    return parse(r.reply)
 
 
 def _approved(st: TaskState, call: HeldCall) -> bool:

@@ -27,7 +27,7 @@ SCHEMA_VERSION = 2
 PENDING, DONE, FAILED = "pending", "done", "failed"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PlanStep:
     id: str
     tool: str
@@ -38,7 +38,7 @@ class PlanStep:
         return {"id": self.id, "tool": self.tool, "depends_on": self.depends_on, "status": self.status}
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class HeldCall:
     """A tool call waiting for a human decision."""
     name: str
@@ -48,7 +48,7 @@ class HeldCall:
     digest: str
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TaskState:
     task_id: str
     user_id: str                      # set by the application, never by the model

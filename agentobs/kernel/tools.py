@@ -22,7 +22,7 @@ OK, NEEDS_APPROVAL, UNKNOWN, ERROR = (ToolStatus.OK.value, ToolStatus.NEEDS_APPR
                                       ToolStatus.ERROR.value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolSpec:
     name: str
     effect: Effect
@@ -60,7 +60,7 @@ class AsyncToolbox(Protocol):
     async def ainvoke(self, call: ToolInvocation) -> ToolResponse: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FactPolicy:
     """Which result fields become facts, and which argument scopes them (``ord_1001.total_cents``)."""
     fields: frozenset[str] = field(default_factory=frozenset)

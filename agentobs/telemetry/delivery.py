@@ -215,7 +215,7 @@ class EndCounter(SpanProcessor):
         self.ended += 1
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class ExportReport:
     """What happened to the spans of this process, per exporter: ``exported``, ``failed`` (the exporter gave up
     on them), ``dropped`` (they never reached the exporter: no room in the queue within the bounded wait, or still

@@ -15,7 +15,7 @@ model client or the tool make themselves (HTTP, database instrumentations) nest 
 No text the model wrote is recorded unless content capture is on (then redacted): plan step ids, plan problems,
 codes and names from outside code get the stand-ins of ``agentobs.telemetry.labels`` in every mode.
 The observer reads nothing but the events (values and snapshots); what it keeps between events is its own
-per-run state (``_Run``). Uses only the OpenTelemetry API: the SDK is configured by ``agentobs.telemetry.setup``.
+per-run state (``_RunSpans``). Uses only the OpenTelemetry API: the SDK is configured by ``agentobs.telemetry.setup``.
 
 One observer serves every run, concurrent or not. A run's events arrive in the run's own context (its thread,
 its asyncio task), so the run in progress is found in a context variable, never in the observer's fields:
@@ -62,7 +62,7 @@ _BUDGET_ATTRS = tuple((k, sc.BUDGET_PREFIX + k, sc.ATTRIBUTE_TYPES[sc.BUDGET_PRE
 
 
 @dataclass(kw_only=True, slots=True)
-class _Run:
+class _RunSpans:
     """What the observer keeps about one run segment in progress, between its events: its open spans and totals."""
     root: Span
     root_ctx: Any
@@ -98,7 +98,7 @@ class _Frame:
     once made (contexts copied from this one share it)."""
     __slots__ = ("observer", "parent", "run")
 
-    def __init__(self, observer: OTelObserver, run: _Run, parent: _Frame | None):
+    def __init__(self, observer: OTelObserver, run: _RunSpans, parent: _Frame | None):
         self.observer, self.run, self.parent = observer, run, parent
 
 
@@ -188,16 +188,16 @@ class OTelObserver:
 
     # -- the runs in progress in this context ---------------------------------------------------
 
-    def _current(self) -> _Run | None:
+    def _current(self) -> _RunSpans | None:
         frame = _FRAMES.get()
         while frame is not None and frame.observer is not self:
             frame = frame.parent
         return frame.run if frame is not None else None
 
-    def _push(self, run: _Run) -> None:
+    def _push(self, run: _RunSpans) -> None:
         _FRAMES.set(_Frame(self, run, _FRAMES.get()))
 
-    def _pop(self, run: _Run) -> None:
+    def _pop(self, run: _RunSpans) -> None:
         """Removes ``run`` from this context's runs (the others stay, whatever their order) and keeps its span
         context as the last run of this observer here."""
         frame = _FRAMES.get()
@@ -231,14 +231,14 @@ class OTelObserver:
     # -- the current span while foreign code runs ---------------------------------------------
 
     @staticmethod
-    def _detach(run: _Run) -> None:
+    def _detach(run: _RunSpans) -> None:
         token = run.token
         if token is not None:
             run.token = None
             otel_context.detach(token)
 
     @staticmethod
-    def _innermost(run: _Run) -> Span:
+    def _innermost(run: _RunSpans) -> Span:
         return run.step or run.root
 
     # -- handlers ------------------------------------------------------------------------------
@@ -266,20 +266,20 @@ class OTelObserver:
         # no context given: the parent is the span current where the run starts (a request span), if any
         root = self.tracer.start_span(f"{sc.OP_INVOKE_AGENT} {e.agent_name}", kind=_AGENT_KIND,
                                       attributes=attrs, links=links, start_time=e.at_ns)
-        self._push(_Run(root=root, root_ctx=trace.set_span_in_context(root), task_id=e.task_id, agent=e.agent_name,
+        self._push(_RunSpans(root=root, root_ctx=trace.set_span_in_context(root), task_id=e.task_id, agent=e.agent_name,
                         elapsed0=e.elapsed_s, tokens0=e.tokens, cost0=e.cost_usd, limits=limits,
                         plan_ids=e.plan_step_ids,
                         m_model=model_attrs(e.provider, e.model), m_agent=agent_attrs(e.agent_name)))
         if e.resumed:
             root.add_event(sc.EV_RESUME, {sc.STEP_INDEX: e.step}, timestamp=e.at_ns)
 
-    def _step_started(self, run: _Run, e: ev.StepStarted) -> None:
+    def _step_started(self, run: _RunSpans, e: ev.StepStarted) -> None:
         run.step = step = self.tracer.start_span(sc.STEP_SPAN, context=run.root_ctx, kind=_STEP_KIND,
                                                  attributes={sc.STEP_INDEX: e.index}, start_time=e.at_ns)
         run.step_ctx = trace.set_span_in_context(step)
         run.reply_type = None
 
-    def _model_called(self, run: _Run, e: ev.ModelCalled) -> None:
+    def _model_called(self, run: _RunSpans, e: ev.ModelCalled) -> None:
         ctx = run.step_ctx if run.step is not None else run.root_ctx
         model = run.m_model
         if model.model != e.model or model.provider != e.provider:     # not the run's model: its own attributes
@@ -295,7 +295,7 @@ class OTelObserver:
         run.chat_view = e.view if content and self._on_event else None
         run.chat_start = e.at_ns
 
-    def _model_returned(self, run: _Run, e: ev.ModelReturned) -> None:
+    def _model_returned(self, run: _RunSpans, e: ev.ModelReturned) -> None:
         token = run.token
         if token is not None:
             run.token = None
@@ -345,7 +345,7 @@ class OTelObserver:
             self.inst.op_duration.record((e.at_ns - run.chat_start) / 1e9,
                                          {**m.m_chat, sc.ERROR_TYPE: error} if error else m.m_chat)
 
-    def _tool_called(self, run: _Run, e: ev.ToolCalled) -> None:
+    def _tool_called(self, run: _RunSpans, e: ev.ToolCalled) -> None:
         name = labels.tool_name(e.name, self.redactor)
         step = labels.plan_step(e.plan_step, run.plan_ids) if e.plan_step else None
         key = labels.call_id(e.key, run.task_id, e.plan_step, step, self.redactor)
@@ -368,13 +368,13 @@ class OTelObserver:
         run.tool_start = e.at_ns
         run.tool_name = name
 
-    def _tool_retry(self, run: _Run, e: ev.ToolRetry) -> None:
+    def _tool_retry(self, run: _RunSpans, e: ev.ToolRetry) -> None:
         if run.tool is not None:
             run.tool.add_event(sc.EV_RETRY, {sc.RETRY_ATTEMPT: e.attempt,
                                                sc.ERROR_TYPE: labels.identifier(e.code, self.redactor),
                                                sc.RETRY_BACKOFF_S: e.backoff_s}, timestamp=e.at_ns)
 
-    def _tool_returned(self, run: _Run, e: ev.ToolReturned) -> None:
+    def _tool_returned(self, run: _RunSpans, e: ev.ToolReturned) -> None:
         token = run.token
         if token is not None:
             run.token = None
@@ -407,41 +407,41 @@ class OTelObserver:
         self.inst.tool_duration.record((e.at_ns - run.tool_start) / 1e9,
                                        run.m_agent.tool(name, status if failed else None))
 
-    def _plan_rejected(self, run: _Run, e: ev.PlanRejected) -> None:
+    def _plan_rejected(self, run: _RunSpans, e: ev.PlanRejected) -> None:
         codes = labels.problem_codes(e.problems)      # closed codes: the problems' text quotes the model
         self._innermost(run).add_event(sc.EV_PLAN_REJECTED, {sc.PLAN_PROBLEMS: codes}, timestamp=e.at_ns)
 
-    def _plan_accepted(self, run: _Run, e: ev.PlanAccepted) -> None:
+    def _plan_accepted(self, run: _RunSpans, e: ev.PlanAccepted) -> None:
         run.plan_ids = e.plan_step_ids
         self._innermost(run).add_event(sc.EV_PLAN_ACCEPTED, {sc.PLAN_VERSION: e.version, sc.PLAN_STEPS: e.steps},
                                        timestamp=e.at_ns)
 
-    def _final_refused(self, run: _Run, e: ev.FinalRefused) -> None:
+    def _final_refused(self, run: _RunSpans, e: ev.FinalRefused) -> None:
         self._innermost(run).add_event(sc.EV_FINAL_REFUSED, {sc.PLAN_OPEN_STEPS: len(e.open_steps)},
                                        timestamp=e.at_ns)
 
-    def _guard(self, run: _Run, e: ev.GuardFired) -> None:
+    def _guard(self, run: _RunSpans, e: ev.GuardFired) -> None:
         b = e.breach
         self._innermost(run).add_event(sc.EV_GUARD, {sc.GUARD_LIMIT: b.stop.value,
                                                      sc.GUARD_LIMIT_VALUE: float(b.limit_value),
                                                      sc.GUARD_OBSERVED: float(b.observed)}, timestamp=e.at_ns)
 
-    def _approval_requested(self, run: _Run, e: ev.ApprovalRequested) -> None:
+    def _approval_requested(self, run: _RunSpans, e: ev.ApprovalRequested) -> None:
         target = run.tool or self._innermost(run)
         target.add_event(sc.EV_APPROVAL_REQUESTED, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor),
                                                     sc.TOOL_ARGS_DIGEST: e.digest}, timestamp=e.at_ns)
 
-    def _approval_decided(self, run: _Run, e: ev.ApprovalDecided) -> None:
+    def _approval_decided(self, run: _RunSpans, e: ev.ApprovalDecided) -> None:
         target = run.tool or self._innermost(run)
         name = sc.EV_APPROVAL_GRANTED if e.approved else sc.EV_APPROVAL_DENIED
         target.add_event(name, {sc.TOOL_NAME: labels.tool_name(e.name, self.redactor),
                                 sc.TOOL_ARGS_DIGEST: e.digest, sc.APPROVAL_BY: self.redactor.text(e.by)},
                          timestamp=e.at_ns)
 
-    def _checkpoint(self, run: _Run, e: ev.CheckpointSaved) -> None:
+    def _checkpoint(self, run: _RunSpans, e: ev.CheckpointSaved) -> None:
         self._innermost(run).add_event(sc.EV_CHECKPOINT, {sc.CHECKPOINT_VERSION: e.version}, timestamp=e.at_ns)
 
-    def _step_finished(self, run: _Run, e: ev.StepFinished) -> None:
+    def _step_finished(self, run: _RunSpans, e: ev.StepFinished) -> None:
         span = run.step
         if span is None:
             return
@@ -452,7 +452,7 @@ class OTelObserver:
         span.end(end_time=e.at_ns)
         run.step = None
 
-    def _run_finished(self, run: _Run, e: ev.RunFinished) -> None:
+    def _run_finished(self, run: _RunSpans, e: ev.RunFinished) -> None:
         self._detach(run)
         span, t = run.root, e.totals
         stop = e.stop._value_                  # (a StrEnum's value: .value is a slower property)
@@ -508,7 +508,7 @@ class OTelObserver:
             if allowed:
                 record(min(used / allowed, 1.0), by_limit[limit])
 
-    def _run_aborted(self, run: _Run, e: ev.RunAborted) -> None:
+    def _run_aborted(self, run: _RunSpans, e: ev.RunAborted) -> None:
         """An exception escaped the run: every open span ends with ERROR and the exception's type; the run is
         counted in ``agentobs.runs`` and ``gen_ai.invoke_agent.duration`` with that type as ``error.type``."""
         self._detach(run)

@@ -233,10 +233,9 @@ class Telemetry:
         return self._counts(final=False)
 
     def _counts(self, *, final: bool) -> ExportReport:
-        report = ExportReport(ended=self._end_counter.ended)
-        for p in self._processors:
-            report.exporters[p.exporter.name] = p.counts(report.ended, final=final)
-        return report
+        ended = self._end_counter.ended
+        return ExportReport(ended=ended, exporters={p.exporter.name: p.counts(ended, final=final)
+                                                    for p in self._processors})
 
     def __enter__(self) -> Telemetry:
         return self

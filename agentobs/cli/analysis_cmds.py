@@ -4,6 +4,7 @@ The analysis (pandas, pyarrow) is imported when a command runs, not when its ``-
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..analysis.report import Options, Report
+    from ..analysis.select import Selection
 
 EMIT_KINDS = ("budget", "pydantic-ai", "openai-agents")     # agentobs.analysis.emit.KINDS (a test keeps them equal)
 
@@ -42,17 +44,20 @@ def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None]
         return fn(lambda n: bar.advance(task, n))
 
 
-def _options(labels: Path | None, success_attr: str | None, target: float, margin: float,
-             segments: tuple[str, ...], jaeger: str | None) -> Options:
+def _options(labels: Path | tuple[Path, ...] | None, success_attr: str | None, target: float, margin: float,
+             segments: tuple[str, ...], jaeger: str | None, *, selection: Selection | None = None) -> Options:
     from ..analysis.report import Options
+    from ..analysis.select import Selection
     attr = None
     if success_attr is not None:
         if "=" not in success_attr or not success_attr.split("=", 1)[0].strip():
             raise InputError(f"--success-attr {success_attr!r}: use KEY=VALUE, e.g. eval.passed=true")
         k, v = success_attr.split("=", 1)
         attr = (k.strip(), v.strip())
+    files = () if labels is None else (labels,) if isinstance(labels, Path) else labels
     return Options(target=target, margin=margin, segments=("agent", "model", *segments),
-                   labels=str(labels) if labels else None, success_attr=attr, jaeger_url=_link_base(jaeger))
+                   labels=tuple(str(p) for p in files), success_attr=attr, jaeger_url=_link_base(jaeger),
+                   selection=selection or Selection())
 
 
 def _link_base(explicit: str | None) -> str | None:
@@ -76,16 +81,20 @@ def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", schedule
         raise InputError("--scheduler names a Dask scheduler: add --engine dask")
     paths = expand(sources)          # fail early, with one line, on a missing path
     if out is not None:
-        labels = [("the labels file", opt.labels)] if opt.labels else []
+        labels = [("the labels file", p) for p in opt.labels_files]
         refuse_overlap("out", out, [*labels, *(("one of the inputs", p) for p in paths)])
     report = _with_progress(sources, lambda progress: analyze(sources, opt, progress, engine=engine,
                                                               scheduler=scheduler),
                             passes=2 if engine == "dask" else 1)     # dask: the scan, then the partitions
-    if say_labels and opt.labels and not report.runs.empty:    # (report shows them in its data quality)
+    if say_labels and opt.labels_files and not report.runs.empty:    # (report shows them in its data quality)
         from ..analysis.quality import LABEL_KINDS
         said = report.quality.summary_of(LABEL_KINDS)
         if said:
             click.echo(f"agentobs: warning: labels: {clean(said)} (agentobs report lists each)", err=True)
+    if report.runs.empty and opt.selection:
+        read = f": {report.read.said()}" if report.read is not None else ""
+        raise InputError(f"no run in {', '.join(shown(s) for s in sources)} matches the selection "
+                         f"({opt.selection.describe()}){read}")
     if report.runs.empty:
         spans = int(report.overview.get("spans", 0))
         names: dict[str, int] = {}
@@ -102,9 +111,40 @@ def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", schedule
     return report
 
 
+def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--since``, ``--until``, ``--service``, ``--agent``, ``--model`` and ``--where``, handed to the command as one
+    ``selection`` (``analysis.select.Selection``), resolved when the command runs."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, since: str | None, until: str | None, service: tuple[str, ...], agent: tuple[str, ...],
+                model: tuple[str, ...], where: tuple[str, ...], **kwargs: Any) -> Any:
+        from ..analysis.select import Selection
+        return fn(*args, selection=Selection.resolve(since=since, until=until, services=service, agents=agent,
+                                                     models=model, where=where), **kwargs)
+    for decorate in reversed(SELECTION_OPTIONS):
+        wrapper = decorate(wrapper)
+    return wrapper
+
+
+SELECTION_OPTIONS = (
+    click.option("--since", default=None, metavar="TIME",
+                 help="Only runs that start at or after TIME: 2h, 7d, 30m back from now, or an ISO 8601 time "
+                      "(2026-12-05T10:00Z)."),
+    click.option("--until", default=None, metavar="TIME", help="Only runs that start before TIME (as --since)."),
+    click.option("--service", multiple=True, metavar="NAME",
+                 help="Only runs of this service.name (repeatable: any of them; * ? [] are wildcards)."),
+    click.option("--agent", multiple=True, metavar="NAME", help="Only runs of this agent (as --service)."),
+    click.option("--model", multiple=True, metavar="NAME", help="Only runs of this model (as --service)."),
+    click.option("--where", multiple=True, metavar="KEY=VALUE",
+                 help="Only runs whose root span or a model or tool call carries this attribute value (repeatable: "
+                      "all of them)."),
+)
+
+
 def common(fn: Callable[..., Any]) -> Callable[..., Any]:
-    fn = click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-                      help="CSV or JSON of run_id,success; ids match trace, conversation or task ids.")(fn)
+    fn = selection_options(fn)
+    fn = click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), multiple=True,
+                      help="CSV or JSON of run_id,success; ids match trace, conversation or task ids (repeatable: "
+                           "each file labels the runs its ids match).")(fn)
     fn = click.option("--success-attr", default=None, metavar="KEY=VALUE",
                       help="A run succeeded when its root span has this attribute value.")(fn)
     fn = click.option("--target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
@@ -143,16 +183,16 @@ def print_caps(r: Report) -> None:
                    "the table on the terminal and JSON in the file.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the report here (html defaults to agentobs-out/report.html).")
-def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float,
+def report_cmd(sources: tuple[str, ...], labels: tuple[Path, ...], success_attr: str | None, target: float,
                margin: float, segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None,
-               fmt: str | None, out: Path | None) -> None:
+               fmt: str | None, out: Path | None, selection: Selection) -> None:
     """Failure taxonomy, percentiles and recommended caps of the runs in SOURCES."""
     if fmt is None:         # a .html file gets the HTML report (JSON in it would be shown as a page, unescaped)
         fmt = "html" if out is not None and out.suffix.lower() in (".html", ".htm") else "table"
     if fmt == "html" and out is None:
         out = DEFAULT_HTML
-    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler,
-             out=out)
+    opt = _options(labels, success_attr, target, margin, segments, jaeger_url, selection=selection)
+    r = _run(sources, opt, engine, scheduler, out=out)
     if fmt == "json":
         text = json_text(r.to_dict(), indent=1)
         if out:
@@ -179,12 +219,12 @@ def report_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str 
 @click.option("--emit", "emit_as", type=click.Choice(list(EMIT_KINDS)), default=None,
               help="Print the caps as configuration to paste: an agentobs Budget, Pydantic AI UsageLimits, or "
                    "OpenAI Agents max_turns with the agentobs guard.")
-def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float, margin: float,
-             segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None, fmt: str,
-             emit_as: str | None) -> None:
+def caps_cmd(sources: tuple[str, ...], labels: tuple[Path, ...], success_attr: str | None, target: float,
+             margin: float, segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None,
+             fmt: str, emit_as: str | None, selection: Selection) -> None:
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
-    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler,
-             say_labels=True)
+    opt = _options(labels, success_attr, target, margin, segments, jaeger_url, selection=selection)
+    r = _run(sources, opt, engine, scheduler, say_labels=True)
     if emit_as:
         from ..analysis.emit import emit as emit_caps
         from ..analysis.emit import reserve_usd
@@ -209,11 +249,12 @@ def caps_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | 
 @click.command("runs")
 @common
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="CSV file to write.")
-def runs_cmd(sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float, margin: float,
-             segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None, out: Path) -> None:
+def runs_cmd(sources: tuple[str, ...], labels: tuple[Path, ...], success_attr: str | None, target: float,
+             margin: float, segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None,
+             out: Path, selection: Selection) -> None:
     """The runs table (one row per run, documented columns) as CSV."""
-    r = _run(sources, _options(labels, success_attr, target, margin, segments, jaeger_url), engine, scheduler,
-             say_labels=True, out=out)
+    opt = _options(labels, success_attr, target, margin, segments, jaeger_url, selection=selection)
+    r = _run(sources, opt, engine, scheduler, say_labels=True, out=out)
     df = r.runs.copy()
     for c in ("trace_ids", "signatures"):
         df[c] = df[c].map(lambda xs: ";".join(xs))
@@ -246,7 +287,8 @@ def csv_text(df: pd.DataFrame) -> str:
 @click.command("trace")
 @click.argument("trace_id")
 @click.argument("sources", nargs=-1)
-def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
+@selection_options
+def trace_cmd(trace_id: str, sources: tuple[str, ...], selection: Selection) -> None:
     """The span tree of one trace, as in the seed's trace table."""
     from ..analysis.jaeger import shown
     from ..analysis.sources import load_sources
@@ -266,6 +308,10 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...]) -> None:
         raise InputError(f"trace {trace_id} is not in {', '.join(shown(s) for s in sources)}"
                          + (f", or its spans were among those dropped ({lost}; agentobs report lists them)"
                             if lost else ""))
+    if selection:
+        from ..analysis.prune import trace_selected
+        if not trace_selected(ss, wanted, selection):
+            raise InputError(f"trace {trace_id} holds no run that matches the selection ({selection.describe()})")
     print_table(trace_view(t, wanted))
     base = _link_base(None)
     if base:

@@ -25,7 +25,7 @@ from ...errors import AgentobsError, ConfigError, InputError
 from .. import _otlp_batch
 from ..input_limits import human
 from ..jaeger import is_jaeger_url, shown
-from ..labels import read_labels
+from ..labels import read_label_files
 from ..report import Options, Report, summarize_runs
 from ..sources import STDIN, batchable, expand_sources, is_stream, total_bytes
 from . import merge
@@ -55,7 +55,7 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
     if streams:
         raise InputError(f"{shown(streams[0])}: a pipe or standard input cannot be read by a Dask cluster's workers; "
                          "save it to a file, or use --engine local")
-    labels = read_labels(opt.labels)[0] if opt.labels else None       # a bad labels file fails before any work
+    labels = read_label_files(opt.labels_files).labels if opt.labels_files else None   # a bad one fails first
     st = settings or DaskSettings.resolve(scheduler=scheduler)
     sizes = [0 if is_jaeger_url(u) else total_bytes([u]) for u in units]
     expanded = sum(size * GZIP_EXPANSION if u.endswith(".gz") else size for u, size in zip(units, sizes, strict=True))
@@ -104,7 +104,8 @@ def _compute(client: Any, units: list[tuple[str, ...]], sizes: list[int], n: int
              ) -> tuple[list[PartResult], list[Summary], Schema]:
     from distributed import as_completed
     tag = uuid.uuid4().hex[:12]
-    scans = [client.submit(scan, u, i, n, listed & set(u), key=f"agentobs-scan-{tag}-{i}") for i, u in enumerate(units)]
+    scans = [client.submit(scan, u, i, n, listed & set(u), opt.selection, key=f"agentobs-scan-{tag}-{i}")
+             for i, u in enumerate(units)]
     heads = [client.submit(summary_of, f, key=f"agentobs-summary-{tag}-{i}") for i, f in enumerate(scans)]
     summaries: list[Summary | None] = [None] * len(units)
     index = {f.key: i for i, f in enumerate(heads)}
@@ -121,8 +122,8 @@ def _compute(client: Any, units: list[tuple[str, ...]], sizes: list[int], n: int
         if len(moves):
             extracted[i] = (client.submit(extract_moves, f, moves, key=f"agentobs-move-{tag}-{i}"),
                             set(moves["target"].tolist()))
-    req = Request(success_attr=opt.success_attr, labels=None, labels_source=opt.labels, segments=tuple(opt.segments),
-                  examples=opt.examples)
+    req = Request(success_attr=opt.success_attr, labels=None, labels_source=", ".join(opt.labels_files),
+                  segments=tuple(opt.segments), examples=opt.examples, selection=opt.selection)
     shared = client.scatter([schema, labels or {}], broadcast=True, hash=False)
     derive = []
     for k in range(n):

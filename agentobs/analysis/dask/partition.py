@@ -21,6 +21,7 @@ from ..quality import DataQuality
 from ..report import GROWTH_SERIES_RUNS, _count_unplaced, root_attribute
 from ..runs import Derivation, derive_runs
 from ..schema import empty_events, empty_links, empty_spans
+from ..select import Selection, select_runs, spans_of
 from ..signatures import CATALOG, classify
 from ..spanset import SpanSet, _concat, _widen
 from .pieces import ORD, Piece, unpack
@@ -61,6 +62,7 @@ class Request:
     labels_source: str | None
     segments: tuple[str, ...]
     examples: int
+    selection: Selection = field(default_factory=Selection)
 
 
 @dataclass
@@ -147,6 +149,12 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
     der.unusable = [(f, w, src, n, int(order[row]), e) for f, w, src, n, row, e in der.unusable]   # rows: input order
     loose = DataQuality()
     _count_unplaced(spans, loose)
+    kept_order = order                 # the input order of each row of ``spans``
+    if req.selection:                  # every run lives in this partition with all its spans: selected here
+        runs = select_runs(runs, spans, req.selection)
+        spans = spans_of(spans, runs)
+        kept_order = order[spans.index.to_numpy()]
+        spans = spans.reset_index(drop=True)
     if req.success_attr:
         runs = label_by_attribute(runs, spans, *req.success_attr, notes=der.notes)
     out = PartResult(runs, der, len(spans), issues, negatives, examples,
@@ -157,7 +165,7 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
             out.attributes[by] = pd.Series(attr.to_numpy(), index=pd.Index(attr.index.astype(str), name="run_id"))
     shown = _may_be_shown(runs, req)
     keep = spans["run_id"].isin(shown).to_numpy() if len(spans) else np.zeros(0, dtype=bool)
-    out.spans = spans[keep].assign(**{ORD: order[keep]})
+    out.spans = spans[keep].assign(**{ORD: kept_order[keep]})
     events = ss.events.assign(**{ORD: ev_order})
     out.events = events.merge(out.spans[["trace_id", "span_id"]].drop_duplicates(), on=["trace_id", "span_id"]) \
         if len(events) and len(out.spans) else events.iloc[:0]

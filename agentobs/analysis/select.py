@@ -115,12 +115,12 @@ def matches(values: pd.Series, patterns: tuple[str, ...]) -> np.ndarray:
     """Which values equal one of ``patterns`` (a pattern with ``*``, ``?`` or ``[...]``: shell-style, whole value,
     case-sensitive); a missing value matches none."""
     text = values.astype("string")
-    hit = text.isin([p for p in patterns if not _PATTERN & set(p)]).fillna(False).to_numpy(dtype=bool)
+    hit = text.isin([p for p in patterns if not _PATTERN & set(p)]).fillna(False).to_numpy(dtype=bool, copy=True)
     globs = [p for p in patterns if _PATTERN & set(p)]
     if globs:
         codes, uniques = pd.factorize(text, use_na_sentinel=True)
-        ok = np.array([any(fnmatch.fnmatchcase(str(u), g) for g in globs) for u in uniques], dtype=bool)
-        hit |= (codes >= 0) & ok[np.maximum(codes, 0)] if len(ok) else False
+        ok = np.array([any(fnmatch.fnmatchcase(str(u), g) for g in globs) for u in uniques] + [False], dtype=bool)
+        hit |= ok[np.where(codes >= 0, codes, len(ok) - 1)]
     return hit
 
 

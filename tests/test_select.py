@@ -259,15 +259,17 @@ def test_an_object_store_gives_the_runs_of_the_full_table_filtered(archive, full
 
 # -- Jaeger: the query asks only for the selection ----------------------------------------------------------------
 
-def test_the_jaeger_window_is_the_selections_within_the_urls():
+def test_the_jaeger_query_starts_at_the_selections_since_within_the_urls_window():
     now = datetime(2026, 1, 2, tzinfo=UTC)
     default = parse_url("http://h:1/?service=shop", now=now)                 # 24 hours back by default
-    wide = Selection(since=now - timedelta(days=7), until=now - timedelta(days=6))
-    got = narrow(default, wide)
-    assert (got.start, got.end) == (wide.since, wide.until)                  # the default window is replaced
+    week = Selection(since=now - timedelta(days=7), until=now - timedelta(days=6))
+    got = narrow(default, week)
+    assert (got.start, got.end) == (week.since, now)          # the default start replaced; until is not pushed
     given_ = parse_url("http://h:1/?service=shop&since=2h", now=now)
     got = narrow(given_, Selection(since=now - timedelta(hours=5), until=now - timedelta(hours=1)))
-    assert (got.start, got.end) == (now - timedelta(hours=2), now - timedelta(hours=1))   # within the URL's
+    assert (got.start, got.end) == (now - timedelta(hours=2), now)          # within the URL's
+    got = narrow(given_, Selection(since=now - timedelta(hours=1)))
+    assert got.start == now - timedelta(hours=1)
     with pytest.raises(InputError, match="do not overlap"):
         narrow(given_, Selection(until=now - timedelta(hours=3)))
     assert narrow(parse_url("http://h:1/", now=now), Selection(services=("a", "b"))).services == ("a", "b")
@@ -277,23 +279,41 @@ def test_the_jaeger_window_is_the_selections_within_the_urls():
         narrow(parse_url("http://h:1/?service=c", now=now), Selection(services=("a",)))
 
 
-def test_a_jaeger_query_asks_for_the_selection_alone(tmp_path):
-    from test_jaeger_client import HOUR, FakeJaeger, _trace
-    from test_jaeger_client import T0 as J0
-    traces = [_trace(n, J0 + n * HOUR // 4, service="shop" if n % 2 else "billing") for n in range(1, 17)]
-    fake = FakeJaeger(traces)
+def _resumed(jt, n: int, start_ns: int, task: str, link_to: int | None = None) -> dict:
+    """A trace of ``test_jaeger_client._trace`` whose root carries a task id and, for a resume, a link to the root of
+    the suspended segment's trace."""
+    rs = jt._trace(n, start_ns)
+    root = rs["scopeSpans"][0]["spans"][0]
+    root["attributes"].append({"key": "agentobs.task.id", "value": {"stringValue": task}})
+    if link_to is not None:
+        root["links"] = [{"traceId": f"{link_to:032x}", "spanId": f"{link_to:016x}"}]
+    return rs
+
+
+def test_a_jaeger_query_asks_for_the_selection_alone_and_the_segments_its_traces_link_to(tmp_path):
+    import test_jaeger_client as jt
+    traces = [jt._trace(n, jt.T0 + n * jt.HOUR // 4, service="shop" if n % 2 else "billing") for n in range(1, 17)]
+    # a task suspended at 00:10 and resumed at 01:35: its run starts before the window
+    traces += [_resumed(jt, 101, jt.T0 + jt.HOUR // 6, "task-7"),
+               _resumed(jt, 102, jt.T0 + jt.HOUR + 35 * 60 * 10**9, "task-7", link_to=101)]
+    fake = jt.FakeJaeger(traces)
     try:
         url = f"{fake.url}?since=2026-01-01T00:00:00Z&until=2026-01-01T06:00:00Z"
-        done = CliRunner().invoke(cli, ["runs", url, "--since", "2026-01-01T01:00:00Z", "--until",
-                                        "2026-01-01T02:00:00Z", "--service", "shop", "--out", str(tmp_path / "r.csv")])
+        sel = ["--since", "2026-01-01T01:00:00Z", "--until", "2026-01-01T02:00:00Z", "--service", "shop"]
+        done = CliRunner().invoke(cli, ["runs", url, *sel, "--out", str(tmp_path / "r.csv")])
         assert done.exit_code == 0, done.output
         asked = [h for h in fake.hits if h.startswith("/api/v3/")]
         assert not any(h.startswith("/api/v3/services") for h in asked)      # the service named: no listing
-        assert asked and all("query.service_name=shop" in h and "start_time_min=2026-01-01T01%3A00%3A00" in h
-                             and "start_time_max=2026-01-01T02%3A00%3A00" in h for h in asked), asked
+        searches = [h for h in asked if h.startswith("/api/v3/traces?")]
+        assert searches and all("query.service_name=shop" in h and "start_time_min=2026-01-01T01%3A00%3A00" in h
+                                and "start_time_max=2026-01-01T06%3A00%3A00" in h for h in searches), searches
+        assert [h for h in asked if h.startswith("/api/v3/traces/")] == [f"/api/v3/traces/{101:032x}"]
         rows = pd.read_csv(tmp_path / "r.csv", dtype=str)
-        want = {f"{n:032x}" for n in range(1, 17) if n % 2 and HOUR <= n * HOUR // 4 < 2 * HOUR}
-        assert set(rows["run_id"]) == want and len(want) == 2
+        want = {f"{n:032x}" for n in range(1, 17) if n % 2 and jt.HOUR <= n * jt.HOUR // 4 < 2 * jt.HOUR}
+        assert set(rows["run_id"]) == want and len(want) == 2                # task-7 started before the window
+        full = analyze_spans(load_sources([url]), Options(selection=Selection.resolve(
+            since="2026-01-01T01:00:00Z", until="2026-01-01T02:00:00Z", services=["shop"])), None).runs
+        assert set(full["run_id"]) == want
     finally:
         fake.close()
 

@@ -255,6 +255,55 @@ def fetch_trace(src: JaegerSource, trace_id: str, *, limits: JaegerLimits | None
     return part
 
 
+def fetch_linked(src: JaegerSource, got: SpanSet, start: datetime, *, limits: JaegerLimits | None = None
+                 ) -> SpanSet:
+    """``got`` (an answer of ``fetch``) with the traces its span links point to and it does not hold (the earlier
+    segments of a task resumed in the window), asked for by id, and those they link to in turn: each kept when one
+    of its spans starts from ``start`` to the end of the source's window (what a search of that window would have
+    returned), within the query's request cap. A trace that cannot be read is a counted ``source_error``."""
+    lim = limits or resolve_limits()
+    lo, hi = _ns(start), _ns(src.end)
+    have = set(got.spans["trace_id"].astype(str)) if len(got.spans) else set()
+    todo = sorted(_linked(got) - have)
+    parts, asked = [got], 0
+    while todo and asked < lim.max_requests:
+        tid = todo.pop(0)
+        have.add(tid)
+        asked += 1
+        one = fetch_trace(src, tid, limits=lim)
+        if one is None:
+            got.quality.add("source_error", src.label, example=f"trace {tid}, linked from the window: no answer")
+            continue
+        starts = one.spans["start_ns"].dropna().to_numpy(dtype="int64") if len(one.spans) else []
+        if not any(lo <= t <= hi for t in starts):
+            continue
+        parts.append(one)
+        todo += sorted(_linked(one) - have - set(todo))
+    if todo:
+        got.quality.add("source_error", src.label, count=len(todo),
+                        example=f"the request cap ({lim.max_requests}, {ENV_MAX_REQUESTS}) left {len(todo)} linked "
+                                "traces not asked")
+    if len(parts) == 1:
+        return got
+    out = SpanSet.concat(parts)
+    out.quality, out.sources, out.spellings = got.quality, got.sources, got.spellings
+    for part in parts[1:]:
+        out.quality.extend(part.quality)
+    return out
+
+
+def _linked(ss: SpanSet) -> set[str]:
+    links = ss.links
+    if links.empty or "linked_trace_id" not in links.columns:
+        return set()
+    return set(links["linked_trace_id"].dropna().astype(str))
+
+
+def _ns(t: datetime) -> int:
+    delta = t - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86_400 + delta.seconds) * 10**9 + delta.microseconds * 1000
+
+
 def _service_names(client: Client, src: JaegerSource, most: int) -> tuple[list[str], int]:
     """The services Jaeger lists (its own left out), the first ``most`` of them (no query asks more windows than
     its request cap), and how many more it listed. The list is read a name at a time (a list of millions of names is

@@ -2,10 +2,12 @@
 little; the runs table is then filtered exactly (``select.select_runs``), so what is pushed down only ever sets
 aside what the selection would drop anyway.
 
-- **Jaeger** (``narrow``): the query asks only for the selection's window (within the URL's own, or in place of
-  the URL's default when the URL names none) and, when the URL names no service, only for the selected services
-  (names, not patterns). Jaeger returns a trace when one of its spans of that service starts in the window, which
-  every selected run's root span does.
+- **Jaeger** (``narrow``): the query starts at the selection's ``since`` (within the URL's window, or in place of
+  the URL's default start when the URL names none) and, when the URL names no service, asks only for the selected
+  services (names, not patterns). Jaeger returns a trace when one of its spans of that service starts in the
+  window, which every selected run's root span does; the traces the answer links to and does not hold (the
+  earlier segments of a resumed task) are then asked for by id (``jaeger.fetch_linked``), so a task resumed inside
+  the window is read whole.
 - **Files, folders, object stores, streams** (``prune``): every span is read and checked (the data quality describes
   the whole input), then the traces that can hold no selected run are set aside before the runs table, the
   signatures and the percentiles are computed. Traces are set aside by group (``tracegroups``: the traces of one
@@ -111,12 +113,13 @@ def _time(ns: int) -> datetime:
 
 
 def narrow(src: JaegerSource, sel: Selection) -> JaegerSource:
-    """The Jaeger query of ``src`` asking only for what ``sel`` can select: its window within the URL's (the URL's
-    default window, 24 hours back from now, is replaced by the selection's), and its services when the URL names
-    none (only plain names: a pattern needs every service's traces). An InputError when nothing is left to ask."""
+    """The Jaeger query of ``src`` asking only for what ``sel`` can select: from its ``since`` (within the URL's
+    window; in place of the URL's default start, 24 hours back, when the URL names none) to the URL's end, and its
+    services when the URL names none (only plain names: a pattern needs every service's traces). ``until`` is not
+    pushed into the query: a task suspended before it and resumed after it is read whole, as the URL's window holds
+    it (its run is selected by its start). An InputError when nothing is left to ask."""
     start = max(src.start, sel.since) if sel.since and src.since_given else (sel.since or src.start)
-    end = min(src.end, sel.until) if sel.until and src.until_given else (sel.until or src.end)
-    if start >= end:
+    if start >= src.end or (sel.until is not None and sel.until <= start):
         raise InputError(f"the Jaeger URL's window ({iso(src.start)} to {iso(src.end)}) and the selection "
                          f"({sel.describe()}) do not overlap: widen one of them")
     services = src.services
@@ -128,9 +131,7 @@ def narrow(src: JaegerSource, sel: Selection) -> JaegerSource:
                                  f"selects none of them ({', '.join(sel.services)})")
         else:
             services = sel.services
-    return replace(src, start=start, end=end, services=services)
-
-
+    return replace(src, start=start, services=services)
 
 
 def group_of(ss: SpanSet, trace_id: str) -> SpanSet:

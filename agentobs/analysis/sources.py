@@ -32,7 +32,7 @@ from ..errors import AgentobsError, InputError
 from . import _magic, _otlp_batch, formats, remote
 from ._otlp_read import GZIP_MAGIC, broken_by, head, open_stream
 from .input_limits import DOCUMENT_ENV, InputLimits, human
-from .jaeger import fetch, fetch_trace, is_jaeger_url, parse_url
+from .jaeger import JaegerSource, fetch, fetch_linked, fetch_trace, is_jaeger_url, parse_url
 from .otlp import SpanSet, check, load_file
 from .prune import narrow, prune
 from .quality import DataQuality
@@ -211,7 +211,7 @@ def load_units(units: Iterable[str], listed: set[str], progress: Callable[[int],
             flush()
             src = parse_url(s)
             one = fetch_trace(src, trace_id) if trace_id is not None else None
-            parts.append(one if one is not None else fetch(narrow(src, selection) if selection else src, progress))
+            parts.append(one if one is not None else _fetch(src, selection, progress))
         elif not remote.is_url(s) and is_stream(s):
             flush()
             parts.append(_load_stream(s))
@@ -225,6 +225,18 @@ def load_units(units: Iterable[str], listed: set[str], progress: Callable[[int],
             parts.append(load_unit(s, progress, listed=s in listed))
     flush()
     return parts
+
+
+def _fetch(src: JaegerSource, selection: Selection | None, progress: Callable[[int], None] | None) -> SpanSet:
+    """A Jaeger query; with a selection, asking only for what it can select (``prune.narrow``), then for the traces
+    the answer links to from the URL's window, before the selection's start (``jaeger.fetch_linked``)."""
+    if not selection:
+        return fetch(src, progress)
+    asked = narrow(src, selection)
+    got = fetch(asked, progress)
+    if asked.start > src.start and src.since_given:
+        got = fetch_linked(src, got, src.start)
+    return got
 
 
 def batchable(source: str, size: int) -> bool:

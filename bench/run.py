@@ -56,6 +56,7 @@ BENCHMARKS = [
     "bench.redaction_bench",
     "bench.explorer_bench",
     "bench.memory_bench",
+    "bench.select_bench",
 ]
 # run only when named with --only (their own virtual environments, servers, long runs); never in CI
 OPTIONAL = [

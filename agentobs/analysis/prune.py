@@ -8,14 +8,15 @@ aside what the selection would drop anyway.
   window, which every selected run's root span does; the traces the answer links to and does not hold (the
   earlier segments of a resumed task) are then asked for by id (``jaeger.fetch_linked``), so a task resumed inside
   the window is read whole.
-- **Files, folders, object stores, streams** (``prune``): every span is read and checked (the data quality describes
-  the whole input), then the traces that can hold no selected run are set aside before the runs table, the
-  signatures and the percentiles are computed. Traces are set aside by group (``tracegroups``: the traces of one
-  task or one session make runs together; every other run lives in one trace), and a group is kept when one of
-  its spans starts in the window (a run starts when its first span does), one carries a selected service and one
-  carries each ``--where`` attribute. No piece or file is skipped unread: which traces fall in a window is known
-  only once their spans are read (a rotation cuts a trace across two files, a task resumed days later spans many,
-  and a file's dates say only when it was last written).
+- **Files, folders, object stores, streams** (``prune``): every span is read, then the traces that can hold no
+  selected run are set aside before they are checked and before the runs table, the signatures and the percentiles
+  are computed (the checks look at one trace at a time: duplicates, parent cycles, orphans and missing roots are
+  counted for the traces kept; what the reading met, a bad line or value, for the whole input). Traces are set
+  aside by group (``tracegroups``: the traces of one task or one session make runs together; every other run lives
+  in one trace), and a group is kept when one of its spans starts in the window (a run starts when its first span
+  does), one carries a selected service and one carries each ``--where`` attribute. No piece or file is skipped
+  unread: which traces fall in a window is known only once their spans are read (a rotation cuts a trace across two
+  files, a task resumed days later spans many, and a file's dates say only when it was last written).
 """
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ class ReadStats:
 
 def prune(ss: SpanSet, sel: Selection) -> SpanSet:
     """``ss`` without the traces whose group can hold no run ``sel`` selects (spans, events and links); the data
-    quality is kept as read. Sets ``ss.read`` to what was read and kept."""
+    quality is kept as read. Sets ``ss.read`` to what was read and kept. ``ss`` may be unchecked (a span without a
+    usable trace id or start time is set aside with the traces outside the selection, uncounted)."""
     spans = ss.spans
     if not sel or spans.empty:
         ss.read = _stats(spans, spans)

@@ -179,13 +179,14 @@ def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None 
     per-trace files) are read in batches (``_otlp_batch``): the same spans, sources and counts as one by one.
     ``trace_id``: only that trace is wanted, and a Jaeger source is asked for it alone (``jaeger.fetch_trace``).
     ``selection``: pushed into the loading (``prune``): a Jaeger query asks for its window and services only, and
-    the traces that can hold no selected run are set aside once checked."""
+    the traces that can hold no selected run are set aside before they are checked."""
     found = expand_sources(sources)
     out = SpanSet.concat(load_units(found.paths, found.listed, progress, trace_id=trace_id, selection=selection))
     found.quality.extend(out.quality)          # what could not be listed first, with all its examples
     out.quality = found.quality
-    out = check(out)
-    return prune(out, selection) if selection else out
+    if selection:                  # (checked after: the checks look at one trace at a time, and cost as many)
+        out = prune(out, selection)
+    return check(out)
 
 
 def load_units(units: Iterable[str], listed: set[str], progress: Callable[[int], None] | None = None, *,

@@ -254,7 +254,7 @@ def test_one_source_in_two_windows(populations, tmp_path):
     assert out["before"]["runs"] + out["after"]["runs"] == len(runs)
     assert out["before"]["select"]["until"] and out["after"]["select"]["since"]
     done = _invoke("diff", path)
-    assert done.exit_code == 2 and "give each side its window" in done.stderr
+    assert done.exit_code == 2 and "give each side what tells it apart" in done.stderr
     done = _invoke("diff", path, str(tmp_path / "missing.jsonl"))
     assert done.exit_code == 2 and done.stderr.count("\n") == 1 and "no such file" in done.stderr
     done = _invoke("diff", path, "--before-since", "2030-01-01")

@@ -290,25 +290,35 @@ def _labels(before: Report, after: Report, opt: Options) -> dict[str, Any]:
 
 
 
-def resolve_sides(*, since: str | None = None, until: str | None = None, before_since: str | None = None,
-                  before_until: str | None = None, after_since: str | None = None, after_until: str | None = None,
-                  services: Sequence[str] = (), agents: Sequence[str] = (), models: Sequence[str] = (),
-                  where: Sequence[str] = (), one_source: bool = False,
+@dataclass(frozen=True, kw_only=True)
+class SideOptions:
+    """What one side's options ask for (``--before-since``, ``--before-model``...); what is not given comes from the
+    options of both sides (``--since``, ``--model``...)."""
+    since: str | None = None
+    until: str | None = None
+    services: Sequence[str] = ()
+    agents: Sequence[str] = ()
+    models: Sequence[str] = ()
+    where: Sequence[str] = ()
+
+
+def resolve_sides(common: SideOptions, before: SideOptions, after: SideOptions, *, one_source: bool = False,
                   now: datetime | None = None) -> tuple[Selection, Selection]:
-    """Each side's selection: its own window (``--before-since`` ...), else the common one (``--since`` ...), and the
-    common services, agents, models and attributes; relative times from one ``now``. With one source, the two
-    windows must differ."""
+    """Each side's selection: its own window (both of ``since`` and ``until`` from the side when it gives either)
+    and its own services, agents, models and attributes where it gives them, else the common ones; relative times
+    from one ``now``. With one source, the two sides must differ."""
     now = now or datetime.now(UTC)
     sides = []
-    for prefix, lo, hi in (("before-", before_since, before_until), ("after-", after_since, after_until)):
-        own = lo is not None or hi is not None
-        sides.append(Selection.resolve(since=lo if own else since, until=hi if own else until, services=services,
-                                       agents=agents, models=models, where=where, now=now,
-                                       prefix=prefix if own else ""))
+    for prefix, own in (("before-", before), ("after-", after)):
+        window = own if own.since is not None or own.until is not None else common
+        sides.append(Selection.resolve(since=window.since, until=window.until,
+                                       services=own.services or common.services, agents=own.agents or common.agents,
+                                       models=own.models or common.models, where=own.where or common.where, now=now,
+                                       prefix=prefix if window is own else ""))
     if one_source and sides[0] == sides[1]:
-        raise InputError("one source: give each side its window (--before-since/--before-until, "
-                         "--after-since/--after-until), or name two sources: agentobs diff BEFORE AFTER")
+        raise InputError("one source: give each side what tells it apart (--before-since/--after-since, "
+                         "--before-model/--after-model, ...), or name two sources: agentobs diff BEFORE AFTER")
     return sides[0], sides[1]
 
 
-__all__ = ["ALPHA", "Comparison", "Measure", "Side", "compare", "diff", "measures", "resolve_sides"]
+__all__ = ["ALPHA", "Comparison", "Measure", "Side", "SideOptions", "compare", "diff", "measures", "resolve_sides"]

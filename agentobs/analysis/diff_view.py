@@ -90,7 +90,8 @@ def change(x: float | None, share: bool = False) -> str:
     if x is None:
         return "-"
     if share:
-        return f"{100 * x:+.1f}pp"
+        pp = round(100 * x, 1)
+        return "0.0pp" if pp == 0 else f"{pp:+.1f}pp"
     text = num(x)
     return text if text.startswith("-") or x == 0 else "+" + text
 
@@ -99,8 +100,13 @@ def span(ci: tuple[float, float] | None, share: bool = False) -> str:
     if ci is None:
         return ""
     if share:
-        return f"{100 * ci[0]:.1f}..{100 * ci[1]:.1f}pp"
+        return f"{_pp(ci[0])}..{_pp(ci[1])}pp"
     return f"{num(ci[0])}..{num(ci[1])}"
+
+
+def _pp(x: float) -> str:
+    pp = round(100 * x, 1)
+    return "0.0" if pp == 0 else f"{pp:.1f}"
 
 
 def num(x: float) -> str:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -17,8 +17,14 @@ if TYPE_CHECKING:
 DEFAULT_HTML = DEFAULT_OUT / "diff.html"
 
 
-def _window_options(fn: click.decorators.FC) -> click.decorators.FC:
+def _side_options(fn: click.decorators.FC) -> click.decorators.FC:
+    """``--since`` ... ``--where`` for both sides, and each of them for one side (``--before-since``, ...)."""
     for side in ("after", "before"):
+        fn = click.option(f"--{side}-where", multiple=True, metavar="KEY=VALUE",
+                          help=f"The {side} side's attributes (as --where), instead of --where.")(fn)
+        for what in ("model", "agent", "service"):
+            fn = click.option(f"--{side}-{what}", multiple=True, metavar="NAME",
+                              help=f"The {side} side's {what}s (as --{what}), instead of --{what}.")(fn)
         fn = click.option(f"--{side}-until", default=None, metavar="TIME",
                           help=f"The {side} side: runs that start before TIME (as --until).")(fn)
         fn = click.option(f"--{side}-since", default=None, metavar="TIME",
@@ -31,7 +37,7 @@ def _window_options(fn: click.decorators.FC) -> click.decorators.FC:
 @click.command("diff")
 @click.argument("before")
 @click.argument("after", required=False)
-@_window_options
+@_side_options
 @click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), multiple=True,
               help="CSV or JSON of run_id,success (repeatable: each file labels the runs its ids match, on either "
                    "side).")
@@ -47,21 +53,20 @@ def _window_options(fn: click.decorators.FC) -> click.decorators.FC:
                    "the table on the terminal and JSON in the file.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the comparison here (html defaults to agentobs-out/diff.html).")
-def diff_cmd(before: str, after: str | None, since: str | None, until: str | None, service: tuple[str, ...],
-             agent: tuple[str, ...], model: tuple[str, ...], where: tuple[str, ...], before_since: str | None,
-             before_until: str | None, after_since: str | None, after_until: str | None, labels: tuple[Path, ...],
-             success_attr: str | None, target: float, margin: float, seed: int, fmt: str | None,
-             out: Path | None) -> None:
+def diff_cmd(before: str, after: str | None, labels: tuple[Path, ...], success_attr: str | None, target: float,
+             margin: float, seed: int, fmt: str | None, out: Path | None, **selection: Any) -> None:
     """Two sources, or two windows of one, side by side: what changed, and whether it is larger than chance."""
-    from ..analysis.compare import compare, resolve_sides
+    # (``selection``: --since ... --where, and the same for each side, --before-since ... --after-where)
+    from ..analysis.compare import SideOptions, compare, resolve_sides
     if fmt is None:
         fmt = "html" if out is not None and out.suffix.lower() in (".html", ".htm") else "table"
     if fmt == "html" and out is None:
         out = DEFAULT_HTML
-    sel_before, sel_after = resolve_sides(since=since, until=until, before_since=before_since,
-                                          before_until=before_until, after_since=after_since,
-                                          after_until=after_until, services=service, agents=agent, models=model,
-                                          where=where, one_source=after is None)
+    sides = [SideOptions(since=selection[f"{p}since"], until=selection[f"{p}until"],
+                         services=selection[f"{p}service"], agents=selection[f"{p}agent"],
+                         models=selection[f"{p}model"], where=selection[f"{p}where"])
+             for p in ("", "before_", "after_")]
+    sel_before, sel_after = resolve_sides(*sides, one_source=after is None)
     from ..analysis.sources import expand
     expand([before, *([after] if after else [])])          # a missing path: one line, before any reading
     reports = []

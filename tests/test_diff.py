@@ -294,3 +294,15 @@ def test_labels_given_twice_label_each_sides_runs(populations, tmp_path):
     assert "unmatched_label" not in kinds
     table = _invoke("diff", *map(str, populations), "--labels", str(first), "--labels", str(second))
     assert "1 ids match a run on neither side" in table.stdout
+
+
+def test_each_side_may_be_told_apart_by_its_own_service():
+    fixtures = str(Path(__file__).resolve().parent / "dialects" / "fixtures")
+    done = _invoke("diff", fixtures, "--before-service", "dialect-openai_agents", "--after-service", "dialect-langgraph",
+                   "--format", "json")
+    assert done.exit_code == 0, done.output
+    out = json.loads(done.stdout)
+    runs = analyze([fixtures]).runs
+    assert out["before"]["select"]["service"] == ["dialect-openai_agents"]
+    assert out["before"]["runs"] == (runs["service"] == "dialect-openai_agents").sum()
+    assert out["after"]["runs"] == (runs["service"] == "dialect-langgraph").sum()

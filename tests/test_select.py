@@ -338,6 +338,9 @@ def test_every_analysis_command_takes_the_selection(archive, full, tmp_path):
     done = _cli("runs", str(archive), "--since", since, "--until", until, "--out", str(tmp_path / "runs.csv"))
     assert done.exit_code == 0, done.output
     assert set(pd.read_csv(tmp_path / "runs.csv", dtype=str)["run_id"]) == want
+    done = _cli("report", str(archive), "--since", since, "--until", until)
+    assert done.exit_code == 0 and f"Selection: --since {since[:19]}" in done.stdout
+    assert f"traces read kept)" in done.stdout.splitlines()[0]
     done = _cli("caps", str(archive), "--since", since, "--until", until, "--format", "json")
     assert done.exit_code == 0, done.output
     inside = report.runs[report.runs["run_id"].isin(want) & (report.runs["success"] == True)]  # noqa: E712

@@ -164,6 +164,15 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.argument("sources", nargs=-1)(fn)
 
 
+def say_selection(r: Report) -> None:
+    """One line naming the selection a report is on, and what the loading kept (the tables do not say it)."""
+    sel = r.options.selection
+    if not sel:
+        return
+    kept = f" ({r.read.kept:,} of {r.read.traces:,} traces read kept)" if r.read is not None else ""
+    say(f"Selection: {sel.describe()}{kept}")
+
+
 def print_report(r: Report) -> None:
     from ..analysis.view import report_view
     from .terminal import print_view
@@ -207,6 +216,7 @@ def report_cmd(sources: tuple[str, ...], labels: tuple[Path, ...], success_attr:
         write_text(html_out, html_report.render(r))
         say(f"Report (HTML): {html_out}")
         return
+    say_selection(r)
     print_report(r)
     if out:
         write_text(out, json_text(r.to_dict(), indent=1) + "\n")
@@ -238,6 +248,7 @@ def caps_cmd(sources: tuple[str, ...], labels: tuple[Path, ...], success_attr: s
         click.echo(json_text({"target": target, "margin": margin, "percentile_method": "inverted_cdf",
                               "dimensions": {c.dimension: c.to_dict() for c in r.caps}}, indent=1))
         return
+    say_selection(r)
     print_caps(r)
     for c in r.caps:
         shares = list(c.cutoff.items())

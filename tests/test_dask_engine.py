@@ -532,3 +532,19 @@ def test_runs_whose_trace_root_never_arrived_are_unlabelled_as_locally(cluster, 
     rootless = sum(1 for t in range(1, 31) if t % 3 and t % 5)
     assert int(dask.runs["success"].isna().sum()) == rootless
     assert any(n.startswith(f"{rootless} runs lack their trace's root span") for n in dask.derivation.notes)
+
+
+def test_a_selection_gives_the_local_report(data, cluster):
+    """``--since``/``--until``/``--where`` (issue 46): each partition sets aside the groups of traces the selection
+    cannot select, as the local engine does, and selects its runs: the same report (what the local loading read and
+    kept, ``read.selection``, is the local engine's own)."""
+    from agentobs.analysis.select import Selection
+    starts = sorted(analyze([str(data / "population.jsonl")]).runs["start"])
+    for sel in (Selection(since=starts[40].to_pydatetime(), until=starts[110].to_pydatetime()),
+                Selection(since=starts[20].to_pydatetime(), where=(("agentobs.outcome", "completed"),))):
+        local, dask = both([data / "population.jsonl", data / "scenarios.jsonl"], cluster, Options(selection=sel),
+                           partitions=3)
+        assert local.to_dict()["read"]["selection"]["traces_kept"] > 0 and dask.read is None
+        local.read = None
+        assert_same(local, dask)
+        assert 0 < len(dask.runs) < len(starts)

@@ -22,7 +22,7 @@ from .limits import DIMENSIONS, CapRecommendation, percentiles, recommend_all, s
 from .otlp import SpanSet
 from .prune import ReadStats
 from .quality import DataQuality
-from .runs import Derivation, derive_runs
+from .runs import Derivation, derive_runs, not_derived
 from .select import Selection, select_runs, spans_of
 from .signatures import CATALOG, SignatureRow, classify, evidence, summarize, unexplained
 from .sources import load_sources
@@ -156,6 +156,7 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
     if opt.selection:
         runs = select_runs(runs, spans, opt.selection)
         spans = spans_of(spans, runs).reset_index(drop=True)
+        der.missing = not_derived(runs)
     if opt.success_attr:
         runs = label_by_attribute(runs, spans, *opt.success_attr, notes=der.notes)
     report = summarize_runs(runs, SpanLookup(spans, ss.events), q, der, opt,

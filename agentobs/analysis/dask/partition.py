@@ -17,9 +17,10 @@ import pandas as pd
 
 from ..labels import apply_labels, label_by_attribute
 from ..otlp import _COUNTS, check
+from ..prune import prune
 from ..quality import DataQuality
 from ..report import GROWTH_SERIES_RUNS, _count_unplaced, root_attribute
-from ..runs import Derivation, derive_runs
+from ..runs import Derivation, derive_runs, not_derived
 from ..schema import empty_events, empty_links, empty_spans
 from ..select import Selection, select_runs, spans_of
 from ..signatures import CATALOG, classify
@@ -136,6 +137,8 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
     frames = {name: conform([getattr(p, name) for p in pieces], schema.frames[name]) for name in EMPTY}
     ss = SpanSet(spans=frames["spans"], events=frames["events"], links=frames["links"].drop(columns=ORD),
                  quality=DataQuality())
+    if req.selection:                  # as the local engine sets them aside (a group lives in one partition)
+        ss = prune(ss, req.selection)
     negative = _negative_counts(ss.spans)
     cut: list[tuple[int, str, str]] = []
     check(ss, cut)
@@ -155,6 +158,7 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
         spans = spans_of(spans, runs)
         kept_order = order[spans.index.to_numpy()]
         spans = spans.reset_index(drop=True)
+        der.missing = not_derived(runs)
     if req.success_attr:
         runs = label_by_attribute(runs, spans, *req.success_attr, notes=der.notes)
     out = PartResult(runs, der, len(spans), issues, negatives, examples,

@@ -306,3 +306,21 @@ def test_each_side_may_be_told_apart_by_its_own_service():
     assert out["before"]["select"]["service"] == ["dialect-openai_agents"]
     assert out["before"]["runs"] == (runs["service"] == "dialect-openai_agents").sum()
     assert out["after"]["runs"] == (runs["service"] == "dialect-langgraph").sum()
+
+
+def test_two_labels_files_that_disagree_on_an_id_label_it_nothing(populations, tmp_path):
+    from agentobs.analysis.labels import read_label_files
+    runs = analyze([str(populations[0])]).runs
+    one, other = str(runs["run_id"].iloc[0]), str(runs["run_id"].iloc[1])
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text(f"run_id,success\n{one},true\n{other},true\n")
+    b.write_text(f"run_id,success\n{one},false\nnobody,true\n")
+    lf = read_label_files([a, b])
+    assert lf.labels == {other: True, "nobody": True} and lf.file_of("nobody") == str(b)
+    assert [f for f, _ in lf.conflicts] == [str(b)] and "labelled true in" in lf.conflicts[0][1]
+    report = analyze([str(populations[0])], Options(labels=(str(a), str(b))))
+    labelled = report.runs.set_index("run_id")["success"]
+    assert labelled[other] == True and pd.isna(labelled[one])  # noqa: E712
+    issues = {(i.kind, i.source) for i in report.quality.issues}
+    assert ("conflicting_label", str(b)) in issues and ("unmatched_label", str(b)) in issues
+    assert report.to_dict()["options"]["labels"] == [str(a), str(b)]

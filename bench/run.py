@@ -58,6 +58,7 @@ BENCHMARKS = [
     "bench.memory_bench",
     "bench.views_bench",
     "bench.watch_bench",
+    "bench.select_bench",
 ]
 # run only when named with --only (their own virtual environments, servers, long runs); never in CI
 OPTIONAL = [

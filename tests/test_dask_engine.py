@@ -580,3 +580,19 @@ def test_a_partition_ships_every_run_the_first_above_any_threshold_could_show(va
     above = runs[(runs["max_input_tokens"] > threshold).fillna(False)]
     assert set(above["run_id"].head(k)) <= shipped
     assert len(shipped) <= len(runs["max_input_tokens"].dropna())
+
+
+def test_a_selection_gives_the_local_report(data, cluster):
+    """``--since``/``--until``/``--where`` (issue 46): each partition sets aside the groups of traces the selection
+    cannot select, as the local engine does, and selects its runs: the same report (what the local loading read and
+    kept, ``read.selection``, is the local engine's own)."""
+    from agentobs.analysis.select import Selection
+    starts = sorted(analyze([str(data / "population.jsonl")]).runs["start"])
+    for sel in (Selection(since=starts[40].to_pydatetime(), until=starts[110].to_pydatetime()),
+                Selection(since=starts[20].to_pydatetime(), where=(("agentobs.outcome", "completed"),))):
+        local, dask = both([data / "population.jsonl", data / "scenarios.jsonl"], cluster, Options(selection=sel),
+                           partitions=3)
+        assert local.to_dict()["read"]["selection"]["traces_kept"] > 0 and dask.read is None
+        local.read = None
+        assert_same(local, dask)
+        assert 0 < len(dask.runs) < len(starts)

@@ -33,6 +33,7 @@ from ._otlp_ids import trace_id_of
 from .input_limits import InputLimits
 from .otlp import SpanSet, load_bytes, load_requests
 from .quality import DataQuality
+from .timespec import parse_time
 
 DEFAULT_SINCE = timedelta(hours=24)
 PAGE = 200
@@ -91,6 +92,8 @@ class JaegerSource:
     start: datetime
     end: datetime
     page: int = PAGE
+    since_given: bool = False  # the URL set since= (else the window starts DEFAULT_SINCE back from now)
+    until_given: bool = False  # the URL set until= (else it ends now)
     credentials: tuple[str, str] | None = field(default=None, repr=False, compare=False)   # (user, password)
 
     @property
@@ -167,7 +170,8 @@ def parse_url(text: str, now: datetime | None = None) -> JaegerSource:
     credentials = None
     if u.username is not None or u.password is not None:
         credentials = (urllib.parse.unquote(u.username or ""), urllib.parse.unquote(u.password or ""))
-    return JaegerSource(base=base, services=services, start=start, end=end, page=max(1, page), credentials=credentials)
+    return JaegerSource(base=base, services=services, start=start, end=end, page=max(1, page), credentials=credentials,
+                        since_given="since" in q, until_given="until" in q)
 
 
 def _reserved_in_userinfo(shown: str) -> InputError:
@@ -177,27 +181,10 @@ def _reserved_in_userinfo(shown: str) -> InputError:
                       "(%2F, %3F, %23)")
 
 
-_DURATION = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([smhd])")
-
-
 def _when(value: str | None, now: datetime, default: datetime) -> datetime:
-    """``since``/``until``: a duration back from now (``2h``) or an RFC 3339 timestamp, in UTC. A time a
-    datetime cannot hold (``since=1000000d``, a timestamp in year 1 east of UTC) is an InputError, like any
-    other unusable time."""
-    if value is None:
-        return default
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    duration = _DURATION.fullmatch(value)
-    try:
-        if duration:
-            return now - timedelta(seconds=float(duration[1]) * units[duration[2]])
-        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        return (t if t.tzinfo else t.replace(tzinfo=UTC)).astimezone(UTC)
-    except ValueError:
-        raise InputError(f"time {value!r}: use a duration like 2h or 30m, or an RFC 3339 timestamp") from None
-    except OverflowError:
-        raise InputError(f"time {value!r} is out of range: use a duration like 2h or 30d, or an RFC 3339 "
-                         "timestamp between the years 1 and 9999") from None
+    """``since``/``until``: a duration back from now (``2h``) or an ISO 8601 / RFC 3339 time, in UTC
+    (``timespec``, as ``--since``/``--until`` read it)."""
+    return default if value is None else parse_time(value, now)
 
 
 def _utc(t: datetime) -> str:
@@ -266,6 +253,55 @@ def fetch_trace(src: JaegerSource, trace_id: str, *, limits: JaegerLimits | None
     got.files = got.lines = 0
     part.quality, part.sources = got, [src.label]
     return part
+
+
+def fetch_linked(src: JaegerSource, got: SpanSet, start: datetime, *, limits: JaegerLimits | None = None
+                 ) -> SpanSet:
+    """``got`` (an answer of ``fetch``) with the traces its span links point to and it does not hold (the earlier
+    segments of a task resumed in the window), asked for by id, and those they link to in turn: each kept when one
+    of its spans starts from ``start`` to the end of the source's window (what a search of that window would have
+    returned), within the query's request cap. A trace that cannot be read is a counted ``source_error``."""
+    lim = limits or resolve_limits()
+    lo, hi = _ns(start), _ns(src.end)
+    have = set(got.spans["trace_id"].astype(str)) if len(got.spans) else set()
+    todo = sorted(_linked(got) - have)
+    parts, asked = [got], 0
+    while todo and asked < lim.max_requests:
+        tid = todo.pop(0)
+        have.add(tid)
+        asked += 1
+        one = fetch_trace(src, tid, limits=lim)
+        if one is None:
+            got.quality.add("source_error", src.label, example=f"trace {tid}, linked from the window: no answer")
+            continue
+        starts = one.spans["start_ns"].dropna().to_numpy(dtype="int64") if len(one.spans) else []
+        if not any(lo <= t <= hi for t in starts):
+            continue
+        parts.append(one)
+        todo += sorted(_linked(one) - have - set(todo))
+    if todo:
+        got.quality.add("source_error", src.label, count=len(todo),
+                        example=f"the request cap ({lim.max_requests}, {ENV_MAX_REQUESTS}) left {len(todo)} linked "
+                                "traces not asked")
+    if len(parts) == 1:
+        return got
+    out = SpanSet.concat(parts)
+    out.quality, out.sources, out.spellings = got.quality, got.sources, got.spellings
+    for part in parts[1:]:
+        out.quality.extend(part.quality)
+    return out
+
+
+def _linked(ss: SpanSet) -> set[str]:
+    links = ss.links
+    if links.empty or "linked_trace_id" not in links.columns:
+        return set()
+    return set(links["linked_trace_id"].dropna().astype(str))
+
+
+def _ns(t: datetime) -> int:
+    delta = t - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86_400 + delta.seconds) * 10**9 + delta.microseconds * 1000
 
 
 def _service_names(client: Client, src: JaegerSource, most: int) -> tuple[list[str], int]:

@@ -14,7 +14,8 @@ import io
 import itertools
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,10 @@ from ..errors import InputError
 from ._json_stream import Broken, Reader
 from ._json_text import encodes
 from ._otlp_read import Document
+from .attrs import as_bool, column_of, equals
 from .input_limits import InputLimits
 from .quality import DataQuality
 
-_TRUE = {"1", "true", "yes", "y", "success", "pass", "passed", "ok"}
-_FALSE = {"0", "false", "no", "n", "failure", "fail", "failed"}
 _HEX_ID = re.compile(r"[0-9a-fA-F]{32}(?::[0-9a-fA-F]{16})?")     # a trace id, or <trace id>:<span id>
 # the columns (or JSON keys) that may name a run, in the order they are looked for; a trace id with the run's root
 # span id (two columns: trace_id and root_span_id or span_id) names the run rooted at that span
@@ -53,15 +53,7 @@ def _fold(keys: pd.Series) -> pd.Series:
     return keys.str.lower().where(hex_id, keys)
 
 
-def _bool(v: Any) -> bool | None:
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, (int, float)) and v in (0, 1):
-        return bool(v)
-    if isinstance(v, str):
-        word = v.strip().lower()
-        return True if word in _TRUE else False if word in _FALSE else None
-    return None
+_bool = as_bool
 
 
 def read_labels(path: str | Path, limits: InputLimits | None = None
@@ -102,6 +94,55 @@ def read_labels(path: str | Path, limits: InputLimits | None = None
             f" ({len(conflicts)} run ids are labelled both true and false)" if conflicts else ""
         raise InputError(f"labels file {p}: no usable run_id,success pair{more}")
     return labels, found.problems, conflicts
+
+
+@dataclass(frozen=True, kw_only=True)
+class LabelFiles:
+    """The labels of one or several files (``--labels`` given more than once): each file labels the runs its ids
+    match. An id two files label differently is a conflict, left out like an id one file labels both ways."""
+    files: tuple[str, ...]
+    labels: dict[str, bool]
+    owner: dict[str, str]                     # with several files: id -> the file that gave it (one file: empty)
+    problems: list[tuple[str, str]]           # (file, the row that could not be used)
+    conflicts: list[tuple[str, str]]          # (file, the id labelled both ways)
+
+    @property
+    def source(self) -> str:
+        """The files, as the data quality names them."""
+        return ", ".join(self.files)
+
+    def file_of(self, rid: str) -> str:
+        return self.owner.get(rid, self.files[0])
+
+
+def read_label_files(paths: Sequence[str | Path], limits: InputLimits | None = None) -> LabelFiles:
+    """``read_labels`` of each file, merged (one file gives what ``read_labels`` gives)."""
+    names = tuple(dict.fromkeys(str(p) for p in paths))
+    if len(names) == 1:
+        labels, problems, conflicts = read_labels(names[0], limits)
+        return LabelFiles(files=names, labels=labels, owner={}, problems=[(names[0], p) for p in problems],
+                          conflicts=[(names[0], c) for c in conflicts])
+    merged: dict[str, bool] = {}
+    owner: dict[str, str] = {}
+    clash: set[str] = set()
+    out_problems: list[tuple[str, str]] = []
+    out_conflicts: list[tuple[str, str]] = []
+    for name in names:
+        labels, problems, conflicts = read_labels(name, limits)
+        out_problems += [(name, p) for p in problems]
+        out_conflicts += [(name, c) for c in conflicts]
+        for rid, value in labels.items():
+            if rid in clash:
+                continue
+            was = merged.get(rid)
+            if was is None:
+                merged[rid], owner[rid] = value, name
+            elif was != value:
+                clash.add(rid)
+                out_conflicts.append((name, f"{rid}: labelled {str(was).lower()} in {owner.pop(rid)} and "
+                                            f"{str(value).lower()} here (left unlabelled)"))
+                del merged[rid]
+    return LabelFiles(files=names, labels=merged, owner=owner, problems=out_problems, conflicts=out_conflicts)
 
 
 _HEAD = 64
@@ -243,7 +284,9 @@ def _json_id(d: dict[str, Any]) -> Any:
     return next((d[k] for k in _ID_KEYS if d.get(k) is not None), None)
 
 
-def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: DataQuality) -> pd.DataFrame:
+def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: DataQuality, *,
+                 file_of: Callable[[str], str] | None = None, matched: set[str] | None = None,
+                 count_unmatched: bool = True) -> pd.DataFrame:
     """Labels matched by run id, task id, conversation (or session) id, ``<trace id>:<root span id>`` of the run's
     root span, and by any segment's trace id.
 
@@ -251,6 +294,10 @@ def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: Da
     with several runs (two agents under one request) is ambiguous, counted, and not applied; key those
     by run id instead. A run that labels under two of its ids give both true and false is a conflict: counted,
     and left unlabelled. Lookups go run by run (a dict lookup each), so a large labels file costs its reading.
+
+    ``file_of``: the file each id came from (several labels files), which its ``unmatched_label`` names;
+    ``matched``: filled with the ids that named a run (or were ambiguous); ``count_unmatched``: False when the ids
+    may name runs that are not in ``runs`` (a selection of the input's runs).
     """
     out = runs.copy()
     hits = []                                         # (row, label key) of every label that names a run
@@ -282,11 +329,26 @@ def apply_labels(runs: pd.DataFrame, labels: dict[str, bool], source: str, q: Da
         q.add("conflicting_label", source, example=f"run {out['run_id'].iloc[row]}: labelled both true and false "
                                                    f"under {', '.join(ids[:3])} (left unlabelled)")
     q.add("ambiguous_label", source, len(ambiguous), sorted(ambiguous)[0] if ambiguous else None)
+    if matched is not None:
+        matched.update(found["key"].astype(str), ambiguous)
     unmatched = sorted(set(labels) - set(found["key"]) - ambiguous)
-    q.add("unmatched_label", source, len(unmatched), unmatched[0] if unmatched else None)
+    if count_unmatched:
+        _count_unmatched(q, source, unmatched, file_of)
     missing = out.loc[pd.isna(values), "run_id"]
     q.add("unlabelled_run", source, len(missing), str(missing.iloc[0]) if len(missing) else None)
     return out
+
+
+def _count_unmatched(q: DataQuality, source: str, unmatched: list[str], file_of: Callable[[str], str] | None) -> None:
+    """``unmatched_label`` of the labels file, or of each labels file an id came from (``file_of``)."""
+    if file_of is None:
+        q.add("unmatched_label", source, len(unmatched), unmatched[0] if unmatched else None)
+        return
+    by_file: dict[str, list[str]] = {}
+    for rid in unmatched:
+        by_file.setdefault(file_of(rid), []).append(rid)
+    for name, ids in by_file.items():
+        q.add("unmatched_label", name, len(ids), ids[0])
 
 
 def label_by_attribute(runs: pd.DataFrame, spans: pd.DataFrame, key: str, value: str,
@@ -295,15 +357,12 @@ def label_by_attribute(runs: pd.DataFrame, spans: pd.DataFrame, key: str, value:
     equal to ``value``: as a number for a numeric attribute (``1`` equals ``1.0``), as true/false for a boolean
     one (``1``, ``yes``), else as text, case aside. ``service.name`` is the resource's service name. A run whose
     root span lacks the attribute is failed, and counted in ``notes`` (the derivation's notes) when given."""
-    column = _ATTRIBUTE_COLUMN.get(key, key)
-    if column in _NOT_ATTRIBUTES or column.startswith("_"):
-        raise InputError(f"--success-attr {key}: not a span attribute (a field agentobs keeps for every span); "
-                         "name an attribute the instrumentation sets, e.g. eval.passed=true")
+    column = column_of(key, "--success-attr")
     if column not in spans.columns:
         raise InputError(f"no span carries the attribute {key!r}: check --success-attr KEY=VALUE")
     roots = spans[spans["_run_root"] & spans[column].notna()]
     last = roots.groupby("run_id", observed=True)[column].last()
-    got = pd.Series(_equals(last, value), index=last.index)
+    got = pd.Series(equals(last, value), index=last.index)
     out = runs.copy()
     mapped = out["run_id"].map(got)
     out["success"] = pd.array(mapped.where(mapped.notna(), False), dtype="boolean")
@@ -314,20 +373,4 @@ def label_by_attribute(runs: pd.DataFrame, spans: pd.DataFrame, key: str, value:
     return out
 
 
-_ATTRIBUTE_COLUMN = {"service.name": "service_name"}      # resource attributes kept as span columns
-_NOT_ATTRIBUTES = {"trace_id", "span_id", "parent_span_id", "name", "kind", "start_ns", "end_ns", "status_code",
-                   "status_message", "source", "run_id"}
-
-
-def _equals(values: pd.Series, value: str) -> np.ndarray:
-    """Which values equal ``value`` given as text, compared in the values' own type."""
-    if pd.api.types.is_bool_dtype(values.dtype):
-        want = _bool(value)
-        return np.zeros(len(values), bool) if want is None else (values == want).to_numpy(dtype=bool)
-    if pd.api.types.is_numeric_dtype(values.dtype):
-        try:
-            number = float(value)
-        except ValueError:
-            return np.zeros(len(values), bool)
-        return (values.astype("float64") == number).to_numpy(dtype=bool)
-    return (values.astype(str).str.strip().str.lower() == value.strip().lower()).to_numpy(dtype=bool)
+__all__ = ["apply_labels", "fold", "label_by_attribute", "read_labels"]

@@ -162,13 +162,9 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
     within = np.nonzero(shares <= target + 1e-12)[0]
     base = float(cands[within[0]]) if len(within) else float(x.max())
     rec.base = base
-    with_margin = base * (1 + margin)
-    if not math.isfinite(with_margin):          # (a value near the largest double: a cost of 1e308 dollars)
-        with_margin = base
+    if not math.isfinite(base * (1 + margin)):  # (a value near the largest double: a cost of 1e308 dollars)
         rec.warnings.append(f"{dim.column} {base:.6g} is too large to add the margin to: the cap is that value")
-    rec.recommended = float(math.ceil(with_margin)) if dim.integer else _round_up(with_margin)
-    if dim.integer:                   # a count limit of the Budget is at least 1, and above what a run may reach
-        rec.recommended = max(rec.recommended, base + 1 if dim.at_cap else base, 1.0)
+    rec.recommended = cap_of(base, dim, margin)
     need = 1 / target                             # (infinite for a target below 1e-308)
     if len(x) < need:
         more = f"at least {math.ceil(need):,}" if need < 1e15 else "far more"
@@ -186,8 +182,25 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
 def _smallest_within(x: np.ndarray, target: float) -> float:
     """The smallest cap with at most ``target`` of the values above it: an order statistic."""
     xs = np.sort(x)
-    allowed = math.floor(target * len(xs) + 1e-12 * len(xs))
-    return float(xs[max(len(xs) - 1 - allowed, 0)])
+    return float(xs[within_rank(len(xs), target) - 1])
+
+
+def within_rank(n: int, target: float) -> int:
+    """The 1-based rank, among n sorted values, of the smallest value with at most ``target`` of them above it."""
+    allowed = math.floor(target * n + 1e-12 * n)
+    return max(n - allowed, 1)
+
+
+def cap_of(base: float, dim: Dimension, margin: float) -> float:
+    """The recommended cap for ``base`` (the smallest value within the target): plus the margin, rounded up (whole
+    for counts, two significant digits otherwise); ``base`` itself when the margin would overflow."""
+    with_margin = base * (1 + margin)
+    if not math.isfinite(with_margin):
+        with_margin = base
+    if not dim.integer:
+        return _round_up(with_margin)
+    # a count limit of the Budget is at least 1, and above what a run may reach
+    return max(float(math.ceil(with_margin)), base + 1 if dim.at_cap else base, 1.0)
 
 
 def worst_case(dim: Dimension, cap: float, per_step: dict[str, float | None]) -> dict[str, float | None]:

@@ -10,17 +10,20 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from os import PathLike
 from typing import Any
 
 import pandas as pd
 
 from ..errors import InputError
 from .jaeger import shown
-from .labels import apply_labels, label_by_attribute, read_labels
+from .labels import apply_labels, label_by_attribute, read_label_files
 from .limits import DIMENSIONS, CapRecommendation, percentiles, recommend_all, segment_percentiles
 from .otlp import SpanSet
+from .prune import ReadStats
 from .quality import DataQuality
-from .runs import Derivation, derive_runs
+from .runs import Derivation, derive_runs, not_derived
+from .select import Selection, select_runs, spans_of
 from .signatures import CATALOG, SignatureRow, classify, evidence, summarize, unexplained
 from .sources import load_sources
 
@@ -29,23 +32,37 @@ METRICS = ["steps", "tool_calls", "tokens", "cost_usd", "active_s"]
 GROWTH_SERIES_RUNS = 12              # context-growth runs plotted in the HTML report
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Options:
+    """Everything a report is made with, resolved once (the CLI builds it from its options)."""
     target: float = 0.01             # share of successful runs a recommended cap may cut off
     margin: float = 0.10             # added to the smallest cap within the target
     segments: tuple[str, ...] = ("agent", "model")
-    labels: str | None = None        # labels file (CSV or JSON: run_id, success)
+    # labels files (CSV or JSON: run_id, success); one path or several, each labelling the runs its ids match
+    labels: tuple[str, ...] | str | None = ()
     success_attr: tuple[str, str] | None = None   # (key, value) on the root span
     jaeger_url: str | None = None    # for links to runs
     examples: int = 3
     seed: int = 0
+    selection: Selection = field(default_factory=Selection)    # --since, --until, --service, ... (``select``)
 
     def __post_init__(self) -> None:
         from ..errors import ConfigError
+        if self.labels is None:
+            self.labels = ()
+        elif isinstance(self.labels, (str, PathLike)):
+            self.labels = (str(self.labels),)
+        else:
+            self.labels = tuple(str(p) for p in self.labels)
         if not 0 < self.target < 1:
             raise ConfigError(f"target must be a share between 0 and 1 (e.g. 0.01), got {self.target}")
         if not 0 <= self.margin <= 10:
             raise ConfigError(f"margin must be between 0 and 10 (0.1 = 10%), got {self.margin}")
+
+    @property
+    def labels_files(self) -> tuple[str, ...]:
+        """The labels files, as a tuple (``labels`` is made one when the options are built)."""
+        return self.labels if isinstance(self.labels, tuple) else ()
 
 
 @dataclass
@@ -76,6 +93,7 @@ class Report:
     spellings: dict[str, dict[str, int]] = field(default_factory=dict)   # per source: OTLP JSON spellings read
     # failed runs that match no signature: how many, and the first (by run id) with what ended them
     unexplained: list[tuple[str, str | None]] = field(default_factory=list)
+    read: ReadStats | None = None    # with a selection: the traces read and kept while loading (``prune``)
 
     def link(self, trace_id: str | None) -> str | None:
         base = self.options.jaeger_url
@@ -87,9 +105,10 @@ class Report:
             "generated_at": self.generated_at,
             "sources": self.sources,
             "options": {"target": self.options.target, "margin": self.options.margin,
-                        "segments": list(self.options.segments), "labels": self.options.labels,
+                        "segments": list(self.options.segments), "labels": _labels_shown(self.options.labels_files),
                         "success_attr": list(self.options.success_attr) if self.options.success_attr else None,
-                        "percentile_method": "inverted_cdf"},
+                        "percentile_method": "inverted_cdf",
+                        "select": self.options.selection.to_dict() if self.options.selection else None},
             "overview": self.overview,
             "signatures": [{"name": s.name, "runs": s.runs, "share": round(s.share, 6), "failed": s.failed,
                             "successful": s.successful, "primary": s.primary, "role": s.role,
@@ -103,7 +122,8 @@ class Report:
             "segments": self.segments,
             "caps": [c.to_dict() for c in self.caps],
             "read": {"dialects": self.derivation.dialects, "spellings": self.spellings,
-                     "roles": {src: c.to_dict() for src, c in self.derivation.roles.items()}},
+                     "roles": {src: c.to_dict() for src, c in self.derivation.roles.items()},
+                     "selection": self.read.to_dict() if self.read else None},
             "data_quality": self.quality.to_dict(),
             "not_derived": {"columns": self.derivation.missing, "notes": self.derivation.notes},
         }
@@ -122,20 +142,28 @@ def analyze(sources: Iterable[str], options: Options | None = None,
     if engine != "local":
         from ..errors import ConfigError
         raise ConfigError(f"engine {engine!r}: use 'local' or 'dask'")
-    ss = load_sources(sources, progress)
+    ss = load_sources(sources, progress, selection=(options or Options()).selection)
     return analyze_spans(ss, options, sources)
 
 
 def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str] | None = None) -> Report:
+    """The report on the spans of ``ss``; with a selection, on the runs it selects (``select.select_runs``), and the
+    spans those runs hold."""
     opt = options or Options()
     runs, spans, der = derive_runs(ss)
     q = ss.quality
     _count_unplaced(spans, q)
+    if opt.selection:
+        runs = select_runs(runs, spans, opt.selection)
+        spans = spans_of(spans, runs).reset_index(drop=True)
+        der.missing = not_derived(runs)
     if opt.success_attr:
         runs = label_by_attribute(runs, spans, *opt.success_attr, notes=der.notes)
-    return summarize_runs(runs, SpanLookup(spans, ss.events), q, der, opt,
-                          sources=[shown(s) for s in sources] if sources else ss.sources, spellings=ss.spellings,
-                          n_spans=len(spans))
+    report = summarize_runs(runs, SpanLookup(spans, ss.events), q, der, opt,
+                            sources=[shown(s) for s in sources] if sources else ss.sources, spellings=ss.spellings,
+                            n_spans=len(spans))
+    report.read = ss.read
+    return report
 
 
 @dataclass
@@ -167,13 +195,15 @@ def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: 
                    sources: list[str], spellings: dict[str, dict[str, int]], n_spans: int) -> Report:
     """The report from the runs table (one row per run, sorted by run id): labels, signatures and their examples,
     percentiles, segments, caps. Shared by both engines."""
-    if opt.labels:
-        labels, problems, conflicts = read_labels(opt.labels)
-        for p in problems:
-            q.add("bad_label", opt.labels, example=p)
-        for c in conflicts:
-            q.add("conflicting_label", opt.labels, example=c)
-        runs = apply_labels(runs, labels, opt.labels, q)
+    if opt.labels_files:
+        lf = read_label_files(opt.labels_files)
+        for name, p in lf.problems:
+            q.add("bad_label", name, example=p)
+        for name, c in lf.conflicts:
+            q.add("conflicting_label", name, example=c)
+        # (with a selection, the ids of runs outside it match no run here: they are not counted as unmatched)
+        runs = apply_labels(runs, lf.labels, lf.source, q, file_of=lf.file_of if len(lf.files) > 1 else None,
+                            count_unmatched=not opt.selection)
     runs = classify(runs)
     sigs = summarize(runs, opt.examples)
     spans, events = lookup.spans, lookup.events
@@ -210,6 +240,11 @@ def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: 
     report.caps = recommend_all(runs, target=opt.target, margin=opt.margin, seed=opt.seed)
     report.growth_series = _growth_series(runs, spans)
     return report
+
+
+def _labels_shown(files: tuple[str, ...]) -> str | list[str] | None:
+    """``options.labels`` in the JSON report: the file, or the files when there are several."""
+    return None if not files else files[0] if len(files) == 1 else list(files)
 
 
 def _round(x: float | None) -> float | None:

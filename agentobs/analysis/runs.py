@@ -706,11 +706,18 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     der.overflow = _overflowing(out, ctx.last["source"].astype(str).to_numpy())
     for _run, _col, src, example in der.overflow:
         ss.quality.add("bad_value", src, example=example)
-    for col in NOT_ALWAYS_DERIVABLE:
-        miss = int(pd.isna(out[col]).sum())
-        if miss:
-            der.missing[col] = miss
+    der.missing = not_derived(out)
     return _typed(out), spans, der
+
+
+def not_derived(runs: pd.DataFrame) -> dict[str, int]:
+    """``Derivation.missing`` of a runs table: per column that a trace may not let derive, the runs without it."""
+    out = {}
+    for col in NOT_ALWAYS_DERIVABLE:
+        miss = int(pd.isna(runs[col]).sum())
+        if miss:
+            out[col] = miss
+    return out
 
 
 def _call_ids(spans: pd.DataFrame, calls: Calls) -> pd.Series:
@@ -970,4 +977,5 @@ def _errors_said(c: _Ctx) -> np.ndarray:
     return out
 
 
-__all__ = ["NOT_ALWAYS_DERIVABLE", "ROOTLESS_NOTE", "STALE_AFTER_S", "Derivation", "derive_runs", "span_keys"]
+__all__ = ["NOT_ALWAYS_DERIVABLE", "ROOTLESS_NOTE", "STALE_AFTER_S", "Derivation", "derive_runs", "not_derived",
+           "span_keys"]

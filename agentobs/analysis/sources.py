@@ -32,9 +32,11 @@ from ..errors import AgentobsError, InputError
 from . import _magic, _otlp_batch, formats, remote
 from ._otlp_read import GZIP_MAGIC, broken_by, head, open_stream
 from .input_limits import DOCUMENT_ENV, InputLimits, human
-from .jaeger import fetch, fetch_trace, is_jaeger_url, parse_url
+from .jaeger import JaegerSource, fetch, fetch_linked, fetch_trace, is_jaeger_url, parse_url
 from .otlp import SpanSet, check, load_file
+from .prune import narrow, prune
 from .quality import DataQuality
+from .select import Selection
 
 STDIN = "-"          # a source naming standard input
 
@@ -172,22 +174,27 @@ def sniff_head(raw: bytes) -> str:
 
 
 def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None = None, *,
-                 trace_id: str | None = None) -> SpanSet:
+                 trace_id: str | None = None, selection: Selection | None = None) -> SpanSet:
     """The SpanSet of everything ``sources`` name, checked. Small OTLP JSON lines files in a row (a folder of
     per-trace files) are read in batches (``_otlp_batch``): the same spans, sources and counts as one by one.
-    ``trace_id``: only that trace is wanted, and a Jaeger source is asked for it alone (``jaeger.fetch_trace``)."""
+    ``trace_id``: only that trace is wanted, and a Jaeger source is asked for it alone (``jaeger.fetch_trace``).
+    ``selection``: pushed into the loading (``prune``): a Jaeger query asks for its window and services only, and
+    the traces that can hold no selected run are set aside before they are checked."""
     found = expand_sources(sources)
-    out = SpanSet.concat(load_units(found.paths, found.listed, progress, trace_id=trace_id))
+    out = SpanSet.concat(load_units(found.paths, found.listed, progress, trace_id=trace_id, selection=selection))
     found.quality.extend(out.quality)          # what could not be listed first, with all its examples
     out.quality = found.quality
+    if selection:                  # (checked after: the checks look at one trace at a time, and cost as many)
+        out = prune(out, selection)
     return check(out)
 
 
 def load_units(units: Iterable[str], listed: set[str], progress: Callable[[int], None] | None = None, *,
-               trace_id: str | None = None) -> list[SpanSet]:
+               trace_id: str | None = None, selection: Selection | None = None) -> list[SpanSet]:
     """Expanded sources loaded, not checked: a Jaeger query, a stream (copied once), a file or object store URL
     (``load_unit``); small local OTLP JSON lines files in a row in batches. ``listed``: the units found in a folder
-    or by a pattern. Both engines load with it (the Dask engine a few consecutive small files per task)."""
+    or by a pattern. Both engines load with it (the Dask engine a few consecutive small files per task). A Jaeger
+    query asks only for what ``selection`` can select (``prune.narrow``)."""
     limits = InputLimits.resolve()
     parts: list[SpanSet] = []
     batch: list[_otlp_batch.Small] = []
@@ -205,7 +212,7 @@ def load_units(units: Iterable[str], listed: set[str], progress: Callable[[int],
             flush()
             src = parse_url(s)
             one = fetch_trace(src, trace_id) if trace_id is not None else None
-            parts.append(one if one is not None else fetch(src, progress))
+            parts.append(one if one is not None else _fetch(src, selection, progress))
         elif not remote.is_url(s) and is_stream(s):
             flush()
             parts.append(_load_stream(s))
@@ -219,6 +226,18 @@ def load_units(units: Iterable[str], listed: set[str], progress: Callable[[int],
             parts.append(load_unit(s, progress, listed=s in listed))
     flush()
     return parts
+
+
+def _fetch(src: JaegerSource, selection: Selection | None, progress: Callable[[int], None] | None) -> SpanSet:
+    """A Jaeger query; with a selection, asking only for what it can select (``prune.narrow``), then for the traces
+    the answer links to from the URL's window, before the selection's start (``jaeger.fetch_linked``)."""
+    if not selection:
+        return fetch(src, progress)
+    asked = narrow(src, selection)
+    got = fetch(asked, progress)
+    if asked.start > src.start and src.since_given:
+        got = fetch_linked(src, got, src.start)
+    return got
 
 
 def batchable(source: str, size: int) -> bool:

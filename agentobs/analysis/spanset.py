@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
@@ -13,6 +13,9 @@ from ._otlp_arrow import as_text
 from .graph import SpanKeys, span_keys
 from .quality import DataQuality
 from .schema import empty_events, empty_links, empty_spans
+
+if TYPE_CHECKING:
+    from .prune import ReadStats
 
 
 @dataclass
@@ -25,6 +28,7 @@ class SpanSet:
     sources: list[str] = field(default_factory=list)
     # per source: how many rows (requests) were read in each OTLP JSON spelling ("canonical", ...)
     spellings: dict[str, dict[str, int]] = field(default_factory=dict)
+    read: ReadStats | None = None        # with a selection: what was read, and what was kept (``prune``)
     _keys: tuple[pd.DataFrame, SpanKeys] | None = field(default=None, init=False, repr=False, compare=False)
 
     def keys(self) -> SpanKeys:

@@ -4,6 +4,7 @@ The analysis (pandas, pyarrow) is imported when a command runs, not when its ``-
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..analysis.report import Options, Report
+    from ..analysis.select import Selection
 
 # agentobs.analysis.emit.KINDS (a test keeps them equal)
 EMIT_KINDS = ("budget", "pydantic-ai", "openai-agents", "prometheus-rules")
@@ -45,17 +47,20 @@ def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None]
         return fn(lambda n: bar.advance(task, n))
 
 
-def _options(labels: Path | None, success_attr: str | None, *, target: float, margin: float,
-             segments: tuple[str, ...], jaeger: str | None) -> Options:
+def _options(labels: Path | tuple[Path, ...] | None, success_attr: str | None, *, target: float, margin: float,
+             segments: tuple[str, ...], jaeger: str | None, selection: Selection | None = None) -> Options:
     from ..analysis.report import Options
+    from ..analysis.select import Selection
     attr = None
     if success_attr is not None:
         if "=" not in success_attr or not success_attr.split("=", 1)[0].strip():
             raise InputError(f"--success-attr {success_attr!r}: use KEY=VALUE, e.g. eval.passed=true")
         k, v = success_attr.split("=", 1)
         attr = (k.strip(), v.strip())
+    files = () if labels is None else (labels,) if isinstance(labels, Path) else labels
     return Options(target=target, margin=margin, segments=("agent", "model", *segments),
-                   labels=str(labels) if labels else None, success_attr=attr, jaeger_url=_link_base(jaeger))
+                   labels=tuple(str(p) for p in files), success_attr=attr, jaeger_url=_link_base(jaeger),
+                   selection=selection or Selection())
 
 
 def _link_base(explicit: str | None) -> str | None:
@@ -79,16 +84,20 @@ def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", schedule
         raise InputError("--scheduler names a Dask scheduler: add --engine dask")
     paths = expand(sources)          # fail early, with one line, on a missing path
     if out is not None:
-        labels = [("the labels file", opt.labels)] if opt.labels else []
+        labels = [("the labels file", p) for p in opt.labels_files]
         refuse_overlap("out", out, [*labels, *(("one of the inputs", p) for p in paths)])
     report = _with_progress(sources, lambda progress: analyze(sources, opt, progress, engine=engine,
                                                               scheduler=scheduler),
                             passes=2 if engine == "dask" else 1)     # dask: the scan, then the partitions
-    if say_labels and opt.labels and not report.runs.empty:    # (report shows them in its data quality)
+    if say_labels and opt.labels_files and not report.runs.empty:    # (report shows them in its data quality)
         from ..analysis.quality import LABEL_KINDS
         said = report.quality.summary_of(LABEL_KINDS)
         if said:
             click.echo(f"agentobs: warning: labels: {clean(said)} (agentobs report lists each)", err=True)
+    if report.runs.empty and opt.selection:
+        read = f": {report.read.said()}" if report.read is not None else ""
+        raise InputError(f"no run in {', '.join(shown(s) for s in sources)} matches the selection "
+                         f"({opt.selection.describe()}){read}")
     if report.runs.empty:
         spans = int(report.overview.get("spans", 0))
         names: dict[str, int] = {}
@@ -105,6 +114,35 @@ def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", schedule
     return report
 
 
+def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--since``, ``--until``, ``--service``, ``--agent``, ``--model`` and ``--where``, handed to the command as one
+    ``selection`` (``analysis.select.Selection``), resolved when the command runs."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, since: str | None, until: str | None, service: tuple[str, ...], agent: tuple[str, ...],
+                model: tuple[str, ...], where: tuple[str, ...], **kwargs: Any) -> Any:
+        from ..analysis.select import Selection
+        return fn(*args, selection=Selection.resolve(since=since, until=until, services=service, agents=agent,
+                                                     models=model, where=where), **kwargs)
+    for decorate in reversed(SELECTION_OPTIONS):
+        wrapper = decorate(wrapper)
+    return wrapper
+
+
+SELECTION_OPTIONS = (
+    click.option("--since", default=None, metavar="TIME",
+                 help="Only runs that start at or after TIME: 2h, 7d, 30m back from now, or an ISO 8601 time "
+                      "(2026-12-05T10:00Z)."),
+    click.option("--until", default=None, metavar="TIME", help="Only runs that start before TIME (as --since)."),
+    click.option("--service", multiple=True, metavar="NAME",
+                 help="Only runs of this service.name (repeatable: any of them; * ? [] are wildcards)."),
+    click.option("--agent", multiple=True, metavar="NAME", help="Only runs of this agent (as --service)."),
+    click.option("--model", multiple=True, metavar="NAME", help="Only runs of this model (as --service)."),
+    click.option("--where", multiple=True, metavar="KEY=VALUE",
+                 help="Only runs whose root span or a model or tool call carries this attribute value (repeatable: "
+                      "all of them)."),
+)
+
+
 def common(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The options of ``report`` and ``caps``: the sources' options and those of percentiles and caps."""
     fn = click.option("--target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
@@ -119,9 +157,11 @@ def common(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def reading(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The options every command that reads runs takes: labels, the engine, the sources."""
-    fn = click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-                      help="CSV or JSON of run_id,success; ids match trace, conversation or task ids.")(fn)
+    """The options every command that reads runs takes: the selection, labels, the engine, the sources."""
+    fn = selection_options(fn)
+    fn = click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), multiple=True,
+                      help="CSV or JSON of run_id,success; ids match trace, conversation or task ids (repeatable: "
+                           "each file labels the runs its ids match).")(fn)
     fn = click.option("--success-attr", default=None, metavar="KEY=VALUE",
                       help="A run succeeded when its root span has this attribute value.")(fn)
     fn = click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
@@ -148,6 +188,15 @@ def _wrote(what: str, out: Path) -> None:
         say(f"{what}: {out}")
 
 
+def say_selection(r: Report) -> None:
+    """One line naming the selection a report is on, and what the loading kept (the tables do not say it)."""
+    sel = r.options.selection
+    if not sel:
+        return
+    kept = f" ({r.read.kept:,} of {r.read.traces:,} traces read kept)" if r.read is not None else ""
+    say(f"Selection: {sel.describe()}{kept}")
+
+
 def print_report(r: Report) -> None:
     from ..analysis.view import report_view
     from .terminal import print_view
@@ -171,9 +220,9 @@ OUT_PATH = click.Path(dir_okay=False, path_type=Path, allow_dash=True)     # --o
 @click.option("--out", type=OUT_PATH, default=None,
               help="Write the report here (html defaults to agentobs-out/report.html); - for standard output (JSON "
                    "unless --format html).")
-def report_cmd(*, sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float,
+def report_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_attr: str | None, target: float,
                margin: float, segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None,
-               fmt: str | None, out: Path | None) -> None:
+               fmt: str | None, out: Path | None, selection: Selection) -> None:
     """Failure taxonomy, percentiles and recommended caps of the runs in SOURCES."""
     if fmt is None:         # a .html file gets the HTML report (JSON in it would be shown as a page, unescaped)
         fmt = "html" if out is not None and out.suffix.lower() in (".html", ".htm") else "table"
@@ -181,7 +230,8 @@ def report_cmd(*, sources: tuple[str, ...], labels: Path | None, success_attr: s
         out = DEFAULT_HTML
     if fmt == "table" and _to_stdout(out):
         fmt = "json"        # (standard output holds the file's text alone)
-    opt = _options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url)
+    opt = _options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url,
+                   selection=selection)
     r = _run(sources, opt, engine, scheduler, out=out)
     if fmt == "json":
         text = json_text(r.to_dict(), indent=1)
@@ -197,6 +247,7 @@ def report_cmd(*, sources: tuple[str, ...], labels: Path | None, success_attr: s
         write_text(out, html_report.render(r))
         _wrote("Report (HTML)", out)
         return
+    say_selection(r)
     print_report(r)
     if out:
         write_text(out, json_text(r.to_dict(), indent=1) + "\n")
@@ -216,11 +267,13 @@ def report_cmd(*, sources: tuple[str, ...], labels: Path | None, success_attr: s
 @click.option("--out", type=OUT_PATH, default=None,
               help="Write the caps here: the --emit configuration, else JSON (the table stays on the terminal); - for "
                    "standard output.")
-def caps_cmd(*, sources: tuple[str, ...], labels: Path | None, success_attr: str | None, target: float,
+def caps_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_attr: str | None, target: float,
              margin: float, segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None,
-             fmt: str, emit_as: str | None, alert_window: str, alert_for: str, out: Path | None) -> None:
+             fmt: str, emit_as: str | None, alert_window: str, alert_for: str, out: Path | None,
+             selection: Selection) -> None:
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
-    opt = _options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url)
+    opt = _options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url,
+                   selection=selection)
     r = _run(sources, opt, engine, scheduler, say_labels=True, out=out)
     if emit_as:
         from ..analysis.emit import emit as emit_caps
@@ -246,6 +299,7 @@ def caps_cmd(*, sources: tuple[str, ...], labels: Path | None, success_attr: str
         else:
             click.echo(doc, nl=False)
         return
+    say_selection(r)
     print_caps(r)
     for c in r.caps:
         shares = list(c.cutoff.items())
@@ -266,13 +320,15 @@ def caps_cmd(*, sources: tuple[str, ...], labels: Path | None, success_attr: str
 @click.option("--columns", default=None, metavar="NAMES",
               help="The columns, comma-separated, or 'all' (the table's default: run_id, success, stop_reason, "
                    "signature, steps, tool_calls, tokens, cost_usd, active_s, agent, model; the CSV's: all).")
-def runs_cmd(*, sources: tuple[str, ...], labels: Path | None, success_attr: str | None, engine: str,
-             scheduler: str | None, out: Path | None, fmt: str | None, columns: str | None) -> None:
+def runs_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_attr: str | None, engine: str,
+             scheduler: str | None, out: Path | None, fmt: str | None, columns: str | None,
+             selection: Selection) -> None:
     """The runs table (one row per run, documented columns): on the terminal, or as CSV."""
     from ..analysis.view import RUNS_COLUMNS
     if out is not None and fmt == "table":
         raise InputError("--out writes CSV: leave out --format table (or --out, for the table on the terminal)")
-    opt = _options(labels, success_attr, target=0.01, margin=0.10, segments=(), jaeger=None)
+    opt = _options(labels, success_attr, target=0.01, margin=0.10, segments=(), jaeger=None,
+                   selection=selection)
     r = _run(sources, opt, engine, scheduler, say_labels=True, out=out)
     table = fmt == "table" or (out is None and fmt is None and on_terminal())
     every = list(r.runs.columns)
@@ -290,6 +346,7 @@ def runs_cmd(*, sources: tuple[str, ...], labels: Path | None, success_attr: str
         return
     from ..analysis.view import runs_view
     from .terminal import print_listing
+    say_selection(r)
     print_listing(runs_view(r.runs, _columns(columns, RUNS_COLUMNS, every)))
 
 
@@ -337,7 +394,8 @@ def csv_text(df: pd.DataFrame) -> str:
 @click.option("--roles", is_flag=True,
               help="Per span, its role and what it rests on (dialect, evidence, logical call, run) instead of the "
                    "figures.")
-def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool) -> None:
+@selection_options
+def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool, selection: Selection) -> None:
     """One trace as a tree: per span its role, start and duration in ms, tokens, cost and error."""
     from ..analysis.jaeger import shown
     from ..analysis.trace_tree import find_trace, typed_prefix
@@ -358,6 +416,10 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool) ->
                          + (f", or its spans were among those dropped ({lost}; agentobs report lists them)"
                             if lost else ""))
     wanted = found.matches[0]
+    if selection:
+        from ..analysis.prune import trace_selected
+        if not trace_selected(found.spanset, wanted, selection):
+            raise InputError(f"trace {trace_id} holds no run that matches the selection ({selection.describe()})")
     tree = found.tree(wanted)
     if fmt == "json":
         from .trace_json import trace_json

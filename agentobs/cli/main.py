@@ -23,6 +23,8 @@ DEBUG_ENV = "AGENTOBS_DEBUG"     # set: an unexpected exception shows its traceb
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "caps": ("agentobs.cli.analysis_cmds", "caps_cmd",
              "Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."),
+    "diff": ("agentobs.cli.diff_cmd", "diff_cmd",
+             "Two sources, or two windows of one, side by side: what changed, and whether it is larger than chance."),
     "demo": ("agentobs.cli.demo", "demo",
              "The main job: seed scenarios, a simulated population, its failure taxonomy and caps, an HTML report."),
     "report": ("agentobs.cli.analysis_cmds", "report_cmd",

@@ -3,19 +3,24 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from .analysis_cmds import _options, _run
+from .analysis_cmds import _options, _run, say_selection, selection_options
 from .render import say
+
+if TYPE_CHECKING:
+    from ..analysis.select import Selection
 
 
 @click.command("view")
 @click.argument("sources", nargs=-1)
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="Port on 127.0.0.1 (0: a free one).")
-@click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="CSV or JSON of run_id,success; ids match trace, conversation or task ids.")
+@selection_options
+@click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), multiple=True,
+              help="CSV or JSON of run_id,success; ids match trace, conversation or task ids (repeatable).")
 @click.option("--success-attr", default=None, metavar="KEY=VALUE",
               help="A run succeeded when its root span has this attribute value.")
 @click.option("--target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
@@ -25,14 +30,17 @@ from .render import say
 @click.option("--segment", "segments", multiple=True, metavar="ATTR",
               help="Also give percentiles per value of this run column or root-span attribute (and filter by it).")
 @click.option("--jaeger-url", default=None, help="Jaeger UI base URL for links (default AGENTOBS_JAEGER_URL).")
-def view_cmd(*, sources: tuple[str, ...], port: int, labels: Path | None, success_attr: str | None, target: float,
-             margin: float, segments: tuple[str, ...], jaeger_url: str | None) -> None:
+def view_cmd(*, sources: tuple[str, ...], port: int, labels: tuple[Path, ...], success_attr: str | None, target: float,
+             margin: float, segments: tuple[str, ...], jaeger_url: str | None,
+             selection: Selection) -> None:
     """The run explorer in the browser, served from 127.0.0.1 for runs in SOURCES (Ctrl-C stops it)."""
     from ..analysis.explorer import server
     from ..analysis.explorer.model import build
     from ..analysis.html import _href, page
-    opt = _options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url)
+    opt = _options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url,
+                   selection=selection)
     report = _run(sources, opt, say_labels=True)
+    say_selection(report)
     x = build(report, mode="served", jaeger=_href(report.options.jaeger_url))
     srv = server.ExplorerServer(x, page(x), port)
     say(f"Explorer: {srv.url} ({len(report.runs):,} runs, {int(report.overview['spans']):,} spans; Ctrl-C stops it)")

@@ -26,7 +26,7 @@ from ...errors import AgentobsError, ConfigError, InputError
 from .. import _otlp_batch, remote
 from ..input_limits import human
 from ..jaeger import is_jaeger_url, shown
-from ..labels import read_labels
+from ..labels import read_label_files
 from ..quality import DataQuality
 from ..report import Options, Report, summarize_runs
 from ..sources import STDIN, batchable, expand_sources, is_stream, total_bytes
@@ -56,7 +56,7 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
     if streams:
         raise InputError(f"{shown(streams[0])}: a pipe or standard input cannot be read by a Dask cluster's workers; "
                          "save it to a file, or use --engine local")
-    labels = read_labels(opt.labels)[0] if opt.labels else None       # a bad labels file fails before any work
+    labels = read_label_files(opt.labels_files).labels if opt.labels_files else None   # a bad one fails first
     units = [_absolute(p) for p in found.paths]     # the workers may run in another folder
     typed = dict(zip(units, found.paths, strict=True))
     listed = {a for a, given in typed.items() if given in found.listed}
@@ -140,7 +140,8 @@ def _compute(client: Any, units: list[tuple[str, ...]], sizes: list[int], n: int
              ) -> tuple[list[PartResult], list[Summary], Schema]:
     from distributed import as_completed
     tag = uuid.uuid4().hex[:12]
-    scans = [client.submit(scan, u, i, n, listed & set(u), key=f"agentobs-scan-{tag}-{i}") for i, u in enumerate(units)]
+    scans = [client.submit(scan, u, i, n, listed & set(u), opt.selection, key=f"agentobs-scan-{tag}-{i}")
+             for i, u in enumerate(units)]
     heads = [client.submit(summary_of, f, key=f"agentobs-summary-{tag}-{i}") for i, f in enumerate(scans)]
     summaries: list[Summary | None] = [None] * len(units)
     index = {f.key: i for i, f in enumerate(heads)}
@@ -157,8 +158,8 @@ def _compute(client: Any, units: list[tuple[str, ...]], sizes: list[int], n: int
         if len(moves):
             extracted[i] = (client.submit(extract_moves, f, moves, key=f"agentobs-move-{tag}-{i}"),
                             set(moves["target"].tolist()))
-    req = Request(success_attr=opt.success_attr, labels=None, labels_source=opt.labels, segments=tuple(opt.segments),
-                  examples=opt.examples)
+    req = Request(success_attr=opt.success_attr, labels=None, labels_source=", ".join(opt.labels_files),
+                  segments=tuple(opt.segments), examples=opt.examples, selection=opt.selection)
     shared = client.scatter([schema, labels or {}], broadcast=True, hash=False)
     derive = []
     for k in range(n):

@@ -17,10 +17,12 @@ import pandas as pd
 
 from ..labels import apply_labels, label_by_attribute
 from ..otlp import _COUNTS, check
+from ..prune import prune
 from ..quality import DataQuality
 from ..report import GROWTH_SERIES_RUNS, _count_unplaced, root_attribute
-from ..runs import Derivation, derive_runs
+from ..runs import Derivation, derive_runs, not_derived
 from ..schema import empty_events, empty_links, empty_spans
+from ..select import Selection, select_runs, spans_of
 from ..signatures import CATALOG, classify
 from ..spanset import SpanSet, _concat, _widen
 from .pieces import ORD, Piece, unpack
@@ -61,6 +63,7 @@ class Request:
     labels_source: str | None
     segments: tuple[str, ...]
     examples: int
+    selection: Selection = field(default_factory=Selection)
 
 
 @dataclass
@@ -134,6 +137,8 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
     frames = {name: conform([getattr(p, name) for p in pieces], schema.frames[name]) for name in EMPTY}
     ss = SpanSet(spans=frames["spans"], events=frames["events"], links=frames["links"].drop(columns=ORD),
                  quality=DataQuality())
+    if req.selection:                  # as the local engine sets them aside (a group lives in one partition)
+        ss = prune(ss, req.selection)
     negative = _negative_counts(ss.spans)
     cut: list[tuple[int, str, str]] = []
     check(ss, cut)
@@ -147,6 +152,13 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
     der.unusable = [(f, w, src, n, int(order[row]), e) for f, w, src, n, row, e in der.unusable]   # rows: input order
     loose = DataQuality()
     _count_unplaced(spans, loose)
+    kept_order = order                 # the input order of each row of ``spans``
+    if req.selection:                  # every run lives in this partition with all its spans: selected here
+        runs = select_runs(runs, spans, req.selection)
+        spans = spans_of(spans, runs)
+        kept_order = order[spans.index.to_numpy()]
+        spans = spans.reset_index(drop=True)
+        der.missing = not_derived(runs)
     if req.success_attr:
         runs = label_by_attribute(runs, spans, *req.success_attr, notes=der.notes)
     out = PartResult(runs, der, len(spans), issues, negatives, examples,
@@ -157,7 +169,7 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
             out.attributes[by] = pd.Series(attr.to_numpy(), index=pd.Index(attr.index.astype(str), name="run_id"))
     shown = _may_be_shown(runs, req)
     keep = spans["run_id"].isin(shown).to_numpy() if len(spans) else np.zeros(0, dtype=bool)
-    out.spans = spans[keep].assign(**{ORD: order[keep]})
+    out.spans = spans[keep].assign(**{ORD: kept_order[keep]})
     events = ss.events.assign(**{ORD: ev_order})
     out.events = events.merge(out.spans[["trace_id", "span_id"]].drop_duplicates(), on=["trace_id", "span_id"]) \
         if len(events) and len(out.spans) else events.iloc[:0]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..tracegroups import components
 from .pieces import FRAMES, ORD, TASK_KEY, Piece, bucket_of, home_key, pack, unpack
 from .scan import Scanned, Summary
 
@@ -75,25 +76,6 @@ def group_targets(tasks: pd.DataFrame, links: pd.DataFrame) -> pd.Series:
     key = by_task.reindex(nodes["group"]).fillna(by_trace.reindex(nodes["group"]))
     traces = ~is_task
     return pd.Series(key.to_numpy(dtype=object)[traces], index=pd.Index(nodes["name"][traces], name="trace_id"))
-
-
-def components(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
-    """Connected components of the graph with edges a[i]-b[i] over nodes 0..n-1: the smallest node of each
-    component, per node (min-label propagation with pointer jumping)."""
-    label = np.arange(n)
-    while True:
-        new = label.copy()
-        low = np.minimum(label[a], label[b])
-        np.minimum.at(new, a, low)
-        np.minimum.at(new, b, low)
-        while True:
-            jumped = new[new]
-            if (jumped == new).all():
-                break
-            new = jumped
-        if (new == label).all():
-            return label
-        label = new
 
 
 def _no_moves() -> pd.DataFrame:

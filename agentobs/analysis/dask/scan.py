@@ -11,13 +11,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ...contract import semconv as sc
-from ..dialects import SESSION_KEYS
 from ..quality import DataQuality
+from ..select import Selection
 from ..spanset import SpanSet
+from ..tracegroups import join_keys, trace_links
 from .pieces import ORD, Piece, bucket_of, home_key, pack, split, with_order
-
-SESSION_PREFIX = "\x00session:"          # (a task id never starts with NUL: no session key meets a task id)
 
 
 @dataclass
@@ -39,22 +37,24 @@ class Scanned:
     buckets: list[bytes | None] = field(default_factory=list)
 
 
-def load_unit(unit: tuple[str, ...], listed: set[str]) -> SpanSet:
-    """One unit of the scan, loaded as ``sources.load_sources`` loads its sources: a Jaeger query, a file (a local
-    path or a URL an fsspec filesystem reads), or a few consecutive small files (read in batches)."""
+def load_unit(unit: tuple[str, ...], listed: set[str], selection: Selection | None = None) -> SpanSet:
+    """One unit of the scan, loaded as ``sources.load_sources`` loads its sources: a Jaeger query (asking only for
+    what ``selection`` can select), a file (a local path or a URL an fsspec filesystem reads), or a few consecutive
+    small files (read in batches)."""
     from ..sources import load_units
-    return SpanSet.concat(load_units(unit, listed))
+    return SpanSet.concat(load_units(unit, listed, selection=selection))
 
 
-def scan(unit: tuple[str, ...], index: int, n_buckets: int, listed: set[str] | None = None) -> Scanned:
-    ss = load_unit(unit, listed or set())
+def scan(unit: tuple[str, ...], index: int, n_buckets: int, listed: set[str] | None = None,
+         selection: Selection | None = None) -> Scanned:
+    ss = load_unit(unit, listed or set(), selection)
     spans = with_order(ss.spans, index)
     piece = Piece(spans, with_order(ss.events, index), with_order(ss.links, index))
-    tasks = _tasks(spans)
+    tasks = join_keys(spans)
     summary = Summary(index=index, sources=list(ss.sources), quality=ss.quality, spellings=ss.spellings,
                       templates={name: (df.drop(columns=ORD).iloc[:1] if len(df) else None)
                                  for name, df in piece.frames().items()},
-                      tasks=tasks, links=_links(ss.links), trace_hashes=_hashes(spans), spans=len(spans))
+                      tasks=tasks, links=trace_links(ss.links), trace_hashes=_hashes(spans), spans=len(spans))
     return Scanned(summary, [pack(p) if p is not None else None
                              for p in split(piece, n_buckets, _buckets(spans, tasks, n_buckets))])
 
@@ -68,29 +68,6 @@ def _buckets(spans: pd.DataFrame, tasks: pd.DataFrame, n: int) -> pd.Series:
 
 def summary_of(s: Scanned) -> Summary:
     return s.summary
-
-
-def _tasks(spans: pd.DataFrame) -> pd.DataFrame:
-    """The task ids on each trace's spans, and its conversation or session ids (the traces of one session may form
-    one run: ``identity``), as keys that join traces into one partition."""
-    parts = [pd.DataFrame({"trace_id": pd.Series(dtype=object), "task_id": pd.Series(dtype=object)})]
-    for key, prefix in ((sc.TASK_ID, ""), *((k, SESSION_PREFIX) for k in SESSION_KEYS)):
-        if spans.empty or key not in spans.columns:
-            continue
-        t = spans.loc[spans[key].notna(), ["trace_id", key]]
-        task = t[key]
-        if pd.api.types.is_numeric_dtype(task.dtype):   # 1 and 1.0 name one task once the input's types are unified
-            task = task.astype("Float64")
-        parts.append(pd.DataFrame({"trace_id": t["trace_id"].astype(str).to_numpy(),
-                                   "task_id": prefix + task.astype(str).to_numpy(dtype=object)}))
-    return pd.concat(parts, ignore_index=True).drop_duplicates().reset_index(drop=True)
-
-
-def _links(links: pd.DataFrame) -> pd.DataFrame:
-    if links.empty:
-        return pd.DataFrame({"trace_id": pd.Series(dtype=object), "linked_trace_id": pd.Series(dtype=object)})
-    t = links[["trace_id", "linked_trace_id"]].dropna().astype(str)
-    return t[t["trace_id"] != t["linked_trace_id"]].drop_duplicates().reset_index(drop=True)
 
 
 def _hashes(spans: pd.DataFrame) -> np.ndarray:

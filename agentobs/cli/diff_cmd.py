@@ -1,0 +1,111 @@
+"""``agentobs diff BEFORE [AFTER]``: two sources, or two windows of one, side by side (``analysis.compare``)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..errors import InputError
+from .analysis_cmds import SELECTION_OPTIONS, _options, _run
+from .common import DEFAULT_OUT
+from .render import json_text, say, table, write_text
+
+if TYPE_CHECKING:
+    from ..analysis.compare import Comparison
+
+DEFAULT_HTML = DEFAULT_OUT / "diff.html"
+
+
+def _side_options(fn: click.decorators.FC) -> click.decorators.FC:
+    """``--since`` ... ``--where`` for both sides, and each of them for one side (``--before-since``, ...)."""
+    for side in ("after", "before"):
+        fn = click.option(f"--{side}-where", multiple=True, metavar="KEY=VALUE",
+                          help=f"The {side} side's attributes (as --where), instead of --where.")(fn)
+        for what in ("model", "agent", "service"):
+            fn = click.option(f"--{side}-{what}", multiple=True, metavar="NAME",
+                              help=f"The {side} side's {what}s (as --{what}), instead of --{what}.")(fn)
+        fn = click.option(f"--{side}-until", default=None, metavar="TIME",
+                          help=f"The {side} side: runs that start before TIME (as --until).")(fn)
+        fn = click.option(f"--{side}-since", default=None, metavar="TIME",
+                          help=f"The {side} side: runs that start at or after TIME (as --since).")(fn)
+    for decorate in reversed(SELECTION_OPTIONS):
+        fn = decorate(fn)
+    return fn
+
+
+@click.command("diff")
+@click.argument("before")
+@click.argument("after", required=False)
+@_side_options
+@click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), multiple=True,
+              help="CSV or JSON of run_id,success (repeatable: each file labels the runs its ids match, on either "
+                   "side).")
+@click.option("--success-attr", default=None, metavar="KEY=VALUE",
+              help="A run succeeded when its root span has this attribute value.")
+@click.option("--target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
+              show_default=True, help="Largest share of successful runs a recommended cap may cut off.")
+@click.option("--margin", type=click.FloatRange(0, 10), default=0.10, show_default=True,
+              help="Margin added to the smallest cap within the target (0.1 = 10%).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "html"]), default=None,
+              help="table (default), json or html; with --out and no --format: html for a .html/.htm file, else "
+                   "the table on the terminal and JSON in the file.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the comparison here (html defaults to agentobs-out/diff.html).")
+def diff_cmd(before: str, after: str | None, labels: tuple[Path, ...], success_attr: str | None, target: float,
+             margin: float, seed: int, fmt: str | None, out: Path | None, **selection: Any) -> None:
+    """Two sources, or two windows of one, side by side: what changed, and whether it is larger than chance."""
+    # (``selection``: --since ... --where, and the same for each side, --before-since ... --after-where)
+    from ..analysis.compare import SideOptions, compare, resolve_sides
+    if fmt is None:
+        fmt = "html" if out is not None and out.suffix.lower() in (".html", ".htm") else "table"
+    if fmt == "html" and out is None:
+        out = DEFAULT_HTML
+    sides = [SideOptions(since=selection[f"{p}since"], until=selection[f"{p}until"],
+                         services=selection[f"{p}service"], agents=selection[f"{p}agent"],
+                         models=selection[f"{p}model"], where=selection[f"{p}where"])
+             for p in ("", "before_", "after_")]
+    sel_before, sel_after = resolve_sides(*sides, one_source=after is None)
+    from ..analysis.sources import expand
+    expand([before, *([after] if after else [])])          # a missing path: one line, before any reading
+    reports = []
+    for name, source, sel in (("before", before, sel_before), ("after", after or before, sel_after)):
+        opt = _options(labels, success_attr, target=target, margin=margin, segments=(), jaeger=None,
+                       selection=sel)
+        try:
+            reports.append(_run((source,), opt, out=out))
+        except InputError as exc:
+            raise InputError(f"the {name} side: {exc}") from None
+    c = compare(reports[0], reports[1], seed=seed)
+    if fmt == "json":
+        text = json_text(c.to_dict(), indent=1)
+        if out:
+            write_text(out, text + "\n")
+            say(f"Comparison (JSON): {out}")
+        else:
+            click.echo(text)
+        return
+    if fmt == "html":
+        from ..analysis import diff_html
+        assert out is not None
+        write_text(out, diff_html.render(c))
+        say(f"Comparison (HTML): {out}")
+        return
+    print_diff(c)
+    if out:
+        write_text(out, json_text(c.to_dict(), indent=1) + "\n")
+        say(f"JSON comparison: {out}")
+
+
+def print_diff(c: Comparison) -> None:
+    from ..analysis.diff_view import COLUMNS, diff_view
+    view = diff_view(c)
+    for line in view.head:
+        say(line)
+    for t in view.tables:
+        table(t.title, COLUMNS, t.rows)
+    for line in view.notes:
+        say(line)
+    for line in view.warnings:
+        say(("warning:", "yellow"), " ", line)

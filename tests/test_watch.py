@@ -88,6 +88,36 @@ def test_a_replayed_file_reports_what_the_batch_analysis_finds(baseline, tmp_pat
     assert not w.seen and w.held.spans.empty          # every run ended: nothing is held
 
 
+def test_a_selection_reports_only_the_runs_it_selects(baseline, tmp_path):
+    """``--since``/``--until`` and the other filters of the batch commands (issue 46): the watch reports the crossings
+    of the runs the batch analysis selects, and no other (the window's ends fall between two runs' starts)."""
+    from agentobs.analysis.select import Selection, select_runs
+    _, caps_file = baseline
+    caps = read_caps(caps_file)
+    other = tmp_path / "other.jsonl"
+    subprocess.run([*CLI, "simulate", "--runs", "300", "--seed", "11", "--traces-out", str(other), "--manifest",
+                    str(tmp_path / "m.json")], check=True, capture_output=True, env=_env())
+    runs, spans, _ = derive_runs(load_sources([str(other)]))
+    starts = sorted(runs["start"])
+    since, until = ((starts[i] + (starts[i + 1] - starts[i]) / 2).floor("us") for i in (100, 220))
+    sel = Selection(since=since.to_pydatetime(), until=until.to_pydatetime())
+    picked = set(select_runs(runs, spans, sel)["run_id"].astype(str))
+    assert len(picked) == 120
+    src = open_source(str(other), from_start=True)
+    w = Watcher(caps, selection=sel)
+    events = list(watch(src, w, Settings(interval_s=0.01, once=True)))
+    src.close()
+    want, run_of = crossings(other, caps)
+    got = {(run_of[e.trace_id], e.cap.limit) for e in events}
+    assert got and got == {(r, limit) for r, limit in want if r in picked}
+    done = subprocess.run([*CLI, "watch", str(other), "--caps", str(caps_file), "--from", "start", "--once",
+                           "--format", "json", "--since", since.isoformat(), "--until", until.isoformat()],
+                          capture_output=True, text=True, env=_env(), check=True)
+    lines = [json.loads(x) for x in done.stdout.splitlines()]
+    assert {(run_of[x["trace_id"]], x["limit"]) for x in lines if x["event"] == "cap_crossed"} == got
+    assert "only runs selected by --since" in done.stderr
+
+
 def test_since_is_the_end_of_the_span_that_crossed(tmp_path):
     """A runaway's 16th model call takes it past max_steps=15: since = the end of the step span holding that call
     (the batch rules place a call in its run through the spans above it: the step, here, which ends just after the

@@ -5,11 +5,16 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import click
 
+from .analysis_cmds import selection_options
 from .render import json_text
 from .safe_text import clean
+
+if TYPE_CHECKING:
+    from ..analysis.select import Selection
 
 
 class _Stop(Exception):
@@ -44,9 +49,10 @@ def _on_term(signum: int, frame: FrameType | None) -> None:
 @click.option("--interval", default=None, metavar="DURATION",
               help="Time between two polls (default: 0.2s for a file, 2s for Jaeger).")
 @click.option("--once", is_flag=True, help="Read what the source holds now, report, and exit (no following).")
+@selection_options
 def watch_cmd(*, source: str, caps_file: Path | None, caps_from: tuple[str, ...], max_wall_s: float | None,
               fmt: str, fail_fast: bool, idle: str, start: str, lookback: str, interval: str | None,
-              once: bool) -> None:
+              once: bool, selection: Selection) -> None:
     """Report each run that crosses a cap while it runs, from a growing traces file or Jaeger (Ctrl-C stops)."""
     from ..analysis.watch import Settings, Watcher, open_source, resolve_caps, seconds, watch
     caps = resolve_caps(str(caps_file) if caps_file else None, caps_from, max_wall_s)
@@ -54,8 +60,9 @@ def watch_cmd(*, source: str, caps_file: Path | None, caps_from: tuple[str, ...]
     settings = Settings(interval_s=seconds(interval, "--interval") if interval else src.interval_s,
                         idle_s=seconds(idle, "--idle"), once=once)
     watcher = Watcher(caps, idle_s=settings.idle_s, done_s=seconds(lookback, "--lookback") + 60 if src.replace
-                      else 0.0)
+                      else 0.0, selection=selection)
     click.echo(f"agentobs: watching {clean(src.name)} for runs past " + ", ".join(c.describe() for c in caps)
+               + (f"; only runs selected by {selection.describe()}" if selection else "")
                + (" (Ctrl-C stops)" if not once else ""), err=True)
     previous = signal.signal(signal.SIGTERM, _on_term)
     failed = False

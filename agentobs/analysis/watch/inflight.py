@@ -34,6 +34,7 @@ from ...errors import AgentobsError
 from ..otlp import check
 from ..quality import DataQuality
 from ..runs import derive_runs
+from ..select import Selection, select_runs
 from ..sources import unexpected
 from ..spanset import SpanSet
 from .caps import Cap
@@ -55,8 +56,10 @@ class Watcher:
     """Holds the traces in flight and checks their runs against ``caps``; ``ingest`` a batch -> its events."""
 
     def __init__(self, caps: Sequence[Cap], *, idle_s: float = 600.0, done_s: float = 0.0,
-                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
+                 selection: Selection | None = None):
         self.caps = list(caps)
+        self.selection = selection or Selection()      # only the runs it selects are checked
         self.idle_s, self.done_s, self.clock, self.wall = idle_s, done_s, clock, wall
         self.held = SpanSet()
         self.seen: dict[str, float] = {}                     # trace -> when a span of it last arrived
@@ -135,8 +138,11 @@ class Watcher:
         spans, events, links = _select(self.held, touched)
         runs, out = derive(spans.drop(columns=[ARRIVAL]), events, links)
         info = run_info(runs, out)
+        chosen = self._chosen(runs, out)
         jobs: dict[str, list[Job]] = {}
         for i in range(len(runs)):
+            if chosen is not None and not chosen[i]:
+                continue
             trace, anchor = info["trace"][i], info["anchor"][i]
             done = self.reported.get(trace, {}).get(anchor, set())
             for cap in self.caps:
@@ -157,6 +163,13 @@ class Watcher:
             self.stats.delays.extend(e.delay_s for e in found)
         self._finish(touched, runs, out, info)
         return found
+
+    def _chosen(self, runs: pd.DataFrame, out: pd.DataFrame) -> np.ndarray | None:
+        """Which of ``runs`` the selection selects (None: every run), on what has arrived of each so far."""
+        if not self.selection or runs.empty:
+            return None
+        picked = set(select_runs(runs, out, self.selection)["run_id"].astype(str))
+        return runs["run_id"].astype(str).isin(picked).to_numpy()
 
     def _finish(self, touched: set[str], runs: pd.DataFrame, out: pd.DataFrame, info: dict[str, np.ndarray]) -> None:
         """Lets go of the touched traces whose runs all finished, and of those that hold no run and whose root

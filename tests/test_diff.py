@@ -24,7 +24,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from rich.console import Console
 
 from agentobs.analysis import analyze
 from agentobs.analysis._resample import holm, order_draws, rank_of, rng_for
@@ -230,14 +229,13 @@ def test_json_has_every_measure_as_an_object(populations):
     assert out["signatures"]["repeated_call"]["after"] == 0 and out["signatures"]["repeated_call"]["significant"]
 
 
-def test_the_terminal_tables_fit_80_columns(populations, monkeypatch):
-    from agentobs.cli import diff_cmd, render
-    narrow = Console(width=80, record=True, highlight=False, markup=False, emoji=False)
-    monkeypatch.setattr(render, "console", narrow)
-    monkeypatch.setattr(diff_cmd, "console", narrow)
+def test_the_terminal_tables_fit_80_columns(populations, monkeypatch, capsys):
+    from agentobs.cli import diff_cmd
+    monkeypatch.setenv("COLUMNS", "80")          # the width tables are laid out to (as a terminal of 80 columns)
     before, after = (analyze([str(p)]) for p in populations)
+    capsys.readouterr()
     diff_cmd.print_diff(compare(before, after))
-    text = narrow.export_text()
+    text = capsys.readouterr().out
     tables = [line for line in text.splitlines() if line.startswith(("success rate", "steps p", "max_", "cost_usd"))]
     assert len(tables) >= 10
     assert all(len(line.rstrip()) <= 80 for line in tables) and "…" not in "\n".join(tables)

@@ -249,11 +249,27 @@ def test_a_sub_agent_folds_away(browser, tmp_path):
 
 
 def test_a_page_over_its_limits_says_what_it_left_out(browser, tmp_path):
+    """Over its limits a page holds the spans of the runs its signatures give as examples only: a run that is no
+    example (a plain one, next to the nested run, an example of tool_error_recovered) says where its spans are."""
+    from test_explorer import T0, _line, _nested_run, _span
+
+    from agentobs.analysis import html
     from agentobs.analysis.explorer.model import PageLimits
-    tab = Tab(browser, _nested_page(tmp_path, PageLimits(runs=0, spans=0)).as_uri())
+    plain, root = "cd" * 16, f"{1:016x}"
+    spans = [_span(plain, root, None, "invoke_agent planner", T0, T0 + 4 * 10**9,
+                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "planner"}),
+             _span(plain, f"{2:016x}", root, "chat gpt-4o", T0 + 10**9, T0 + 2 * 10**9,
+                   {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+                    "gen_ai.provider.name": "openai", "gen_ai.usage.input_tokens": 100,
+                    "gen_ai.usage.output_tokens": 20})]
+    path = tmp_path / "two.jsonl"
+    path.write_text(_line(_nested_run()) + "\n" + _line(spans) + "\n")
+    report = analyze([str(path)])
+    assert plain not in str([s.get("examples") for s in report.to_dict()["signatures"]])
+    page = tmp_path / "two.html"
+    page.write_text(html.render(report, limits=PageLimits(runs=0, spans=0)))
+    tab = Tab(browser, page.as_uri() + "#run/" + plain)
     assert "agentobs view" in tab.page.inner_text("#left-out")
-    tab.go("#runs", "runs")
-    tab.page.click("#runs-table tbody tr")
     tab.page.wait_for_selector('body[data-run="no-spans"]', state="attached")
     assert "does not hold this run's spans" in tab.page.inner_text("#run-body")
     tab.close()

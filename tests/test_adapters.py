@@ -15,18 +15,18 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
 
-from providers import Call, ProviderServer, RawJSON, Reply, call  # noqa: E402
+from providers import Call, ProviderServer, RawJSON, Reply, call
 
-from agentobs import Budget, Kernel, ModelRequest, Prices, RealClock, StopReason  # noqa: E402
-from agentobs.adapters.anthropic_messages import AnthropicMessagesModel  # noqa: E402
-from agentobs.adapters.openai_chat import OpenAIChatModel  # noqa: E402
-from agentobs.contract import TokenUsage  # noqa: E402
-from agentobs.contract.events import ModelReturned  # noqa: E402
-from agentobs.domain.policies import SupportPolicy  # noqa: E402
-from agentobs.domain.scenarios import new_state  # noqa: E402
-from agentobs.domain.support import CATALOG, FACTS, SupportDesk  # noqa: E402
-from agentobs.errors import ConfigError  # noqa: E402
-from agentobs.testing import EventLog  # noqa: E402
+from agentobs import Budget, Kernel, ModelRequest, Prices, RealClock, StopReason
+from agentobs.adapters.anthropic_messages import AnthropicMessagesModel
+from agentobs.adapters.openai_chat import OpenAIChatModel
+from agentobs.contract import TokenUsage
+from agentobs.contract.events import ModelReturned
+from agentobs.domain.policies import SupportPolicy
+from agentobs.domain.scenarios import new_state
+from agentobs.domain.support import CATALOG, FACTS, SupportDesk
+from agentobs.errors import ConfigError
+from agentobs.testing import EventLog
 
 ROOMY = dict(max_tokens=100_000, max_output_tokens=300)
 SCHEMAS = {"get_order": {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}

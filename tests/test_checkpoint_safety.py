@@ -15,8 +15,19 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from agentobs import (ApprovalError, CheckpointConflict, CheckpointCorrupt, ConfigError, CrashAt, Decision, Kernel,
-                      SimClock, SimulatedCrash, SQLiteCheckpointStore, TaskState)
+from agentobs import (
+    ApprovalError,
+    CheckpointConflict,
+    CheckpointCorrupt,
+    ConfigError,
+    CrashAt,
+    Decision,
+    Kernel,
+    SimClock,
+    SimulatedCrash,
+    SQLiteCheckpointStore,
+    TaskState,
+)
 from agentobs.domain import policies
 from agentobs.domain.scenarios import new_state
 from agentobs.domain.support import FACTS, SupportDesk
@@ -69,7 +80,7 @@ def _in_thread(fn):
     def body():
         try:
             out["state"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+        except BaseException as exc:  # the test inspects it
             out["error"] = exc
     t = threading.Thread(target=body, daemon=True)
     t.start()

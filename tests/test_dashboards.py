@@ -119,7 +119,7 @@ def test_every_dashboard_parses_and_every_panel_has_a_query():
                 else:
                     pytest.fail(f"{p['title']}: unexpected datasource type {kind}")
             pos = p["gridPos"]
-            assert 0 <= pos["x"] and pos["x"] + pos["w"] <= 24 and pos["h"] > 0, (p["title"], pos)
+            assert pos["x"] >= 0 and pos["x"] + pos["w"] <= 24 and pos["h"] > 0, (p["title"], pos)
 
 
 def test_every_datasource_uid_a_dashboard_references_is_provisioned(datasources):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import UTC, datetime, timedelta
 from collections.abc import Callable
 from pathlib import Path
 

@@ -14,15 +14,15 @@ import pytest
 pytest.importorskip("agents")
 pytest.importorskip("openai")
 
-from agents import Agent, OpenAIChatCompletionsModel, function_tool, set_tracing_disabled  # noqa: E402
-from agents.exceptions import AgentsException  # noqa: E402
-from openai import AsyncOpenAI  # noqa: E402
-from providers import ProviderServer, Reply, call, desk_tools, new_ids, normal, same_call, search_loop  # noqa: E402
+from agents import Agent, OpenAIChatCompletionsModel, function_tool, set_tracing_disabled
+from agents.exceptions import AgentsException
+from openai import AsyncOpenAI
+from providers import ProviderServer, Reply, call, desk_tools, new_ids, normal, same_call, search_loop
 
-from agentobs import Budget, Prices, StopReason  # noqa: E402
-from agentobs.domain.support import SupportDesk  # noqa: E402
-from agentobs.errors import BudgetExceeded, ConfigError  # noqa: E402
-from agentobs.guards.openai_agents import BudgetGuard, BudgetStop  # noqa: E402
+from agentobs import Budget, Prices, StopReason
+from agentobs.domain.support import SupportDesk
+from agentobs.errors import BudgetExceeded, ConfigError
+from agentobs.guards.openai_agents import BudgetGuard, BudgetStop
 
 set_tracing_disabled(True)     # the SDK's own trace export goes to a hosted service: never in tests
 

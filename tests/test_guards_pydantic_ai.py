@@ -14,18 +14,18 @@ import pytest
 pytest.importorskip("pydantic_ai")
 pytest.importorskip("openai")
 
-from openai import AsyncOpenAI  # noqa: E402
-from pydantic_ai import Agent  # noqa: E402
-from pydantic_ai.exceptions import UsageLimitExceeded  # noqa: E402
-from pydantic_ai.models.instrumented import InstrumentationSettings  # noqa: E402
-from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
-from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
-from providers import ProviderServer, Reply, call, desk_tools, new_ids, normal, same_call, search_loop  # noqa: E402
+from openai import AsyncOpenAI
+from providers import ProviderServer, Reply, call, desk_tools, new_ids, normal, same_call, search_loop
+from pydantic_ai import Agent
+from pydantic_ai.exceptions import UsageLimitExceeded
+from pydantic_ai.models.instrumented import InstrumentationSettings
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
 
-from agentobs import Budget, Prices, StopReason  # noqa: E402
-from agentobs.domain.support import SupportDesk  # noqa: E402
-from agentobs.errors import BudgetExceeded, ConfigError  # noqa: E402
-from agentobs.guards.pydantic_ai import BudgetGuard, BudgetStop  # noqa: E402
+from agentobs import Budget, Prices, StopReason
+from agentobs.domain.support import SupportDesk
+from agentobs.errors import BudgetExceeded, ConfigError
+from agentobs.guards.pydantic_ai import BudgetGuard, BudgetStop
 
 PROMPT = "The jacket on order ord_1001 arrived damaged. Please refund 3,000 cents and send me a confirmation."
 ROOMY = dict(max_tokens=100_000, max_output_tokens=300)

@@ -7,9 +7,9 @@ import gzip
 import io
 import json
 import lzma
-import zipfile
 import subprocess
 import sys
+import zipfile
 import zlib
 from pathlib import Path
 

@@ -14,16 +14,24 @@ import socket
 import threading
 import time
 import urllib.parse
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.jaeger import (ENV_DEADLINE_S, ENV_MAX_BYTES, ENV_MAX_REQUESTS, JaegerLimits, fetch, parse_url,
-                                      redact, resolve_limits)
+from agentobs.analysis.jaeger import (
+    ENV_DEADLINE_S,
+    ENV_MAX_BYTES,
+    ENV_MAX_REQUESTS,
+    JaegerLimits,
+    fetch,
+    parse_url,
+    redact,
+    resolve_limits,
+)
 from agentobs.analysis.report import analyze
 from agentobs.cli.main import cli
 from agentobs.domain.scenarios import SEED000
@@ -165,7 +173,7 @@ class _Handler(BaseHTTPRequestHandler):
         with self.fake.lock:
             self.fake.sent[mode] = self.fake.sent.get(mode, 0) + n
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:  # http.server's name
         f = self.fake
         f.hits.append(self.path)
         f.auth.append(self.headers.get("Authorization"))
@@ -308,8 +316,8 @@ def _runs_of(ss) -> set[str]:
 def test_the_seed_runs_are_read_back_through_split_windows(jaeger, seed_traces):
     fake = jaeger(seed_traces)
     starts = [t for rs in seed_traces for t in _starts(rs)]
-    since = datetime.fromtimestamp(min(starts) / 1e9 - 1800, timezone.utc).isoformat()
-    until = datetime.fromtimestamp(max(starts) / 1e9 + 1800, timezone.utc).isoformat()
+    since = datetime.fromtimestamp(min(starts) / 1e9 - 1800, UTC).isoformat()
+    until = datetime.fromtimestamp(max(starts) / 1e9 + 1800, UTC).isoformat()
     url = f"{fake.url}?service=shop&page=4&" + urllib.parse.urlencode({"since": since, "until": until})
     report = analyze([url])
     assert len(report.runs) == 4 and set(report.runs["trace_id"]) == {_trace_id(rs) for rs in seed_traces}
@@ -354,8 +362,8 @@ def test_an_answer_is_read_from_its_bytes_by_the_fast_path(jaeger, seed_traces, 
     monkeypatch.setattr(jaeger_module, "Reader", no_json)
     fake = jaeger(seed_traces)
     starts = [t for rs in seed_traces for t in _starts(rs)]
-    since = datetime.fromtimestamp(min(starts) / 1e9 - 1800, timezone.utc).isoformat()
-    until = datetime.fromtimestamp(max(starts) / 1e9 + 1800, timezone.utc).isoformat()
+    since = datetime.fromtimestamp(min(starts) / 1e9 - 1800, UTC).isoformat()
+    until = datetime.fromtimestamp(max(starts) / 1e9 + 1800, UTC).isoformat()
     url = f"{fake.url}?service=shop&" + urllib.parse.urlencode({"since": since, "until": until})
     ss = fetch(parse_url(url), limits=_limits())
     monkeypatch.undo()
@@ -631,11 +639,11 @@ def test_a_time_out_of_range_or_unusable_is_a_one_line_error_before_any_request(
 
 
 def test_durations_and_timestamps_are_read_in_utc():
-    now = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 2, tzinfo=UTC)
     src = parse_url("http://h:1/?since=1.5h&until=2026-01-02T01:00:00%2B02:00", now=now)
-    assert src.start == datetime(2026, 1, 1, 22, 30, tzinfo=timezone.utc)
-    assert src.end == datetime(2026, 1, 1, 23, 0, tzinfo=timezone.utc) and src.end.utcoffset() == timedelta(0)
-    assert parse_url("http://h:1/?since=.5d", now=now).start == datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+    assert src.start == datetime(2026, 1, 1, 22, 30, tzinfo=UTC)
+    assert src.end == datetime(2026, 1, 1, 23, 0, tzinfo=UTC) and src.end.utcoffset() == timedelta(0)
+    assert parse_url("http://h:1/?since=.5d", now=now).start == datetime(2026, 1, 1, 12, tzinfo=UTC)
 
 
 def test_the_cli_gives_one_line_and_exit_2_when_every_request_fails_and_never_shows_the_password(jaeger):

@@ -4,9 +4,24 @@ import os
 
 import pytest
 
-from agentobs import (ApprovalError, Budget, CheckpointConflict, CheckpointCorrupt, ConfigError, Decision, EventLog,
-                      FunctionModel, Kernel, Prices, ScriptedModel, SQLiteCheckpointStore, StopReason,
-                      TaskState, ToolSpec, closing_message)
+from agentobs import (
+    ApprovalError,
+    Budget,
+    CheckpointConflict,
+    CheckpointCorrupt,
+    ConfigError,
+    Decision,
+    EventLog,
+    FunctionModel,
+    Kernel,
+    Prices,
+    ScriptedModel,
+    SQLiteCheckpointStore,
+    StopReason,
+    TaskState,
+    ToolSpec,
+    closing_message,
+)
 from agentobs.domain import policies
 from agentobs.domain.scenarios import FACTS, SEED000, go, new_state
 from agentobs.domain.support import SupportDesk

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from objectstore import s3_server, s3_storage_options  # noqa: F401 - session fixtures
 
 from agentobs.analysis import remote
 from agentobs.analysis.report import analyze
 from agentobs.cli.main import cli
 from agentobs.domain.population import simulate
 from agentobs.telemetry import configure
-from objectstore import s3_server, s3_storage_options  # noqa: F401 - session fixtures
 
 fsspec = pytest.importorskip("fsspec")
 pytest.importorskip("s3fs")

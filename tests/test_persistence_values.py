@@ -15,8 +15,7 @@ import sqlite3
 
 import pytest
 
-from agentobs import (Budget, CheckpointCorrupt, Decision, Kernel, Recorder, Replayer, SQLiteCheckpointStore,
-                      TaskState)
+from agentobs import Budget, CheckpointCorrupt, Decision, Kernel, Recorder, Replayer, SQLiteCheckpointStore, TaskState
 from agentobs.domain import policies
 from agentobs.domain.scenarios import new_state
 from agentobs.domain.support import FACTS, SupportDesk

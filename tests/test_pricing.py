@@ -18,8 +18,8 @@ from agentobs.analysis.pricing import price, price_calls
 from agentobs.analysis.runs import derive_runs
 from agentobs.analysis.sources import load_sources
 from agentobs.cli.main import cli
-from agentobs.domain import population
 from agentobs.contract.pricing import Prices
+from agentobs.domain import population
 
 ROOT = Path(__file__).resolve().parents[1]
 TAU2 = ROOT.parent / "shared" / "data" / "tau2"
@@ -53,7 +53,7 @@ def reference(model, provider, tin, tout, cr=0, cw=0, when=WHEN):
         return float(calc_price(Usage(input_tokens=int(tin), output_tokens=int(tout), cache_read_tokens=int(cr),
                                       cache_write_tokens=int(cw)),
                                 model, provider_id=_provider_id(provider), genai_request_timestamp=when).total_price)
-    except Exception:  # noqa: BLE001 - unknown model or refused usage
+    except Exception:  # unknown model or refused usage
         return float("nan")
 
 

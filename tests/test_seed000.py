@@ -3,8 +3,19 @@ import json
 
 import pytest
 
-from agentobs import (Budget, Decision, EventLog, FunctionModel, Kernel, MemoryStore, Recorder, Replayer,
-                      ScriptedModel, SimClock, TaskState)
+from agentobs import (
+    Budget,
+    Decision,
+    EventLog,
+    FunctionModel,
+    Kernel,
+    MemoryStore,
+    Recorder,
+    Replayer,
+    ScriptedModel,
+    SimClock,
+    TaskState,
+)
 from agentobs.domain import policies
 from agentobs.domain.scenarios import FACTS, SEED000, approve_and_resume, go
 from agentobs.domain.support import CATALOG

@@ -25,6 +25,8 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from objectstore import s3_server  # noqa: F401 - the session fixture
+from synthetic import Flavor, Node, http_server, otlp_lines
 
 from agentobs.analysis.jaeger import parse_url
 from agentobs.analysis.prune import narrow
@@ -36,8 +38,6 @@ from agentobs.cli.main import cli
 from agentobs.domain.population import simulate
 from agentobs.errors import InputError
 from agentobs.telemetry import configure
-from objectstore import s3_server  # noqa: F401 - the session fixture
-from synthetic import Flavor, Node, http_server, otlp_lines
 
 FIXTURES = Path(__file__).resolve().parent / "dialects" / "fixtures"
 T0 = 1_780_000_000 * 10**9                          # the simulated population's start (2026-05-28T20:26:40Z)
@@ -340,7 +340,7 @@ def test_every_analysis_command_takes_the_selection(archive, full, tmp_path):
     assert set(pd.read_csv(tmp_path / "runs.csv", dtype=str)["run_id"]) == want
     done = _cli("report", str(archive), "--since", since, "--until", until)
     assert done.exit_code == 0 and f"Selection: --since {since[:19]}" in done.stdout
-    assert f"traces read kept)" in done.stdout.splitlines()[0]
+    assert "traces read kept)" in done.stdout.splitlines()[0]
     done = _cli("caps", str(archive), "--since", since, "--until", until, "--format", "json")
     assert done.exit_code == 0, done.output
     inside = report.runs[report.runs["run_id"].isin(want) & (report.runs["success"] == True)]  # noqa: E712

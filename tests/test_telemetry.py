@@ -5,13 +5,13 @@ import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from spantree import check_snapshot, ordered
 
 from agentobs import Decision, SimClock, TaskState
+from agentobs.contract import semconv as sc
 from agentobs.domain import policies
 from agentobs.domain.scenarios import SEED000, SEED000_SPECS, SEED004, go, kernel_for
 from agentobs.telemetry import configure
-from agentobs.contract import semconv as sc
-from spantree import check_snapshot, ordered
 
 EPOCH = 1_767_225_600_000_000_000   # 2026-01-01T00:00:00Z
 
@@ -210,6 +210,7 @@ def test_an_observer_that_raises_loses_its_event_not_the_run():
 def test_plain_loop_example_has_the_kernel_tree_shape(memory_tracing):
     import runpy
     from pathlib import Path
+
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     ns = runpy.run_path(str(Path(__file__).parent.parent / "examples" / "plain_loop.py"))

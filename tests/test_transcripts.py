@@ -10,8 +10,13 @@ import pytest
 
 from agentobs.analysis.otlp import SpanSet, check
 from agentobs.analysis.schema import SPAN_BASE
-from agentobs.analysis.transcripts import (ATTRIBUTE_TYPES, SYNTHETIC_EPOCH_NS, detect_format, load_transcripts,
-                                           transcripts_to_spans)
+from agentobs.analysis.transcripts import (
+    ATTRIBUTE_TYPES,
+    SYNTHETIC_EPOCH_NS,
+    detect_format,
+    load_transcripts,
+    transcripts_to_spans,
+)
 from agentobs.contract import semconv as sc
 
 TAU2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau2"

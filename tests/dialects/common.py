@@ -14,10 +14,11 @@ import sys
 import threading
 import urllib.parse
 import urllib.request
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from server import Forever, Reply, Script, ScriptedServer, call, stamp  # noqa: F401  (re-exported for the drivers)
 
@@ -363,6 +364,7 @@ class HttpApp:
 
     def __init__(self, rec: Recorder, runner: Callable[[str], Any], tracer_provider: Any):
         from wsgiref.simple_server import WSGIRequestHandler, make_server
+
         from opentelemetry.instrumentation.wsgi import OpenTelemetryMiddleware
         self.rec, self.runner = rec, runner
 
@@ -384,7 +386,7 @@ class HttpApp:
                                  handler_class=Quiet)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "HttpApp":
+    def __enter__(self) -> HttpApp:
         self.thread.start()
         return self
 

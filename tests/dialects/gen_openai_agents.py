@@ -50,8 +50,17 @@ def main() -> None:
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
     OpenAIAgentsInstrumentor().instrument(tracer_provider=cap.provider)
 
-    from agents import (Agent, AgentHooks, ModelSettings, OpenAIChatCompletionsModel, Runner, function_tool, handoff,
-                        set_default_openai_api, set_default_openai_client)
+    from agents import (
+        Agent,
+        AgentHooks,
+        ModelSettings,
+        OpenAIChatCompletionsModel,
+        Runner,
+        function_tool,
+        handoff,
+        set_default_openai_api,
+        set_default_openai_client,
+    )
     from openai import AsyncOpenAI
 
     script = Script({**common.standard_script(), **common.shape_script(), **sub_scripts(),
@@ -63,7 +72,7 @@ def main() -> None:
         def __init__(self, how: str):
             self.how = how
 
-        async def on_start(self, context, agent) -> None:  # noqa: ANN001
+        async def on_start(self, context, agent) -> None:
             rec.sub_agent(agent.name, self.how)
 
     settings = ModelSettings(temperature=0)

@@ -11,8 +11,9 @@ import base64
 import gzip
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 
 def _hex(b64: str) -> str:
@@ -123,7 +124,7 @@ class OtlpReceiver:
                     out.append(r)
             return out
 
-    def __enter__(self) -> "OtlpReceiver":
+    def __enter__(self) -> OtlpReceiver:
         self.thread.start()
         return self
 

@@ -11,13 +11,14 @@ import re
 import socket
 import subprocess
 import time
-import uuid
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent     # the repository
 
@@ -520,7 +521,7 @@ class PrivateStack:
     def down(self) -> None:
         self.script("down", timeout=120)
 
-    def __enter__(self) -> "PrivateStack":
+    def __enter__(self) -> PrivateStack:
         self.up()
         return self
 

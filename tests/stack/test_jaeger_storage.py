@@ -20,9 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from stackutil import (ROOT, STACK_SCRIPT, PrivateStack, SentIds, free_ports, get_json, healthy, unique_service,
-                       wait_jaeger_traces)
+from stackutil import (
+    ROOT,
+    STACK_SCRIPT,
+    PrivateStack,
+    SentIds,
+    free_ports,
+    get_json,
+    healthy,
+    unique_service,
+    wait_jaeger_traces,
+)
 
 JAEGER_DIR = ROOT / "jaeger"
 RUNS = 150

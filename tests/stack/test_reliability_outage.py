@@ -51,14 +51,23 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
-from stackutil import (PrivateStack, SentIds, collector_counts, healthy, jaeger_trace_span_ids, quiet_collector,
-                       unique_service, wait_for, wait_jaeger_traces)
+from stackutil import (
+    PrivateStack,
+    SentIds,
+    collector_counts,
+    healthy,
+    jaeger_trace_span_ids,
+    quiet_collector,
+    unique_service,
+    wait_for,
+    wait_jaeger_traces,
+)
 
 pytestmark = pytest.mark.stack
 
@@ -230,7 +239,7 @@ def worker_main(config: dict[str, Any]) -> None:
                          "queue_full_warning": logging.getLogger(SDK_QUEUE_LOGGER).isEnabledFor(logging.WARNING)}
             else:
                 reply = {"error": f"unknown op {cmd['op']}"}
-        except BaseException:  # noqa: BLE001 - an exception reaching the caller: reported, the test fails
+        except BaseException:  # an exception reaching the caller: reported, the test fails
             reply = {"error": traceback.format_exc()}
         out.write(json.dumps(reply) + "\n")
         out.flush()
@@ -332,7 +341,7 @@ class Workload:
 class Timeline(threading.Thread):
     """Runs the fault steps in the background while the workload runs; records when things happened."""
 
-    def __init__(self, steps: Callable[["Timeline"], None]):
+    def __init__(self, steps: Callable[[Timeline], None]):
         super().__init__(daemon=True)
         self.steps, self.at, self.error = steps, {}, None
         self.t0 = time.monotonic()
@@ -346,7 +355,7 @@ class Timeline(threading.Thread):
     def run(self) -> None:
         try:
             self.steps(self)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
+        except BaseException as exc:  # reported by the test
             self.error = exc
         finally:
             self.mark("end")

@@ -12,12 +12,12 @@ import urllib.parse
 from typing import Any
 
 import pytest
+from stackutil import ROOT, get, get_json, legacy_tags, prom_query, prom_range, unique_service, wait_for
 
+from agentobs.contract import semconv as sc
 from agentobs.domain.population import simulate
 from agentobs.kernel.events import RunFinished
 from agentobs.telemetry import configure
-from agentobs.contract import semconv as sc
-from stackutil import ROOT, get, get_json, legacy_tags, prom_query, prom_range, unique_service, wait_for
 
 pytestmark = pytest.mark.stack
 

@@ -11,16 +11,29 @@ import time
 
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from stackutil import (
+    arrays_as_json_text,
+    from_memory,
+    from_otlp,
+    get,
+    get_json,
+    legacy_search,
+    legacy_tags,
+    prom_query,
+    unique_service,
+    v3_search,
+    v3_trace,
+    wait_for,
+    without_jaeger_warnings,
+)
 
 from agentobs import FunctionModel
+from agentobs.contract import semconv as sc
 from agentobs.domain.scenarios import go
 from agentobs.kernel.clock import SimClock
 from agentobs.telemetry import configure
-from agentobs.contract import semconv as sc
 from agentobs.telemetry.content import Capture, Redactor
 from agentobs.telemetry.observer import OTelObserver
-from stackutil import (arrays_as_json_text, from_memory, from_otlp, get, get_json, legacy_search, legacy_tags, prom_query, unique_service,
-                       v3_search, v3_trace, wait_for, without_jaeger_warnings)
 
 pytestmark = pytest.mark.stack
 

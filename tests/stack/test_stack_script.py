@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from stackutil import STACK_PORT_SETTINGS, STACK_SCRIPT, PrivateStack, free_ports, healthy, listening
 
 pytestmark = pytest.mark.stack

@@ -85,7 +85,7 @@ def test_an_event_with_no_usable_time_is_kept_without_one_on_both_paths(tmp_path
             "events": [event, {"name": "ok", "timeUnixNano": "1796053745167367421"}]}
     ss = load_file(_write(tmp_path, span))
     got = [(n, None if t is None or t != t else int(t)) for n, t in
-           zip(ss.events["name"], ss.events["time_ns"].astype(object).where(ss.events["time_ns"].notna(), None))]
+           zip(ss.events["name"], ss.events["time_ns"].astype(object).where(ss.events["time_ns"].notna(), None), strict=True)]
     assert got == [("e", kept), ("ok", 1796053745167367421)]
     assert ss.quality.count("bad_value") == counted
     assert len(ss.spans) == 1

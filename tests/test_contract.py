@@ -40,7 +40,7 @@ def _upstream_constants() -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for name in UPSTREAM:
         body = ast.parse(inspect.getsource(importlib.import_module(name))).body
-        for node, after in zip(body, [*body[1:], None]):
+        for node, after in zip(body, [*body[1:], None], strict=True):
             target = node.target if isinstance(node, ast.AnnAssign) else \
                 node.targets[0] if isinstance(node, ast.Assign) else None
             value = getattr(node, "value", None)

@@ -142,7 +142,7 @@ def test_the_emitted_budget_lets_every_recorded_successful_run_finish_under_the_
 
 
 def test_emitted_agents_config_runs_under_the_guard(traces):
-    text, ns = emitted(traces, "openai-agents")
+    _text, ns = emitted(traces, "openai-agents")
     assert ns["max_turns"] == 8
     guard = ns["guard"]
     with ProviderServer(runaway) as srv:

@@ -64,7 +64,7 @@ def test_pydantic_ai_traces_give_what_the_model_function_did(tmp_path):
     runs = report.runs.sort_values("start").reset_index(drop=True)
     assert len(runs) == 3
     assert (runs["source_kind"] == "genai").all() and (runs["agent"] == "support-agent").all()
-    got = list(zip(runs["steps"], runs["tool_calls"], runs["tokens"]))
+    got = list(zip(runs["steps"], runs["tool_calls"], runs["tokens"], strict=True))
     assert got == [(a, b, c) for a, b, c, _ in did]
     # repeats are found from the captured gen_ai.tool.call.arguments
     assert list(runs["max_identical_calls"]) == [1 + e for *_, e in did]

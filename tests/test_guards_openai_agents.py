@@ -89,8 +89,9 @@ def test_each_count_limit_stops_before_the_crossing_request(script, budget, stop
 
 
 def test_tool_calls_of_one_reply_that_would_pass_the_limit_stop_before_any_runs():
-    script = lambda c: Reply(tool_calls=[call("get_order", order_id=f"ord_{i}") for i in (1001, 1004, 9999)]) \
-        if c.n == 1 else Reply(text="ok")
+    def script(c):
+        return Reply(tool_calls=[call("get_order", order_id=f"ord_{i}") for i in (1001, 1004, 9999)]) \
+            if c.n == 1 else Reply(text="ok")
     out = run(script, Budget(max_tool_calls=2, **ROOMY))
     assert out.stop.stop is StopReason.MAX_TOOL_CALLS and out.stop.observed == 3
     assert out.desk.calls == 0 and out.served == 1       # none runs: none is cancelled half-way

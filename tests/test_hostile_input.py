@@ -238,7 +238,7 @@ def test_no_usable_run_exits_non_zero_with_one_line(tmp_path):
 
 
 def test_jaeger_answer_with_one_bad_span_keeps_the_rest(good):
-    lines, want = good
+    lines, _want = good
     obj = json.loads(lines[0])
     n = len(obj["resourceSpans"][0]["scopeSpans"][0]["spans"])
     obj["resourceSpans"][0]["scopeSpans"][0]["spans"].append(

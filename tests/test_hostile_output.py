@@ -194,7 +194,7 @@ def assert_html_safe(page: str) -> None:
         json.loads(text)                                    # data, whole: nothing in it ended its element
         assert "<" not in text and ">" not in text and "&" not in text
     assert all(t != "img" and not k.startswith("on") for t, k, _ in m.attrs), "an event handler attribute"
-    for tag, k, v in m.attrs:
+    for _tag, k, v in m.attrs:
         if k == "href":
             assert re.match(r"https?://|#(signature/|overview$|runs$)", v), f"a link to {v!r}"
     assert "\x1b" not in page and "\x9b" not in page
@@ -364,7 +364,7 @@ def test_runs_csv_quotes_formula_cells_and_leaves_numbers(hostile, runner, tmp_p
 
 def test_trace_tree_of_every_hostile_run(hostile, runner):
     folder, _ = hostile
-    for i, text in enumerate(HOSTILE):
+    for i, _text in enumerate(HOSTILE):
         out = assert_ok(runner.invoke(cli, ["trace", f"{i + 1:032x}", str(folder)]))
         assert "execute_tool" in out
     out = assert_ok(runner.invoke(cli, ["trace", f"{1:032x}", str(folder)]))
@@ -463,7 +463,7 @@ def test_the_steps_histogram_has_bounded_bins_whatever_a_run_claims(hostile):
     (7 TiB of bins) and 1e5 steps took minutes (found by fuzzing). Past 120 steps the bins are wider."""
     from agentobs.analysis.html import plots
     from agentobs.analysis.report import analyze
-    folder, labels = hostile
+    folder, _labels = hostile
     r = analyze([str(p) for p in folder.iterdir()])
     assert len(r.runs) > 1
     r.runs.loc[r.runs.index[0], "steps"] = 10**12

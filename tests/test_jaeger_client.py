@@ -554,7 +554,7 @@ def test_a_redirect_to_another_origin_is_not_followed(jaeger, host):
     other = jaeger([_trace(1, T0 + 10**9)])
     fake = jaeger(modes={"shop": "redirect"})
     fake.redirect_to = f"http://{host}:{other.server.server_address[1]}"
-    with pytest.raises(InputError, match="redirect to another origin .* refused"):
+    with pytest.raises(InputError, match=r"redirect to another origin .* refused"):
         fetch(parse_url(f"http://user:secret@127.0.0.1:{fake.server.server_address[1]}?service=shop&{WINDOW}"),
               limits=_limits())
     assert other.hits == []                               # nothing, and no credentials, went there
@@ -569,7 +569,7 @@ def test_a_same_origin_redirect_is_followed(jaeger):
 
 def test_a_redirect_loop_ends_as_a_failed_request(jaeger):
     fake = jaeger(modes={"shop": "redirect_loop"})
-    with pytest.raises(InputError, match="every request failed.*redirect"):
+    with pytest.raises(InputError, match=r"every request failed.*redirect"):
         fetch(parse_url(f"{fake.url}?service=shop&{WINDOW}"), limits=_limits())
     assert fake.trace_requests <= 4                       # the request and at most 3 redirects
 

@@ -45,7 +45,7 @@ from agentobs.kernel.stops import ROUTES
     ({"max_repeat": 0}, "max_repeat"),
 ])
 def test_nonsense_budgets_are_refused_at_construction(kwargs, needle):
-    with pytest.raises(ConfigError, match="^Budget: ") as exc:
+    with pytest.raises(ConfigError, match=r"^Budget: ") as exc:
         Budget(**kwargs)
     assert needle in str(exc.value)
 
@@ -209,7 +209,7 @@ def test_two_workers_resuming_one_snapshot_exactly_one_proceeds(tmp_path):
 
 def test_corrupted_checkpoint_is_detected_and_never_overwritten(tmp_path):
     import sqlite3
-    store, desk = _suspended_in_store(tmp_path)
+    store, _desk = _suspended_in_store(tmp_path)
     db = sqlite3.connect(tmp_path / "ckpt.db")
     db.execute("UPDATE checkpoints SET payload = substr(payload, 1, 100)")
     db.commit()

@@ -9,6 +9,7 @@ files and a line written twice.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import os
 import subprocess
@@ -49,7 +50,7 @@ def archive(tmp_path_factory) -> Path:
     folder.mkdir()
     cuts = [0, len(lines) // 4, len(lines) // 2, 3 * len(lines) // 4, len(lines)]
     where: dict[str, set[str]] = {}
-    for name, a, b in zip([*ROTATED, LIVE], cuts, cuts[1:]):
+    for name, (a, b) in zip([*ROTATED, LIVE], itertools.pairwise(cuts), strict=True):
         part = b"".join(lines[a:b])
         if name == LIVE:
             part += lines[a]                           # a batch the exporter wrote twice

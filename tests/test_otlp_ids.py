@@ -45,7 +45,7 @@ def test_base64_ids_in_bulk_are_what_each_id_gives(ids):
     assert want.to_pylist() == [_one(v, 16) for v in s.to_pylist()]
     zero = "0" * 32
     assert got.to_pylist() == [None if v == zero else v for v in want.to_pylist()]
-    assert bad.tolist() == [v is not None and w in (None, zero) for v, w in zip(s.to_pylist(), want.to_pylist())]
+    assert bad.tolist() == [v is not None and w in (None, zero) for v, w in zip(s.to_pylist(), want.to_pylist(), strict=True)]
 
 
 def test_protobuf_base64_ids_become_hex():
@@ -113,7 +113,7 @@ def test_a_column_of_hex_ids_in_either_case_is_lowered_at_once_as_each_id_alone(
     got, bad = normalize_ids(arr, nbytes, zero_is_null=True)
     want = [_one(v, nbytes) for v in arr.to_pylist()]
     assert got.to_pylist() == [None if w == "0" * (2 * nbytes) else w for w in want]
-    assert bad.tolist() == [v is None or (w is None) for v, w in zip(arr.to_pylist(), want)]
+    assert bad.tolist() == [v is None or (w is None) for v, w in zip(arr.to_pylist(), want, strict=True)]
 
 
 @given(st.sampled_from([8, 16]), st.integers(0, 3), st.data())
@@ -137,7 +137,7 @@ def test_a_column_of_hex_and_padded_base64_ids_converts_each_form_at_once_as_eac
         ids_module._convert = real
     want = [_one(v, nbytes) for v in arr.to_pylist()]
     assert got.to_pylist() == [None if w == "0" * (2 * nbytes) else w for w in want]
-    assert bad.tolist() == [v is None or (w is None) for v, w in zip(arr.to_pylist(), want)]
+    assert bad.tolist() == [v is None or (w is None) for v, w in zip(arr.to_pylist(), want, strict=True)]
     shown = [v for v in arr.to_pylist() if v is not None]
     if all(_one(v, nbytes) is not None and len(v) in (2 * nbytes, 4 * ((nbytes + 2) // 3)) for v in shown) and \
             any(len(v) == 2 * nbytes for v in shown) and any(len(v) != 2 * nbytes for v in shown):

@@ -177,7 +177,7 @@ def test_spellings_mixed_in_one_file_give_the_canonical_runs_on_the_fast_path(em
 
 
 def test_base64_ids_become_the_hex_ids_of_the_canonical_file(emitted, tmp_path):
-    folder, canonical, batches = emitted
+    _folder, _canonical, batches = emitted
     line = json.loads(_proto_lines(batches[:1])[0])
     span = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
     hex_id = base64.b64decode(span["traceId"]).hex()
@@ -223,12 +223,12 @@ def _variants(batches):
         d = json_format.MessageToDict(b, use_integers_for_enums=True)
         _walk(d, _hex_ids)
         otlp.append(d)
-    return {name: [fn(b, d) for b, d in zip(batches, otlp)] for name, fn in LINE_SPELLINGS.items()}
+    return {name: [fn(b, d) for b, d in zip(batches, otlp, strict=True)] for name, fn in LINE_SPELLINGS.items()}
 
 
 @pytest.fixture(scope="module")
 def line_variants(emitted):
-    folder, canonical, batches = emitted
+    _folder, canonical, batches = emitted
     return _runs(canonical)[1], _variants(batches)
 
 
@@ -276,7 +276,7 @@ def test_lines_of_random_spellings_are_parsed_once_per_spelling_and_kept_in_file
     n = len(variants["canonical"])
     rng = random.Random(11)
     names = [rng.choice(sorted(variants)) for _ in range(n)]
-    runs = 1 + sum(a != b for a, b in zip(names, names[1:]))
+    runs = 1 + sum(a != b for a, b in itertools.pairwise(names))
     assert runs > 2 * len(variants)              # the spellings change often: grouping has work to do
     mixed = _write(tmp_path / "mixed.jsonl", [variants[name][i] for i, name in enumerate(names)])
     plain = _write(tmp_path / "plain.jsonl", variants["canonical"])

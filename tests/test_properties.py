@@ -148,7 +148,7 @@ def test_labels_files_parse_or_say_what_is_wrong(tmp_path_factory, text):
     path = tmp_path_factory.getbasetemp() / "labels.txt"
     path.write_text(text)
     try:
-        labels, problems, _conflicts = read_labels(path)
+        labels, _problems, _conflicts = read_labels(path)
         assert labels and all(isinstance(v, bool) for v in labels.values())
     except InputError as exc:
         msg = str(exc)

@@ -14,6 +14,7 @@ kind of source.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -77,7 +78,7 @@ def archive(tmp_path_factory) -> Path:
     folder.mkdir()
     import gzip
     cuts = [0, len(lines) // 3, 2 * len(lines) // 3, len(lines)]
-    for name, a, b in zip(FILES, cuts, cuts[1:]):
+    for name, (a, b) in zip(FILES, itertools.pairwise(cuts), strict=True):
         part = b"".join(lines[a:b])
         (folder / name).write_bytes(gzip.compress(part) if name.endswith(".gz") else part)
     (folder / "synthetic.jsonl").write_text(_synthetic(T0 + 20 * 60 * 10**9))
@@ -232,7 +233,7 @@ def test_patterns_match_whole_values_case_sensitively():
 
 # -- the object store ---------------------------------------------------------------------------------------------
 
-def test_an_object_store_gives_the_runs_of_the_full_table_filtered(archive, full, s3_server, monkeypatch):
+def test_an_object_store_gives_the_runs_of_the_full_table_filtered(archive, full, s3_server, monkeypatch):  # noqa: F811
     fsspec = pytest.importorskip("fsspec")
     pytest.importorskip("s3fs")
     for k in [k for k in __import__("os").environ if k.startswith("AWS_")]:

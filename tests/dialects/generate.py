@@ -58,10 +58,10 @@ def venv_python(name: str) -> Path:
         if "# agentobs: no-deps" in req.read_text():
             # the framework pins OpenTelemetry below what agentobs needs: agentobs goes in without its
             # dependencies and the driver loads agentobs/telemetry/otlp_json.py by itself (common.encoder)
-            subprocess.run(pip + ["-r", str(req)], check=True)
-            subprocess.run(pip + ["--no-deps", "-e", str(REPO)], check=True)
+            subprocess.run([*pip, "-r", str(req)], check=True)
+            subprocess.run([*pip, "--no-deps", "-e", str(REPO)], check=True)
         else:
-            subprocess.run(pip + ["-r", str(req), "-e", str(REPO)], check=True)
+            subprocess.run([*pip, "-r", str(req), "-e", str(REPO)], check=True)
         marker.write_text(req.read_text())
     return python
 

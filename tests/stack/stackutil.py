@@ -497,7 +497,7 @@ class PrivateStack:
                if not k.startswith(("AGENTOBS_", "JAEGER_", "OTEL_")) and k != "PROMETHEUS_URL"}
         if os.environ.get("AGENTOBS_STACK_CACHE"):
             env["AGENTOBS_STACK_CACHE"] = os.environ["AGENTOBS_STACK_CACHE"]
-        self.ports = dict(zip(STACK_PORT_SETTINGS, free_ports(len(STACK_PORT_SETTINGS))))
+        self.ports = dict(zip(STACK_PORT_SETTINGS, free_ports(len(STACK_PORT_SETTINGS)), strict=True))
         env.update({k: str(v) for k, v in self.ports.items()})
         env["AGENTOBS_STACK_RUN"] = str(run)
         env.update(extra_env or {})

@@ -170,7 +170,7 @@ def reference(seed: int) -> list[list]:
 
 def p99(xs: list[int]) -> float:
     s = sorted(xs)
-    return s[min(len(s) - 1, int(round(0.99 * (len(s) - 1))))]
+    return s[min(len(s) - 1, round(0.99 * (len(s) - 1)))]
 
 
 # -- a worker process: runs blocks through one telemetry configuration ----------------------------------------------
@@ -220,7 +220,7 @@ def worker_main(config: dict[str, Any]) -> None:
                 gc.disable()
                 start = time.monotonic()
                 try:
-                    recs = simulate(BLOCK, cmd["seed"], observers=lambda: [times.head, tel.observer(), times.tail,
+                    recs = simulate(BLOCK, cmd["seed"], observers=lambda w=w: [times.head, tel.observer(), times.tail,
                                                                            w.observer()], trace_id_of=trace_id)
                 finally:
                     end = time.monotonic()
@@ -255,7 +255,7 @@ class Worker:
         self.log = log
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--worker", json.dumps({"endpoint": endpoint, "service": service})],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(log, "w"), text=True, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(log, "w"), text=True, env=env,  # noqa: SIM115 - open while the worker runs
             cwd=str(Path(__file__).parent))
 
     def ask(self, **cmd: Any) -> dict[str, Any]:
@@ -304,7 +304,7 @@ class Workload:
         want = reference(seed)
         for name, reply in got.items():
             if reply["outcomes"] != want:
-                bad = next(i for i, (a, b) in enumerate(zip(reply["outcomes"], want)) if a != b)
+                bad = next(i for i, (a, b) in enumerate(zip(reply["outcomes"], want, strict=True)) if a != b)
                 self.mismatches.append(f"seed {seed} run {bad} ({name}): {reply['outcomes'][bad]} != {want[bad]}")
             if measure:
                 self.steps[name] += [tuple(x) for x in reply["steps"]]

@@ -119,10 +119,11 @@ def test_every_panel_query_returns_data_from_prometheus(stack, population, title
         expr = render(t["expr"], values)
         at = population["at"]
         if t.get("instant"):
-            got = wait_for(lambda: (lambda r: r if _finite(r) else None)(prom_query(stack.prometheus, expr, at)),
+            got = wait_for(lambda expr=expr, at=at: (lambda r: r if _finite(r) else None)(
+                prom_query(stack.prometheus, expr, at)),
                            f"{title} [{t['refId']}]: {expr}", timeout=20)
         else:
-            got = wait_for(lambda: (lambda r: r if _finite(r) else None)(
+            got = wait_for(lambda expr=expr, at=at: (lambda r: r if _finite(r) else None)(
                 prom_range(stack.prometheus, expr, at - 300, at + 5, 5)), f"{title} [{t['refId']}]: {expr}",
                 timeout=20)
         assert got
@@ -152,7 +153,7 @@ def _jaeger_panels() -> list[tuple[dict[str, Any], dict[str, Any]]]:
 
 def test_the_jaeger_panel_finds_runs_in_jaeger(stack, population):
     service = population["service"]
-    status, body = get_json(f"{stack.prometheus}/api/v1/label/agentobs_stop_reason/values",
+    _status, body = get_json(f"{stack.prometheus}/api/v1/label/agentobs_stop_reason/values",
                             [("match[]", f'agentobs_runs_total{{exported_job="{service}"}}')])
     reasons = sorted(body["data"])
     assert _jaeger_panels()
@@ -160,9 +161,10 @@ def test_the_jaeger_panel_finds_runs_in_jaeger(stack, population):
         for reason in (reasons[0], "max_usd"):           # Grafana's default (first value) and a failure
             assert reason in reasons
             tags = dict(kv.split("=", 1) for kv in render(t["tags"], {"stop_reason": reason}).split())
-            data = wait_for(lambda: (lambda d: d or None)(get_json(f"{stack.jaeger}/api/traces", {
-                "service": render(t["service"], {"service": service}), "tags": json.dumps(tags),
-                "limit": t["limit"], "start": population["t_min"] // 1000, "end": population["t_max"] // 1000})[1]["data"]),
+            window = {"limit": t["limit"], "start": population["t_min"] // 1000, "end": population["t_max"] // 1000}
+            query = {"service": render(t["service"], {"service": service}), "tags": json.dumps(tags), **window}
+            data = wait_for(lambda query=query: (lambda d: d or None)(
+                get_json(f"{stack.jaeger}/api/traces", query)[1]["data"]),
                 f"{panel['title']}: Jaeger search {tags}")
             assert 0 < len(data) <= t["limit"]
             for trace in data:

@@ -124,7 +124,7 @@ def test_secrets_are_masked_in_jaeger_api_v3(stack, secret_run):
 
 
 def test_secrets_are_masked_in_jaeger_legacy_api(stack, secret_run):
-    service, trace_id, spans, epoch = secret_run
+    service, trace_id, _spans, epoch = secret_run
     data = wait_for(lambda: legacy_search(stack.jaeger, service, epoch - 60 * 10**9, time.time_ns() + 60 * 10**9),
                     "the trace in the legacy API")
     text = json.dumps(data)
@@ -162,7 +162,7 @@ def test_secrets_are_masked_in_the_collector_archive(stack, secret_run):
 
 
 def test_secrets_never_reach_prometheus(stack, secret_run):
-    service, _, spans, _ = secret_run
+    service, _, _spans, _ = secret_run
     sel = [f'{{exported_job="{service}"}}', f'{{service_name="{service}"}}']
     wait_for(lambda: prom_query(stack.prometheus, f'agentobs_runs_total{{exported_job="{service}"}}'),
              "the run's metrics in Prometheus")

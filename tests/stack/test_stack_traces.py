@@ -127,7 +127,7 @@ def test_jaeger_api_v3_search_returns_every_task_with_its_full_span_tree(stack, 
     want = arrays_as_json_text(seeds.spans)                   # Jaeger's Badger storage keeps arrays as JSON text
     assert got == want, _diff(got, want)                      # ids, parents, names, kinds, times, status, attributes
     assert {r["service.name"] for r in resources} == {("string", seeds.service)}
-    for tid, root in seeds.roots.items():
+    for _tid, root in seeds.roots.items():
         assert got[root.span_id].attributes[sc.STOP_REASON] == root.attributes[sc.STOP_REASON]
 
 
@@ -220,7 +220,7 @@ def test_agentobs_report_reads_the_runs_from_jaeger(stack, seeds, tmp_path):
     # the runs table: every task's root trace is a run with its stop reason
     out = _agentobs("runs", url, "--out", str(tmp_path / "runs.csv"), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    rows = list(csv.DictReader(open(tmp_path / "runs.csv")))
+    rows = list(csv.DictReader((tmp_path / "runs.csv").read_text().splitlines()))
     by_trace_id = {r["trace_id"]: r for r in rows}
     for tid, root in seeds.roots.items():
         assert by_trace_id[tid]["stop_reason"] == root.attributes[sc.STOP_REASON][1], tid

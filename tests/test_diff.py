@@ -225,7 +225,8 @@ def test_json_has_every_measure_as_an_object(populations):
         assert {"before", "after", "change", "ci", "significant"} <= set(o)
     assert set(out["percentiles"]) == set(METRICS) and set(out["percentiles"]["steps"]) == {"p50", "p90", "p99"}
     assert out["runs"]["ci"] is None and out["runs"]["significant"] is None
-    assert out["percentiles"]["steps"]["p50"]["significant"] is True and out["percentiles"]["steps"]["p50"]["change"] > 0
+    p50 = out["percentiles"]["steps"]["p50"]
+    assert p50["significant"] is True and p50["change"] > 0
     assert out["signatures"]["repeated_call"]["after"] == 0 and out["signatures"]["repeated_call"]["significant"]
 
 
@@ -297,8 +298,8 @@ def test_labels_given_twice_label_each_sides_runs(populations, tmp_path):
 
 def test_each_side_may_be_told_apart_by_its_own_service():
     fixtures = str(Path(__file__).resolve().parent / "dialects" / "fixtures")
-    done = _invoke("diff", fixtures, "--before-service", "dialect-openai_agents", "--after-service", "dialect-langgraph",
-                   "--format", "json")
+    done = _invoke("diff", fixtures, "--before-service", "dialect-openai_agents",
+                   "--after-service", "dialect-langgraph", "--format", "json")
     assert done.exit_code == 0, done.output
     out = json.loads(done.stdout)
     runs = analyze([fixtures]).runs

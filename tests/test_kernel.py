@@ -77,7 +77,8 @@ def test_stop_routes_and_closing_messages_cover_every_reason():
 
 
 MALFORMED = [None, "just text", 42, [], {}, {"type": "dance"}, {"type": "tool"}, {"type": "tool", "name": ""},
-             {"type": "tool", "name": "get_order", "args": [1, 2]}, {"type": "tool", "name": "delete_order", "args": {}},
+             {"type": "tool", "name": "get_order", "args": [1, 2]},
+             {"type": "tool", "name": "delete_order", "args": {}},
              {"type": "final", "outcome": "maybe"}, {"type": "final", "text": 7}, {"type": "plan"},
              {"type": "plan", "steps": "all of them"}, {"type": "plan", "steps": [1, "x", {"id": 3}]},
              {"type": "tool", "name": "issue_refund", "args": {"order_id": ["x"], "amount_cents": "lots"}},

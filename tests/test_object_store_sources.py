@@ -142,7 +142,8 @@ def test_globs_in_urls_select_the_same_files(archive, uploaded, s3_env):
 
 def test_a_file_url_is_read_like_the_folder(archive):
     url = archive.as_uri() + "/"
-    assert comparable(analyze([url]).to_dict(), url) == comparable(analyze([str(archive)]).to_dict(), str(archive) + "/")
+    assert comparable(analyze([url]).to_dict(), url) == \
+        comparable(analyze([str(archive)]).to_dict(), str(archive) + "/")
 
 
 def test_a_schemes_case_does_not_matter(archive, uploaded, s3_env):

@@ -310,8 +310,8 @@ def test_pieces_of_lines_in_several_spellings_are_parsed_by_spelling_ahead_of_th
                                                                                            monkeypatch):
     """A file read in many pieces (not one small piece read inline): the parser threads cut each mixed piece by
     spelling and parse and decode its groups, so the caller only puts them together; once a piece was
-    mixed, the next are not parsed whole first (but for those already being parsed beside it). The spans, events and links are those of the same lines all in the
-    canonical spelling."""
+    mixed, the next are not parsed whole first (but for those already being parsed beside it). The spans, events
+    and links are those of the same lines all in the canonical spelling."""
     import threading
 
     import agentobs.analysis._otlp_ahead as ahead
@@ -436,10 +436,12 @@ def test_lines_of_several_spellings_with_dropped_spans_and_keys_of_two_kinds_giv
         spans = []
         for j in range(3):
             value = {"intValue": str(i)} if i % 3 else {"stringValue": f"s{i}"}
-            spans.append({"traceId": f"{i + 1:032x}", "spanId": "zz" if (i + j) % 17 == 0 else f"{i + 1:08x}{j + 1:08x}",
+            span_id = "zz" if (i + j) % 17 == 0 else f"{i + 1:08x}{j + 1:08x}"
+            spans.append({"traceId": f"{i + 1:032x}", "spanId": span_id,
                           "name": f"op{j}", "kind": 1, "startTimeUnixNano": str(10**18 + i),
                           "endTimeUnixNano": str(10**18 + i + 5),
-                          "attributes": [{"key": "n", "value": value}, {"key": f"k{j}", "value": {"doubleValue": i / 2}},
+                          "attributes": [{"key": "n", "value": value},
+                                         {"key": f"k{j}", "value": {"doubleValue": i / 2}},
                                          {"key": "line", "value": {"intValue": str(i)}}],
                           "events": [{"timeUnixNano": str(10**18 + i + e), "name": f"e{e}",
                                       "attributes": [{"key": "ev", "value": value},

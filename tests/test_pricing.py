@@ -163,7 +163,8 @@ def test_every_model_genai_prices_knows():
         warnings.simplefilter("ignore")
         for when in (WHEN, datetime(2026, 9, 20, 2, 0, tzinfo=UTC)):
             got = price(models, providers, tin, tout, cr, cw, as_of=when)
-            want = [reference(m, p, *t, when=when) for m, p, *t in zip(models, providers, tin, tout, cr, cw, strict=True)]
+            want = [reference(m, p, *t, when=when)
+                    for m, p, *t in zip(models, providers, tin, tout, cr, cw, strict=True)]
             assert_same(got.cost, want, when)
             assert np.isfinite(got.cost).mean() > 0.9
             assert got.library_calls < 50                  # only the odd model is priced call by call
@@ -225,7 +226,8 @@ def test_each_call_is_priced_when_it_was_made_whenever_the_report_runs(tmp_path,
     for i, (model, at) in enumerate(calls):
         t = int(at.timestamp()) * 10**9
         spans.append({"traceId": "a" * 32, "spanId": f"{i + 2:016x}", "parentSpanId": "1" * 16,
-                      "name": f"chat {model}", "kind": 3, "startTimeUnixNano": str(t), "endTimeUnixNano": str(t + 10**9),
+                      "name": f"chat {model}", "kind": 3, "startTimeUnixNano": str(t),
+                      "endTimeUnixNano": str(t + 10**9),
                       "attributes": [_attr("gen_ai.operation.name", "chat"), _attr("gen_ai.request.model", model),
                                      _attr("gen_ai.usage.input_tokens", 100_000),
                                      _attr("gen_ai.usage.output_tokens", 5_000)]})
@@ -321,7 +323,8 @@ def test_runs_price_foreign_calls_with_cache_tokens_and_provider(tmp_path):
     assert res.exit_code == 0, res.output
     got = {r["trace_id"]: r["cost_usd"] for r in csv.DictReader(out.open())}
     for t, rows in enumerate(calls.values()):
-        each = [reference(req or resp, prov, tin, tout, cr, cw, when=None) for req, resp, prov, tin, tout, cr, cw in rows]
+        each = [reference(req or resp, prov, tin, tout, cr, cw, when=None)
+                for req, resp, prov, tin, tout, cr, cw in rows]
         if t == 2:
             assert not np.isnan(each[0]) and np.isnan(each[1]) and got[f"{t + 1:032x}"] == ""
             continue
@@ -351,7 +354,8 @@ def test_realistic_benchmark_data_is_priced_call_by_call_as_calc_price(tmp_path)
     cr, cw = (np.array([0 if v is None or v is pd.NA else v for v in x], dtype=float) for x in (cr, cw))
     assert (cr > 0).any() and (cw > 0).any() and len(set(m)) >= 8
     got = price(m, p, tin.astype(float), tout.astype(float), cr, cw, as_of=WHEN)
-    assert_same(got.cost, [reference(*row, when=WHEN) for row in zip(m, p, tin, tout, cr, cw, strict=True)], "realistic")
+    want = [reference(*row, when=WHEN) for row in zip(m, p, tin, tout, cr, cw, strict=True)]
+    assert_same(got.cost, want, "realistic")
     unpriced = {k for k, v in manifest["models"].items() if not v["priced_by_genai_prices"]}
     assert set(got.unknown_models) == unpriced & set(m)
     # the runs table against the ground truth, for single-run traces (derive_runs alone: the caps' candidate

@@ -124,7 +124,8 @@ replies = st.one_of(
                                     "steps": st.one_of(json_values, st.lists(st.fixed_dictionaries(
                                         {"id": json_values, "tool": json_values}, optional={"depends_on": json_values}),
                                         max_size=4)),
-                                    "outcome": st.one_of(st.sampled_from(["completed", "cannot_complete"]), json_values),
+                                    "outcome": st.one_of(st.sampled_from(["completed", "cannot_complete"]),
+                                                         json_values),
                                     "text": json_values}))
 
 

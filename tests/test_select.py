@@ -1,5 +1,5 @@
-"""Select (issue 46, point 1): ``--since``, ``--until``, ``--service``, ``--agent``, ``--model`` and ``--where`` on every
-kind of source.
+"""Select (issue 46, point 1): ``--since``, ``--until``, ``--service``, ``--agent``, ``--model`` and ``--where`` on
+every kind of source.
 
 - The property: for files, folders and an object store (moto's S3 server on 127.0.0.1, tests/objectstore.py),
   the report with the selection pushed into the loading (traces set aside by group before the runs table is built)

@@ -35,7 +35,8 @@ EXTRAS = ("retries", "retries_exhausted", "streaming", "parallel", "tool_error_f
 def sub_scripts() -> dict[str, list[Reply]]:
     return {
         "sub-handoff": [Reply(tool_calls=[call("transfer_to_billing")], prompt_tokens=130, completion_tokens=11),
-                        Reply(tool_calls=[call("lookup_order", order_id="C-3")], prompt_tokens=180, completion_tokens=15),
+                        Reply(tool_calls=[call("lookup_order", order_id="C-3")], prompt_tokens=180,
+                              completion_tokens=15),
                         Reply(content="Billing: order C-3 is delivered.", prompt_tokens=220, completion_tokens=10)],
         "sub-tool": [Reply(tool_calls=[call("ask_translator", text="[run:sub-tool] Translate 'good morning'")],
                            prompt_tokens=125, completion_tokens=20),

@@ -3,9 +3,9 @@
 Each dialect's driver ``gen_<name>.py`` runs in its own virtualenv, built on first use (and reused after)
 under ``~/.cache/agentobs/dialects/<name>-<hash>`` (``$AGENTOBS_DIALECT_VENVS`` overrides the folder) from the
 pinned ``requirements/<name>.txt`` plus this repository (``pip install -e``; with ``--no-deps`` when the file
-has the line ``# agentobs: no-deps``), so the drivers can use ``agentobs.telemetry.otlp_json``. The hash covers the requirements file and the Python version: bumping an
-instrumentation is one edit of its requirements file and one command. Finally VERSIONS.md is rewritten from
-the truth files.
+has the line ``# agentobs: no-deps``), so the drivers can use ``agentobs.telemetry.otlp_json``. The hash covers
+the requirements file and the Python version: bumping an instrumentation is one edit of its requirements file
+and one command. Finally VERSIONS.md is rewritten from the truth files.
 
 A JavaScript dialect is a folder ``js/<name>/`` (package.json with exact versions, package-lock.json,
 driver.mjs) beside its ``gen_<name>.py``: its node_modules are installed with ``npm ci`` under

@@ -1,9 +1,10 @@
-"""A small OTLP/HTTP trace receiver on 127.0.0.1, for frameworks that only export over OTLP (MLflow, Langfuse, the Node SDK).
+"""A small OTLP/HTTP trace receiver on 127.0.0.1, for frameworks that only export over OTLP (MLflow, Langfuse, the
+Node SDK).
 
 It accepts ``POST .../v1/traces`` (any prefix, e.g. Langfuse's ``/api/public/otel/v1/traces``) with a protobuf
-``ExportTraceServiceRequest`` (gzip or not, by length or chunked) or its JSON form, and keeps every span as (resource, scope, span)
-in OTLP JSON: camelCase keys, trace and span ids in hex, int64 values as strings, enums as integers, which is
-what the collector's file exporter writes.
+``ExportTraceServiceRequest`` (gzip or not, by length or chunked) or its JSON form, and keeps every span as
+(resource, scope, span) in OTLP JSON: camelCase keys, trace and span ids in hex, int64 values as strings, enums as
+integers, which is what the collector's file exporter writes.
 """
 from __future__ import annotations
 

@@ -51,10 +51,11 @@ def population(stack):
     tel = configure(otlp_endpoint=stack.otlp_grpc, otlp_protocol="grpc", service_name=service, traces_out=None)
     finished = Finished()
     start = time.time_ns() - 190 * MIN_NS
+    runs_total = f'sum(agentobs_runs_total{{exported_job="{service}"}})'
     for batch, seed in enumerate((101, 102, 103)):
         simulate(100, seed, observers=lambda: [tel.observer(), finished], start_ns=start + batch * 60 * MIN_NS)
         tel.flush()
-        wait_for(lambda: _total(stack.prometheus, f'sum(agentobs_runs_total{{exported_job="{service}"}})') == finished.n,
+        wait_for(lambda: _total(stack.prometheus, runs_total) == finished.n,
                  f"batch {batch + 1}: agentobs_runs_total to reach {finished.n}")
         wait_for(lambda: _total(stack.prometheus, f'sum(traces_span_metrics_calls_total{{service_name="{service}", '
                                                   f'gen_ai_operation_name="invoke_agent"}})') == finished.n,
@@ -229,8 +230,8 @@ def test_the_dashboard_link_opens_the_service_in_jaeger(stack, population):
 
 def test_jaegers_monitor_tab_reads_the_span_metrics_from_prometheus(stack, population):
     service = population["service"]
-    common = {"service": service, "endTs": int(population["at"] * 1000) + 5000, "lookback": 15 * 60 * 1000, "step": 60 * 1000,
-              "ratePer": 10 * 60 * 1000}
+    common = {"service": service, "endTs": int(population["at"] * 1000) + 5000, "lookback": 15 * 60 * 1000,
+              "step": 60 * 1000, "ratePer": 10 * 60 * 1000}
     status, calls = get_json(f"{stack.jaeger}/api/metrics/calls", {**common, "spanKind": "internal",
                                                                     "groupByOperation": "true"})
     assert status == 200, calls

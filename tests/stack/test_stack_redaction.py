@@ -100,7 +100,8 @@ def _masked_and_kept(got, want):
 
 def test_secrets_are_masked_in_jaeger_api_v3(stack, secret_run):
     service, trace_id, spans, epoch = secret_run
-    rs = wait_for(lambda: (lambda r: r if len(from_otlp(r)[0]) >= len(spans) else None)(v3_trace(stack.jaeger, trace_id)),
+    rs = wait_for(lambda: (lambda r: r if len(from_otlp(r)[0]) >= len(spans) else None)(
+                      v3_trace(stack.jaeger, trace_id)),
                   "the trace in Jaeger")
     text = json.dumps(rs)
     for secret in SECRETS:

@@ -8,7 +8,8 @@
 #     the stack tests fail (not skip) when a service does not answer.
 #   - `up` runs twice: the second must find all three running and restart nothing
 #   - the stack is always stopped at the end (trap), and no port of it may still be listening
-#   - before all that, the gates: ruff, mypy and the import contracts (lint-imports); any failure stops here
+#   - before all that, the gates (scripts/gates.sh, also `make gates`): ruff, the complexity baseline, mypy and the
+#     import contracts (lint-imports); any failure stops here
 # Arguments go to pytest (e.g. scripts/test.sh -k stack -x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,12 +27,8 @@ fi
 
 log() { printf 'test.sh: %s\n' "$*" >&2; }
 
-# the gates, before anything is started: lint, types, and the import contract between the packages
-# (configured in pyproject.toml: [tool.ruff], [tool.mypy], [tool.importlinter]; docs/architecture.md says why)
-log "gates: ruff, mypy, import contracts"
-"$BIN/ruff" check agentobs bench
-"$BIN/mypy"
-"$BIN/lint-imports" --no-cache >/dev/null || "$BIN/lint-imports" --no-cache
+# the gates, before anything is started
+VENV=${VENV:-.venv} scripts/gates.sh
 
 # every port of the stack that something still listens on ("port SETTING" lines), or nothing
 leftover_ports() {

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass(kw_only=True)
@@ -118,7 +119,7 @@ class ProviderServer:
             def log_message(self, *args: Any) -> None:   # quiet
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 n_bytes = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(n_bytes)
                 path = self.path.split("?")[0]

@@ -15,18 +15,18 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
 
-from providers import Call, ProviderServer, RawJSON, Reply, call  # noqa: E402
+from providers import Call, ProviderServer, RawJSON, Reply, call
 
-from agentobs import Budget, Kernel, ModelRequest, Prices, RealClock, StopReason  # noqa: E402
-from agentobs.adapters.anthropic_messages import AnthropicMessagesModel  # noqa: E402
-from agentobs.adapters.openai_chat import OpenAIChatModel  # noqa: E402
-from agentobs.contract import TokenUsage  # noqa: E402
-from agentobs.contract.events import ModelReturned  # noqa: E402
-from agentobs.domain.policies import SupportPolicy  # noqa: E402
-from agentobs.domain.scenarios import new_state  # noqa: E402
-from agentobs.domain.support import CATALOG, FACTS, SupportDesk  # noqa: E402
-from agentobs.errors import ConfigError  # noqa: E402
-from agentobs.testing import EventLog  # noqa: E402
+from agentobs import Budget, Kernel, ModelRequest, Prices, RealClock, StopReason
+from agentobs.adapters.anthropic_messages import AnthropicMessagesModel
+from agentobs.adapters.openai_chat import OpenAIChatModel
+from agentobs.contract import TokenUsage
+from agentobs.contract.events import ModelReturned
+from agentobs.domain.policies import SupportPolicy
+from agentobs.domain.scenarios import new_state
+from agentobs.domain.support import CATALOG, FACTS, SupportDesk
+from agentobs.errors import ConfigError
+from agentobs.testing import EventLog
 
 ROOMY = dict(max_tokens=100_000, max_output_tokens=300)
 SCHEMAS = {"get_order": {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}
@@ -84,9 +84,10 @@ def test_the_seed_request_runs_to_done_through_the_sdk(kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_usage_keeps_cache_and_reasoning_tokens_and_the_model_id(kind):
-    script = lambda c: Reply(tool_calls=[call("get_order", order_id="ord_1001", plan_step="s1")], input_tokens=900,
-                             cached_tokens=600, cache_creation_tokens=100 if kind == "anthropic" else None,
-                             reasoning_tokens=40, output_tokens=60, model="served-model-2026-01-01")
+    def script(c):
+        return Reply(tool_calls=[call("get_order", order_id="ord_1001", plan_step="s1")], input_tokens=900,
+                                 cached_tokens=600, cache_creation_tokens=100 if kind == "anthropic" else None,
+                                 reasoning_tokens=40, output_tokens=60, model="served-model-2026-01-01")
     with ProviderServer(script) as srv:
         m = make(kind, srv)
         resp = m.propose(REQUEST)
@@ -112,9 +113,10 @@ def test_usage_keeps_cache_and_reasoning_tokens_and_the_model_id(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_429_waits_its_retry_after_inside_the_run_then_succeeds(kind):
     wire = policy_on_the_wire()
-    script = lambda c: Reply(status=429, retry_after="0.3") if c.n == 1 else wire(c)
+    def script(c):
+        return Reply(status=429, retry_after="0.3") if c.n == 1 else wire(c)
     with ProviderServer(script) as srv:
-        k, desk = kernel(make(kind, srv), Budget(**ROOMY))
+        k, _desk = kernel(make(kind, srv), Budget(**ROOMY))
         st = k.run(new_state())
     assert st.stop == "done"
     assert srv.count == 6                       # one refused request, then the five of the run; no SDK retry
@@ -149,8 +151,9 @@ def test_malformed_tool_arguments_are_a_malformed_reply_charged_as_reported(kind
     the adapter reads the body's usage member alone.)"""
     bad = MALFORMED_CALLS[case][0 if kind == "openai" else 1]
     give_up = Reply(tool_calls=[call("agentobs_final", outcome="cannot_complete", text="giving up")])
-    script = lambda c: Reply(tool_calls=[("get_order", bad)], input_tokens=500, output_tokens=40) if c.n == 1 \
-        else give_up
+    def script(c):
+        return Reply(tool_calls=[("get_order", bad)], input_tokens=500, output_tokens=40) if c.n == 1 \
+            else give_up
     with ProviderServer(script) as srv:
         k, desk = kernel(make(kind, srv), Budget(max_attempts=3, backoff_s=0.01, **ROOMY))
         st = k.run(new_state())
@@ -180,8 +183,8 @@ def test_the_usage_member_is_read_alone_from_a_body_python_cannot_parse():
     from agentobs.adapters._common import top_level_member
 
     deep = "[" * DEEP + "]" * DEEP
-    body = '{"id": "m", "content": [{"input": {"d": %s, "s": "\\"usage\\": 1}"}}], "n": %s, "usage": {"a": 1}}' % (
-        deep, "9" * 5000)
+    body = ('{"id": "m", "content": [{"input": {"d": ' + deep + ', "s": "\\"usage\\": 1}"}}], "n": ' + "9" * 5000
+            + ', "usage": {"a": 1}}')
     assert top_level_member(body, "usage") == {"a": 1}
     assert top_level_member('{"usage": 5, "x": [1]}', "usage") == 5
     assert top_level_member('{"x": {"usage": 5}}', "usage") is None           # only a member of the object itself

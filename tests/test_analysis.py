@@ -140,7 +140,7 @@ def test_conflicting_labels_leave_the_run_unlabelled_and_hex_ids_match_in_any_ca
                                                                        ["success"]["r0"])
     # only conflicts: nothing usable, said in one line naming the run
     j.write_text('[{"run_id": "r0", "success": true}, {"run_id": "r0", "success": false}]')
-    with pytest.raises(InputError, match="no usable run_id,success pair [(]r0 is labelled both true and false[)]"):
+    with pytest.raises(InputError, match=r"no usable run_id,success pair [(]r0 is labelled both true and false[)]"):
         analyze([str(src)], Options(labels=str(j)))
 
 

@@ -5,7 +5,8 @@ import math
 
 import pandas as pd
 import pyarrow as pa
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentobs.analysis import _arrow_pandas as ap
 

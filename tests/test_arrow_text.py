@@ -18,7 +18,7 @@ def _slow(arr):
         return arr.to_pylist(), 0
     except pa.ArrowInvalid:
         fixed = [None if v is None else v.decode("utf-8", "replace") for v in arr.cast(pa.binary()).to_pylist()]
-        return fixed, sum(1 for v, f in zip(arr.cast(pa.binary()).to_pylist(), fixed)
+        return fixed, sum(1 for v, f in zip(arr.cast(pa.binary()).to_pylist(), fixed, strict=True)
                           if v is not None and f.encode() != v)
 
 

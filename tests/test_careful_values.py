@@ -1,6 +1,7 @@
 """Values that send a line to the careful path (``_otlp_sanitize``) cost only themselves, as on the fast path: text
 that only looks like an integer ("--5", superscript or other non-ASCII digits), a double beyond a double's range,
-thousands of digits (past Python's limit on int()), an event without a name (found by fuzzing the loader: each of these raised out of the load)."""
+thousands of digits (past Python's limit on int()), an event without a name (found by fuzzing the loader: each of
+these raised out of the load)."""
 from __future__ import annotations
 
 import json
@@ -84,8 +85,8 @@ def test_an_event_with_no_usable_time_is_kept_without_one_on_both_paths(tmp_path
     span = {**SPAN, "attributes": [FORCE] if careful else [],
             "events": [event, {"name": "ok", "timeUnixNano": "1796053745167367421"}]}
     ss = load_file(_write(tmp_path, span))
-    got = [(n, None if t is None or t != t else int(t)) for n, t in
-           zip(ss.events["name"], ss.events["time_ns"].astype(object).where(ss.events["time_ns"].notna(), None))]
+    times = ss.events["time_ns"].astype(object).where(ss.events["time_ns"].notna(), None)
+    got = [(n, None if t is None or t != t else int(t)) for n, t in zip(ss.events["name"], times, strict=True)]
     assert got == [("e", kept), ("ok", 1796053745167367421)]
     assert ss.quality.count("bad_value") == counted
     assert len(ss.spans) == 1

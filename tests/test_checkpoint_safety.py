@@ -15,8 +15,19 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from agentobs import (ApprovalError, CheckpointConflict, CheckpointCorrupt, ConfigError, CrashAt, Decision, Kernel,
-                      SimClock, SimulatedCrash, SQLiteCheckpointStore, TaskState)
+from agentobs import (
+    ApprovalError,
+    CheckpointConflict,
+    CheckpointCorrupt,
+    ConfigError,
+    CrashAt,
+    Decision,
+    Kernel,
+    SimClock,
+    SimulatedCrash,
+    SQLiteCheckpointStore,
+    TaskState,
+)
 from agentobs.domain import policies
 from agentobs.domain.scenarios import new_state
 from agentobs.domain.support import FACTS, SupportDesk
@@ -69,7 +80,7 @@ def _in_thread(fn):
     def body():
         try:
             out["state"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+        except BaseException as exc:  # the test inspects it
             out["error"] = exc
     t = threading.Thread(target=body, daemon=True)
     t.start()
@@ -240,7 +251,7 @@ def test_a_crash_while_the_approved_call_runs_keeps_the_decision(tmp_path, when)
 
 
 def test_fencing_at_the_store(two_stores):
-    store_a, store_b, clock, path = two_stores
+    store_a, store_b, clock, _path = two_stores
     state = new_state()
     old = store_a.acquire("t1", owner="worker-a")
     v1 = store_a.save(state, None, lease=old)
@@ -331,7 +342,7 @@ def test_missing_tables_and_columns(tmp_path):
     db.execute("CREATE TABLE checkpoints (task_id TEXT PRIMARY KEY, version INTEGER, payload TEXT)")
     db.commit()
     db.close()
-    with pytest.raises(CheckpointCorrupt, match="lacks.*sha256") as exc:
+    with pytest.raises(CheckpointCorrupt, match=r"lacks.*sha256") as exc:
         SQLiteCheckpointStore(path)
     _corrupt_message(exc, path)
 
@@ -398,7 +409,7 @@ def test_newer_schemas_ask_for_an_upgrade(tmp_path):
     _corrupt_message(exc, path)
     payload = json.dumps({**GOOD, "schema_version": SCHEMA_VERSION + 1})
     _set_row(path, schema=SCHEMA_VERSION, payload=payload, sha256=hashlib.sha256(payload.encode()).hexdigest())
-    with pytest.raises(CheckpointCorrupt, match="newer agentobs.*upgrade agentobs"):
+    with pytest.raises(CheckpointCorrupt, match=r"newer agentobs.*upgrade agentobs"):
         SQLiteCheckpointStore(path).load("t1")
     db = sqlite3.connect(path)
     db.execute(f"PRAGMA user_version = {LAYOUT_VERSION + 1}")

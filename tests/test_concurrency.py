@@ -9,6 +9,7 @@ task id as the only difference. Runs interleave for real: the models and tools w
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import random
@@ -594,7 +595,7 @@ def test_a_cancelled_run_releases_its_lease_without_holding_up_the_event_loop(tm
             await task
         assert store.inside.is_set() and store.go.is_set()  # the release waited for the database
         beat.cancel()
-        return max(b - a for a, b in zip(ticks, ticks[1:]))
+        return max(b - a for a, b in itertools.pairwise(ticks))
     assert asyncio.run(main()) < 0.25                       # the loop went on meanwhile
     store.slow = None
     store.release(store.acquire("t-busy"))                  # released before the cancellation came out

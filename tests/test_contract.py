@@ -40,7 +40,7 @@ def _upstream_constants() -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for name in UPSTREAM:
         body = ast.parse(inspect.getsource(importlib.import_module(name))).body
-        for node, after in zip(body, [*body[1:], None]):
+        for node, after in zip(body, [*body[1:], None], strict=True):
             target = node.target if isinstance(node, ast.AnnAssign) else \
                 node.targets[0] if isinstance(node, ast.Assign) else None
             value = getattr(node, "value", None)
@@ -192,7 +192,7 @@ def test_the_kernel_emits_snapshots_not_its_state():
 # -- vocabularies --------------------------------------------------------------------------------------------------
 
 def test_vocabularies_are_closed_and_complete():
-    assert set(CATEGORY) == set(StopReason) and SUSPENDING == {StopReason.NEEDS_APPROVAL}
+    assert set(CATEGORY) == set(StopReason) and {StopReason.NEEDS_APPROVAL} == SUSPENDING
     assert [status_of(s) for s in (StopReason.DONE, StopReason.NEEDS_APPROVAL)] == [RunStatus.STOPPED,
                                                                                     RunStatus.SUSPENDED]
     assert str(StopReason.MAX_USD) == f"{StopReason.MAX_USD}" == "max_usd"

@@ -119,7 +119,7 @@ def test_every_dashboard_parses_and_every_panel_has_a_query():
                 else:
                     pytest.fail(f"{p['title']}: unexpected datasource type {kind}")
             pos = p["gridPos"]
-            assert 0 <= pos["x"] and pos["x"] + pos["w"] <= 24 and pos["h"] > 0, (p["title"], pos)
+            assert pos["x"] >= 0 and pos["x"] + pos["w"] <= 24 and pos["h"] > 0, (p["title"], pos)
 
 
 def test_every_datasource_uid_a_dashboard_references_is_provisioned(datasources):
@@ -152,8 +152,8 @@ def test_every_query_uses_metric_names_of_the_contract():
             # a metric name is an identifier followed by a selector or a range
             for name in re.findall(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(?=\{)", expr):
                 assert name in known or name in functions, (name, expr)
-            for name in re.findall(r"\(\s*([a-z_]+_(?:total|bucket|sum|count|usage|calls|tokens|usd|utilisation))\s*[,)]",
-                                   expr):
+            suffix = r"(?:total|bucket|sum|count|usage|calls|tokens|usd|utilisation)"
+            for name in re.findall(r"\(\s*([a-z_]+_" + suffix + r")\s*[,)]", expr):
                 assert name in known, (name, expr)
 
 
@@ -314,8 +314,8 @@ def test_every_mounted_config_file_exists_and_is_the_one_the_tests_run(compose):
     jaeger_cfg = jaeger["command"][0].split("=", 1)[1]
     assert container_to_host(compose, "jaeger", compose_default(jaeger_cfg)) == ROOT / "jaeger" / "config.yaml"
     # AGENTOBS_JAEGER_CONFIG picks another file of the same mounted folder
-    assert container_to_host(compose, "jaeger", jaeger_cfg.replace(
-        "${AGENTOBS_JAEGER_CONFIG:-config.yaml}", "config-opensearch.yaml")) == ROOT / "jaeger" / "config-opensearch.yaml"
+    opensearch_cfg = jaeger_cfg.replace("${AGENTOBS_JAEGER_CONFIG:-config.yaml}", "config-opensearch.yaml")
+    assert container_to_host(compose, "jaeger", opensearch_cfg) == ROOT / "jaeger" / "config-opensearch.yaml"
     assert container_to_host(compose, "jaeger", jaeger["environment"]["AGENTOBS_JAEGER_UI_CONFIG"]) == \
         ROOT / "jaeger" / "ui-config.json"
     prom_cfg = next(a.split("=", 1)[1] for a in compose["services"]["prometheus"]["command"]
@@ -331,8 +331,9 @@ def test_the_compose_prometheus_config_is_the_template_filled_by_stack_sh():
     r = subprocess.run([str(STACK_SH), "prometheus-config"], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     committed = (ROOT / "prometheus" / "prometheus.compose.yml").read_text()
-    assert r.stdout == committed, "run: AGENTOBS_PROMETHEUS_TARGET_HOST=collector AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL=5s " \
-                                  "scripts/stack.sh prometheus-config > prometheus/prometheus.compose.yml"
+    assert r.stdout == committed, ("run: AGENTOBS_PROMETHEUS_TARGET_HOST=collector "
+                                   "AGENTOBS_PROMETHEUS_SCRAPE_INTERVAL=5s "
+                                   "scripts/stack.sh prometheus-config > prometheus/prometheus.compose.yml")
     doc = load_yaml(ROOT / "prometheus" / "prometheus.compose.yml")
     targets = {c["job_name"]: c["static_configs"][0]["targets"] for c in doc["scrape_configs"]}
     assert targets == {"agentobs-collector-exporter": ["collector:14889"], "agentobs-collector": ["collector:14888"]}
@@ -447,7 +448,8 @@ def test_jaeger_keeps_its_badger_folder_on_a_named_volume_prepared_for_its_user(
     assert f"chown -R {uid}:{uid} {folder}" in script and f"chmod 700 {folder}" in script
     assert jaeger["depends_on"]["jaeger-init"] == {"condition": "service_completed_successfully"}
     # the retention: one default, the same in compose, the config and stack.sh
-    ttl_default = re.search(r"\$\{env:AGENTOBS_JAEGER_SPAN_TTL:-([^}]+)\}", (ROOT / "jaeger" / "config.yaml").read_text())
+    ttl_default = re.search(r"\$\{env:AGENTOBS_JAEGER_SPAN_TTL:-([^}]+)\}",
+                            (ROOT / "jaeger" / "config.yaml").read_text())
     assert ttl_default and compose_default(env["AGENTOBS_JAEGER_SPAN_TTL"]) == ttl_default.group(1)
     assert f'AGENTOBS_JAEGER_SPAN_TTL="${{AGENTOBS_JAEGER_SPAN_TTL:-{ttl_default.group(1)}}}"' in STACK_SH.read_text()
 

@@ -479,7 +479,7 @@ def test_a_file_the_workers_cannot_see_is_said_as_such(tmp_path):
     here.write_text("{}\n")
     q = DataQuality()
     q.add("unreadable", str(here), example=f"[Errno 2] No such file or directory: '{here}'")
-    with pytest.raises(InputError, match="a Dask worker found no file at .*shared disk"):
+    with pytest.raises(InputError, match=r"a Dask worker found no file at .*shared disk"):
         _unseen([SimpleNamespace(quality=q)], {str(here): "runs.jsonl"})
     gone = DataQuality()
     gone.add("unreadable", str(tmp_path / "gone.jsonl"), example="[Errno 2] No such file or directory")

@@ -162,7 +162,8 @@ UNRECORDED: dict[tuple[str, str], dict[str, object]] = {
     **{("openllmetry_js", key): {"tool_calls": None, "max_identical_calls": None, "max_consecutive_identical": None,
                                  "errors": 0} for key in ("tool_error",)},
     ("openllmetry_js", "tool_error_fatal"): {"tool_calls": None, "max_identical_calls": None,
-                                             "max_consecutive_identical": None, "errors": 0, "stop_reason": "max_steps"},
+                                             "max_consecutive_identical": None, "errors": 0,
+                                             "stop_reason": "max_steps"},
     **{("openllmetry_js", key): {"model_calls": 1, "errors": 0, "stop_reason": "max_steps"}
        for key in ("model_error", "retries_exhausted")},
     ("openllmetry_js", "streaming"): {"input_tokens": None, "output_tokens": None},

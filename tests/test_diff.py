@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import UTC, datetime, timedelta
 from collections.abc import Callable
 from pathlib import Path
 
@@ -136,10 +135,10 @@ def test_two_different_populations_show_the_changes_an_independent_computation_f
     # shares: the success rate among labelled runs, each signature's share of runs
     ok = [(int((r["success"] == True).sum()), int(r["success"].notna().sum())) for r in (b, a)]  # noqa: E712
     hand_p["success_rate"], hand_ci["success_rate"] = _z_test(*ok[0], *ok[1])
-    for key, m in got.items():
+    for key, _m in got.items():
         if key.startswith("signatures."):
             name = key.split(".", 1)[1]
-            k = [int(r["signatures"].map(lambda xs: name in xs).sum()) for r in (b, a)]
+            k = [int(r["signatures"].map(lambda xs, name=name: name in xs).sum()) for r in (b, a)]
             hand_p[key], hand_ci[key] = _z_test(k[0], len(b), k[1], len(a))
     # percentiles and caps: resampled the plain way
     for metric in METRICS:
@@ -225,7 +224,8 @@ def test_json_has_every_measure_as_an_object(populations):
         assert {"before", "after", "change", "ci", "significant"} <= set(o)
     assert set(out["percentiles"]) == set(METRICS) and set(out["percentiles"]["steps"]) == {"p50", "p90", "p99"}
     assert out["runs"]["ci"] is None and out["runs"]["significant"] is None
-    assert out["percentiles"]["steps"]["p50"]["significant"] is True and out["percentiles"]["steps"]["p50"]["change"] > 0
+    p50 = out["percentiles"]["steps"]["p50"]
+    assert p50["significant"] is True and p50["change"] > 0
     assert out["signatures"]["repeated_call"]["after"] == 0 and out["signatures"]["repeated_call"]["significant"]
 
 
@@ -276,9 +276,9 @@ def test_labels_given_twice_label_each_sides_runs(populations, tmp_path):
     first, second = tmp_path / "before.csv", tmp_path / "after.csv"
     # (both simulations number their tasks alike: the runs are named by their trace and root span)
     first.write_text("trace_id,root_span_id,success\n" + "".join(
-        f"{t[0]},{s},true\n" for t, s in zip(before["trace_ids"], before["root_span_id"])))
+        f"{t[0]},{s},true\n" for t, s in zip(before["trace_ids"], before["root_span_id"], strict=True)))
     second.write_text("trace_id,root_span_id,success\n" + "".join(
-        f"{t[0]},{s},false\n" for t, s in zip(after["trace_ids"], after["root_span_id"]))
+        f"{t[0]},{s},false\n" for t, s in zip(after["trace_ids"], after["root_span_id"], strict=True))
         + f"{'0' * 31}1,{'0' * 15}1,true\n")
     done = _invoke("diff", *map(str, populations), "--labels", str(first), "--labels", str(second),
                    "--format", "json")
@@ -296,8 +296,8 @@ def test_labels_given_twice_label_each_sides_runs(populations, tmp_path):
 
 def test_each_side_may_be_told_apart_by_its_own_service():
     fixtures = str(Path(__file__).resolve().parent / "dialects" / "fixtures")
-    done = _invoke("diff", fixtures, "--before-service", "dialect-openai_agents", "--after-service", "dialect-langgraph",
-                   "--format", "json")
+    done = _invoke("diff", fixtures, "--before-service", "dialect-openai_agents",
+                   "--after-service", "dialect-langgraph", "--format", "json")
     assert done.exit_code == 0, done.output
     out = json.loads(done.stdout)
     runs = analyze([fixtures]).runs

@@ -11,28 +11,28 @@ import pytest
 pytest.importorskip("pydantic_ai")
 pytest.importorskip("agents")
 
-from agents import Agent as AgentsAgent  # noqa: E402
-from agents import OpenAIChatCompletionsModel, function_tool, set_tracing_disabled  # noqa: E402
-from click.testing import CliRunner  # noqa: E402
-from openai import AsyncOpenAI  # noqa: E402
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from pydantic_ai import Agent  # noqa: E402
-from pydantic_ai.exceptions import UsageLimitExceeded  # noqa: E402
-from pydantic_ai.models.instrumented import InstrumentationSettings  # noqa: E402
-from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
-from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
-from providers import Call, ProviderServer, Reply, call, desk_tools  # noqa: E402
+from agents import Agent as AgentsAgent
+from agents import OpenAIChatCompletionsModel, function_tool, set_tracing_disabled
+from click.testing import CliRunner
+from openai import AsyncOpenAI
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from providers import Call, ProviderServer, Reply, call, desk_tools
+from pydantic_ai import Agent
+from pydantic_ai.exceptions import UsageLimitExceeded
+from pydantic_ai.models.instrumented import InstrumentationSettings
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
 
-from agentobs import Budget, FunctionModel, Kernel, StopReason  # noqa: E402
-from agentobs.analysis.emit import emit  # noqa: E402
-from agentobs.contract import CATEGORY, Category  # noqa: E402
-from agentobs.cli.main import cli  # noqa: E402
-from agentobs.domain.scenarios import new_state  # noqa: E402
-from agentobs.domain.support import SupportDesk  # noqa: E402
-from agentobs.errors import BudgetExceeded, InputError  # noqa: E402
-from agentobs.guards.pydantic_ai import BudgetGuard  # noqa: E402
-from agentobs.telemetry.otlp_json import OtlpJsonFileExporter  # noqa: E402
+from agentobs import Budget, FunctionModel, Kernel, StopReason
+from agentobs.analysis.emit import emit
+from agentobs.cli.main import cli
+from agentobs.contract import CATEGORY, Category
+from agentobs.domain.scenarios import new_state
+from agentobs.domain.support import SupportDesk
+from agentobs.errors import BudgetExceeded, InputError
+from agentobs.guards.pydantic_ai import BudgetGuard
+from agentobs.telemetry.otlp_json import OtlpJsonFileExporter
 
 set_tracing_disabled(True)
 BUDGET_STOPS = {stop for stop, category in CATEGORY.items() if category is Category.BUDGET}
@@ -98,9 +98,8 @@ def test_emitted_usage_limits_are_built_by_pydantic_ai_and_stop_a_runaway_where_
     for line in text.splitlines():
         if "_limit=" in line:
             assert "# cuts off 0.0% of 20 successful runs" in line
-    with ProviderServer(runaway) as srv:
-        with pytest.raises(UsageLimitExceeded):
-            pydantic_agent(srv).run_sync(PROMPT, usage_limits=limits)
+    with ProviderServer(runaway) as srv, pytest.raises(UsageLimitExceeded):
+        pydantic_agent(srv).run_sync(PROMPT, usage_limits=limits)
     assert 1 <= srv.count <= limits.request_limit
 
 
@@ -109,9 +108,8 @@ def test_emitted_budget_drives_the_guard_and_the_kernel(traces):
     budget = ns["budget"]
     assert isinstance(budget, Budget) and budget.repeat_window == "since_progress"
     assert (budget.max_steps, budget.max_tool_calls) == (8, 7)   # above the 6 tool calls of the longest runs
-    with ProviderServer(runaway) as srv:
-        with pytest.raises(BudgetExceeded) as stop:
-            pydantic_agent(srv, capabilities=[BudgetGuard(budget)]).run_sync(PROMPT)
+    with ProviderServer(runaway) as srv, pytest.raises(BudgetExceeded) as stop:
+        pydantic_agent(srv, capabilities=[BudgetGuard(budget)]).run_sync(PROMPT)
     s = stop.value
     assert s.stop in BUDGET_STOPS
     assert srv.count <= budget.max_steps
@@ -144,7 +142,7 @@ def test_the_emitted_budget_lets_every_recorded_successful_run_finish_under_the_
 
 
 def test_emitted_agents_config_runs_under_the_guard(traces):
-    text, ns = emitted(traces, "openai-agents")
+    _text, ns = emitted(traces, "openai-agents")
     assert ns["max_turns"] == 8
     guard = ns["guard"]
     with ProviderServer(runaway) as srv:

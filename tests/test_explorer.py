@@ -162,7 +162,8 @@ def test_a_page_over_its_limits_keeps_every_row_and_the_examples_spans(populatio
 
 
 def _codes(x, column, text):
-    (code,) = [c for c, _ in next(f.options for f in x.table.facets if f.column == column) if x.strings.values[c] == text]
+    options = next(f.options for f in x.table.facets if f.column == column)
+    (code,) = [c for c, _ in options if x.strings.values[c] == text]
     return code
 
 

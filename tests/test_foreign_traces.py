@@ -64,7 +64,7 @@ def test_pydantic_ai_traces_give_what_the_model_function_did(tmp_path):
     runs = report.runs.sort_values("start").reset_index(drop=True)
     assert len(runs) == 3
     assert (runs["source_kind"] == "genai").all() and (runs["agent"] == "support-agent").all()
-    got = list(zip(runs["steps"], runs["tool_calls"], runs["tokens"]))
+    got = list(zip(runs["steps"], runs["tool_calls"], runs["tokens"], strict=True))
     assert got == [(a, b, c) for a, b, c, _ in did]
     # repeats are found from the captured gen_ai.tool.call.arguments
     assert list(runs["max_identical_calls"]) == [1 + e for *_, e in did]
@@ -92,7 +92,8 @@ def test_tau2_through_the_importer_reproduces_the_readme():
             x = g[col].to_numpy(dtype=float)
             got = [*np.percentile(x, [50, 90, 99]), x.max()]
             digits = 0 if col == "tokens" else 1
-            assert [round(v, digits) for v in got] == [round(float(w), digits) for w in want], (fine_tuned, success, col)
+            assert [round(v, digits) for v in got] == [round(float(w), digits) for w in want], \
+                (fine_tuned, success, col)
     # the five fine-tuned runaways are found: a call repeated dozens of times
     runaway = runs[runs["max_identical_calls"] >= 60]
     assert len(runaway) == 5 and (runaway["signatures"].map(lambda s: "repeated_call" in s)).all()

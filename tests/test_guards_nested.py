@@ -18,20 +18,20 @@ pytest.importorskip("agents")
 pytest.importorskip("pydantic_ai")
 pytest.importorskip("openai")
 
-from agents import Agent as OAAgent  # noqa: E402
-from agents import OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled  # noqa: E402
-from agents.tool_context import ToolContext  # noqa: E402
-from providers import ProviderServer, delegation, desk_tools, handoff_then_search, outcome  # noqa: E402
-from pydantic_ai import Agent as PAAgent  # noqa: E402
-from pydantic_ai import RunContext  # noqa: E402
-from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
-from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
+from agents import Agent as OAAgent
+from agents import OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
+from agents.tool_context import ToolContext
+from providers import ProviderServer, delegation, desk_tools, handoff_then_search, outcome
+from pydantic_ai import Agent as PAAgent
+from pydantic_ai import RunContext
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
 
-from agentobs import Budget, StopReason  # noqa: E402
-from agentobs.domain.support import SupportDesk  # noqa: E402
-from agentobs.errors import BudgetExceeded  # noqa: E402
-from agentobs.guards import openai_agents as oa  # noqa: E402
-from agentobs.guards import pydantic_ai as pa  # noqa: E402
+from agentobs import Budget, StopReason
+from agentobs.domain.support import SupportDesk
+from agentobs.errors import BudgetExceeded
+from agentobs.guards import openai_agents as oa
+from agentobs.guards import pydantic_ai as pa
 
 set_tracing_disabled(True)     # the SDK's own trace export goes to a hosted service: never in tests
 

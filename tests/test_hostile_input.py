@@ -238,7 +238,7 @@ def test_no_usable_run_exits_non_zero_with_one_line(tmp_path):
 
 
 def test_jaeger_answer_with_one_bad_span_keeps_the_rest(good):
-    lines, want = good
+    lines, _want = good
     obj = json.loads(lines[0])
     n = len(obj["resourceSpans"][0]["scopeSpans"][0]["spans"])
     obj["resourceSpans"][0]["scopeSpans"][0]["spans"].append(
@@ -374,7 +374,8 @@ def test_property_a_valid_file_plus_one_corrupted_span_keeps_every_run(good, tmp
     got = _runs_of(ss)
     assert set(want.index) <= set(got.index)
     kept = [c for c in want.columns if c not in ("trace_ids", "signatures", "spans", "wall_s", "tool_calls",
-                                                  "model_calls", "attempts", "retries", "steps", "input_tokens", "output_tokens",
+                                                  "model_calls", "attempts", "retries", "steps", "input_tokens",
+                                                  "output_tokens",
                                                   "tokens", "cost_usd", "active_s", "first_error",
                                                   "max_identical_calls", "max_consecutive_identical",
                                                   "max_identical_since_progress", "longest_stall",
@@ -390,8 +391,8 @@ def test_property_a_valid_file_plus_one_corrupted_span_keeps_every_run(good, tmp
 
 def test_lines_that_are_not_requests_go_the_careful_path_at_once(tmp_path):
     """JSON lines of something else, and a pretty-printed OTLP document over the document limit (so cut into pieces
-    mid-object), are counted line by line without a pyarrow parse per line (which took minutes: each bad line was found by cutting pieces
-    in halves); good requests between bad lines are all kept."""
+    mid-object), are counted line by line without a pyarrow parse per line (which took minutes: each bad line was
+    found by cutting pieces in halves); good requests between bad lines are all kept."""
     other = tmp_path / "other.jsonl"
     other.write_text('{"level": "info", "msg": "hello"}\n' * 5000 + "{}\n" * 5000)
     q = load_file(other).quality
@@ -521,7 +522,8 @@ def test_a_time_of_0_or_before_1970_is_no_time(tmp_path, careful):
     assert ss.quality.count("bad_span") == 2
     assert _examples(ss.quality, "bad_span")[0].startswith("span bbbbbbbbbbbbbbbb: startTimeUnixNano 0 is unset")
     for n, spans, said in ((1, _bot_run("5" * 32, root_start=-5), "aaaaaaaaaaaaaaaa: startTimeUnixNano -5 is before"),
-                           (3, [dict(s, endTimeUnixNano="0") for s in _bot_run("6" * 32)], "endTimeUnixNano 0 is unset")):
+                           (3, [dict(s, endTimeUnixNano="0") for s in _bot_run("6" * 32)],
+                            "endTimeUnixNano 0 is unset")):
         q = check(load_file(_bot_file(tmp_path, spans, careful=careful, name=f"{n}.jsonl"))).quality
         assert q.count("bad_span") == n
         assert said in _examples(q, "bad_span")[0]

@@ -194,7 +194,7 @@ def assert_html_safe(page: str) -> None:
         json.loads(text)                                    # data, whole: nothing in it ended its element
         assert "<" not in text and ">" not in text and "&" not in text
     assert all(t != "img" and not k.startswith("on") for t, k, _ in m.attrs), "an event handler attribute"
-    for tag, k, v in m.attrs:
+    for _tag, k, v in m.attrs:
         if k == "href":
             assert re.match(r"https?://|#(signature/|overview$|runs$)", v), f"a link to {v!r}"
     assert "\x1b" not in page and "\x9b" not in page
@@ -235,7 +235,8 @@ def cli_all_formats(folder: Path, labels: Path, tmp: Path, texts: list[str], run
     assert_ok(caps)
     strict_json(caps.stdout)
     csv_path = tmp / "runs.csv"
-    assert_ok(runner.invoke(cli, ["runs", src, "--labels", str(labels), "--out", str(csv_path)]))   # (runs has no --segment)
+    # (runs has no --segment)
+    assert_ok(runner.invoke(cli, ["runs", src, "--labels", str(labels), "--out", str(csv_path)]))
     assert len(assert_csv_safe(csv_path, NUMERIC)) == len(texts)
     assert_ok(runner.invoke(cli, ["trace", f"{1:032x}", src]))
 
@@ -364,7 +365,7 @@ def test_runs_csv_quotes_formula_cells_and_leaves_numbers(hostile, runner, tmp_p
 
 def test_trace_tree_of_every_hostile_run(hostile, runner):
     folder, _ = hostile
-    for i, text in enumerate(HOSTILE):
+    for i, _text in enumerate(HOSTILE):
         out = assert_ok(runner.invoke(cli, ["trace", f"{i + 1:032x}", str(folder)]))
         assert "execute_tool" in out
     out = assert_ok(runner.invoke(cli, ["trace", f"{1:032x}", str(folder)]))
@@ -410,7 +411,8 @@ def test_clean_removes_whole_sequences_and_keeps_text():
     assert clean("a\x1b[2Jb\x1b]0;pwned\x07c\x1b]8;;https://evil\x1b\\x\x1b]8;;\x1b\\d\x9b31me") == "abcxde"
     assert clean("x\x1bP1$r\x1b\\y\x90q\x9cz") == "xyz"
     assert clean("tab\there\nnew\rline") == "tab here new line"
-    assert clean("[bold]kept[/bold] \U0001f600 \u05e9\u05dc\u05d5\u05dd") == "[bold]kept[/bold] \U0001f600 \u05e9\u05dc\u05d5\u05dd"
+    kept = "[bold]kept[/bold] \U0001f600 \u05e9\u05dc\u05d5\u05dd"
+    assert clean(kept) == kept
     assert clean("x" * 600).endswith("…") and len(clean("x" * 600)) == 500
     # an invisible character is shown, not kept invisible ("gpt-4\u200bo" looked like "gpt-4o"); joiners in emoji
     # and scripts stay
@@ -463,7 +465,7 @@ def test_the_steps_histogram_has_bounded_bins_whatever_a_run_claims(hostile):
     (7 TiB of bins) and 1e5 steps took minutes (found by fuzzing). Past 120 steps the bins are wider."""
     from agentobs.analysis.html import plots
     from agentobs.analysis.report import analyze
-    folder, labels = hostile
+    folder, _labels = hostile
     r = analyze([str(p) for p in folder.iterdir()])
     assert len(r.runs) > 1
     r.runs.loc[r.runs.index[0], "steps"] = 10**12

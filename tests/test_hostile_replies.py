@@ -175,7 +175,7 @@ def test_a_model_that_returns_no_model_response_is_said_not_taken_for_a_timeout(
 
         def propose(self, request):
             return returned
-    with pytest.raises(ConfigError, match="model 'broken' returned .*, not a ModelResponse"):
+    with pytest.raises(ConfigError, match=r"model 'broken' returned .*, not a ModelResponse"):
         go(Broken())
 
 
@@ -316,7 +316,7 @@ def test_a_declared_latency_past_a_doubles_range_is_measured_instead(latency):
 def test_results_and_replies_nested_100000_deep_are_refused_without_recursing():
     deep = _nest(100_000)
     st, _, _ = go(_Paid([deep, READ, FIN]), desk=_Desk(result={"status": "ok", "d": deep}))
-    assert [a.get("error") for a in st.audit if "model" in a][0] == "malformed_reply"
+    assert next(a.get("error") for a in st.audit if "model" in a) == "malformed_reply"
     assert [a.get("status") for a in st.audit if "tool" in a] == ["malformed_result"]
     _saves(st)
 

@@ -302,7 +302,7 @@ def test_a_run_of_thousands_of_spans_is_drawn_a_slice_at_a_time(browser, tmp_pat
 
 @pytest.fixture(scope="module")
 def served(demo):
-    _, traces, r = demo
+    _, traces, _r = demo
     proc = subprocess.Popen([sys.executable, "-c", "from agentobs.cli.main import main; main()", "view", str(traces)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT), "AGENTOBS_JAEGER_URL": JAEGER})

@@ -7,9 +7,9 @@ import gzip
 import io
 import json
 import lzma
-import zipfile
 import subprocess
 import sys
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -27,7 +27,7 @@ FIXTURES = Path(__file__).parent / "dialects" / "fixtures"
 
 
 def _ids(ss) -> set[tuple[str, str]]:
-    return set(zip(ss.spans.trace_id, ss.spans.span_id))
+    return set(zip(ss.spans.trace_id, ss.spans.span_id, strict=True))
 
 
 @pytest.mark.parametrize("damage", ["cut short", "garbage after the stream"])
@@ -200,7 +200,7 @@ def test_null_lines_anywhere_never_crash_the_reader_and_cost_only_themselves(tmp
     lines = (FIXTURES / "openai_v2.jsonl").read_text().splitlines()
     out = []
     for i, line in enumerate(lines):
-        out += ["null", " null ", "\tnull\r"][: i % 4] + [line]
+        out += [*["null", " null ", "\tnull\r"][:i % 4], line]
     out.append("null")
     p = tmp_path / "nulls.jsonl"
     p.write_text("\n".join(out) + "\n")

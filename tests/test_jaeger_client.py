@@ -14,16 +14,24 @@ import socket
 import threading
 import time
 import urllib.parse
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.jaeger import (ENV_DEADLINE_S, ENV_MAX_BYTES, ENV_MAX_REQUESTS, JaegerLimits, fetch, parse_url,
-                                      redact, resolve_limits)
+from agentobs.analysis.jaeger import (
+    ENV_DEADLINE_S,
+    ENV_MAX_BYTES,
+    ENV_MAX_REQUESTS,
+    JaegerLimits,
+    fetch,
+    parse_url,
+    redact,
+    resolve_limits,
+)
 from agentobs.analysis.report import analyze
 from agentobs.cli.main import cli
 from agentobs.domain.scenarios import SEED000
@@ -165,7 +173,7 @@ class _Handler(BaseHTTPRequestHandler):
         with self.fake.lock:
             self.fake.sent[mode] = self.fake.sent.get(mode, 0) + n
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:  # http.server's name
         f = self.fake
         f.hits.append(self.path)
         f.auth.append(self.headers.get("Authorization"))
@@ -308,8 +316,8 @@ def _runs_of(ss) -> set[str]:
 def test_the_seed_runs_are_read_back_through_split_windows(jaeger, seed_traces):
     fake = jaeger(seed_traces)
     starts = [t for rs in seed_traces for t in _starts(rs)]
-    since = datetime.fromtimestamp(min(starts) / 1e9 - 1800, timezone.utc).isoformat()
-    until = datetime.fromtimestamp(max(starts) / 1e9 + 1800, timezone.utc).isoformat()
+    since = datetime.fromtimestamp(min(starts) / 1e9 - 1800, UTC).isoformat()
+    until = datetime.fromtimestamp(max(starts) / 1e9 + 1800, UTC).isoformat()
     url = f"{fake.url}?service=shop&page=4&" + urllib.parse.urlencode({"since": since, "until": until})
     report = analyze([url])
     assert len(report.runs) == 4 and set(report.runs["trace_id"]) == {_trace_id(rs) for rs in seed_traces}
@@ -354,8 +362,8 @@ def test_an_answer_is_read_from_its_bytes_by_the_fast_path(jaeger, seed_traces, 
     monkeypatch.setattr(jaeger_module, "Reader", no_json)
     fake = jaeger(seed_traces)
     starts = [t for rs in seed_traces for t in _starts(rs)]
-    since = datetime.fromtimestamp(min(starts) / 1e9 - 1800, timezone.utc).isoformat()
-    until = datetime.fromtimestamp(max(starts) / 1e9 + 1800, timezone.utc).isoformat()
+    since = datetime.fromtimestamp(min(starts) / 1e9 - 1800, UTC).isoformat()
+    until = datetime.fromtimestamp(max(starts) / 1e9 + 1800, UTC).isoformat()
     url = f"{fake.url}?service=shop&" + urllib.parse.urlencode({"since": since, "until": until})
     ss = fetch(parse_url(url), limits=_limits())
     monkeypatch.undo()
@@ -546,7 +554,7 @@ def test_a_redirect_to_another_origin_is_not_followed(jaeger, host):
     other = jaeger([_trace(1, T0 + 10**9)])
     fake = jaeger(modes={"shop": "redirect"})
     fake.redirect_to = f"http://{host}:{other.server.server_address[1]}"
-    with pytest.raises(InputError, match="redirect to another origin .* refused"):
+    with pytest.raises(InputError, match=r"redirect to another origin .* refused"):
         fetch(parse_url(f"http://user:secret@127.0.0.1:{fake.server.server_address[1]}?service=shop&{WINDOW}"),
               limits=_limits())
     assert other.hits == []                               # nothing, and no credentials, went there
@@ -561,7 +569,7 @@ def test_a_same_origin_redirect_is_followed(jaeger):
 
 def test_a_redirect_loop_ends_as_a_failed_request(jaeger):
     fake = jaeger(modes={"shop": "redirect_loop"})
-    with pytest.raises(InputError, match="every request failed.*redirect"):
+    with pytest.raises(InputError, match=r"every request failed.*redirect"):
         fetch(parse_url(f"{fake.url}?service=shop&{WINDOW}"), limits=_limits())
     assert fake.trace_requests <= 4                       # the request and at most 3 redirects
 
@@ -631,11 +639,11 @@ def test_a_time_out_of_range_or_unusable_is_a_one_line_error_before_any_request(
 
 
 def test_durations_and_timestamps_are_read_in_utc():
-    now = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 2, tzinfo=UTC)
     src = parse_url("http://h:1/?since=1.5h&until=2026-01-02T01:00:00%2B02:00", now=now)
-    assert src.start == datetime(2026, 1, 1, 22, 30, tzinfo=timezone.utc)
-    assert src.end == datetime(2026, 1, 1, 23, 0, tzinfo=timezone.utc) and src.end.utcoffset() == timedelta(0)
-    assert parse_url("http://h:1/?since=.5d", now=now).start == datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+    assert src.start == datetime(2026, 1, 1, 22, 30, tzinfo=UTC)
+    assert src.end == datetime(2026, 1, 1, 23, 0, tzinfo=UTC) and src.end.utcoffset() == timedelta(0)
+    assert parse_url("http://h:1/?since=.5d", now=now).start == datetime(2026, 1, 1, 12, tzinfo=UTC)
 
 
 def test_the_cli_gives_one_line_and_exit_2_when_every_request_fails_and_never_shows_the_password(jaeger):

@@ -19,7 +19,8 @@ class Size(enum.IntEnum):
 
 
 VALUES = [
-    None, True, 0, -7, 2 ** 70, 1.5, -0.0, 1e300, math.nan, math.inf, -math.inf, "", "plain", "é ☃ \U0001F600 \x00 \"\\",
+    None, True, 0, -7, 2 ** 70, 1.5, -0.0, 1e300, math.nan, math.inf, -math.inf, "", "plain",
+    "é ☃ \U0001F600 \x00 \"\\",
     [], {}, [1, [2, [3, {"a": None}]]], {"b": 1, "a": {"d": [1.25, "x"], "c": False}},
     {1: "int key", 2.5: "float key", False: "bool key", None: "none key"}, {3: "c", 1: "a", 2: "b"},
     {"z": Colour.RED, "y": Size.BIG}, (1, 2, "tuple"), Colour.RED, Size.BIG,

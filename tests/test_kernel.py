@@ -4,9 +4,24 @@ import os
 
 import pytest
 
-from agentobs import (ApprovalError, Budget, CheckpointConflict, CheckpointCorrupt, ConfigError, Decision, EventLog,
-                      FunctionModel, Kernel, Prices, ScriptedModel, SQLiteCheckpointStore, StopReason,
-                      TaskState, ToolSpec, closing_message)
+from agentobs import (
+    ApprovalError,
+    Budget,
+    CheckpointConflict,
+    CheckpointCorrupt,
+    ConfigError,
+    Decision,
+    EventLog,
+    FunctionModel,
+    Kernel,
+    Prices,
+    ScriptedModel,
+    SQLiteCheckpointStore,
+    StopReason,
+    TaskState,
+    ToolSpec,
+    closing_message,
+)
 from agentobs.domain import policies
 from agentobs.domain.scenarios import FACTS, SEED000, go, new_state
 from agentobs.domain.support import SupportDesk
@@ -30,7 +45,7 @@ from agentobs.kernel.stops import ROUTES
     ({"max_repeat": 0}, "max_repeat"),
 ])
 def test_nonsense_budgets_are_refused_at_construction(kwargs, needle):
-    with pytest.raises(ConfigError, match="^Budget: ") as exc:
+    with pytest.raises(ConfigError, match=r"^Budget: ") as exc:
         Budget(**kwargs)
     assert needle in str(exc.value)
 
@@ -62,7 +77,8 @@ def test_stop_routes_and_closing_messages_cover_every_reason():
 
 
 MALFORMED = [None, "just text", 42, [], {}, {"type": "dance"}, {"type": "tool"}, {"type": "tool", "name": ""},
-             {"type": "tool", "name": "get_order", "args": [1, 2]}, {"type": "tool", "name": "delete_order", "args": {}},
+             {"type": "tool", "name": "get_order", "args": [1, 2]},
+             {"type": "tool", "name": "delete_order", "args": {}},
              {"type": "final", "outcome": "maybe"}, {"type": "final", "text": 7}, {"type": "plan"},
              {"type": "plan", "steps": "all of them"}, {"type": "plan", "steps": [1, "x", {"id": 3}]},
              {"type": "tool", "name": "issue_refund", "args": {"order_id": ["x"], "amount_cents": "lots"}},
@@ -194,7 +210,7 @@ def test_two_workers_resuming_one_snapshot_exactly_one_proceeds(tmp_path):
 
 def test_corrupted_checkpoint_is_detected_and_never_overwritten(tmp_path):
     import sqlite3
-    store, desk = _suspended_in_store(tmp_path)
+    store, _desk = _suspended_in_store(tmp_path)
     db = sqlite3.connect(tmp_path / "ckpt.db")
     db.execute("UPDATE checkpoints SET payload = substr(payload, 1, 100)")
     db.commit()

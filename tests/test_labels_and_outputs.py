@@ -190,7 +190,7 @@ def test_success_attr_names_an_attribute(tmp_path, attr):
 def test_a_utf16_labels_file_says_to_save_it_as_utf8(tmp_path):
     labels = tmp_path / "l.csv"
     labels.write_text("run_id,success\nr0,true\n", encoding="utf-16")
-    with pytest.raises(InputError, match="not UTF-8 text .*save it as UTF-8"):
+    with pytest.raises(InputError, match=r"not UTF-8 text .*save it as UTF-8"):
         read_labels(labels)
 
 

@@ -154,7 +154,7 @@ def test_a_gzip_labels_file_over_the_limit_is_refused_as_it_is_read(tmp_path, mo
     labels.write_bytes(gzip.compress(json.dumps([{"run_id": f"r{n}", "success": True} for n in range(5000)])
                                      .encode()))
     monkeypatch.setenv("AGENTOBS_MAX_DOCUMENT_BYTES", "16K")
-    with pytest.raises(InputError, match="larger than 16 KiB.*AGENTOBS_MAX_DOCUMENT_BYTES"):
+    with pytest.raises(InputError, match=r"larger than 16 KiB.*AGENTOBS_MAX_DOCUMENT_BYTES"):
         read_labels(labels)
 
 
@@ -162,5 +162,5 @@ def test_a_gzip_labels_file_over_the_limit_is_refused_as_it_is_read(tmp_path, mo
 def test_a_document_over_the_limit_is_refused_with_the_limit_named(tmp_path, monkeypatch, kind):
     path = make(kind, 256 << 10, tmp_path)
     monkeypatch.setenv("AGENTOBS_MAX_DOCUMENT_BYTES", "64K")
-    with pytest.raises(InputError, match="larger than 64 KiB.*set AGENTOBS_MAX_DOCUMENT_BYTES to raise it"):
+    with pytest.raises(InputError, match=r"larger than 64 KiB.*set AGENTOBS_MAX_DOCUMENT_BYTES to raise it"):
         load_sources([str(path)])

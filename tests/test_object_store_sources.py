@@ -9,6 +9,7 @@ files and a line written twice.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import os
 import subprocess
@@ -18,13 +19,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from objectstore import s3_server, s3_storage_options  # noqa: F401 - session fixtures
 
 from agentobs.analysis import remote
 from agentobs.analysis.report import analyze
 from agentobs.cli.main import cli
 from agentobs.domain.population import simulate
 from agentobs.telemetry import configure
-from objectstore import s3_server, s3_storage_options  # noqa: F401 - session fixtures
 
 fsspec = pytest.importorskip("fsspec")
 pytest.importorskip("s3fs")
@@ -49,7 +50,7 @@ def archive(tmp_path_factory) -> Path:
     folder.mkdir()
     cuts = [0, len(lines) // 4, len(lines) // 2, 3 * len(lines) // 4, len(lines)]
     where: dict[str, set[str]] = {}
-    for name, a, b in zip([*ROTATED, LIVE], cuts, cuts[1:]):
+    for name, (a, b) in zip([*ROTATED, LIVE], itertools.pairwise(cuts), strict=True):
         part = b"".join(lines[a:b])
         if name == LIVE:
             part += lines[a]                           # a batch the exporter wrote twice
@@ -141,7 +142,8 @@ def test_globs_in_urls_select_the_same_files(archive, uploaded, s3_env):
 
 def test_a_file_url_is_read_like_the_folder(archive):
     url = archive.as_uri() + "/"
-    assert comparable(analyze([url]).to_dict(), url) == comparable(analyze([str(archive)]).to_dict(), str(archive) + "/")
+    assert comparable(analyze([url]).to_dict(), url) == \
+        comparable(analyze([str(archive)]).to_dict(), str(archive) + "/")
 
 
 def test_a_schemes_case_does_not_matter(archive, uploaded, s3_env):

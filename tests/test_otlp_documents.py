@@ -81,10 +81,10 @@ def test_a_bad_value_in_one_pretty_printed_request_costs_only_that_request(tmp_p
     rest = tmp_path / "rest.jsonl"
     rest.write_text("".join(json.dumps(r) + "\n" for r in reqs[1:]))
     want = load_file(rest)
-    kept = set(zip(got.spans.trace_id, got.spans.span_id))
-    assert set(zip(want.spans.trace_id, want.spans.span_id)) <= kept        # the good requests, whole
+    kept = set(zip(got.spans.trace_id, got.spans.span_id, strict=True))
+    assert set(zip(want.spans.trace_id, want.spans.span_id, strict=True)) <= kept        # the good requests, whole
     assert got.quality.count("careful_path") == 1                           # only the bad request, on its own
-    assert [e for i in got.quality.issues if i.kind == "careful_path" for e in i.examples][0].startswith("line 1:")
+    assert next(e for i in got.quality.issues if i.kind == "careful_path" for e in i.examples).startswith("line 1:")
 
 
 def test_json_lines_whose_first_line_is_cut_short_still_load_line_by_line(tmp_path):
@@ -262,12 +262,13 @@ def test_a_cut_gzip_stream_of_a_document_keeps_what_came_before_and_says_so(tmp_
     assert examples and "ends early or is corrupt" in examples[0]
     # every request whole in what the cut stream inflates to is kept
     text = zlib.decompressobj(wbits=31).decompress(cut).decode("utf-8", "replace")
-    whole = [r for r, d in zip(reqs, docs) if d in text]
+    whole = [r for r, d in zip(reqs, docs, strict=True) if d in text]
     assert 0 < len(whole) < len(reqs)
-    got_ids = set(zip(got.spans.trace_id, got.spans.span_id))
+    got_ids = set(zip(got.spans.trace_id, got.spans.span_id, strict=True))
     want = load_file(_write(tmp_path, whole))
-    assert set(zip(want.spans.trace_id, want.spans.span_id)) <= got_ids
-    assert got_ids < set(zip(*[load_file(_write(tmp_path, reqs)).spans[c] for c in ("trace_id", "span_id")]))
+    assert set(zip(want.spans.trace_id, want.spans.span_id, strict=True)) <= got_ids
+    whole = load_file(_write(tmp_path, reqs)).spans
+    assert got_ids < set(zip(whole.trace_id, whole.span_id, strict=True))
 
 
 def _write(tmp_path: Path, reqs: list[dict]) -> Path:
@@ -285,8 +286,8 @@ def test_a_bad_value_in_one_element_of_an_indented_array_costs_only_that_element
     got = load_file(p)
     rest = tmp_path / "rest.jsonl"
     rest.write_text("".join(json.dumps(r) + "\n" for i, r in enumerate(reqs) if i != 1))
-    assert set(zip(*[load_file(rest).spans[c] for c in ("trace_id", "span_id")])) <= set(
-        zip(got.spans.trace_id, got.spans.span_id))                        # the good elements, whole
+    assert set(zip(*[load_file(rest).spans[c] for c in ("trace_id", "span_id")], strict=True)) <= set(
+        zip(got.spans.trace_id, got.spans.span_id, strict=True))                        # the good elements, whole
     assert got.quality.count("careful_path") == 1                           # only the bad element, on its own
 
 

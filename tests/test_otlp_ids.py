@@ -45,7 +45,8 @@ def test_base64_ids_in_bulk_are_what_each_id_gives(ids):
     assert want.to_pylist() == [_one(v, 16) for v in s.to_pylist()]
     zero = "0" * 32
     assert got.to_pylist() == [None if v == zero else v for v in want.to_pylist()]
-    assert bad.tolist() == [v is not None and w in (None, zero) for v, w in zip(s.to_pylist(), want.to_pylist())]
+    pairs = zip(s.to_pylist(), want.to_pylist(), strict=True)
+    assert bad.tolist() == [v is not None and w in (None, zero) for v, w in pairs]
 
 
 def test_protobuf_base64_ids_become_hex():
@@ -90,8 +91,10 @@ def test_a_column_of_padded_base64_in_either_alphabet_decodes_at_once_as_each_id
     id, as it is alone."""
     sig, padded = (8 * nbytes + 5) // 6, 4 * ((nbytes + 2) // 3)
     one = st.binary(min_size=nbytes, max_size=nbytes)
-    good = st.one_of(one.map(lambda b: base64.b64encode(b).decode()), one.map(lambda b: base64.urlsafe_b64encode(b).decode()))
-    odd = st.one_of(good, st.just("=" * sig + "=" * (padded - sig)), st.just("A" * (sig - 1) + "!" + "=" * (padded - sig)),
+    good = st.one_of(one.map(lambda b: base64.b64encode(b).decode()),
+                     one.map(lambda b: base64.urlsafe_b64encode(b).decode()))
+    odd = st.one_of(good, st.just("=" * sig + "=" * (padded - sig)),
+                    st.just("A" * (sig - 1) + "!" + "=" * (padded - sig)),
                     st.just("=" + "A" * (sig - 1) + "=" * (padded - sig)), st.just(None))
     ids = data.draw(st.lists(st.one_of(good, good, odd), min_size=1, max_size=40))
     got, _ = normalize_ids(pa.array(ids, type=pa.string()), nbytes, zero_is_null=True, empty_is_null=True)
@@ -113,7 +116,7 @@ def test_a_column_of_hex_ids_in_either_case_is_lowered_at_once_as_each_id_alone(
     got, bad = normalize_ids(arr, nbytes, zero_is_null=True)
     want = [_one(v, nbytes) for v in arr.to_pylist()]
     assert got.to_pylist() == [None if w == "0" * (2 * nbytes) else w for w in want]
-    assert bad.tolist() == [v is None or (w is None) for v, w in zip(arr.to_pylist(), want)]
+    assert bad.tolist() == [v is None or (w is None) for v, w in zip(arr.to_pylist(), want, strict=True)]
 
 
 @given(st.sampled_from([8, 16]), st.integers(0, 3), st.data())
@@ -124,7 +127,8 @@ def test_a_column_of_hex_and_padded_base64_ids_converts_each_form_at_once_as_eac
     import agentobs.analysis._otlp_ids as ids_module
     one = st.binary(min_size=nbytes, max_size=nbytes)
     good = st.one_of(one.map(bytes.hex), one.map(lambda b: b.hex().upper()),
-                     one.map(lambda b: base64.b64encode(b).decode()), one.map(lambda b: base64.urlsafe_b64encode(b).decode()),
+                     one.map(lambda b: base64.b64encode(b).decode()),
+                     one.map(lambda b: base64.urlsafe_b64encode(b).decode()),
                      st.just(None))
     odd = st.one_of(st.just("g" * (2 * nbytes)), st.just("A" * (2 * nbytes - 1)), st.just("0" * (2 * nbytes)))
     ids = data.draw(st.lists(st.one_of(good, good, good, good, odd), min_size=1, max_size=40))
@@ -137,7 +141,7 @@ def test_a_column_of_hex_and_padded_base64_ids_converts_each_form_at_once_as_eac
         ids_module._convert = real
     want = [_one(v, nbytes) for v in arr.to_pylist()]
     assert got.to_pylist() == [None if w == "0" * (2 * nbytes) else w for w in want]
-    assert bad.tolist() == [v is None or (w is None) for v, w in zip(arr.to_pylist(), want)]
+    assert bad.tolist() == [v is None or (w is None) for v, w in zip(arr.to_pylist(), want, strict=True)]
     shown = [v for v in arr.to_pylist() if v is not None]
     if all(_one(v, nbytes) is not None and len(v) in (2 * nbytes, 4 * ((nbytes + 2) // 3)) for v in shown) and \
             any(len(v) == 2 * nbytes for v in shown) and any(len(v) != 2 * nbytes for v in shown):

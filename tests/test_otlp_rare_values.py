@@ -51,7 +51,8 @@ def _line(i: int, rng: random.Random, rare: bool, where: str) -> bytes:
         return [{"key": f"{place}.key{k}", "value": _value(rng, rare and where == place)} for k in range(4)]
 
     span = {"traceId": f"{i // 4 + 1:032x}", "spanId": f"{i + 1:016x}", "name": f"op{i % 5}", "kind": 1,
-            "startTimeUnixNano": str(1_700_000_000_000_000_000 + i), "endTimeUnixNano": str(1_700_000_000_000_001_000 + i),
+            "startTimeUnixNano": str(1_700_000_000_000_000_000 + i),
+            "endTimeUnixNano": str(1_700_000_000_000_001_000 + i),
             "attributes": attrs("span"),
             "events": [{"timeUnixNano": str(1_700_000_000_000_000_500 + i), "name": "e", "attributes": attrs("event")}]}
     req = {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "svc"}},
@@ -144,7 +145,8 @@ def test_a_piece_under_the_lean_size_is_parsed_with_the_rare_fields_at_once_and_
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), st.one_of(st.none(), st.text(max_size=2)),
-                          st.one_of(st.none(), st.integers(-2 ** 63, 2 ** 63 - 1)), st.one_of(st.none(), st.booleans())),
+                          st.one_of(st.none(), st.integers(-2 ** 63, 2 ** 63 - 1)),
+                          st.one_of(st.none(), st.booleans())),
                 max_size=40),
        st.integers(0, 9), st.integers(0, 9))
 def test_the_check_on_validity_bitmaps_says_what_arrow_says(rows, start, cut):

@@ -177,7 +177,7 @@ def test_spellings_mixed_in_one_file_give_the_canonical_runs_on_the_fast_path(em
 
 
 def test_base64_ids_become_the_hex_ids_of_the_canonical_file(emitted, tmp_path):
-    folder, canonical, batches = emitted
+    _folder, _canonical, batches = emitted
     line = json.loads(_proto_lines(batches[:1])[0])
     span = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
     hex_id = base64.b64decode(span["traceId"]).hex()
@@ -223,12 +223,12 @@ def _variants(batches):
         d = json_format.MessageToDict(b, use_integers_for_enums=True)
         _walk(d, _hex_ids)
         otlp.append(d)
-    return {name: [fn(b, d) for b, d in zip(batches, otlp)] for name, fn in LINE_SPELLINGS.items()}
+    return {name: [fn(b, d) for b, d in zip(batches, otlp, strict=True)] for name, fn in LINE_SPELLINGS.items()}
 
 
 @pytest.fixture(scope="module")
 def line_variants(emitted):
-    folder, canonical, batches = emitted
+    _folder, canonical, batches = emitted
     return _runs(canonical)[1], _variants(batches)
 
 
@@ -276,7 +276,7 @@ def test_lines_of_random_spellings_are_parsed_once_per_spelling_and_kept_in_file
     n = len(variants["canonical"])
     rng = random.Random(11)
     names = [rng.choice(sorted(variants)) for _ in range(n)]
-    runs = 1 + sum(a != b for a, b in zip(names, names[1:]))
+    runs = 1 + sum(a != b for a, b in itertools.pairwise(names))
     assert runs > 2 * len(variants)              # the spellings change often: grouping has work to do
     mixed = _write(tmp_path / "mixed.jsonl", [variants[name][i] for i, name in enumerate(names)])
     plain = _write(tmp_path / "plain.jsonl", variants["canonical"])
@@ -310,8 +310,8 @@ def test_pieces_of_lines_in_several_spellings_are_parsed_by_spelling_ahead_of_th
                                                                                            monkeypatch):
     """A file read in many pieces (not one small piece read inline): the parser threads cut each mixed piece by
     spelling and parse and decode its groups, so the caller only puts them together; once a piece was
-    mixed, the next are not parsed whole first (but for those already being parsed beside it). The spans, events and links are those of the same lines all in the
-    canonical spelling."""
+    mixed, the next are not parsed whole first (but for those already being parsed beside it). The spans, events
+    and links are those of the same lines all in the canonical spelling."""
     import threading
 
     import agentobs.analysis._otlp_ahead as ahead
@@ -436,10 +436,12 @@ def test_lines_of_several_spellings_with_dropped_spans_and_keys_of_two_kinds_giv
         spans = []
         for j in range(3):
             value = {"intValue": str(i)} if i % 3 else {"stringValue": f"s{i}"}
-            spans.append({"traceId": f"{i + 1:032x}", "spanId": "zz" if (i + j) % 17 == 0 else f"{i + 1:08x}{j + 1:08x}",
+            span_id = "zz" if (i + j) % 17 == 0 else f"{i + 1:08x}{j + 1:08x}"
+            spans.append({"traceId": f"{i + 1:032x}", "spanId": span_id,
                           "name": f"op{j}", "kind": 1, "startTimeUnixNano": str(10**18 + i),
                           "endTimeUnixNano": str(10**18 + i + 5),
-                          "attributes": [{"key": "n", "value": value}, {"key": f"k{j}", "value": {"doubleValue": i / 2}},
+                          "attributes": [{"key": "n", "value": value},
+                                         {"key": f"k{j}", "value": {"doubleValue": i / 2}},
                                          {"key": "line", "value": {"intValue": str(i)}}],
                           "events": [{"timeUnixNano": str(10**18 + i + e), "name": f"e{e}",
                                       "attributes": [{"key": "ev", "value": value},

@@ -15,8 +15,7 @@ import sqlite3
 
 import pytest
 
-from agentobs import (Budget, CheckpointCorrupt, Decision, Kernel, Recorder, Replayer, SQLiteCheckpointStore,
-                      TaskState)
+from agentobs import Budget, CheckpointCorrupt, Decision, Kernel, Recorder, Replayer, SQLiteCheckpointStore, TaskState
 from agentobs.domain import policies
 from agentobs.domain.scenarios import new_state
 from agentobs.domain.support import FACTS, SupportDesk
@@ -49,7 +48,7 @@ def test_an_approval_cannot_be_moved_to_other_arguments_by_editing_the_checkpoin
     assert st.pending is not None and st.pending.args["amount_cents"] == 8000
     ok = Decision.approve(st.pending, "human:maya")
     _rewrite(path, lambda d: d["pending"]["args"].update(amount_cents=15000))
-    with pytest.raises(CheckpointCorrupt, match="pending.digest is not the digest") as exc:
+    with pytest.raises(CheckpointCorrupt, match=r"pending\.digest is not the digest") as exc:
         _kernel(desk, SQLiteCheckpointStore(path)).resume("t1", ok)
     assert str(path) in str(exc.value) and "\n" not in str(exc.value)
     assert desk.refunds() == []
@@ -233,5 +232,5 @@ def test_a_status_that_does_not_go_with_the_stop_is_refused(tmp_path, status, st
     store.save(new_state(), None)
     store.close()
     _rewrite(path, lambda d: d.update(status=status, stop=stop))
-    with pytest.raises(CheckpointCorrupt, match="does not go with state.stop"):
+    with pytest.raises(CheckpointCorrupt, match=r"does not go with state\.stop"):
         SQLiteCheckpointStore(path).load("t1")

@@ -27,8 +27,8 @@ def _pivot(owners, batch_below):
         ("arrayValue", pa.struct([("values", pa.list_(pa.struct([
             ("stringValue", pa.string()), ("intValue", pa.string()), ("doubleValue", pa.float64()),
             ("boolValue", pa.bool_())])))])),
-        ("kvlistValue", pa.struct([("values", pa.list_(pa.struct([("key", pa.string()),
-                                                                   ("value", pa.struct([("stringValue", pa.string())]))])))])),
+        ("kvlistValue", pa.struct([("values", pa.list_(pa.struct([
+            ("key", pa.string()), ("value", pa.struct([("stringValue", pa.string())]))])))])),
     ]))])))
     q = DataQuality()
     mixed: set[str] = set()

@@ -18,8 +18,8 @@ from agentobs.analysis.pricing import price, price_calls
 from agentobs.analysis.runs import derive_runs
 from agentobs.analysis.sources import load_sources
 from agentobs.cli.main import cli
-from agentobs.domain import population
 from agentobs.contract.pricing import Prices
+from agentobs.domain import population
 
 ROOT = Path(__file__).resolve().parents[1]
 TAU2 = ROOT.parent / "shared" / "data" / "tau2"
@@ -53,7 +53,7 @@ def reference(model, provider, tin, tout, cr=0, cw=0, when=WHEN):
         return float(calc_price(Usage(input_tokens=int(tin), output_tokens=int(tout), cache_read_tokens=int(cr),
                                       cache_write_tokens=int(cw)),
                                 model, provider_id=_provider_id(provider), genai_request_timestamp=when).total_price)
-    except Exception:  # noqa: BLE001 - unknown model or refused usage
+    except Exception:  # unknown model or refused usage
         return float("nan")
 
 
@@ -88,7 +88,7 @@ def check_models(pairs, rng, n=120):
     providers = [p for _, p in pairs for _ in range(n)]
     tin, tout, cr, cw = sample(rng, len(models))
     got = price(models, providers, tin, tout, cr, cw, as_of=WHEN)
-    want = [reference(m, p, *t) for m, p, *t in zip(models, providers, tin, tout, cr, cw)]
+    want = [reference(m, p, *t) for m, p, *t in zip(models, providers, tin, tout, cr, cw, strict=True)]
     assert_same(got.cost, want, "sample")
     unknown = {m for (m, p) in pairs if np.isnan(reference(m, p, 1000, 100))}
     assert set(got.unknown_models) == unknown
@@ -109,7 +109,7 @@ def test_popular_models_are_priced_exactly_as_calc_price():
 def test_models_of_the_tau2_transcripts():
     spans = load_sources([str(TAU2)]).spans
     chats = spans[spans["gen_ai.operation.name"] == "chat"]
-    pairs = sorted(set(zip(chats["gen_ai.request.model"], chats["gen_ai.provider.name"])))
+    pairs = sorted(set(zip(chats["gen_ai.request.model"], chats["gen_ai.provider.name"], strict=True)))
     assert ("gpt-4.1", "openai") in pairs
     got = check_models(pairs, np.random.default_rng(5))
     assert list(got.unknown_models) == ["ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm"]   # a fine-tune
@@ -117,7 +117,7 @@ def test_models_of_the_tau2_transcripts():
     tin, tout = chats["gen_ai.usage.input_tokens"].to_numpy(float), chats["gen_ai.usage.output_tokens"].to_numpy(float)
     cost = price_calls(chats["gen_ai.request.model"], chats["gen_ai.provider.name"], tin, tout, as_of=WHEN)
     want = [reference(m, p, i, o) for m, p, i, o in zip(chats["gen_ai.request.model"], chats["gen_ai.provider.name"],
-                                                         tin, tout)]
+                                                         tin, tout, strict=True)]
     assert_same(cost, want, "tau2 tokens")
     assert np.isfinite(cost).sum() == (chats["gen_ai.request.model"] == "gpt-4.1").sum()
 
@@ -135,7 +135,7 @@ def simulated(tmp_path_factory):
 def test_models_of_the_simulate_output_and_the_kernel_agree(simulated):
     spans, manifest = simulated
     chats = spans[spans["gen_ai.operation.name"] == "chat"]
-    pairs = sorted(set(zip(chats["gen_ai.request.model"], chats["gen_ai.provider.name"])))
+    pairs = sorted(set(zip(chats["gen_ai.request.model"], chats["gen_ai.provider.name"], strict=True)))
     priced_as = [(population.PRICE_AS, None), ("gemini-3.5-flash", None)]     # the models simulate prices with
     got = check_models(pairs + priced_as, np.random.default_rng(9))
     assert set(got.unknown_models) == {"support-policy-sim"}
@@ -163,7 +163,8 @@ def test_every_model_genai_prices_knows():
         warnings.simplefilter("ignore")
         for when in (WHEN, datetime(2026, 9, 20, 2, 0, tzinfo=UTC)):
             got = price(models, providers, tin, tout, cr, cw, as_of=when)
-            want = [reference(m, p, *t, when=when) for m, p, *t in zip(models, providers, tin, tout, cr, cw)]
+            want = [reference(m, p, *t, when=when)
+                    for m, p, *t in zip(models, providers, tin, tout, cr, cw, strict=True)]
             assert_same(got.cost, want, when)
             assert np.isfinite(got.cost).mean() > 0.9
             assert got.library_calls < 50                  # only the odd model is priced call by call
@@ -185,7 +186,7 @@ def test_calls_across_a_tier_boundary():
             for tin in (start - 1, start, start + 1, start + 2, 2 * start):
                 for cr in (0, tin // 3):
                     rows.append((model, tin, 1234, cr, tin // 10 if cr else 0))
-    models, tin, tout, cr, cw = (list(c) for c in zip(*rows))
+    models, tin, tout, cr, cw = (list(c) for c in zip(*rows, strict=True))
     got = price_calls(models, None, tin, tout, cr, cw, as_of=WHEN)
     assert_same(got, [reference(m, None, *t) for m, *t in rows], "tiers")
     # the cliff: one token more than the start prices the whole call at the tier's rate
@@ -225,7 +226,8 @@ def test_each_call_is_priced_when_it_was_made_whenever_the_report_runs(tmp_path,
     for i, (model, at) in enumerate(calls):
         t = int(at.timestamp()) * 10**9
         spans.append({"traceId": "a" * 32, "spanId": f"{i + 2:016x}", "parentSpanId": "1" * 16,
-                      "name": f"chat {model}", "kind": 3, "startTimeUnixNano": str(t), "endTimeUnixNano": str(t + 10**9),
+                      "name": f"chat {model}", "kind": 3, "startTimeUnixNano": str(t),
+                      "endTimeUnixNano": str(t + 10**9),
                       "attributes": [_attr("gen_ai.operation.name", "chat"), _attr("gen_ai.request.model", model),
                                      _attr("gen_ai.usage.input_tokens", 100_000),
                                      _attr("gen_ai.usage.output_tokens", 5_000)]})
@@ -251,9 +253,9 @@ def test_custom_prices_agree_with_the_kernel_and_take_precedence():
     tin, tout, cr, _ = sample(rng, 300)
     models = rng.choice(["my-model", "gpt-4o", "gpt-4o-mini"], 300)
     got = price_calls(models, None, tin, tout, cr, custom=custom, as_of=WHEN)
-    want = [kernel.cost(m, None, int(i), int(o)) for m, i, o in zip(models, tin, tout)]
+    want = [kernel.cost(m, None, int(i), int(o)) for m, i, o in zip(models, tin, tout, strict=True)]
     mini = models == "gpt-4o-mini"          # no custom price: genai-prices, cache reads at the cache price
-    want = np.where(mini, [reference(m, None, i, o, c) for m, i, o, c in zip(models, tin, tout, cr)], want)
+    want = np.where(mini, [reference(m, None, i, o, c) for m, i, o, c in zip(models, tin, tout, cr, strict=True)], want)
     assert_same(got, want, "custom")
     only = price(models, None, tin, tout, custom=custom, use_genai_prices=False)
     assert np.isnan(only.cost[mini]).all() and only.unknown_models == {"gpt-4o-mini": int(mini.sum())}
@@ -296,7 +298,7 @@ def test_runs_price_foreign_calls_with_cache_tokens_and_provider(tmp_path):
              "t3": [("llama-3.3-70b-versatile", None, "groq", 4000, 200, 0, 0),
                     ("mystery-7b", None, None, 10, 1, 0, 0)]}
     spans = []
-    for t, (tid, rows) in enumerate(calls.items()):
+    for t, (_tid, rows) in enumerate(calls.items()):
         trace = f"{t + 1:032x}"
         root = f"{t + 1:015x}0"
         spans.append({"traceId": trace, "spanId": root, "name": "invoke_agent helper", "kind": 1,
@@ -321,7 +323,8 @@ def test_runs_price_foreign_calls_with_cache_tokens_and_provider(tmp_path):
     assert res.exit_code == 0, res.output
     got = {r["trace_id"]: r["cost_usd"] for r in csv.DictReader(out.open())}
     for t, rows in enumerate(calls.values()):
-        each = [reference(req or resp, prov, tin, tout, cr, cw, when=None) for req, resp, prov, tin, tout, cr, cw in rows]
+        each = [reference(req or resp, prov, tin, tout, cr, cw, when=None)
+                for req, resp, prov, tin, tout, cr, cw in rows]
         if t == 2:
             assert not np.isnan(each[0]) and np.isnan(each[1]) and got[f"{t + 1:032x}"] == ""
             continue
@@ -351,7 +354,8 @@ def test_realistic_benchmark_data_is_priced_call_by_call_as_calc_price(tmp_path)
     cr, cw = (np.array([0 if v is None or v is pd.NA else v for v in x], dtype=float) for x in (cr, cw))
     assert (cr > 0).any() and (cw > 0).any() and len(set(m)) >= 8
     got = price(m, p, tin.astype(float), tout.astype(float), cr, cw, as_of=WHEN)
-    assert_same(got.cost, [reference(*row, when=WHEN) for row in zip(m, p, tin, tout, cr, cw)], "realistic")
+    want = [reference(*row, when=WHEN) for row in zip(m, p, tin, tout, cr, cw, strict=True)]
+    assert_same(got.cost, want, "realistic")
     unpriced = {k for k, v in manifest["models"].items() if not v["priced_by_genai_prices"]}
     assert set(got.unknown_models) == unpriced & set(m)
     # the runs table against the ground truth, for single-run traces (derive_runs alone: the caps' candidate

@@ -124,7 +124,8 @@ replies = st.one_of(
                                     "steps": st.one_of(json_values, st.lists(st.fixed_dictionaries(
                                         {"id": json_values, "tool": json_values}, optional={"depends_on": json_values}),
                                         max_size=4)),
-                                    "outcome": st.one_of(st.sampled_from(["completed", "cannot_complete"]), json_values),
+                                    "outcome": st.one_of(st.sampled_from(["completed", "cannot_complete"]),
+                                                         json_values),
                                     "text": json_values}))
 
 
@@ -148,7 +149,7 @@ def test_labels_files_parse_or_say_what_is_wrong(tmp_path_factory, text):
     path = tmp_path_factory.getbasetemp() / "labels.txt"
     path.write_text(text)
     try:
-        labels, problems, _conflicts = read_labels(path)
+        labels, _problems, _conflicts = read_labels(path)
         assert labels and all(isinstance(v, bool) for v in labels.values())
     except InputError as exc:
         msg = str(exc)

@@ -133,7 +133,9 @@ class _Notes:
         self.note = note
 
     def spec(self, name: str) -> ToolSpec | None:
-        return ToolSpec(name="get_order", effect="read", description="Read an order and its notes") if name == "get_order" else None
+        if name != "get_order":
+            return None
+        return ToolSpec(name="get_order", effect="read", description="Read an order and its notes")
 
     def invoke(self, call: ToolInvocation) -> ToolResponse:
         return ToolResponse(result={"status": "ok", "order_id": call.args.get("order_id"), "note": self.note},

@@ -1,8 +1,8 @@
 """Secrets in the traces we read never reach what agentobs shows: the terminal report, the JSON and HTML reports,
 the runs CSV, the caps and a trace's tree. Every secret of tests/data/secrets_corpus.json (the corpus the in-process
-redactor and the collector are tested on) that a value shows is put where a trace from another instrumentation may carry it: a tool
-call's error type and status message, the agent's name, a tool's name and span name, the model's name, the task and
-conversation ids."""
+redactor and the collector are tested on) that a value shows is put where a trace from another instrumentation may
+carry it: a tool call's error type and status message, the agent's name, a tool's name and span name, the model's
+name, the task and conversation ids."""
 import json
 from pathlib import Path
 

@@ -1,10 +1,9 @@
 """Seed 004's guards, dollar ceiling, retries, replanning and crash recovery on our support desk."""
-from agentobs import Budget, EventLog
+from agentobs import Budget, EventLog, Prices
 from agentobs.domain import policies
 from agentobs.domain.scenarios import SEED004, go
 from agentobs.domain.support import SupportDesk
 from agentobs.kernel import events as ev
-from agentobs import Prices
 from agentobs.kernel.view import est_tokens
 
 

@@ -1,5 +1,5 @@
-"""Select (issue 46, point 1): ``--since``, ``--until``, ``--service``, ``--agent``, ``--model`` and ``--where`` on every
-kind of source.
+"""Select (issue 46, point 1): ``--since``, ``--until``, ``--service``, ``--agent``, ``--model`` and ``--where`` on
+every kind of source.
 
 - The property: for files, folders and an object store (moto's S3 server on 127.0.0.1, tests/objectstore.py),
   the report with the selection pushed into the loading (traces set aside by group before the runs table is built)
@@ -14,6 +14,7 @@ kind of source.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -25,6 +26,8 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from objectstore import s3_server  # noqa: F401 - the session fixture
+from synthetic import Flavor, Node, http_server, otlp_lines
 
 from agentobs.analysis.jaeger import parse_url
 from agentobs.analysis.prune import narrow
@@ -36,8 +39,6 @@ from agentobs.cli.main import cli
 from agentobs.domain.population import simulate
 from agentobs.errors import InputError
 from agentobs.telemetry import configure
-from objectstore import s3_server  # noqa: F401 - the session fixture
-from synthetic import Flavor, Node, http_server, otlp_lines
 
 FIXTURES = Path(__file__).resolve().parent / "dialects" / "fixtures"
 T0 = 1_780_000_000 * 10**9                          # the simulated population's start (2026-05-28T20:26:40Z)
@@ -77,7 +78,7 @@ def archive(tmp_path_factory) -> Path:
     folder.mkdir()
     import gzip
     cuts = [0, len(lines) // 3, 2 * len(lines) // 3, len(lines)]
-    for name, a, b in zip(FILES, cuts, cuts[1:]):
+    for name, (a, b) in zip(FILES, itertools.pairwise(cuts), strict=True):
         part = b"".join(lines[a:b])
         (folder / name).write_bytes(gzip.compress(part) if name.endswith(".gz") else part)
     (folder / "synthetic.jsonl").write_text(_synthetic(T0 + 20 * 60 * 10**9))
@@ -232,7 +233,7 @@ def test_patterns_match_whole_values_case_sensitively():
 
 # -- the object store ---------------------------------------------------------------------------------------------
 
-def test_an_object_store_gives_the_runs_of_the_full_table_filtered(archive, full, s3_server, monkeypatch):
+def test_an_object_store_gives_the_runs_of_the_full_table_filtered(archive, full, s3_server, monkeypatch):  # noqa: F811
     fsspec = pytest.importorskip("fsspec")
     pytest.importorskip("s3fs")
     for k in [k for k in __import__("os").environ if k.startswith("AWS_")]:
@@ -340,7 +341,7 @@ def test_every_analysis_command_takes_the_selection(archive, full, tmp_path):
     assert set(pd.read_csv(tmp_path / "runs.csv", dtype=str)["run_id"]) == want
     done = _cli("report", str(archive), "--since", since, "--until", until)
     assert done.exit_code == 0 and f"Selection: --since {since[:19]}" in done.stdout
-    assert f"traces read kept)" in done.stdout.splitlines()[0]
+    assert "traces read kept)" in done.stdout.splitlines()[0]
     done = _cli("caps", str(archive), "--since", since, "--until", until, "--format", "json")
     assert done.exit_code == 0, done.output
     inside = report.runs[report.runs["run_id"].isin(want) & (report.runs["success"] == True)]  # noqa: E712

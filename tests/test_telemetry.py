@@ -5,13 +5,13 @@ import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from spantree import check_snapshot, ordered
 
 from agentobs import Decision, SimClock, TaskState
+from agentobs.contract import semconv as sc
 from agentobs.domain import policies
 from agentobs.domain.scenarios import SEED000, SEED000_SPECS, SEED004, go, kernel_for
 from agentobs.telemetry import configure
-from agentobs.contract import semconv as sc
-from spantree import check_snapshot, ordered
 
 EPOCH = 1_767_225_600_000_000_000   # 2026-01-01T00:00:00Z
 
@@ -67,7 +67,7 @@ def test_scenario_a_tree_matches_the_seed_trace_table(memory_tracing):
                                          ("H write times out", "unknown_outcome"), ("G refund needs approval", None)])
 def test_failed_runs_have_error_status_with_the_stop_reason(memory_tracing, name, error):
     _, spans = spans_of(memory_tracing, SEED000[name])
-    root = [s for s in spans if s.parent is None][0]
+    root = next(s for s in spans if s.parent is None)
     if error is None:
         assert root.status.status_code.name == "UNSET" and root.attributes[sc.STATUS] == "suspended"
         assert sc.ERROR_TYPE not in root.attributes
@@ -83,7 +83,7 @@ def test_guards_retries_plans_and_approvals_are_span_events(memory_tracing):
     events = [e.name for s in spans for e in s.events]
     assert sc.EV_APPROVAL_REQUESTED in events and sc.EV_APPROVAL_DENIED in events
     _, spans = spans_of(memory_tracing, SEED000["B same call repeated"])
-    guard = [e for s in spans for e in s.events if e.name == sc.EV_GUARD][0]
+    guard = next(e for s in spans for e in s.events if e.name == sc.EV_GUARD)
     assert dict(guard.attributes) == {sc.GUARD_LIMIT: "repeated_call", sc.GUARD_LIMIT_VALUE: 2.0,
                                       sc.GUARD_OBSERVED: 3.0}
 
@@ -192,9 +192,9 @@ def test_unreachable_collector_costs_spans_never_the_run(monkeypatch, protocol, 
     result = SEED000["A normal run"]([tel.observer()]).row()
     report = tel.shutdown()
     assert result == baseline
-    otlp = [v for k, v in report.exporters.items() if k.startswith("otlp")][0]
+    otlp = next(v for k, v in report.exporters.items() if k.startswith("otlp"))
     assert otlp["exported"] == 0 and otlp["lost"] == 14
-    file = [v for k, v in report.exporters.items() if k.startswith("file")][0]
+    file = next(v for k, v in report.exporters.items() if k.startswith("file"))
     assert file["exported"] == 14 and file["lost"] == 0
     assert any("14 lost" in line for line in report.lines())
 
@@ -210,6 +210,7 @@ def test_an_observer_that_raises_loses_its_event_not_the_run():
 def test_plain_loop_example_has_the_kernel_tree_shape(memory_tracing):
     import runpy
     from pathlib import Path
+
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     ns = runpy.run_path(str(Path(__file__).parent.parent / "examples" / "plain_loop.py"))
@@ -228,7 +229,7 @@ def test_plain_loop_example_has_the_kernel_tree_shape(memory_tracing):
     plain = shape(mem2.get_finished_spans())
     kernel = shape(kernel_spans)
     assert [p[:3] for p in plain] == [k[:3] for k in kernel]
-    for p, k in zip(plain, kernel):
+    for p, k in zip(plain, kernel, strict=True):
         assert set(p[3]) >= set(k[3]) - {sc.CONVERSATION_ID}, (p, k)
 
 
@@ -382,16 +383,16 @@ def test_codes_and_names_from_outside_code_are_plain_identifiers_or_other(memory
     provider, exporter = memory_tracing
     tel = configure(tracer_provider=provider)
     agent = AgentInstrumentation(tel)
-    with agent.task("support-agent", task_id="t9", model="gpt-4o-mini", provider="openai") as task:
-        with task.step() as step:
-            with step.chat(max_tokens=100) as call:
-                call.done(input_tokens=5, output_tokens=5, reply_type="tool")
-                call.failed(f"bad reply from {EMAIL}")
-            with step.tool(f"lookup {EMAIL}", {"q": 1}, plan_step=CARD) as tool:
-                tool.retry(1, KEY, 0.5)
-                tool.done({"status": "error", "code": f"no order for {EMAIL}"})
-            with step.tool("get_order", {"order_id": "ord_1"}) as tool:
-                tool.done({"status": "error", "code": "not_found"})
+    with agent.task("support-agent", task_id="t9", model="gpt-4o-mini", provider="openai") as task, \
+            task.step() as step:
+        with step.chat(max_tokens=100) as call:
+            call.done(input_tokens=5, output_tokens=5, reply_type="tool")
+            call.failed(f"bad reply from {EMAIL}")
+        with step.tool(f"lookup {EMAIL}", {"q": 1}, plan_step=CARD) as tool:
+            tool.retry(1, KEY, 0.5)
+            tool.done({"status": "error", "code": f"no order for {EMAIL}"})
+        with step.tool("get_order", {"order_id": "ord_1"}) as tool:
+            tool.done({"status": "error", "code": "not_found"})
     spans = exporter.get_finished_spans()
     text = _everything(spans)
     assert not [leak for leak in LEAKS if leak in text]
@@ -410,11 +411,11 @@ def test_instrumented_loops_can_name_their_toolbox(memory_tracing):
     from agentobs.telemetry.instrument import AgentInstrumentation
     provider, exporter = memory_tracing
     agent = AgentInstrumentation(configure(tracer_provider=provider), tools=["get_order"])
-    with agent.task("support-agent", task_id="t9", model="gpt-4o-mini", provider="openai") as task:
-        with task.step() as step:
-            for name in ("get_order", "get_orderz"):                     # the model invented the second one
-                with step.tool(name, {"order_id": "ord_1"}) as tool:
-                    tool.done({"status": "ok"})
+    with agent.task("support-agent", task_id="t9", model="gpt-4o-mini", provider="openai") as task, \
+            task.step() as step:
+        for name in ("get_order", "get_orderz"):                     # the model invented the second one
+            with step.tool(name, {"order_id": "ord_1"}) as tool:
+                tool.done({"status": "ok"})
     assert sorted(s.name for s in exporter.get_finished_spans() if s.name.startswith("execute_tool")) == \
         ["execute_tool _OTHER", "execute_tool get_order"]
 

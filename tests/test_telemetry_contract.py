@@ -198,7 +198,7 @@ def test_an_instrumented_loop_drives_the_observer_with_the_kernels_events(memory
     assert (a[sc.STOP_REASON], a[sc.STATUS], a[sc.STEPS], a[sc.TOOL_CALLS], a[sc.TOKENS], a[sc.MAX_STALLS]) == \
         ("max_steps", "stopped", 2, 2, 60, 1)
     assert a[sc.BUDGET_PREFIX + "max_steps"] == 4 and sc.OUTCOME not in a
-    guard = [e for s in exporter.get_finished_spans() for e in s.events if e.name == sc.EV_GUARD][0]
+    guard = next(e for s in exporter.get_finished_spans() for e in s.events if e.name == sc.EV_GUARD)
     assert dict(guard.attributes)[sc.GUARD_LIMIT] == "max_steps"
     chat = next(s for s in exporter.get_finished_spans() if s.name.startswith("chat"))
     assert chat.attributes[sc.USAGE_CACHE_READ_INPUT_TOKENS] == 32

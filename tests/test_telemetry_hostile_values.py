@@ -56,10 +56,10 @@ def test_a_bad_count_does_not_hide_the_loops_own_exception(tmp_path, done):
     """call.done(input_tokens=None) made the chat scope's finally raise TypeError, in place of the loop's error."""
     tel = configure(traces_out=tmp_path / "t.jsonl")
     agent = AgentInstrumentation(tel)
-    with pytest.raises(TimeoutError, match="mine"):
-        with agent.task("bot", task_id="t", model="m", provider="p") as t, t.step() as s, s.chat() as call:
-            call.done(**done)
-            raise TimeoutError("mine")
+    with pytest.raises(TimeoutError, match="mine"), \
+            agent.task("bot", task_id="t", model="m", provider="p") as t, t.step() as s, s.chat() as call:
+        call.done(**done)
+        raise TimeoutError("mine")
     tel.shutdown()
     _strict(tmp_path / "t.jsonl")
 

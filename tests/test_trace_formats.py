@@ -119,7 +119,7 @@ def test_jaeger_ui_download_and_trace_json_give_the_runs_jaeger_held():
 def test_jaeger_json_reads_a_single_trace_and_a_list_of_traces(tmp_path):
     doc = json.loads((JAEGER / "download_results.json").read_text())
     want = load_sources([str(JAEGER / "download_results.json")])
-    for shape, value in (("one trace", doc["data"][0]), ("a list", doc["data"])):
+    for _shape, value in (("one trace", doc["data"][0]), ("a list", doc["data"])):
         p = tmp_path / "t.json"
         p.write_text(json.dumps(value))
         got = load_sources([str(p)])

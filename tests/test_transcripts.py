@@ -10,8 +10,13 @@ import pytest
 
 from agentobs.analysis.otlp import SpanSet, check
 from agentobs.analysis.schema import SPAN_BASE
-from agentobs.analysis.transcripts import (ATTRIBUTE_TYPES, SYNTHETIC_EPOCH_NS, detect_format, load_transcripts,
-                                           transcripts_to_spans)
+from agentobs.analysis.transcripts import (
+    ATTRIBUTE_TYPES,
+    SYNTHETIC_EPOCH_NS,
+    detect_format,
+    load_transcripts,
+    transcripts_to_spans,
+)
 from agentobs.contract import semconv as sc
 
 TAU2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau2"
@@ -106,7 +111,7 @@ def test_readme_table_is_reproduced(per_run):
         for measure, printed in measures.items():
             x = group[measure].to_numpy(dtype=float)
             got = [*np.percentile(x, [50, 90, 99]), x.max()]
-            for value, text in zip(got, printed):
+            for value, text in zip(got, printed, strict=True):
                 assert _matches(value, text), (agent, success, measure, value, text)
 
 
@@ -186,7 +191,8 @@ def test_span_frame_contract(tau2):
     sums = chats.groupby("trace_id")[[sc.USAGE_INPUT_TOKENS, sc.USAGE_OUTPUT_TOKENS]].sum()
     assert (root_of.loc[sums.index, [sc.USAGE_INPUT_TOKENS, sc.USAGE_OUTPUT_TOKENS]] == sums).all().all()
     # the model comes from info.agent_info.llm
-    models = dict(zip(roots["source"].astype(str).map(lambda s: Path(s).name[:3]), roots[sc.REQUEST_MODEL]))
+    prefixes = roots["source"].astype(str).map(lambda s: Path(s).name[:3])
+    models = dict(zip(prefixes, roots[sc.REQUEST_MODEL], strict=True))
     assert models == {"gpt": "gpt-4.1", "ft_": "ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm"}
 
 
@@ -268,10 +274,12 @@ def test_generic_openai_runs_without_usage():
     # synthetic times: message i at epoch + (i + 1) s; chat from the previous message, tool up to its result
     s = 10**9
     assert (root["start_ns"], root["end_ns"]) == (SYNTHETIC_EPOCH_NS, SYNTHETIC_EPOCH_NS + 6 * s)
-    assert list(zip(chats["start_ns"], chats["end_ns"])) == [(SYNTHETIC_EPOCH_NS + 2 * s, SYNTHETIC_EPOCH_NS + 3 * s),
-                                                             (SYNTHETIC_EPOCH_NS + 5 * s, SYNTHETIC_EPOCH_NS + 6 * s)]
-    assert list(zip(tools["start_ns"], tools["end_ns"])) == [(SYNTHETIC_EPOCH_NS + 3 * s, SYNTHETIC_EPOCH_NS + 4 * s),
-                                                             (SYNTHETIC_EPOCH_NS + 4 * s, SYNTHETIC_EPOCH_NS + 5 * s)]
+    assert list(zip(chats["start_ns"], chats["end_ns"], strict=True)) == \
+        [(SYNTHETIC_EPOCH_NS + 2 * s, SYNTHETIC_EPOCH_NS + 3 * s),
+         (SYNTHETIC_EPOCH_NS + 5 * s, SYNTHETIC_EPOCH_NS + 6 * s)]
+    assert list(zip(tools["start_ns"], tools["end_ns"], strict=True)) == \
+        [(SYNTHETIC_EPOCH_NS + 3 * s, SYNTHETIC_EPOCH_NS + 4 * s),
+         (SYNTHETIC_EPOCH_NS + 4 * s, SYNTHETIC_EPOCH_NS + 5 * s)]
     other = df[df["trace_id"] != root["trace_id"]].iloc[0]
     assert other["name"] == "invoke_agent" and pd.isna(other[sc.AGENT_NAME])
     assert pd.isna(other["agentobs.label.success"])

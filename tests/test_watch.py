@@ -190,7 +190,7 @@ def test_bad_lines_cost_only_themselves_and_a_failing_batch_never_ends_the_watch
     lines = list(s.lines())
     path = tmp_path / "s.jsonl"
     junk = [b"not json at all\n", b'{"resourceSpans": [{"scopeSpans": "no"}]}\n', b'{"truncated": \n', b"\xff\xfe\n"]
-    path.write_bytes(b"".join(x for pair in zip(lines, junk * len(lines)) for x in pair))
+    path.write_bytes(b"".join(line + junk[i % len(junk)] for i, line in enumerate(lines)))
     events, w = replay(path, [STEP_CAP])
     assert {e.trace_id for e in events} == set(s.runaway_traces)
     assert w.stats.source_issues >= 3 and w.stats.failed_traces == 0

@@ -28,7 +28,7 @@ OUTPUTS = {"simulate-traces.jsonl": "population's traces", "simulate-manifest.js
            "report.html": "HTML report"}
 
 
-def _fmt_effects(effects: list) -> str:
+def _fmt_effects(effects: list[tuple[Any, ...]]) -> str:
     return "[" + ", ".join("(" + ", ".join(repr(x) for x in e) + ")" for e in effects) + "]"
 
 

@@ -8,6 +8,7 @@ and extra (an effect the uninterrupted run did not have).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from ..kernel.checkpoint import SQLiteCheckpointStore
@@ -31,7 +32,7 @@ class Cell:
     same_stop: int        # recovered runs that ended with the uninterrupted run's stop reason
 
 
-def _diff(base: list, got: list) -> tuple[int, int, int]:
+def _diff(base: Sequence[Hashable], got: Sequence[Hashable]) -> tuple[int, int, int]:
     b, g = Counter(base), Counter(got)
     dup = sum(max(0, g[e] - b[e]) for e in g if e in b)
     lost = sum(max(0, b[e] - g[e]) for e in b)

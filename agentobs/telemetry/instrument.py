@@ -28,7 +28,7 @@ from typing import Any
 from ..contract import events as ev
 from ..contract.digest import digest
 from ..contract.reported import count, non_negative
-from ..contract.vocabulary import ReplyType, StopReason, UsageSource, result_status, status_of
+from ..contract.vocabulary import Effect, ReplyType, StopReason, UsageSource, result_status, status_of
 from .labels import OTHER
 from .observer import OTelObserver
 
@@ -125,7 +125,7 @@ class StepScope:
         t = self.task
         args = args or {}
         key, shown = f"{t.task_id}:adhoc{t.steps}", OTHER
-        kind: ev.Effect = "write" if effect == "write" else "read"
+        kind: Effect = "write" if effect == "write" else "read"
         with contextlib.suppress(Exception):    # arguments no digest takes (a cycle, a key that is no text): the
             key = call_id or f"{t.task_id}:{plan_step or 'adhoc' + str(t.steps)}"     # tool still runs
             shown = name if t.inst.tools is None or name in t.inst.tools else OTHER

@@ -65,7 +65,7 @@ def encode_span(s: ReadableSpan) -> dict[str, Any]:
 
 def encode_request(spans: Iterable[ReadableSpan]) -> dict[str, Any]:
     """Groups spans by resource and instrumentation scope into one ExportTraceServiceRequest."""
-    by_resource: dict[int, tuple[Any, dict[tuple, tuple[Any, list]]]] = {}
+    by_resource: dict[int, tuple[Any, dict[tuple[Any, ...], tuple[Any, list[Any]]]]] = {}
     for s in spans:
         res_entry = by_resource.setdefault(id(s.resource), (s.resource, {}))
         scope = s.instrumentation_scope

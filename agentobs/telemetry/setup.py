@@ -36,9 +36,10 @@ from ..contract.files import FileInUse
 from ..errors import ConfigError
 from .content import Capture, Redactor, capture_from
 from .delivery import BoundedWaitSpanProcessor, CountingExporter, EndCounter, ExportReport
+from .instruments import Instruments
 from .lifecycle import shutdown_and_log
 from .links import ResumeLinks
-from .observer import Instruments, OTelObserver
+from .observer import OTelObserver
 from .otlp_json import OtlpJsonFileExporter
 
 log = logging.getLogger("agentobs.telemetry")

@@ -14,10 +14,11 @@ import sys
 import threading
 import urllib.parse
 import urllib.request
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from server import Forever, Reply, Script, ScriptedServer, call, stamp  # noqa: F401  (re-exported for the drivers)
 
@@ -180,7 +181,8 @@ class Recorder:
                                   r["raised"], self.answer_tools)
             own = [by_id[i] for i in r["span_ids"] if i in by_id]
             ids = {s["spanId"] for s in own}
-            tops = sorted((s for s in own if s.get("parentSpanId") not in ids), key=lambda s: int(s["startTimeUnixNano"]))
+            tops = sorted((s for s in own if s.get("parentSpanId") not in ids),
+                          key=lambda s: int(s["startTimeUnixNano"]))
             trace_id = tops[0]["traceId"] if tops else None
             if len(r["trace_ids"]) > 1:
                 self.notes.append(f"run {r['run']}: spans in {len(r['trace_ids'])} traces")
@@ -326,7 +328,8 @@ def otlp_lines(records: list[tuple[dict, dict, dict]]) -> list[str]:
         for res, scope, span in sorted(by_trace[t], key=lambda r: int(r[2]["startTimeUnixNano"])):
             rk = json.dumps(res, sort_keys=True)
             g = groups.setdefault(rk, {"resource": res, "scopes": {}})
-            g["scopes"].setdefault(json.dumps(scope, sort_keys=True), {"scope": scope, "spans": []})["spans"].append(span)
+            key = json.dumps(scope, sort_keys=True)
+            g["scopes"].setdefault(key, {"scope": scope, "spans": []})["spans"].append(span)
         req = {"resourceSpans": [{"resource": g["resource"], "scopeSpans": list(g["scopes"].values())}
                                  for g in groups.values()]}
         lines.append(json.dumps(req, separators=(",", ":")))
@@ -363,6 +366,7 @@ class HttpApp:
 
     def __init__(self, rec: Recorder, runner: Callable[[str], Any], tracer_provider: Any):
         from wsgiref.simple_server import WSGIRequestHandler, make_server
+
         from opentelemetry.instrumentation.wsgi import OpenTelemetryMiddleware
         self.rec, self.runner = rec, runner
 
@@ -384,7 +388,7 @@ class HttpApp:
                                  handler_class=Quiet)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "HttpApp":
+    def __enter__(self) -> HttpApp:
         self.thread.start()
         return self
 
@@ -414,14 +418,14 @@ def standard_script(prefix: str = "", *, model: str = "gpt-4o-mini-2024-07-18") 
                       Reply(tool_calls=[call("get_time", city="Paris")], prompt_tokens=160, completion_tokens=15),
                       Reply(content="It is sunny in Paris at 10:00.", prompt_tokens=200, completion_tokens=12,
                             cached_tokens=128, reasoning_tokens=6)],
-        f"{p}repeat": [Reply(tool_calls=[call("lookup_order", order_id="A-1")], prompt_tokens=110, completion_tokens=14),
-                       Reply(tool_calls=[call("lookup_order", order_id="A-1")], prompt_tokens=140, completion_tokens=14),
-                       Reply(tool_calls=[call("lookup_order", order_id="B-2")], prompt_tokens=170, completion_tokens=14),
-                       Reply(tool_calls=[call("lookup_order", order_id="A-1")], prompt_tokens=200, completion_tokens=14),
+        f"{p}repeat": [*(Reply(tool_calls=[call("lookup_order", order_id=order)], prompt_tokens=tokens,
+                               completion_tokens=14)
+                         for order, tokens in (("A-1", 110), ("A-1", 140), ("B-2", 170), ("A-1", 200))),
                        Reply(content="Order A-1 is delivered.", prompt_tokens=230, completion_tokens=9)],
         f"{p}tool_error": [Reply(tool_calls=[call("charge_card", amount=42)], prompt_tokens=90, completion_tokens=16),
                            Reply(content="The card could not be charged.", prompt_tokens=130, completion_tokens=10)],
-        f"{p}model_error": [Reply(tool_calls=[call("get_weather", city="Rome")], prompt_tokens=100, completion_tokens=17),
+        f"{p}model_error": [Reply(tool_calls=[call("get_weather", city="Rome")], prompt_tokens=100,
+                                  completion_tokens=17),
                             Reply(status=500)],
         f"{p}final": [Reply(content="Hello! How can I help?", model="gpt-4o-2024-08-06", prompt_tokens=50,
                             completion_tokens=8, cached_tokens=32)],

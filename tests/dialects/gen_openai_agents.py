@@ -35,7 +35,8 @@ EXTRAS = ("retries", "retries_exhausted", "streaming", "parallel", "tool_error_f
 def sub_scripts() -> dict[str, list[Reply]]:
     return {
         "sub-handoff": [Reply(tool_calls=[call("transfer_to_billing")], prompt_tokens=130, completion_tokens=11),
-                        Reply(tool_calls=[call("lookup_order", order_id="C-3")], prompt_tokens=180, completion_tokens=15),
+                        Reply(tool_calls=[call("lookup_order", order_id="C-3")], prompt_tokens=180,
+                              completion_tokens=15),
                         Reply(content="Billing: order C-3 is delivered.", prompt_tokens=220, completion_tokens=10)],
         "sub-tool": [Reply(tool_calls=[call("ask_translator", text="[run:sub-tool] Translate 'good morning'")],
                            prompt_tokens=125, completion_tokens=20),
@@ -50,8 +51,17 @@ def main() -> None:
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
     OpenAIAgentsInstrumentor().instrument(tracer_provider=cap.provider)
 
-    from agents import (Agent, AgentHooks, ModelSettings, OpenAIChatCompletionsModel, Runner, function_tool, handoff,
-                        set_default_openai_api, set_default_openai_client)
+    from agents import (
+        Agent,
+        AgentHooks,
+        ModelSettings,
+        OpenAIChatCompletionsModel,
+        Runner,
+        function_tool,
+        handoff,
+        set_default_openai_api,
+        set_default_openai_client,
+    )
     from openai import AsyncOpenAI
 
     script = Script({**common.standard_script(), **common.shape_script(), **sub_scripts(),
@@ -63,7 +73,7 @@ def main() -> None:
         def __init__(self, how: str):
             self.how = how
 
-        async def on_start(self, context, agent) -> None:  # noqa: ANN001
+        async def on_start(self, context, agent) -> None:
             rec.sub_agent(agent.name, self.how)
 
     settings = ModelSettings(temperature=0)

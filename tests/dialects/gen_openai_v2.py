@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 import common
 import openai_loop

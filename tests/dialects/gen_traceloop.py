@@ -31,9 +31,9 @@ def main(name: str = "traceloop") -> None:
                   api_key=None, api_endpoint="http://127.0.0.1:9", should_enrich_metrics=False)
     accepted = inspect.signature(Traceloop.init).parameters   # older releases take fewer options
     Traceloop.init(**{k: v for k, v in kwargs.items() if k in accepted})
+    from openai import OpenAI
     from opentelemetry import context as otel_context
     from opentelemetry import trace
-    from openai import OpenAI
 
     cap.provider = trace.get_tracer_provider()
     script = Script({**common.standard_script(), **common.shape_script(), **common.extra_script(*openai_loop.EXTRAS)})

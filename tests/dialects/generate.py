@@ -3,9 +3,9 @@
 Each dialect's driver ``gen_<name>.py`` runs in its own virtualenv, built on first use (and reused after)
 under ``~/.cache/agentobs/dialects/<name>-<hash>`` (``$AGENTOBS_DIALECT_VENVS`` overrides the folder) from the
 pinned ``requirements/<name>.txt`` plus this repository (``pip install -e``; with ``--no-deps`` when the file
-has the line ``# agentobs: no-deps``), so the drivers can use ``agentobs.telemetry.otlp_json``. The hash covers the requirements file and the Python version: bumping an
-instrumentation is one edit of its requirements file and one command. Finally VERSIONS.md is rewritten from
-the truth files.
+has the line ``# agentobs: no-deps``), so the drivers can use ``agentobs.telemetry.otlp_json``. The hash covers
+the requirements file and the Python version: bumping an instrumentation is one edit of its requirements file
+and one command. Finally VERSIONS.md is rewritten from the truth files.
 
 A JavaScript dialect is a folder ``js/<name>/`` (package.json with exact versions, package-lock.json,
 driver.mjs) beside its ``gen_<name>.py``: its node_modules are installed with ``npm ci`` under
@@ -58,10 +58,10 @@ def venv_python(name: str) -> Path:
         if "# agentobs: no-deps" in req.read_text():
             # the framework pins OpenTelemetry below what agentobs needs: agentobs goes in without its
             # dependencies and the driver loads agentobs/telemetry/otlp_json.py by itself (common.encoder)
-            subprocess.run(pip + ["-r", str(req)], check=True)
-            subprocess.run(pip + ["--no-deps", "-e", str(REPO)], check=True)
+            subprocess.run([*pip, "-r", str(req)], check=True)
+            subprocess.run([*pip, "--no-deps", "-e", str(REPO)], check=True)
         else:
-            subprocess.run(pip + ["-r", str(req), "-e", str(REPO)], check=True)
+            subprocess.run([*pip, "-r", str(req), "-e", str(REPO)], check=True)
         marker.write_text(req.read_text())
     return python
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 from common import TURN_LIMIT
 

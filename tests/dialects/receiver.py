@@ -1,9 +1,10 @@
-"""A small OTLP/HTTP trace receiver on 127.0.0.1, for frameworks that only export over OTLP (MLflow, Langfuse, the Node SDK).
+"""A small OTLP/HTTP trace receiver on 127.0.0.1, for frameworks that only export over OTLP (MLflow, Langfuse, the
+Node SDK).
 
 It accepts ``POST .../v1/traces`` (any prefix, e.g. Langfuse's ``/api/public/otel/v1/traces``) with a protobuf
-``ExportTraceServiceRequest`` (gzip or not, by length or chunked) or its JSON form, and keeps every span as (resource, scope, span)
-in OTLP JSON: camelCase keys, trace and span ids in hex, int64 values as strings, enums as integers, which is
-what the collector's file exporter writes.
+``ExportTraceServiceRequest`` (gzip or not, by length or chunked) or its JSON form, and keeps every span as
+(resource, scope, span) in OTLP JSON: camelCase keys, trace and span ids in hex, int64 values as strings, enums as
+integers, which is what the collector's file exporter writes.
 """
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import base64
 import gzip
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 
 def _hex(b64: str) -> str:
@@ -123,7 +125,7 @@ class OtlpReceiver:
                     out.append(r)
             return out
 
-    def __enter__(self) -> "OtlpReceiver":
+    def __enter__(self) -> OtlpReceiver:
         self.thread.start()
         return self
 

@@ -24,9 +24,10 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 MARKER = re.compile(r"\[run:([A-Za-z0-9_./-]+)\]")
 AGENT = re.compile(r"\[agent:([A-Za-z0-9_.-]+)\]")
@@ -369,7 +370,7 @@ class ScriptedServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-    def __enter__(self) -> "ScriptedServer":
+    def __enter__(self) -> ScriptedServer:
         self.thread.start()
         return self
 

@@ -39,7 +39,7 @@ def main() -> None:
                 kids.setdefault(p if p in ids else None, []).append(s)
             print(f"== line {n + 1}: trace {spans[0]['traceId'] if spans else '-'}, {len(spans)} spans")
 
-            def show(s: dict, depth: int) -> None:
+            def show(s: dict, depth: int, kids: dict = kids) -> None:
                 attrs = {x["key"]: value(x["value"]) for x in s.get("attributes", [])}
                 keep = {k: v for k, v in attrs.items() if k.startswith(prefixes)}
                 st = s.get("status", {}).get("code", 0)

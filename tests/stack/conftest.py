@@ -59,7 +59,8 @@ def stack() -> Stack:
         _unavailable(f"not healthy: {', '.join(down)}")
     grpc = e["AGENTOBS_COLLECTOR_OTLP_GRPC"]
     return Stack(otlp_grpc=grpc if "://" in grpc else f"http://{grpc}", otlp_http=e["AGENTOBS_COLLECTOR_OTLP_HTTP"],
-                 archive=Path(e["AGENTOBS_COLLECTOR_ARCHIVE"]), collector_metrics=e["AGENTOBS_COLLECTOR_PROMETHEUS_URL"],
+                 archive=Path(e["AGENTOBS_COLLECTOR_ARCHIVE"]),
+                 collector_metrics=e["AGENTOBS_COLLECTOR_PROMETHEUS_URL"],
                  jaeger=e["JAEGER_URL"].rstrip("/"), prometheus=e["PROMETHEUS_URL"].rstrip("/"), env=e,
                  collector_telemetry=os.environ.get("AGENTOBS_COLLECTOR_TELEMETRY_URL", ""))
 

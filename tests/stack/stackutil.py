@@ -11,13 +11,14 @@ import re
 import socket
 import subprocess
 import time
-import uuid
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent     # the repository
 
@@ -496,7 +497,7 @@ class PrivateStack:
                if not k.startswith(("AGENTOBS_", "JAEGER_", "OTEL_")) and k != "PROMETHEUS_URL"}
         if os.environ.get("AGENTOBS_STACK_CACHE"):
             env["AGENTOBS_STACK_CACHE"] = os.environ["AGENTOBS_STACK_CACHE"]
-        self.ports = dict(zip(STACK_PORT_SETTINGS, free_ports(len(STACK_PORT_SETTINGS))))
+        self.ports = dict(zip(STACK_PORT_SETTINGS, free_ports(len(STACK_PORT_SETTINGS)), strict=True))
         env.update({k: str(v) for k, v in self.ports.items()})
         env["AGENTOBS_STACK_RUN"] = str(run)
         env.update(extra_env or {})
@@ -520,7 +521,7 @@ class PrivateStack:
     def down(self) -> None:
         self.script("down", timeout=120)
 
-    def __enter__(self) -> "PrivateStack":
+    def __enter__(self) -> PrivateStack:
         self.up()
         return self
 

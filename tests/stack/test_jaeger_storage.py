@@ -20,9 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from stackutil import (ROOT, STACK_SCRIPT, PrivateStack, SentIds, free_ports, get_json, healthy, unique_service,
-                       wait_jaeger_traces)
+from stackutil import (
+    ROOT,
+    STACK_SCRIPT,
+    PrivateStack,
+    SentIds,
+    free_ports,
+    get_json,
+    healthy,
+    unique_service,
+    wait_jaeger_traces,
+)
 
 JAEGER_DIR = ROOT / "jaeger"
 RUNS = 150
@@ -98,7 +106,7 @@ def test_jaeger_with_the_opensearch_configuration_stops_only_on_connecting(jaege
     names = ["AGENTOBS_JAEGER_OTLP_GRPC_PORT", "AGENTOBS_JAEGER_OTLP_HTTP_PORT", "AGENTOBS_JAEGER_QUERY_HTTP_PORT",
              "AGENTOBS_JAEGER_QUERY_GRPC_PORT", "AGENTOBS_JAEGER_HEALTH_PORT", "AGENTOBS_JAEGER_HEALTH_GRPC_PORT",
              "AGENTOBS_JAEGER_TELEMETRY_PORT"]
-    env = _clean_env(**{n: str(p) for n, p in zip(names, ports)},
+    env = _clean_env(**{n: str(p) for n, p in zip(names, ports, strict=True)},
                      AGENTOBS_OPENSEARCH_URL=f"http://127.0.0.1:{ports[-1]}",
                      AGENTOBS_JAEGER_UI_CONFIG=str(JAEGER_DIR / "ui-config.json"))
     try:
@@ -164,7 +172,7 @@ def test_arrays_kept_as_json_text_are_read_back_as_arrays():
         span(4, {"intValue": "3"}),
     ]}]}]}
     ss = load_request(answer, "jaeger")
-    got = dict(zip(ss.spans["span_id"], ss.spans[sc.RESPONSE_FINISH_REASONS]))
+    got = dict(zip(ss.spans["span_id"], ss.spans[sc.RESPONSE_FINISH_REASONS], strict=True))
     as_lists = {k: (list(v) if isinstance(v, (list, tuple)) or hasattr(v, "tolist") else None)
                 for k, v in got.items()}
     assert as_lists == {f"{1:016x}": ["stop"], f"{2:016x}": ["tool_calls", "length"], f"{3:016x}": ["stop"],

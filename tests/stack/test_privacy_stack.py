@@ -30,13 +30,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from stackutil import SentIds, get, prom_query, rfc3339, unique_service, wait_for
 
 from agentobs.domain.population import simulate
 from agentobs.domain.scenarios import SEED000, SEED004
 from agentobs.kernel.events import EventLog, ModelCalled, ModelReturned, ToolCalled, ToolReturned
 from agentobs.telemetry import configure
 from agentobs.telemetry.content import Capture
-from stackutil import (SentIds, get, prom_query, rfc3339, unique_service, wait_for)
 
 pytestmark = pytest.mark.stack
 

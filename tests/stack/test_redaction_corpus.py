@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stackutil import prom_query, unique_service, wait_for
 
 from agentobs.contract import redaction_rules as rules
-from agentobs.telemetry.content import REDACTED, Redactor
 from agentobs.contract.otlp_values import any_value
-from stackutil import prom_query, unique_service, wait_for
+from agentobs.telemetry.content import REDACTED, Redactor
 
 pytestmark = pytest.mark.stack
 

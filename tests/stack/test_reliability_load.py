@@ -27,10 +27,10 @@ import os
 import time
 
 import pytest
+from stackutil import SentIds, archive_spans, collector_counts, quiet_collector, wait_for, wait_jaeger_traces
 
 from agentobs.domain.population import simulate
 from agentobs.telemetry import configure
-from stackutil import (SentIds, archive_spans, collector_counts, quiet_collector, wait_for, wait_jaeger_traces)
 
 pytestmark = pytest.mark.stack
 

@@ -51,14 +51,23 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
-from stackutil import (PrivateStack, SentIds, collector_counts, healthy, jaeger_trace_span_ids, quiet_collector,
-                       unique_service, wait_for, wait_jaeger_traces)
+from stackutil import (
+    PrivateStack,
+    SentIds,
+    collector_counts,
+    healthy,
+    jaeger_trace_span_ids,
+    quiet_collector,
+    unique_service,
+    wait_for,
+    wait_jaeger_traces,
+)
 
 pytestmark = pytest.mark.stack
 
@@ -161,7 +170,7 @@ def reference(seed: int) -> list[list]:
 
 def p99(xs: list[int]) -> float:
     s = sorted(xs)
-    return s[min(len(s) - 1, int(round(0.99 * (len(s) - 1))))]
+    return s[min(len(s) - 1, round(0.99 * (len(s) - 1)))]
 
 
 # -- a worker process: runs blocks through one telemetry configuration ----------------------------------------------
@@ -211,7 +220,7 @@ def worker_main(config: dict[str, Any]) -> None:
                 gc.disable()
                 start = time.monotonic()
                 try:
-                    recs = simulate(BLOCK, cmd["seed"], observers=lambda: [times.head, tel.observer(), times.tail,
+                    recs = simulate(BLOCK, cmd["seed"], observers=lambda w=w: [times.head, tel.observer(), times.tail,
                                                                            w.observer()], trace_id_of=trace_id)
                 finally:
                     end = time.monotonic()
@@ -230,7 +239,7 @@ def worker_main(config: dict[str, Any]) -> None:
                          "queue_full_warning": logging.getLogger(SDK_QUEUE_LOGGER).isEnabledFor(logging.WARNING)}
             else:
                 reply = {"error": f"unknown op {cmd['op']}"}
-        except BaseException:  # noqa: BLE001 - an exception reaching the caller: reported, the test fails
+        except BaseException:  # an exception reaching the caller: reported, the test fails
             reply = {"error": traceback.format_exc()}
         out.write(json.dumps(reply) + "\n")
         out.flush()
@@ -246,7 +255,7 @@ class Worker:
         self.log = log
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--worker", json.dumps({"endpoint": endpoint, "service": service})],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(log, "w"), text=True, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(log, "w"), text=True, env=env,  # noqa: SIM115 - open while the worker runs
             cwd=str(Path(__file__).parent))
 
     def ask(self, **cmd: Any) -> dict[str, Any]:
@@ -295,7 +304,7 @@ class Workload:
         want = reference(seed)
         for name, reply in got.items():
             if reply["outcomes"] != want:
-                bad = next(i for i, (a, b) in enumerate(zip(reply["outcomes"], want)) if a != b)
+                bad = next(i for i, (a, b) in enumerate(zip(reply["outcomes"], want, strict=True)) if a != b)
                 self.mismatches.append(f"seed {seed} run {bad} ({name}): {reply['outcomes'][bad]} != {want[bad]}")
             if measure:
                 self.steps[name] += [tuple(x) for x in reply["steps"]]
@@ -332,7 +341,7 @@ class Workload:
 class Timeline(threading.Thread):
     """Runs the fault steps in the background while the workload runs; records when things happened."""
 
-    def __init__(self, steps: Callable[["Timeline"], None]):
+    def __init__(self, steps: Callable[[Timeline], None]):
         super().__init__(daemon=True)
         self.steps, self.at, self.error = steps, {}, None
         self.t0 = time.monotonic()
@@ -346,7 +355,7 @@ class Timeline(threading.Thread):
     def run(self) -> None:
         try:
             self.steps(self)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
+        except BaseException as exc:  # reported by the test
             self.error = exc
         finally:
             self.mark("end")

@@ -12,12 +12,12 @@ import urllib.parse
 from typing import Any
 
 import pytest
+from stackutil import ROOT, get, get_json, legacy_tags, prom_query, prom_range, unique_service, wait_for
 
+from agentobs.contract import semconv as sc
 from agentobs.domain.population import simulate
 from agentobs.kernel.events import RunFinished
 from agentobs.telemetry import configure
-from agentobs.contract import semconv as sc
-from stackutil import ROOT, get, get_json, legacy_tags, prom_query, prom_range, unique_service, wait_for
 
 pytestmark = pytest.mark.stack
 
@@ -51,10 +51,11 @@ def population(stack):
     tel = configure(otlp_endpoint=stack.otlp_grpc, otlp_protocol="grpc", service_name=service, traces_out=None)
     finished = Finished()
     start = time.time_ns() - 190 * MIN_NS
+    runs_total = f'sum(agentobs_runs_total{{exported_job="{service}"}})'
     for batch, seed in enumerate((101, 102, 103)):
         simulate(100, seed, observers=lambda: [tel.observer(), finished], start_ns=start + batch * 60 * MIN_NS)
         tel.flush()
-        wait_for(lambda: _total(stack.prometheus, f'sum(agentobs_runs_total{{exported_job="{service}"}})') == finished.n,
+        wait_for(lambda: _total(stack.prometheus, runs_total) == finished.n,
                  f"batch {batch + 1}: agentobs_runs_total to reach {finished.n}")
         wait_for(lambda: _total(stack.prometheus, f'sum(traces_span_metrics_calls_total{{service_name="{service}", '
                                                   f'gen_ai_operation_name="invoke_agent"}})') == finished.n,
@@ -119,10 +120,11 @@ def test_every_panel_query_returns_data_from_prometheus(stack, population, title
         expr = render(t["expr"], values)
         at = population["at"]
         if t.get("instant"):
-            got = wait_for(lambda: (lambda r: r if _finite(r) else None)(prom_query(stack.prometheus, expr, at)),
+            got = wait_for(lambda expr=expr, at=at: (lambda r: r if _finite(r) else None)(
+                prom_query(stack.prometheus, expr, at)),
                            f"{title} [{t['refId']}]: {expr}", timeout=20)
         else:
-            got = wait_for(lambda: (lambda r: r if _finite(r) else None)(
+            got = wait_for(lambda expr=expr, at=at: (lambda r: r if _finite(r) else None)(
                 prom_range(stack.prometheus, expr, at - 300, at + 5, 5)), f"{title} [{t['refId']}]: {expr}",
                 timeout=20)
         assert got
@@ -152,7 +154,7 @@ def _jaeger_panels() -> list[tuple[dict[str, Any], dict[str, Any]]]:
 
 def test_the_jaeger_panel_finds_runs_in_jaeger(stack, population):
     service = population["service"]
-    status, body = get_json(f"{stack.prometheus}/api/v1/label/agentobs_stop_reason/values",
+    _status, body = get_json(f"{stack.prometheus}/api/v1/label/agentobs_stop_reason/values",
                             [("match[]", f'agentobs_runs_total{{exported_job="{service}"}}')])
     reasons = sorted(body["data"])
     assert _jaeger_panels()
@@ -160,9 +162,10 @@ def test_the_jaeger_panel_finds_runs_in_jaeger(stack, population):
         for reason in (reasons[0], "max_usd"):           # Grafana's default (first value) and a failure
             assert reason in reasons
             tags = dict(kv.split("=", 1) for kv in render(t["tags"], {"stop_reason": reason}).split())
-            data = wait_for(lambda: (lambda d: d or None)(get_json(f"{stack.jaeger}/api/traces", {
-                "service": render(t["service"], {"service": service}), "tags": json.dumps(tags),
-                "limit": t["limit"], "start": population["t_min"] // 1000, "end": population["t_max"] // 1000})[1]["data"]),
+            window = {"limit": t["limit"], "start": population["t_min"] // 1000, "end": population["t_max"] // 1000}
+            query = {"service": render(t["service"], {"service": service}), "tags": json.dumps(tags), **window}
+            data = wait_for(lambda query=query: (lambda d: d or None)(
+                get_json(f"{stack.jaeger}/api/traces", query)[1]["data"]),
                 f"{panel['title']}: Jaeger search {tags}")
             assert 0 < len(data) <= t["limit"]
             for trace in data:
@@ -227,8 +230,8 @@ def test_the_dashboard_link_opens_the_service_in_jaeger(stack, population):
 
 def test_jaegers_monitor_tab_reads_the_span_metrics_from_prometheus(stack, population):
     service = population["service"]
-    common = {"service": service, "endTs": int(population["at"] * 1000) + 5000, "lookback": 15 * 60 * 1000, "step": 60 * 1000,
-              "ratePer": 10 * 60 * 1000}
+    common = {"service": service, "endTs": int(population["at"] * 1000) + 5000, "lookback": 15 * 60 * 1000,
+              "step": 60 * 1000, "ratePer": 10 * 60 * 1000}
     status, calls = get_json(f"{stack.jaeger}/api/metrics/calls", {**common, "spanKind": "internal",
                                                                     "groupByOperation": "true"})
     assert status == 200, calls

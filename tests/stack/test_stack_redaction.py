@@ -11,16 +11,29 @@ import time
 
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from stackutil import (
+    arrays_as_json_text,
+    from_memory,
+    from_otlp,
+    get,
+    get_json,
+    legacy_search,
+    legacy_tags,
+    prom_query,
+    unique_service,
+    v3_search,
+    v3_trace,
+    wait_for,
+    without_jaeger_warnings,
+)
 
 from agentobs import FunctionModel
+from agentobs.contract import semconv as sc
 from agentobs.domain.scenarios import go
 from agentobs.kernel.clock import SimClock
 from agentobs.telemetry import configure
-from agentobs.contract import semconv as sc
 from agentobs.telemetry.content import Capture, Redactor
 from agentobs.telemetry.observer import OTelObserver
-from stackutil import (arrays_as_json_text, from_memory, from_otlp, get, get_json, legacy_search, legacy_tags, prom_query, unique_service,
-                       v3_search, v3_trace, wait_for, without_jaeger_warnings)
 
 pytestmark = pytest.mark.stack
 
@@ -87,7 +100,8 @@ def _masked_and_kept(got, want):
 
 def test_secrets_are_masked_in_jaeger_api_v3(stack, secret_run):
     service, trace_id, spans, epoch = secret_run
-    rs = wait_for(lambda: (lambda r: r if len(from_otlp(r)[0]) >= len(spans) else None)(v3_trace(stack.jaeger, trace_id)),
+    rs = wait_for(lambda: (lambda r: r if len(from_otlp(r)[0]) >= len(spans) else None)(
+                      v3_trace(stack.jaeger, trace_id)),
                   "the trace in Jaeger")
     text = json.dumps(rs)
     for secret in SECRETS:
@@ -111,7 +125,7 @@ def test_secrets_are_masked_in_jaeger_api_v3(stack, secret_run):
 
 
 def test_secrets_are_masked_in_jaeger_legacy_api(stack, secret_run):
-    service, trace_id, spans, epoch = secret_run
+    service, trace_id, _spans, epoch = secret_run
     data = wait_for(lambda: legacy_search(stack.jaeger, service, epoch - 60 * 10**9, time.time_ns() + 60 * 10**9),
                     "the trace in the legacy API")
     text = json.dumps(data)
@@ -149,7 +163,7 @@ def test_secrets_are_masked_in_the_collector_archive(stack, secret_run):
 
 
 def test_secrets_never_reach_prometheus(stack, secret_run):
-    service, _, spans, _ = secret_run
+    service, _, _spans, _ = secret_run
     sel = [f'{{exported_job="{service}"}}', f'{{service_name="{service}"}}']
     wait_for(lambda: prom_query(stack.prometheus, f'agentobs_runs_total{{exported_job="{service}"}}'),
              "the run's metrics in Prometheus")

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from stackutil import STACK_PORT_SETTINGS, STACK_SCRIPT, PrivateStack, free_ports, healthy, listening
 
 pytestmark = pytest.mark.stack
@@ -37,7 +36,7 @@ def second(stack, tmp_path):
     folder (pids, logs, archive, Prometheus data); the built binaries are shared (the cache)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("AGENTOBS_", "JAEGER_", "OTEL_")) and k != "PROMETHEUS_URL"}
-    ports = dict(zip(PORT_SETTINGS, free_ports(len(PORT_SETTINGS))))
+    ports = dict(zip(PORT_SETTINGS, free_ports(len(PORT_SETTINGS)), strict=True))
     env.update({k: str(v) for k, v in ports.items()})
     env["AGENTOBS_STACK_RUN"] = str(tmp_path / "run")
     if os.environ.get("AGENTOBS_STACK_CACHE"):

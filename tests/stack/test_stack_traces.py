@@ -19,16 +19,32 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from stackutil import (
+    ROOT,
+    Span,
+    arrays_as_json_text,
+    by_labels,
+    by_trace,
+    from_memory,
+    from_otlp,
+    get_json,
+    legacy_matches,
+    legacy_search,
+    legacy_tags,
+    prom_query,
+    shape,
+    unique_service,
+    v3_search,
+    v3_trace,
+    wait_for,
+    without_jaeger_warnings,
+)
 
 from agentobs.analysis.otlp import load_file
 from agentobs.analysis.sources import load_sources
+from agentobs.contract import semconv as sc
 from agentobs.domain.scenarios import SEED000, SEED004
 from agentobs.telemetry import configure
-from agentobs.contract import semconv as sc
-from stackutil import (ROOT, Span, arrays_as_json_text, by_labels, by_trace, from_memory, from_otlp, get_json,
-                       legacy_matches, legacy_search,
-                       legacy_tags, prom_query, shape, unique_service, v3_search, v3_trace, wait_for,
-                       without_jaeger_warnings)
 
 pytestmark = pytest.mark.stack
 
@@ -111,7 +127,7 @@ def test_jaeger_api_v3_search_returns_every_task_with_its_full_span_tree(stack, 
     want = arrays_as_json_text(seeds.spans)                   # Jaeger's Badger storage keeps arrays as JSON text
     assert got == want, _diff(got, want)                      # ids, parents, names, kinds, times, status, attributes
     assert {r["service.name"] for r in resources} == {("string", seeds.service)}
-    for tid, root in seeds.roots.items():
+    for _tid, root in seeds.roots.items():
         assert got[root.span_id].attributes[sc.STOP_REASON] == root.attributes[sc.STOP_REASON]
 
 
@@ -126,8 +142,8 @@ def test_jaeger_api_v3_returns_each_trace_by_id(stack, seeds):
         assert {r["service.name"] for r in resources} == {("string", seeds.service)}
 
 
-LEGACY_EXTRA_TAGS = {"otel.scope.name", "otel.scope.version", "span.kind", "otel.status_code", "otel.status_description",
-                     "error"}
+LEGACY_EXTRA_TAGS = {"otel.scope.name", "otel.scope.version", "span.kind", "otel.status_code",
+                     "otel.status_description", "error"}
 
 
 def test_jaeger_legacy_api_returns_every_task_with_its_full_span_tree(stack, seeds):
@@ -161,7 +177,8 @@ def test_jaeger_legacy_api_returns_every_task_with_its_full_span_tree(stack, see
                           for log in s.get("logs") or [])
             assert logs == sorted((e[0], e[1] // 1000) for e in w.events)
     for tid, root in seeds.roots.items():
-        root_tags = legacy_tags(next(s for s in got[tid]["spans"] if s["spanID"].rjust(16, "0") == root.span_id)["tags"])
+        root_span = next(s for s in got[tid]["spans"] if s["spanID"].rjust(16, "0") == root.span_id)
+        root_tags = legacy_tags(root_span["tags"])
         assert root_tags[sc.STOP_REASON] == root.attributes[sc.STOP_REASON]
 
 
@@ -204,7 +221,7 @@ def test_agentobs_report_reads_the_runs_from_jaeger(stack, seeds, tmp_path):
     # the runs table: every task's root trace is a run with its stop reason
     out = _agentobs("runs", url, "--out", str(tmp_path / "runs.csv"), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    rows = list(csv.DictReader(open(tmp_path / "runs.csv")))
+    rows = list(csv.DictReader((tmp_path / "runs.csv").read_text().splitlines()))
     by_trace_id = {r["trace_id"]: r for r in rows}
     for tid, root in seeds.roots.items():
         assert by_trace_id[tid]["stop_reason"] == root.attributes[sc.STOP_REASON][1], tid
@@ -310,7 +327,8 @@ def test_collector_archive_reloads_into_the_same_spans_as_the_local_file(stack, 
     assert len(ev_a) == len(ev_b) > 0
     pd.testing.assert_frame_equal(ev_a[sorted(ev_b.columns)], ev_b[sorted(ev_b.columns)], check_dtype=False)
     ln_a = archive.links[archive.links["trace_id"].isin(ids)]
-    assert sorted(map(tuple, ln_a.astype(str).values.tolist())) == sorted(map(tuple, local.links.astype(str).values.tolist()))
+    assert sorted(map(tuple, ln_a.astype(str).values.tolist())) == \
+        sorted(map(tuple, local.links.astype(str).values.tolist()))
 
 
 # -- (c) Prometheus ------------------------------------------------------------------------------------------
@@ -318,8 +336,9 @@ def test_collector_archive_reloads_into_the_same_spans_as_the_local_file(stack, 
 def test_prometheus_holds_span_metrics_by_operation_agent_tool_and_stop_reason(stack, seeds):
     sel = f'service_name="{seeds.service}"'
     names = Counter(s.name for s in seeds.spans.values())
-    wait_for(lambda: by_labels(prom_query(stack.prometheus, f"sum by (span_name) (traces_span_metrics_calls_total{{{sel}}})"),
-                               "span_name") == {(k,): float(v) for k, v in names.items()},
+    by_name = f"sum by (span_name) (traces_span_metrics_calls_total{{{sel}}})"
+    want = {(k,): float(v) for k, v in names.items()}
+    wait_for(lambda: by_labels(prom_query(stack.prometheus, by_name), "span_name") == want,
              "span metrics calls per span name to equal the spans sent")
     series = prom_query(stack.prometheus, f"traces_span_metrics_calls_total{{{sel}}}")
     labels = lambda k: {r["metric"][k] for r in series if k in r["metric"]}  # noqa: E731
@@ -332,10 +351,13 @@ def test_prometheus_holds_span_metrics_by_operation_agent_tool_and_stop_reason(s
     assert labels("error_type") == {s.attributes[sc.ERROR_TYPE][1] for s in spans if sc.ERROR_TYPE in s.attributes}
     stops = Counter(r.attributes[sc.STOP_REASON][1] for r in seeds.roots.values())
     got = by_labels(prom_query(stack.prometheus, f'sum by (agentobs_stop_reason) (traces_span_metrics_calls_total'
-                                                 f'{{{sel}, gen_ai_operation_name="invoke_agent"}})'), "agentobs_stop_reason")
+                                                 f'{{{sel}, gen_ai_operation_name="invoke_agent"}})'),
+                    "agentobs_stop_reason")
     # an aborted segment's invoke_agent span has no stop reason: its series has no such label
-    assert got == {(k,): float(v) for k, v in stops.items()} | ({("",): float(len(seeds.aborted))} if seeds.aborted else {})
-    errors = prom_query(stack.prometheus, f'sum(traces_span_metrics_calls_total{{{sel}, status_code="STATUS_CODE_ERROR"}})')
+    aborted = {("",): float(len(seeds.aborted))} if seeds.aborted else {}
+    assert got == {(k,): float(v) for k, v in stops.items()} | aborted
+    errors = prom_query(stack.prometheus,
+                        f'sum(traces_span_metrics_calls_total{{{sel}, status_code="STATUS_CODE_ERROR"}})')
     assert float(errors[0]["value"][1]) == sum(1 for s in spans if s.status[0] == 2)
     # the latency histogram, in milliseconds, with the same series
     count = prom_query(stack.prometheus, f"sum(traces_span_metrics_duration_milliseconds_count{{{sel}}})")

@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from stackutil import ROOT, PrivateStack, prom_query, prom_range, unique_service, wait_for
 
 CLI = [sys.executable, "-c", "from agentobs.cli.main import main; main()"]

@@ -196,7 +196,7 @@ def _quiet(_: int) -> None:
 
 def _cluster_error(exc: Exception, st: DaskSettings) -> Exception:
     from distributed import KilledWorker
-    from distributed.comm import CommClosedError
+    from distributed.comm.core import CommClosedError
     what = " ".join(str(exc).split())[:200] or type(exc).__name__
     if isinstance(exc, KilledWorker):
         return ConfigError(f"a Dask worker died while running a task ({what}), most likely out of memory: give the "

@@ -32,7 +32,7 @@ from ..errors import InputError
 from ._resample import RESAMPLES, holm, interval, order_draws, p_value, rank_of, rng_for, share_draws
 from .labels import apply_labels, read_label_files
 from .limits import DIMENSIONS, METHOD, Dimension, cap_of, within_rank
-from .quality import DataQuality
+from .quality import DataQuality, Kind
 from .report import METRICS, Options, Report, analyze
 from .select import Selection
 from .signatures import CATALOG
@@ -168,8 +168,7 @@ def measures(before: pd.DataFrame, after: pd.DataFrame, *, target: float = 0.01,
 
 
 def _side(r: Report) -> Side:
-    q = DataQuality(files=r.quality.files, lines=r.quality.lines)
-    q.issues = [i for i in r.quality.issues if i.kind != "unmatched_label"]   # (said once, for both sides)
+    q = r.quality.replaced(lambda f: None if f.kind == Kind.UNMATCHED_LABEL else f)   # (said once, for both sides)
     return Side(sources=list(r.sources), selection=r.options.selection.to_dict() if r.options.selection else None,
                 runs=len(r.runs), labelled=int(r.runs["success"].notna().sum()), spans=int(r.overview["spans"]),
                 quality=q)

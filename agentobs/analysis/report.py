@@ -125,7 +125,7 @@ class Report:
                      "roles": {src: c.to_dict() for src, c in self.derivation.roles.items()},
                      "selection": self.read.to_dict() if self.read else None},
             "data_quality": self.quality.to_dict(),
-            "not_derived": {"columns": self.derivation.missing, "notes": self.derivation.notes},
+            "not_derived": {"columns": self.derivation.missing, "notes": self.derivation.sentences()},
         }
 
 

@@ -24,7 +24,16 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from . import _otlp_read, remote
-from ._otlp_parse import Groups, Parse, looks_mixed, needed_rare, parse, parse_groups, runs_by_spelling
+from ._otlp_parse import (
+    Groups,
+    Parse,
+    ParseFailure,
+    looks_mixed,
+    needed_rare,
+    parse,
+    parse_groups,
+    runs_by_spelling,
+)
 from ._otlp_spelling import Spelling
 from .input_limits import InputLimits
 
@@ -156,7 +165,7 @@ def _parse(item: Ahead, max_block: int, learnt: _Learnt, spelling: Spelling, sou
     if runs is not None and len(runs) > 1:
         return parse_groups(runs, max_block, source, spare), True
     got = parse(item.piece, max_block, learnt.spelling or spelling, one_thread=_PARSERS > 1, rare=learnt.rare)
-    if isinstance(got, str):
+    if isinstance(got, ParseFailure):
         runs = runs if runs is not None else runs_by_spelling(item.piece, item.first)     # cut once per piece
         if len(runs) > 1:
             return parse_groups(runs, max_block, source, spare), True

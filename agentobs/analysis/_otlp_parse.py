@@ -40,8 +40,14 @@ _SNIFF_BYTES = 1 << 16      # of a line, to see its spelling
 DECODE_ERRORS = (pa.ArrowException, ValueError, TypeError, OverflowError, UnicodeDecodeError, IndexError, KeyError)
 
 
-# a parsed piece and the spelling it was parsed with, or the reason it could not be parsed
-Parse = tuple[pa.Table, Spelling] | str
+@dataclass(frozen=True, kw_only=True)
+class ParseFailure:
+    """Why ``parse`` could not parse a piece whole (its lines are then cut, or read one by one)."""
+    reason: str
+
+
+# a parsed piece and the spelling it was parsed with, or why it could not be parsed
+Parse = tuple[pa.Table, Spelling] | ParseFailure
 
 
 @dataclass
@@ -210,8 +216,9 @@ def parse_groups(runs: list[Run], max_block: int, source: str, spare: Buffers | 
             got = parse(text[:size], max_block, sp, one_thread=True)
         finally:
             buffers.give_back(buf)          # (never resized: a view still held elsewhere does not matter)
-        if isinstance(got, str) or got[0].num_rows != len(lines):
-            return Groups(reason=got if isinstance(got, str) else "lines of different shapes", found=Parsed(),
+        if isinstance(got, ParseFailure) or got[0].num_rows != len(lines):
+            return Groups(reason=got.reason if isinstance(got, ParseFailure) else "lines of different shapes",
+                          found=Parsed(),
                           quality=DataQuality())
         tables.append(ParsedTable(table=got[0], sp=got[1], row_lines=lines))
     q, found = DataQuality(), Parsed()
@@ -531,7 +538,7 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
     the start; else (for a piece of ``_LEAN_FROM`` bytes or more) without them first, and again with them when an
     attribute value holds none of the others (``needed_rare`` tells whether the piece needed them)."""
     if has_null_line(piece):            # once per piece, not per spelling
-        return _reason("JSON parse error: a line is null or not JSON")
+        return ParseFailure(reason=_reason("JSON parse error: a line is null or not JSON"))
     sp = start
     tried = {sp}
     rare = rare or len(piece) < _LEAN_FROM
@@ -544,9 +551,9 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
                 tried.add(learnt)
                 sp = learnt
                 continue
-            return _reason(str(exc))
+            return ParseFailure(reason=_reason(str(exc)))
         except (pa.ArrowException, OSError) as exc:
-            return _reason(str(exc))
+            return ParseFailure(reason=_reason(str(exc)))
         missing = _rows_without_spans(table, sp)
         if missing and missing == table.num_rows:
             nxt = next((a for a in sp.alternatives() if a not in tried), None)
@@ -554,9 +561,9 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
                 tried.add(nxt)
                 sp = nxt
                 continue
-            return "no resourceSpans"
+            return ParseFailure(reason="no resourceSpans")
         if missing:
-            return "lines of different shapes"
+            return ParseFailure(reason="lines of different shapes")
         if not rare and _may_hold_rare(table, sp):
             rare = True
             continue
@@ -662,7 +669,7 @@ def _decode(table: pa.Table, sp: Spelling, source: str, q: DataQuality, out: Par
 
 def _decoded(got: Parse, source: str, q: DataQuality, out: Parsed) -> str | None:
     """Decodes what ``parse`` made of a piece into ``out``; the reason it could not."""
-    return got if isinstance(got, str) else _decode(got[0], got[1], source, q, out)
+    return got.reason if isinstance(got, ParseFailure) else _decode(got[0], got[1], source, q, out)
 
 
 def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, max_block: int,

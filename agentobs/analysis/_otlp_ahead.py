@@ -82,7 +82,8 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
         if stop.is_set():
             return None
         try:
-            got, learnt.mixed = _parse(item, limits.max_line_bytes, learnt, spelling(), source, spare)
+            got, learnt.mixed = _parse(item, limits.max_line_bytes, learnt, spelling=spelling(), source=source,
+                                       spare=spare)
         except Exception:               # not parsed ahead: the caller parses it, and meets the error itself
             return None
         if isinstance(got, tuple):
@@ -151,7 +152,7 @@ class _Learnt:
     rare: bool = False
 
 
-def _parse(item: Ahead, max_block: int, learnt: _Learnt, spelling: Spelling, source: str,
+def _parse(item: Ahead, max_block: int, learnt: _Learnt, *, spelling: Spelling, source: str,
            spare: _otlp_read.Buffers) -> tuple[Parse | Groups, bool]:
     """What the parser makes of a piece (``learnt``: what the pieces before taught; ``spelling``: the caller's guess
     when they taught none), and whether it held lines of several spellings. Such a piece is parsed one spelling at a

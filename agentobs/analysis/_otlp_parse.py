@@ -71,8 +71,8 @@ class Parsed:
         self.spelling = other.spelling
 
 
-def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQuality, out: Parsed,
-                max_block: int, parsed: Parse | Groups | None = None, *, by_resource: bool = True) -> None:
+def parse_piece(data: bytes | memoryview, first_line: int, source: str, *, q: DataQuality, out: Parsed,
+                max_block: int, parsed: Parse | Groups | None = None, by_resource: bool = True) -> None:
     """Decodes one piece of whole lines into ``out``; never raises for bad content. A view (of the reader's
     buffer) is parsed in place and copied only when it has to be cut. ``parsed``: what ``parse`` (or
     ``parse_groups``) already made of the whole piece (read ahead in another thread). ``by_resource``: a line longer
@@ -450,7 +450,7 @@ def parse_documents(data: bytes, how: Layout, source: str, q: DataQuality, out: 
     lines = values_as_lines(data, one_line_values=how is Layout.ARRAY)
     if lines is None:
         return False
-    parse_piece(lines, 1, source, q, out, len(lines) + 1)
+    parse_piece(lines, 1, source, q=q, out=out, max_block=len(lines) + 1)
     return True
 
 
@@ -544,7 +544,7 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
     rare = rare or len(piece) < _LEAN_FROM
     while True:
         try:
-            table = _read(piece, sp, max_block, multiline, one_thread, rare)
+            table = _read(piece, sp, max_block, multiline=multiline, one_thread=one_thread, rare=rare)
         except pa.ArrowInvalid as exc:
             learnt = sp.learn(str(exc))
             if learnt is not None and learnt not in tried:
@@ -651,8 +651,8 @@ def _all_held(arr: pa.Array) -> bool:
     return bool((held[:whole] == 0xFF).all()) and (not rest or int(held[whole]) & mask == mask)
 
 
-def _decode(table: pa.Table, sp: Spelling, source: str, q: DataQuality, out: Parsed,
-            row_lines: np.ndarray | None = None, *, pivot: bool = True) -> str | None:
+def _decode(table: pa.Table, sp: Spelling, source: str, *, q: DataQuality, out: Parsed,
+            row_lines: np.ndarray | None = None, pivot: bool = True) -> str | None:
     """Decodes a parsed piece into ``out``; the reason it could not (what it counted is then taken back).
     ``row_lines``, ``pivot``: as ``decode_arrow`` takes them."""
     saved = q.snapshot()
@@ -669,10 +669,10 @@ def _decode(table: pa.Table, sp: Spelling, source: str, q: DataQuality, out: Par
 
 def _decoded(got: Parse, source: str, q: DataQuality, out: Parsed) -> str | None:
     """Decodes what ``parse`` made of a piece into ``out``; the reason it could not."""
-    return got.reason if isinstance(got, ParseFailure) else _decode(got[0], got[1], source, q, out)
+    return got.reason if isinstance(got, ParseFailure) else _decode(got[0], got[1], source, q=q, out=out)
 
 
-def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, max_block: int,
+def _fast(piece: bytes | memoryview, source: str, q: DataQuality, *, out: Parsed, max_block: int,
           start: Spelling) -> str | None:
     """Parses and decodes the piece; the reason it could not."""
     return _decoded(parse(piece, max_block, start), source, q, out)
@@ -683,7 +683,7 @@ def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, m
 # careful path)
 
 
-def _read(piece: bytes | memoryview, sp: Spelling, max_block: int, multiline: bool = False,
+def _read(piece: bytes | memoryview, sp: Spelling, max_block: int, *, multiline: bool = False,
           one_thread: bool = False, rare: bool = True) -> pa.Table:
     block = len(piece) + 1 if one_thread else min(_BLOCK, len(piece) + 1)
     options = sp.parse_options(multiline, rare)
@@ -780,9 +780,10 @@ def _careful(lines: list[tuple[int, bytes, str]], source: str, q: DataQuality, o
     if not good:
         return
     sub = Parsed(spelling=Spelling())
-    if _fast(("\n".join(text for _, text in good) + "\n").encode(), source, q, sub, 1 << 62, sub.spelling) is not None:
+    if _fast(("\n".join(text for _, text in good) + "\n").encode(), source, q, out=sub, max_block=1 << 62,
+             start=sub.spelling) is not None:
         for n, text in good:                    # one by one: what still fails is dropped, counted
-            if _fast((text + "\n").encode(), source, q, sub, 1 << 62, sub.spelling) is not None:
+            if _fast((text + "\n").encode(), source, q, out=sub, max_block=1 << 62, start=sub.spelling) is not None:
                 q.add("bad_line", source, example=f"line {n}")
     out.parts.extend(sub.parts)
     out.rows += sub.rows
@@ -806,7 +807,7 @@ def _careful_resources(n: int, raw: bytes, source: str, q: DataQuality, out: Par
         if held and (size >= WHOLE_LINE or not line):
             piece = b"\n".join(held) + b"\n"
             held, size = [], 0
-            parse_piece(piece, n, source, q, sub, len(piece) + 1, by_resource=False)
+            parse_piece(piece, n, source, q=q, out=sub, max_block=len(piece) + 1, by_resource=False)
     if why:
         q.add("invalid_json" if why[0].startswith("not JSON") else "not_otlp", source, example=f"line {n}: {why[0]}")
     if unwritable:

@@ -59,13 +59,13 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
     with _arrow_memory.load_pool():
         how = layout(head)
         if how is not Layout.LINES:
-            whole = _load_documents(p, how, src, lim, q, Parsed(spelling=spelling), progress)
+            whole = _load_documents(p, how, src, lim=lim, q=q, out=Parsed(spelling=spelling), progress=progress)
             if whole is not None:
                 return whole
-        return _load(p, src, lim, q, Parsed(spelling=spelling), progress)
+        return _load(p, src, lim, q=q, out=Parsed(spelling=spelling), progress=progress)
 
 
-def _load_documents(p: str | os.PathLike[str], how: Layout, src: str, lim: InputLimits, q: DataQuality,
+def _load_documents(p: str | os.PathLike[str], how: Layout, src: str, *, lim: InputLimits, q: DataQuality,
                     out: Parsed, progress: Callable[[int], None] | None) -> SpanSet | None:
     """A file of JSON written over several lines (pretty-printed) or of one JSON array, read whole; None when it is
     to be read line by line after all (it is JSON lines whose first lines are cut short, it could not be read, or it
@@ -93,7 +93,7 @@ def _documents(data: bytes, how: Layout, source: str, q: DataQuality, out: Parse
     return _finish(out, q, source, how)
 
 
-def _load(p: str | os.PathLike[str], src: str, lim: InputLimits, q: DataQuality, out: Parsed,
+def _load(p: str | os.PathLike[str], src: str, lim: InputLimits, *, q: DataQuality, out: Parsed,
           progress: Callable[[int], None] | None) -> SpanSet:
     def long_line(n: int, length: int) -> None:
         q.add("line_too_long", src, example=f"line {n}: {human(length)} over the {human(lim.max_line_bytes)} "
@@ -106,7 +106,7 @@ def _load(p: str | os.PathLike[str], src: str, lim: InputLimits, q: DataQuality,
                 raise item.error
             q.lines += item.lines
             size = len(item.piece)
-            parse_piece(item.piece, item.first, src, q, out, lim.max_line_bytes, item.parsed)
+            parse_piece(item.piece, item.first, src, q=q, out=out, max_block=lim.max_line_bytes, parsed=item.parsed)
             item.done()
             if progress and size:
                 progress(size)
@@ -143,7 +143,7 @@ def load_bytes(data: bytes | bytearray, source: str, quality: DataQuality | None
         piece = view[start:end]             # (a view: a copy of a piece of an answer of 100 MiB is 100 MiB more)
         breaks = data.count(b"\n", start, end)
         q.lines += breaks + (0 if data[end - 1:end] == b"\n" else 1)
-        parse_piece(piece, line, source, q, out, lim.max_line_bytes)
+        parse_piece(piece, line, source, q=q, out=out, max_block=lim.max_line_bytes)
         line += breaks
         start = end
     return _finish(out, q, source)
@@ -160,7 +160,7 @@ def load_pieces(pieces: Iterable[bytes], source: str, quality: DataQuality) -> S
     for piece in pieces:
         if out is None:
             out = Parsed(spelling=Spelling.sniff(piece[:65536]))
-        parse_piece(piece, line, source, quality, out, len(piece) + 1)
+        parse_piece(piece, line, source, q=quality, out=out, max_block=len(piece) + 1)
         line += piece.count(b"\n")
     return _finish(out or Parsed(), quality, source)
 

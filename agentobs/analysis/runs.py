@@ -365,7 +365,8 @@ def _counts(c: _Ctx) -> dict[str, object]:
     tool_calls = _fill(_f(c.last, sc.TOOL_CALLS), np.nan_to_num(c.g.sum(attempts, tool), nan=0.0))
     tries = np.zeros(len(c.spans))
     tries[c.calls.rows] = c.calls.attempts
-    failures = call_errors(c.norm.kind, c.calls.row, c.norm.fields["error"], c.ident.run, c.start_ns, c.n)
+    failures = call_errors(c.norm.kind, c.calls.row, c.norm.fields["error"], run=c.ident.run, start=c.start_ns,
+                           n_runs=c.n)
     return {**failures, "model_calls": model_calls,
             "attempts": np.nan_to_num(c.g.sum(tries, chat), nan=0.0),
             "steps": _fill(_f(c.last, sc.STEPS), model_calls.astype(float)),
@@ -441,8 +442,9 @@ def _call_costs(c: _Ctx) -> np.ndarray:
     if missing.any():
         from .pricing import price_calls
         cost[missing] = price_calls(f["model"][missing], f["provider"][missing], f["input_tokens"][missing],
-                                    np.nan_to_num(f["output_tokens"][missing]), f["cache_read_tokens"][missing],
-                                    f["cache_creation_tokens"][missing], at_ns=c.start[missing])
+                                    output_tokens=np.nan_to_num(f["output_tokens"][missing]),
+                                    cache_read_tokens=f["cache_read_tokens"][missing],
+                                    cache_creation_tokens=f["cache_creation_tokens"][missing], at_ns=c.start[missing])
     return cost
 
 
@@ -705,16 +707,16 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
         ss.quality.record(u.finding())
     start_ns = spans["start_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).max, copy=True)
     end_ns = spans["end_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).min)
-    calls = logical_calls(keys.parent, norm.kind, norm.fields["error"], start_ns, end_ns,
-                          _call_identity(norm, spans["name"].astype(object).to_numpy()),
-                          spans["kind"].to_numpy(dtype=np.int8, na_value=0) if "kind" in spans else
-                          np.zeros(len(spans), np.int8), keys.parent_key, _reported(norm))
+    calls = logical_calls(keys.parent, norm.kind, norm.fields["error"], start=start_ns, end=end_ns,
+                          identity=_call_identity(norm, spans["name"].astype(object).to_numpy()),
+                          span_kind=spans["kind"].to_numpy(dtype=np.int8, na_value=0) if "kind" in spans else
+                          np.zeros(len(spans), np.int8), parent_key=keys.parent_key, reported=_reported(norm))
     if calls.prep is not None and calls.prep.any():
         norm.kind[calls.prep] = OTHER             # a preparation step of the model call after it
     norm.kind[calls.aggregate] = CHAIN            # a span of a call's role that holds several calls: a loop
     call_fields(calls, norm.fields)
-    ident = identify(spans, keys, norm.kind, norm.fields["agent"], ss.links, norm.session,
-                     _handoff_targets(spans, norm))
+    ident = identify(spans, keys, norm.kind, agent_name=norm.fields["agent"], links=ss.links, session=norm.session,
+                     handoff=_handoff_targets(spans, norm))
     der.dialects, der.unplaced = norm.counts, ident.unplaced
     spans["run_id"] = pd.Categorical.from_codes(ident.run, categories=pd.Index(ident.run_ids, dtype="string"))
     spans["_kind"] = KIND_NAMES[norm.kind]
@@ -928,7 +930,7 @@ def _default_labels(out: pd.DataFrame, c: _Ctx, der: Derivation) -> None:
         der.notes.append(Note(kind=NoteKind.ROOTLESS, runs=int(cut_short.sum())))
     out["success"] = lab
     out["label_source"] = src
-    _stop_reasons(out, c, o, ours, transcript.notna().to_numpy() & ~ours, rest)
+    _stop_reasons(out, c, o, ours=ours, transcript=transcript.notna().to_numpy() & ~ours, rest=rest)
 
 
 # a transcript's termination reason (tau2's) as a stop reason
@@ -936,7 +938,7 @@ _TERMINATIONS = {"user_stop": "done", "agent_stop": "done", "max_steps": "max_st
                  "agent_error": "exception", "user_error": "exception"}
 
 
-def _stop_reasons(out: pd.DataFrame, c: _Ctx, o: Outcomes, ours: np.ndarray, transcript: np.ndarray,
+def _stop_reasons(out: pd.DataFrame, c: _Ctx, o: Outcomes, *, ours: np.ndarray, transcript: np.ndarray,
                   rest: np.ndarray) -> None:
     """``stop_reason``: recorded (our kernel, a guard), a transcript's termination, else inferred;
     ``stop_reason_source`` says which (``inferred:<evidence>``); ``last_error``: what ended a failed run."""

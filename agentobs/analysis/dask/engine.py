@@ -67,7 +67,8 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
     with client_for(st) as client:
         n = partitions or max(_threads(client), math.ceil(expanded / st.partition_bytes), 1)
         try:
-            parts, summaries, schema = _compute(client, groups, sizes, n, opt, labels, progress or _quiet, listed)
+            parts, summaries, schema = _compute(client, groups, sizes, n=n, opt=opt, labels=labels,
+                                                advance=progress or _quiet, listed=listed)
         except AgentobsError:
             raise
         except Exception as exc:  # the cluster's failures, said in one line
@@ -133,7 +134,7 @@ def _units(paths: list[str], sizes: list[int]) -> tuple[list[tuple[str, ...]], l
     return units, out
 
 
-def _compute(client: Any, units: list[tuple[str, ...]], sizes: list[int], n: int, opt: Options,
+def _compute(client: Any, units: list[tuple[str, ...]], sizes: list[int], *, n: int, opt: Options,
              labels: dict[str, bool] | None, advance: Advance, listed: set[str]
              ) -> tuple[list[PartResult], list[Summary], Schema]:
     from distributed import as_completed

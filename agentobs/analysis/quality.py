@@ -131,9 +131,6 @@ class Finding:
                 "examples": list(self.examples)}
 
 
-Issue = Finding              # the name it had
-
-
 @dataclass(kw_only=True)
 class DataQuality:
     """The findings of an input, one per kind and source in the order first made, and the files and lines read.

@@ -73,8 +73,10 @@ class Example:
     evidence: list[str]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class Report:
+    """The report on an input, built whole by ``summarize_runs`` (not frozen: a caller may set a field aside, as the
+    Dask engine's tests set ``read``)."""
     generated_at: str
     sources: list[str]
     options: Options

@@ -284,7 +284,7 @@ def test_runs_lacking_the_success_attribute_are_noted_as_locally(cluster, tmp_pa
     for parts in (1, 3):
         local, dask = both([path], cluster, Options(success_attr=("eval.first", "yes")), partitions=parts)
         assert_same(local, dask)
-    assert any(n.startswith("2 runs have no eval.first") for n in dask.derivation.notes)
+    assert any(n.startswith("2 runs have no eval.first") for n in dask.derivation.sentences())
 
 
 TAU2 = ROOT.parent / "shared" / "data" / "tau2"
@@ -552,7 +552,7 @@ def test_partly_reported_usage_is_left_unknown_as_locally(cluster, tmp_path):
         assert_same(local, dask)
     assert len(dask.runs) == 2 * len(RUNS)
     assert any(n.startswith("4 runs have answered model calls that reported no token usage")
-               for n in dask.derivation.notes), dask.derivation.notes
+               for n in dask.derivation.sentences()), dask.derivation.sentences()
 
 
 def test_runs_whose_trace_root_never_arrived_are_unlabelled_as_locally(cluster, tmp_path):
@@ -565,7 +565,7 @@ def test_runs_whose_trace_root_never_arrived_are_unlabelled_as_locally(cluster, 
         assert_same(local, dask)
     rootless = sum(1 for t in range(1, 31) if t % 3 and t % 5)
     assert int(dask.runs["success"].isna().sum()) == rootless
-    assert any(n.startswith(f"{rootless} runs lack their trace's root span") for n in dask.derivation.notes)
+    assert any(n.startswith(f"{rootless} runs lack their trace's root span") for n in dask.derivation.sentences())
 
 
 @settings(max_examples=200, deadline=None)

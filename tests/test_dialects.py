@@ -313,7 +313,7 @@ def test_unrecorded_values_are_null_and_said_so():
     bare = report.runs[report.runs["tool_calls"].isna()]
     assert len(bare) == 1 and bare["model_calls"].iloc[0] >= 2
     assert report.derivation.missing.get("tool_calls") == 1
-    assert any("asked for tools" in n for n in report.derivation.notes)
+    assert any("asked for tools" in n for n in report.derivation.sentences())
 
 
 # the truth's stop reasons in the closed stop reasons of the runs table (a framework's turn limit is max_steps)

@@ -199,9 +199,9 @@ def test_runs_whose_root_lacks_the_success_attribute_are_said(tmp_path):
     r = analyze([str(_attr_runs(tmp_path))], Options(success_attr=("eval.first", "yes")))
     assert int(r.runs["success"].sum()) == 1
     assert "2 runs have no eval.first attribute on their root span (--success-attr labels them failed)" in \
-        r.derivation.notes
+        r.derivation.sentences()
     assert not [n for n in analyze([str(_attr_runs(tmp_path))], Options(success_attr=("eval.f", "1"))
-                                   ).derivation.notes if "runs have no" in n]
+                                   ).derivation.sentences() if "runs have no" in n]
 
 
 def test_a_csv_with_two_success_columns_is_refused():

@@ -111,7 +111,7 @@ def test_a_piece_that_needed_the_rare_fields_teaches_the_next(tmp_path, monkeypa
     path = _file(tmp_path, 3000, 1000, "span", seed=3)
     calls = []
     real = _otlp_parse._read
-    monkeypatch.setattr(_otlp_parse, "_read", lambda *a: calls.append(a[-1]) or real(*a))
+    monkeypatch.setattr(_otlp_parse, "_read", lambda *a, **k: calls.append(k["rare"]) or real(*a, **k))
     check(load_file(path, limits=InputLimits(chunk_bytes=1 << 16)))
     first = calls.index(True)
     assert calls.count(True) > 10
@@ -122,7 +122,7 @@ def test_a_file_without_rare_values_is_parsed_once_per_piece_without_them(tmp_pa
     path = _file(tmp_path, 2000, 10**9, "span", seed=4)
     calls = []
     real = _otlp_parse._read
-    monkeypatch.setattr(_otlp_parse, "_read", lambda *a: calls.append(a[-1]) or real(*a))
+    monkeypatch.setattr(_otlp_parse, "_read", lambda *a, **k: calls.append(k["rare"]) or real(*a, **k))
     check(load_file(path, limits=InputLimits(chunk_bytes=1 << 16)))
     assert calls and not any(calls)
 
@@ -137,7 +137,7 @@ def test_a_piece_under_the_lean_size_is_parsed_with_the_rare_fields_at_once_and_
     path = _file(tmp_path, 4000, 10**9, "span", seed=5)
     calls = []
     real = _otlp_parse._read
-    monkeypatch.setattr(_otlp_parse, "_read", lambda *a: calls.append((len(a[0]), a[-1])) or real(*a))
+    monkeypatch.setattr(_otlp_parse, "_read", lambda *a, **k: calls.append((len(a[0]), k["rare"])) or real(*a, **k))
     check(load_file(path, limits=InputLimits(chunk_bytes=1 << 18)))
     assert [rare for size, rare in calls] == [size < 1 << 16 for size, _ in calls], calls
     assert any(rare for _, rare in calls) and not all(rare for _, rare in calls)

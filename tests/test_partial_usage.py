@@ -73,7 +73,7 @@ def test_partly_reported_usage_is_unknown_not_a_partial_sum(tmp_path):
     assert (failed["input_tokens"], failed["tokens"]) == (4000, 4400) and failed["cost_usd"] > 0
     # tokens all reported, but one call has no price: tokens known, cost unknown
     assert unpriced["tokens"] == 3300 and pd.isna(unpriced["cost_usd"])
-    notes = r.derivation.notes
+    notes = r.derivation.sentences()
     assert any(n.startswith("2 runs have answered model calls that reported no token usage") for n in notes), notes
     assert any(n.startswith("1 runs have model calls that could not be priced") for n in notes), notes
 
@@ -86,4 +86,4 @@ def test_a_total_the_root_records_still_counts(tmp_path):
     r = analyze([str(write_runs(tmp_path / "t.jsonl", runs, root))])
     row = r.runs.iloc[0]
     assert row["tokens"] == 9999 and row["cost_usd"] == 0.5
-    assert not any("reported no token usage" in n for n in r.derivation.notes)
+    assert not any("reported no token usage" in n for n in r.derivation.sentences())

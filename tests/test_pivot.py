@@ -32,7 +32,7 @@ def _pivot(owners, batch_below):
     ]))])))
     q = DataQuality()
     mixed: set[str] = set()
-    cols = arrow.pivot_attributes(attrs, len(owners), "f", q, mixed=mixed)
+    cols = arrow.pivot_attributes(attrs, len(owners), "f", q=q, mixed=mixed)
     return ({k: (str(v.type), v.null_count, v.to_pylist()) for k, v in cols.items()}, list(cols), sorted(mixed),
             [i.to_dict() for i in q.issues])
 

@@ -87,7 +87,8 @@ def check_models(pairs, rng, n=120):
     models = [m for m, _ in pairs for _ in range(n)]
     providers = [p for _, p in pairs for _ in range(n)]
     tin, tout, cr, cw = sample(rng, len(models))
-    got = price(models, providers, tin, tout, cr, cw, as_of=WHEN)
+    got = price(models, providers, tin, output_tokens=tout, cache_read_tokens=cr,
+                cache_creation_tokens=cw, as_of=WHEN)
     want = [reference(m, p, *t) for m, p, *t in zip(models, providers, tin, tout, cr, cw, strict=True)]
     assert_same(got.cost, want, "sample")
     unknown = {m for (m, p) in pairs if np.isnan(reference(m, p, 1000, 100))}
@@ -115,7 +116,8 @@ def test_models_of_the_tau2_transcripts():
     assert list(got.unknown_models) == ["ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm"]   # a fine-tune
     # and the transcripts' own token counts
     tin, tout = chats["gen_ai.usage.input_tokens"].to_numpy(float), chats["gen_ai.usage.output_tokens"].to_numpy(float)
-    cost = price_calls(chats["gen_ai.request.model"], chats["gen_ai.provider.name"], tin, tout, as_of=WHEN)
+    cost = price_calls(chats["gen_ai.request.model"], chats["gen_ai.provider.name"], tin, output_tokens=tout,
+                       as_of=WHEN)
     want = [reference(m, p, i, o) for m, p, i, o in zip(chats["gen_ai.request.model"], chats["gen_ai.provider.name"],
                                                          tin, tout, strict=True)]
     assert_same(cost, want, "tau2 tokens")
@@ -147,7 +149,7 @@ def test_models_of_the_simulate_output_and_the_kernel_agree(simulated):
     tout = chats["gen_ai.usage.output_tokens"].to_numpy(float)
     recorded = chats["agentobs.call.cost_usd"].to_numpy(float)
     assert np.isfinite(recorded).all()
-    assert_same(price_calls(model, None, tin, tout), recorded, "kernel")
+    assert_same(price_calls(model, None, tin, output_tokens=tout), recorded, "kernel")
 
 
 def test_every_model_genai_prices_knows():
@@ -162,7 +164,8 @@ def test_every_model_genai_prices_knows():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for when in (WHEN, datetime(2026, 9, 20, 2, 0, tzinfo=UTC)):
-            got = price(models, providers, tin, tout, cr, cw, as_of=when)
+            got = price(models, providers, tin, output_tokens=tout, cache_read_tokens=cr,
+                        cache_creation_tokens=cw, as_of=when)
             want = [reference(m, p, *t, when=when)
                     for m, p, *t in zip(models, providers, tin, tout, cr, cw, strict=True)]
             assert_same(got.cost, want, when)
@@ -190,7 +193,7 @@ def test_calls_across_a_tier_boundary():
     got = price_calls(models, None, tin, tout, cr, cw, as_of=WHEN)
     assert_same(got, [reference(m, None, *t) for m, *t in rows], "tiers")
     # the cliff: one token more than the start prices the whole call at the tier's rate
-    below, above = price_calls(["gemini-2.5-pro"] * 2, None, [200_000, 200_001], [0, 0], as_of=WHEN)
+    below, above = price_calls(["gemini-2.5-pro"] * 2, None, [200_000, 200_001], output_tokens=[0, 0], as_of=WHEN)
     assert above / 200_001 > below / 200_000 * 1.5
 
 
@@ -200,7 +203,8 @@ def test_calls_across_a_tier_boundary():
 def test_random_token_counts_on_tiered_models(model, tin, tout, cached, written):
     cr = int(tin * cached)
     cw = int((tin - cr) * written)
-    got = price_calls([model], None, [tin], [tout], [cr], [cw], as_of=WHEN)
+    got = price_calls([model], None, [tin], output_tokens=[tout], cache_read_tokens=[cr], cache_creation_tokens=[cw],
+                      as_of=WHEN)
     assert_same(got, [reference(model, None, tin, tout, cr, cw)], (model, tin, tout, cr, cw))
 
 
@@ -209,7 +213,8 @@ def test_prices_follow_the_date_and_the_hour():
     for model, whens in (("o3", [datetime(2025, 6, 1, tzinfo=UTC), datetime(2025, 6, 20, tzinfo=UTC)]),
                          ("deepseek-chat", [datetime(2025, 9, 1, 1, 0, tzinfo=UTC),
                                             datetime(2025, 9, 1, 20, 0, tzinfo=UTC)])):
-        costs = [price_calls([model], None, [100_000], [5_000], [20_000], as_of=w)[0] for w in whens]
+        costs = [price_calls([model], None, [100_000], output_tokens=[5_000], cache_read_tokens=[20_000], as_of=w)[0]
+                 for w in whens]
         assert costs[0] != costs[1]
         assert_same(costs, [reference(model, None, 100_000, 5_000, 20_000, when=w) for w in whens], model)
 
@@ -257,7 +262,7 @@ def test_custom_prices_agree_with_the_kernel_and_take_precedence():
     mini = models == "gpt-4o-mini"          # no custom price: genai-prices, cache reads at the cache price
     want = np.where(mini, [reference(m, None, i, o, c) for m, i, o, c in zip(models, tin, tout, cr, strict=True)], want)
     assert_same(got, want, "custom")
-    only = price(models, None, tin, tout, custom=custom, use_genai_prices=False)
+    only = price(models, None, tin, output_tokens=tout, custom=custom, use_genai_prices=False)
     assert np.isnan(only.cost[mini]).all() and only.unknown_models == {"gpt-4o-mini": int(mini.sum())}
 
 
@@ -268,7 +273,7 @@ def test_what_cannot_be_priced_is_nan_and_counted():
     tin = [1000, None, 1000, 1000, 1000, 1000, 1000, 1000]
     tout = [10, 10, 10, 10, 10, 10, 10, 10]
     cr = [2000, 0, 0, 0, 0, 0, 0, 0]                      # more cache reads than input tokens: refused
-    got = price(models, providers, tin, tout, cr)
+    got = price(models, providers, tin, output_tokens=tout, cache_read_tokens=cr)
     assert np.isnan(got.cost[:4]).all()
     # a provider genai-prices does not know ("agentobs", semconv's "x_ai") is inferred from the model name
     assert got.cost[4] == got.cost[5] == pytest.approx(reference("gpt-4o", None, 1000, 10, when=None))
@@ -277,7 +282,7 @@ def test_what_cannot_be_priced_is_nan_and_counted():
     assert got.no_model == 1 and got.bad_usage == 2
     assert got.unknown_models == {"no-such-model": 1, "llama-3.3-70b-versatile": 1, "support-policy-sim": 1}
     assert got.unpriced == 6
-    assert len(price_calls([], None, [], [])) == 0
+    assert len(price_calls([], None, [], output_tokens=[])) == 0
 
 
 # -- through the analysis --------------------------------------------------------------------------

@@ -55,7 +55,7 @@ def _write(path: Path, traces: list[list[dict]]) -> Path:
 
 def _runs(path: Path) -> pd.DataFrame:
     runs, _, der = derive_runs(load_sources([str(path)]))
-    return runs.set_index("run_id"), der.notes
+    return runs.set_index("run_id"), der.sentences()
 
 
 def test_a_run_whose_trace_root_never_arrived_is_left_unlabelled_and_noted(tmp_path):
@@ -80,7 +80,7 @@ def test_a_run_whose_trace_root_never_arrived_is_left_unlabelled_and_noted(tmp_p
 
     r = analyze([str(path)])
     assert r.to_dict()["overview"]["unlabelled"] == 2
-    assert any(n.startswith("2 runs lack their trace's root span") for n in r.derivation.notes)
+    assert any(n.startswith("2 runs lack their trace's root span") for n in r.derivation.sentences())
 
 
 def test_a_labels_file_still_labels_a_rootless_run(tmp_path):

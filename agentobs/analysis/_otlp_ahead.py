@@ -24,7 +24,16 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from . import _otlp_read, remote
-from ._otlp_parse import Groups, Parse, looks_mixed, needed_rare, parse, parse_groups, runs_by_spelling
+from ._otlp_parse import (
+    Groups,
+    Parse,
+    ParseFailure,
+    looks_mixed,
+    needed_rare,
+    parse,
+    parse_groups,
+    runs_by_spelling,
+)
 from ._otlp_spelling import Spelling
 from .input_limits import InputLimits
 
@@ -73,7 +82,8 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
         if stop.is_set():
             return None
         try:
-            got, learnt.mixed = _parse(item, limits.max_line_bytes, learnt, spelling(), source, spare)
+            got, learnt.mixed = _parse(item, limits.max_line_bytes, learnt, spelling=spelling(), source=source,
+                                       spare=spare)
         except Exception:               # not parsed ahead: the caller parses it, and meets the error itself
             return None
         if isinstance(got, tuple):
@@ -142,7 +152,7 @@ class _Learnt:
     rare: bool = False
 
 
-def _parse(item: Ahead, max_block: int, learnt: _Learnt, spelling: Spelling, source: str,
+def _parse(item: Ahead, max_block: int, learnt: _Learnt, *, spelling: Spelling, source: str,
            spare: _otlp_read.Buffers) -> tuple[Parse | Groups, bool]:
     """What the parser makes of a piece (``learnt``: what the pieces before taught; ``spelling``: the caller's guess
     when they taught none), and whether it held lines of several spellings. Such a piece is parsed one spelling at a
@@ -156,7 +166,7 @@ def _parse(item: Ahead, max_block: int, learnt: _Learnt, spelling: Spelling, sou
     if runs is not None and len(runs) > 1:
         return parse_groups(runs, max_block, source, spare), True
     got = parse(item.piece, max_block, learnt.spelling or spelling, one_thread=_PARSERS > 1, rare=learnt.rare)
-    if isinstance(got, str):
+    if isinstance(got, ParseFailure):
         runs = runs if runs is not None else runs_by_spelling(item.piece, item.first)     # cut once per piece
         if len(runs) > 1:
             return parse_groups(runs, max_block, source, spare), True

@@ -128,8 +128,9 @@ def decode_tables(tables: list[ParsedTable], source: str, q: DataQuality, *, mix
     if pivot:
         for name, col in pivot_parts(attrs, n, source, q, mixed).items():
             cols[f"attr:{name}" if name in cols else name] = col
-    events, event_attrs = _events_arrow(parts, base, trace_id, span_id, source, q, mixed, pivot=pivot)
-    links = _links_arrow(parts, base, trace_id, span_id, q, source)
+    events, event_attrs = _events_arrow(parts, base, trace_id, span_id=span_id, source=source, q=q, mixed=mixed,
+                                        pivot=pivot)
+    links = _links_arrow(parts, base, trace_id, span_id=span_id, q=q, source=source)
     row_lines = [p.table.row_lines for p in parts]
     if all(lines is not None for lines in row_lines):
         line = np.concatenate([lines[p.rows().to_numpy(zero_copy_only=False)]
@@ -145,7 +146,7 @@ def decode_tables(tables: list[ParsedTable], source: str, q: DataQuality, *, mix
             kept = _rows_kept(keep[events.column("_owner").to_numpy()])         # (an event goes with its span)
             out.event_attrs = [replace(a, owners=kept if a.owners is None else kept[a.owners]) for a in event_attrs]
     if not keep.all():
-        _drop(out, keep, q, source, parts, base, unset=(unset, why))
+        _drop(out, keep, q, source=source, parts=parts, base=base, unset=(unset, why))
         if out.spans.num_rows == 0:
             return None
     return out
@@ -227,7 +228,7 @@ def _null(arr: pa.Array) -> np.ndarray:
     return arr.is_null().to_numpy(zero_copy_only=False)
 
 
-def _drop(out: Decoded, keep: np.ndarray, q: DataQuality, source: str, parts: list[_Part], base: np.ndarray,
+def _drop(out: Decoded, keep: np.ndarray, q: DataQuality, *, source: str, parts: list[_Part], base: np.ndarray,
           unset: tuple[np.ndarray, str] | None = None) -> None:
     """Drops the spans not to ``keep``, counted as ``bad_span``: first those of ``unset`` (a mask and its
     example), then the others with the first one as the example (``parts``: the spans as parsed, ``base``: the
@@ -431,7 +432,7 @@ _KIND_OF = {"stringValue": "string", "intValue": "int", "doubleValue": "double",
             "bytesValue": "string", "arrayValue": "string[]", "kvlistValue": "string"}
 
 
-def pivot_attributes(attrs: pa.Array, n: int, source: str, q: DataQuality,
+def pivot_attributes(attrs: pa.Array, n: int, source: str, *, q: DataQuality,
                      sp: Spelling = CANONICAL, mixed: set[str] | None = None) -> dict[str, pa.Array]:
     """One Arrow column per attribute key, aligned with the n owners of ``attrs``.
 
@@ -522,7 +523,7 @@ def pivot_parts(parts: list[AttributePart], n: int, source: str, q: DataQuality,
             col = _typed({f: pc.take(field(f), pa.array(sel)) for f in present}, name, expected, source, q)
             out[name] = pc.take(col, pa.array(local, mask=local < 0))
     for f, ks in plain.items():
-        for name, col in _columns(field(f), ks, names, order, bounds, parent, n, null_at):
+        for name, col in _columns(field(f), ks, names, order=order, bounds=bounds, parent=parent, n=n, null_at=null_at):
             out[name] = col
     return {name: col for name, col in out.items() if col is not None}
 
@@ -570,7 +571,7 @@ _TAKE_CELLS = 1 << 22       # cells (keys x owners) per take: the index array co
 _BATCH_BELOW = 8192
 
 
-def _columns(values: pa.Array, keys: list[int], names: list[str | None], order: np.ndarray, bounds: np.ndarray,
+def _columns(values: pa.Array, keys: list[int], names: list[str | None], *, order: np.ndarray, bounds: np.ndarray,
              parent: np.ndarray, n: int, null_at: int) -> Iterator[tuple[str, pa.Array]]:
     """The columns of ``keys`` (codes of attribute keys whose entries all hold ``values``' field; ``order`` the
     entries sorted by key, ``bounds`` each key's range in it), n owners each.
@@ -862,9 +863,9 @@ def _flattened(parts: list[_Part], base: np.ndarray, name: str) -> list[tuple[_P
     return found
 
 
-def _events_arrow(parts: list[_Part], base: np.ndarray, trace_id: pa.Array, span_id: pa.Array, source: str,
-                  q: DataQuality, mixed: set[str] | None = None, *,
-                  pivot: bool = True) -> tuple[pa.Table | None, list[AttributePart]]:
+def _events_arrow(parts: list[_Part], base: np.ndarray, trace_id: pa.Array, *, span_id: pa.Array, source: str,
+                  q: DataQuality, mixed: set[str] | None = None, pivot: bool = True) -> tuple[pa.Table | None,
+                                                                                              list[AttributePart]]:
     """The events of the parts' spans (None: there are none; ``base``: the first span of each part), and, when not
     to ``pivot``, their attribute lists (a part each, its owners the events' rows in the table) instead of their
     attribute columns."""
@@ -901,7 +902,7 @@ def _event_times(arr: pa.Array, q: DataQuality, source: str) -> pa.Array:
     return times
 
 
-def _links_arrow(parts: list[_Part], base: np.ndarray, trace_id: pa.Array, span_id: pa.Array, q: DataQuality,
+def _links_arrow(parts: list[_Part], base: np.ndarray, trace_id: pa.Array, *, span_id: pa.Array, q: DataQuality,
                  source: str) -> pa.Table | None:
     found = _flattened(parts, base, "links")
     if not found:

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from ._otlp_arrow import decode_arrow
-from ._otlp_parse import DECODE_ERRORS, Layout, layout, parse
+from ._otlp_parse import DECODE_ERRORS, Layout, ParseFailure, layout, parse
 from ._otlp_spelling import Spelling
 from .otlp import frames
 from .quality import DataQuality
@@ -78,7 +78,7 @@ def _batch(files: list[Small], max_block: int) -> SpanSet | None:
         return None
     data = b"".join(f.data if f.data.endswith(b"\n") else f.data + b"\n" for f in files)
     got = parse(data, max_block, sp)
-    if isinstance(got, str) or got[1] != sp or got[0].num_rows != sum(f.rows for f in files):
+    if isinstance(got, ParseFailure) or got[1] != sp or got[0].num_rows != sum(f.rows for f in files):
         return None
     table = got[0]
     index = np.repeat(np.arange(len(files), dtype=np.int32), [f.rows for f in files])

@@ -40,8 +40,14 @@ _SNIFF_BYTES = 1 << 16      # of a line, to see its spelling
 DECODE_ERRORS = (pa.ArrowException, ValueError, TypeError, OverflowError, UnicodeDecodeError, IndexError, KeyError)
 
 
-# a parsed piece and the spelling it was parsed with, or the reason it could not be parsed
-Parse = tuple[pa.Table, Spelling] | str
+@dataclass(frozen=True, kw_only=True)
+class ParseFailure:
+    """Why ``parse`` could not parse a piece whole (its lines are then cut, or read one by one)."""
+    reason: str
+
+
+# a parsed piece and the spelling it was parsed with, or why it could not be parsed
+Parse = tuple[pa.Table, Spelling] | ParseFailure
 
 
 @dataclass
@@ -65,8 +71,8 @@ class Parsed:
         self.spelling = other.spelling
 
 
-def parse_piece(data: bytes | memoryview, first_line: int, source: str, q: DataQuality, out: Parsed,
-                max_block: int, parsed: Parse | Groups | None = None, *, by_resource: bool = True) -> None:
+def parse_piece(data: bytes | memoryview, first_line: int, source: str, *, q: DataQuality, out: Parsed,
+                max_block: int, parsed: Parse | Groups | None = None, by_resource: bool = True) -> None:
     """Decodes one piece of whole lines into ``out``; never raises for bad content. A view (of the reader's
     buffer) is parsed in place and copied only when it has to be cut. ``parsed``: what ``parse`` (or
     ``parse_groups``) already made of the whole piece (read ahead in another thread). ``by_resource``: a line longer
@@ -210,8 +216,9 @@ def parse_groups(runs: list[Run], max_block: int, source: str, spare: Buffers | 
             got = parse(text[:size], max_block, sp, one_thread=True)
         finally:
             buffers.give_back(buf)          # (never resized: a view still held elsewhere does not matter)
-        if isinstance(got, str) or got[0].num_rows != len(lines):
-            return Groups(reason=got if isinstance(got, str) else "lines of different shapes", found=Parsed(),
+        if isinstance(got, ParseFailure) or got[0].num_rows != len(lines):
+            return Groups(reason=got.reason if isinstance(got, ParseFailure) else "lines of different shapes",
+                          found=Parsed(),
                           quality=DataQuality())
         tables.append(ParsedTable(table=got[0], sp=got[1], row_lines=lines))
     q, found = DataQuality(), Parsed()
@@ -443,7 +450,7 @@ def parse_documents(data: bytes, how: Layout, source: str, q: DataQuality, out: 
     lines = values_as_lines(data, one_line_values=how is Layout.ARRAY)
     if lines is None:
         return False
-    parse_piece(lines, 1, source, q, out, len(lines) + 1)
+    parse_piece(lines, 1, source, q=q, out=out, max_block=len(lines) + 1)
     return True
 
 
@@ -531,22 +538,22 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
     the start; else (for a piece of ``_LEAN_FROM`` bytes or more) without them first, and again with them when an
     attribute value holds none of the others (``needed_rare`` tells whether the piece needed them)."""
     if has_null_line(piece):            # once per piece, not per spelling
-        return _reason("JSON parse error: a line is null or not JSON")
+        return ParseFailure(reason=_reason("JSON parse error: a line is null or not JSON"))
     sp = start
     tried = {sp}
     rare = rare or len(piece) < _LEAN_FROM
     while True:
         try:
-            table = _read(piece, sp, max_block, multiline, one_thread, rare)
+            table = _read(piece, sp, max_block, multiline=multiline, one_thread=one_thread, rare=rare)
         except pa.ArrowInvalid as exc:
             learnt = sp.learn(str(exc))
             if learnt is not None and learnt not in tried:
                 tried.add(learnt)
                 sp = learnt
                 continue
-            return _reason(str(exc))
+            return ParseFailure(reason=_reason(str(exc)))
         except (pa.ArrowException, OSError) as exc:
-            return _reason(str(exc))
+            return ParseFailure(reason=_reason(str(exc)))
         missing = _rows_without_spans(table, sp)
         if missing and missing == table.num_rows:
             nxt = next((a for a in sp.alternatives() if a not in tried), None)
@@ -554,9 +561,9 @@ def parse(piece: bytes | memoryview, max_block: int, start: Spelling, *, multili
                 tried.add(nxt)
                 sp = nxt
                 continue
-            return "no resourceSpans"
+            return ParseFailure(reason="no resourceSpans")
         if missing:
-            return "lines of different shapes"
+            return ParseFailure(reason="lines of different shapes")
         if not rare and _may_hold_rare(table, sp):
             rare = True
             continue
@@ -644,8 +651,8 @@ def _all_held(arr: pa.Array) -> bool:
     return bool((held[:whole] == 0xFF).all()) and (not rest or int(held[whole]) & mask == mask)
 
 
-def _decode(table: pa.Table, sp: Spelling, source: str, q: DataQuality, out: Parsed,
-            row_lines: np.ndarray | None = None, *, pivot: bool = True) -> str | None:
+def _decode(table: pa.Table, sp: Spelling, source: str, *, q: DataQuality, out: Parsed,
+            row_lines: np.ndarray | None = None, pivot: bool = True) -> str | None:
     """Decodes a parsed piece into ``out``; the reason it could not (what it counted is then taken back).
     ``row_lines``, ``pivot``: as ``decode_arrow`` takes them."""
     saved = q.snapshot()
@@ -662,10 +669,10 @@ def _decode(table: pa.Table, sp: Spelling, source: str, q: DataQuality, out: Par
 
 def _decoded(got: Parse, source: str, q: DataQuality, out: Parsed) -> str | None:
     """Decodes what ``parse`` made of a piece into ``out``; the reason it could not."""
-    return got if isinstance(got, str) else _decode(got[0], got[1], source, q, out)
+    return got.reason if isinstance(got, ParseFailure) else _decode(got[0], got[1], source, q=q, out=out)
 
 
-def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, max_block: int,
+def _fast(piece: bytes | memoryview, source: str, q: DataQuality, *, out: Parsed, max_block: int,
           start: Spelling) -> str | None:
     """Parses and decodes the piece; the reason it could not."""
     return _decoded(parse(piece, max_block, start), source, q, out)
@@ -676,7 +683,7 @@ def _fast(piece: bytes | memoryview, source: str, q: DataQuality, out: Parsed, m
 # careful path)
 
 
-def _read(piece: bytes | memoryview, sp: Spelling, max_block: int, multiline: bool = False,
+def _read(piece: bytes | memoryview, sp: Spelling, max_block: int, *, multiline: bool = False,
           one_thread: bool = False, rare: bool = True) -> pa.Table:
     block = len(piece) + 1 if one_thread else min(_BLOCK, len(piece) + 1)
     options = sp.parse_options(multiline, rare)
@@ -773,9 +780,10 @@ def _careful(lines: list[tuple[int, bytes, str]], source: str, q: DataQuality, o
     if not good:
         return
     sub = Parsed(spelling=Spelling())
-    if _fast(("\n".join(text for _, text in good) + "\n").encode(), source, q, sub, 1 << 62, sub.spelling) is not None:
+    if _fast(("\n".join(text for _, text in good) + "\n").encode(), source, q, out=sub, max_block=1 << 62,
+             start=sub.spelling) is not None:
         for n, text in good:                    # one by one: what still fails is dropped, counted
-            if _fast((text + "\n").encode(), source, q, sub, 1 << 62, sub.spelling) is not None:
+            if _fast((text + "\n").encode(), source, q, out=sub, max_block=1 << 62, start=sub.spelling) is not None:
                 q.add("bad_line", source, example=f"line {n}")
     out.parts.extend(sub.parts)
     out.rows += sub.rows
@@ -799,7 +807,7 @@ def _careful_resources(n: int, raw: bytes, source: str, q: DataQuality, out: Par
         if held and (size >= WHOLE_LINE or not line):
             piece = b"\n".join(held) + b"\n"
             held, size = [], 0
-            parse_piece(piece, n, source, q, sub, len(piece) + 1, by_resource=False)
+            parse_piece(piece, n, source, q=q, out=sub, max_block=len(piece) + 1, by_resource=False)
     if why:
         q.add("invalid_json" if why[0].startswith("not JSON") else "not_otlp", source, example=f"line {n}: {why[0]}")
     if unwritable:

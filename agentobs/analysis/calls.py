@@ -69,7 +69,7 @@ class Calls:
         return int((self.call >= 0).sum()) > self.n
 
 
-def logical_calls(parent: np.ndarray, kind: np.ndarray, error: np.ndarray, start: np.ndarray, end: np.ndarray,
+def logical_calls(parent: np.ndarray, kind: np.ndarray, error: np.ndarray, *, start: np.ndarray, end: np.ndarray,
                   identity: np.ndarray, span_kind: np.ndarray, parent_key: np.ndarray | None = None,
                   reported: np.ndarray | None = None) -> Calls:
     """``parent_key``: per span, a code of its parent's id (siblings share it even when the parent is not in the
@@ -81,7 +81,7 @@ def logical_calls(parent: np.ndarray, kind: np.ndarray, error: np.ndarray, start
     (LlamaIndex's ``_prepare_chat_with_tools``), not a call (``Calls.prep``)."""
     n = len(kind)
     siblings = parent if parent_key is None else parent_key
-    prep = _preparations(siblings, kind, error, start, end, identity, reported)
+    prep = _preparations(siblings, kind, error, start=start, end=end, identity=identity, reported=reported)
     if prep.any():
         kind = np.where(prep, OTHER, kind)
     cand = np.isin(kind, CALLS)
@@ -95,14 +95,16 @@ def logical_calls(parent: np.ndarray, kind: np.ndarray, error: np.ndarray, start
         joined = mine & (near >= 0) & (kind[np.maximum(near, 0)] == role)
         nest[joined] = near[joined]
     if not (nest >= 0).any() and not (error & cand).any():
-        out = _simple(np.flatnonzero(cand), n, kind, parent, error, start, end, span_kind)
+        out = _simple(np.flatnonzero(cand), n, kind, parent=parent, error=error, start=start, end=end,
+                      span_kind=span_kind)
     else:
-        out = _nested(parent, siblings, kind, error, start, end, identity, span_kind, cand, nest)
+        out = _nested(parent, siblings, kind, error=error, start=start, end=end, identity=identity,
+                      span_kind=span_kind, cand=cand, nest=nest)
     out.prep = prep
     return out
 
 
-def _preparations(siblings: np.ndarray, kind: np.ndarray, error: np.ndarray, start: np.ndarray, end: np.ndarray,
+def _preparations(siblings: np.ndarray, kind: np.ndarray, error: np.ndarray, *, start: np.ndarray, end: np.ndarray,
                   identity: np.ndarray, reported: np.ndarray | None) -> np.ndarray:
     """Model-call spans that report nothing, did not fail, and are followed among their parent's calls by a model
     call of the same model that started after they ended."""
@@ -125,7 +127,7 @@ def _preparations(siblings: np.ndarray, kind: np.ndarray, error: np.ndarray, sta
     return out
 
 
-def _simple(rows: np.ndarray, n: int, kind: np.ndarray, parent: np.ndarray, error: np.ndarray, start: np.ndarray,
+def _simple(rows: np.ndarray, n: int, kind: np.ndarray, *, parent: np.ndarray, error: np.ndarray, start: np.ndarray,
             end: np.ndarray, span_kind: np.ndarray) -> Calls:
     """Every call span is one call of one attempt."""
     call = np.full(n, -1, dtype=np.int64)
@@ -147,7 +149,7 @@ def _transport_attempts(call: np.ndarray, kind: np.ndarray, parent: np.ndarray, 
     return np.maximum(np.bincount(owner, minlength=n_calls)[:n_calls], 1).astype(np.int64)
 
 
-def _nested(parent: np.ndarray, siblings: np.ndarray, kind: np.ndarray, error: np.ndarray, start: np.ndarray,
+def _nested(parent: np.ndarray, siblings: np.ndarray, kind: np.ndarray, *, error: np.ndarray, start: np.ndarray,
             end: np.ndarray, identity: np.ndarray, span_kind: np.ndarray, cand: np.ndarray, nest: np.ndarray) -> Calls:
     n = len(kind)
     idx = np.arange(n)
@@ -189,7 +191,7 @@ def _nested(parent: np.ndarray, siblings: np.ndarray, kind: np.ndarray, error: n
         joined = _uppers(upper, nest, depth, u, n)
         span_group[upper] = joined
         aggregate[upper] = joined < 0
-    return _per_call(span_group, unit, depth, u, kind, parent, span_kind, aggregate)
+    return _per_call(span_group, unit, depth, u=u, kind=kind, parent=parent, span_kind=span_kind, aggregate=aggregate)
 
 
 def _attempt_groups(u: pd.DataFrame) -> np.ndarray:
@@ -229,7 +231,7 @@ def _uppers(upper: np.ndarray, nest: np.ndarray, depth: np.ndarray, u: pd.DataFr
     return np.where(single, lo[upper], -1)
 
 
-def _per_call(span_group: np.ndarray, unit: np.ndarray, depth: np.ndarray, u: pd.DataFrame, kind: np.ndarray,
+def _per_call(span_group: np.ndarray, unit: np.ndarray, depth: np.ndarray, *, u: pd.DataFrame, kind: np.ndarray,
               parent: np.ndarray, span_kind: np.ndarray, aggregate: np.ndarray) -> Calls:
     n = len(kind)
     member = span_group >= 0

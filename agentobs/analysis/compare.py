@@ -32,7 +32,7 @@ from ..errors import InputError
 from ._resample import RESAMPLES, holm, interval, order_draws, p_value, rank_of, rng_for, share_draws
 from .labels import apply_labels, read_label_files
 from .limits import DIMENSIONS, METHOD, Dimension, cap_of, within_rank
-from .quality import DataQuality
+from .quality import DataQuality, Kind
 from .report import METRICS, Options, Report, analyze
 from .select import Selection
 from .signatures import CATALOG
@@ -159,7 +159,7 @@ def measures(before: pd.DataFrame, after: pd.DataFrame, *, target: float = 0.01,
     p-value and Holm-adjusted p-value."""
     out = [*_runs(before, after), *_success(before, after, seed, resamples),
            *_signatures(before, after, seed, resamples), *_percentiles(before, after, seed, resamples),
-           *_caps(before, after, target, margin, seed, resamples)]
+           *_caps(before, after, target, margin=margin, seed=seed, resamples=resamples)]
     tested = [i for i, m in enumerate(out) if m.p is not None]
     adjusted = holm([float(out[i].p or 0.0) for i in tested])
     for i, p_adj in zip(tested, adjusted, strict=True):
@@ -168,14 +168,13 @@ def measures(before: pd.DataFrame, after: pd.DataFrame, *, target: float = 0.01,
 
 
 def _side(r: Report) -> Side:
-    q = DataQuality(files=r.quality.files, lines=r.quality.lines)
-    q.issues = [i for i in r.quality.issues if i.kind != "unmatched_label"]   # (said once, for both sides)
+    q = r.quality.replaced(lambda f: None if f.kind == Kind.UNMATCHED_LABEL else f)   # (said once, for both sides)
     return Side(sources=list(r.sources), selection=r.options.selection.to_dict() if r.options.selection else None,
                 runs=len(r.runs), labelled=int(r.runs["success"].notna().sum()), spans=int(r.overview["spans"]),
                 quality=q)
 
 
-def _tested(key: str, section: str, label: str, unit: str, before: float | None, after: float | None,
+def _tested(key: str, section: str, label: str, *, unit: str, before: float | None, after: float | None,
             n: tuple[int, int], draws: tuple[np.ndarray | None, np.ndarray | None], **extra: Any) -> Measure:
     b, a = draws
     if b is None or a is None:
@@ -199,8 +198,8 @@ def _success(b: pd.DataFrame, a: pd.DataFrame, seed: int, resamples: int) -> lis
     values = [k / n if n else None for k, n in counts]
     draws = tuple(share_draws(k, n, rng_for(seed, "success_rate", side), resamples)
                   for side, (k, n) in enumerate(counts))
-    return [_tested("success_rate", "runs", "success rate", "share", values[0], values[1],
-                    (counts[0][1], counts[1][1]), draws)]       # type: ignore[arg-type]
+    return [_tested("success_rate", "runs", "success rate", unit="share", before=values[0], after=values[1],
+                    n=(counts[0][1], counts[1][1]), draws=draws)]       # type: ignore[arg-type]
 
 
 def _signature_counts(runs: pd.DataFrame) -> dict[str, int]:
@@ -222,8 +221,8 @@ def _signatures(b: pd.DataFrame, a: pd.DataFrame, seed: int, resamples: int) -> 
         key = f"signatures.{s.name}"
         draws = tuple(share_draws(k, n, rng_for(seed, key, side), resamples)
                       for side, (k, n) in enumerate(zip(ks, ns, strict=True)))
-        out.append(_tested(key, "signatures", s.name, "share", values[0], values[1], ns, draws,  # type: ignore[arg-type]
-                           runs={"before": ks[0], "after": ks[1]}))
+        out.append(_tested(key, "signatures", s.name, unit="share", before=values[0], after=values[1], n=ns,
+                           draws=draws, runs={"before": ks[0], "after": ks[1]}))  # type: ignore[arg-type]
     return out
 
 
@@ -245,12 +244,14 @@ def _percentiles(b: pd.DataFrame, a: pd.DataFrame, seed: int, resamples: int) ->
             points = [float(np.percentile(x, q * 100, method=METHOD)) if len(x) else None for x in xs]
             draws = tuple(order_draws(x, rank_of(q, len(x)), rng_for(seed, key, side), resamples) if len(x) else None
                           for side, x in enumerate(xs))
-            out.append(_tested(key, "percentiles", f"{metric} {name}", units.get(metric, ""), points[0], points[1],
-                               (len(xs[0]), len(xs[1])), draws))     # type: ignore[arg-type]
+            out.append(_tested(key, "percentiles", f"{metric} {name}", unit=units.get(metric, ""), before=points[0],
+                               after=points[1],
+                               n=(len(xs[0]), len(xs[1])), draws=draws))     # type: ignore[arg-type]
     return out
 
 
-def _caps(b: pd.DataFrame, a: pd.DataFrame, target: float, margin: float, seed: int, resamples: int) -> list[Measure]:
+def _caps(b: pd.DataFrame, a: pd.DataFrame, target: float, *, margin: float, seed: int,
+          resamples: int) -> list[Measure]:
     out = []
     for dim in DIMENSIONS:
         if dim.column not in b and dim.column not in a:
@@ -261,8 +262,9 @@ def _caps(b: pd.DataFrame, a: pd.DataFrame, target: float, margin: float, seed: 
         points = [float(cap(np.array([x[within_rank(len(x), target) - 1]]))[0]) if len(x) else None for x in xs]
         draws = tuple(order_draws(x, within_rank(len(x), target), rng_for(seed, key, side), resamples, cap)
                       if len(x) else None for side, x in enumerate(xs))
-        out.append(_tested(key, "caps", dim.limit, dim.unit, points[0], points[1], (len(xs[0]), len(xs[1])),
-                           draws, limit=dim.limit))      # type: ignore[arg-type]
+        out.append(_tested(key, "caps", dim.limit, unit=dim.unit, before=points[0], after=points[1], n=(len(xs[0]),
+                                                                                                        len(xs[1])),
+                           draws=draws, limit=dim.limit))      # type: ignore[arg-type]
     return out
 
 

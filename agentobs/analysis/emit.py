@@ -212,7 +212,7 @@ def reserve(runs: Any) -> Reserve:
     models = [str(m) for m in ok["model"].dropna().astype(str).unique()] if "model" in ok else []
     if not models:
         return Reserve(usd=None)
-    listed = price_calls(models, None, [0] * len(models), [DEFAULT_OUTPUT_CAP] * len(models))
+    listed = price_calls(models, None, [0] * len(models), output_tokens=[DEFAULT_OUTPUT_CAP] * len(models))
     best: float | None = None
     said: list[tuple[str, Implied]] = []            # the models priced from their runs
     for model, cost in zip(models, listed.tolist(), strict=True):

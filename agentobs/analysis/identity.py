@@ -59,13 +59,13 @@ class RunIdentity:
 _LAST = np.iinfo(np.int64).max          # (a time that is missing sorts last, as NaN did)
 
 
-def identify(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: np.ndarray,
+def identify(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, *, agent_name: np.ndarray,
              links: pd.DataFrame | None, session: _Ids | None = None,
              handoff: np.ndarray | None = None) -> RunIdentity:
     """``session``: per span, a conversation or session id (None where it carries none); ``handoff``: per span, the
     agent a handoff hands the run to (None elsewhere)."""
     anchor, how, lost = _anchors(spans, keys, kind, session)
-    run, run_ids, seg = _runs_of(spans, keys, anchor, links, how, session)
+    run, run_ids, seg = _runs_of(spans, keys, anchor, links=links, how=how, session=session)
     n_runs = len(run_ids)
     root_kind = np.full(n_runs, "trace", dtype=object)
     first = seg.drop_duplicates("run")
@@ -73,7 +73,7 @@ def identify(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: 
     root_kind[first["run"].to_numpy()] = ROOT_KINDS[how[first_rows]]
     rootless = np.zeros(n_runs, dtype=bool)
     rootless[first["run"].to_numpy()] = lost[first_rows]
-    main, subs, names = _agents(spans, keys, kind, agent_name, run, n_runs, handoff)
+    main, subs, names = _agents(spans, keys, kind, agent_name=agent_name, run=run, n_runs=n_runs, handoff=handoff)
     unplaced = int(((run < 0) & np.isin(kind, CALLS)).sum())
     return RunIdentity(run, run_ids, seg, root_kind, main, subs, names, unplaced, rootless)
 
@@ -97,17 +97,17 @@ def _anchors(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, session: _Id
     anchor = np.where((top >= 0) & root[np.maximum(top, 0)], top, -1)
     how[root] = np.where(kind[root] == AGENT, _AGENT, _CHAIN)
     if "kind" in spans.columns:
-        anchor = _teams(spans, parent, kind, root, anchor, how)
+        anchor = _teams(spans, parent, kind, root=root, anchor=anchor, how=how)
     ctop = chain_top(parent)
     orphan = ~keys.true_root[ctop]
     if orphan.any():
-        anchor = _orphan_groups(spans, keys, kind, anchor, root, ctop, orphan, lost)
+        anchor = _orphan_groups(spans, keys, kind, anchor=anchor, root=root, ctop=ctop, orphan=orphan, lost=lost)
     calls = np.isin(kind, CALLS)
     has_run = np.bincount(trace[anchor >= 0], minlength=n_traces) > 0
     has_call = np.bincount(trace[calls], minlength=n_traces) > 0
     whole = has_call & ~has_run
     if whole.any():
-        anchor = _whole_traces(keys, trace, whole, ctop, anchor, how, session)
+        anchor = _whole_traces(keys, trace, whole, ctop=ctop, anchor=anchor, how=how, session=session)
     loose = calls & (anchor < 0)
     if loose.any():
         anchor = _loose_calls(keys, loose, anchor, spans)
@@ -117,7 +117,7 @@ def _anchors(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, session: _Id
 _PRODUCER, _CONSUMER, _SERVER = 4, 5, 2       # OTLP span kinds
 
 
-def _teams(spans: pd.DataFrame, parent: np.ndarray, kind: np.ndarray, root: np.ndarray, anchor: np.ndarray,
+def _teams(spans: pd.DataFrame, parent: np.ndarray, kind: np.ndarray, *, root: np.ndarray, anchor: np.ndarray,
            how: np.ndarray) -> np.ndarray:
     """Agents that talk through messages (a runtime's PRODUCER and CONSUMER spans between them and the span of the
     work that started them: AutoGen's teams) are one run, rooted at that span, when it is a span of the
@@ -144,7 +144,7 @@ def _teams(spans: pd.DataFrame, parent: np.ndarray, kind: np.ndarray, root: np.n
     return anchor
 
 
-def _orphan_groups(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, anchor: np.ndarray, root: np.ndarray,
+def _orphan_groups(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, *, anchor: np.ndarray, root: np.ndarray,
                    ctop: np.ndarray, orphan: np.ndarray, lost: np.ndarray) -> np.ndarray:
     """The spans under a missing parent, grouped by (trace, the missing parent's id): see the module docstring."""
     n = len(kind)
@@ -225,7 +225,7 @@ def _loose_calls(keys: SpanKeys, loose: np.ndarray, anchor: np.ndarray, spans: p
     return anchor
 
 
-def _whole_traces(keys: SpanKeys, trace: np.ndarray, whole: np.ndarray, ctop: np.ndarray, anchor: np.ndarray,
+def _whole_traces(keys: SpanKeys, trace: np.ndarray, whole: np.ndarray, *, ctop: np.ndarray, anchor: np.ndarray,
                   how: np.ndarray, session: _Ids | None) -> np.ndarray:
     """Traces with calls but no run: one run per trace rooted at its root span (at its first span whose parent is
     missing when the root never arrived), or per session id when its spans carry one."""
@@ -245,7 +245,7 @@ def _whole_traces(keys: SpanKeys, trace: np.ndarray, whole: np.ndarray, ctop: np
     return anchor
 
 
-def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, links: pd.DataFrame | None,
+def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, *, links: pd.DataFrame | None,
              how: np.ndarray, session: _Ids | None) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
     """Run codes per span, run ids, and the segments (one per root span) sorted by run and start."""
     anchor_rows = np.unique(anchor[anchor >= 0])
@@ -277,7 +277,7 @@ def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, links: pd.
     return run, np.asarray(run_ids, dtype=object), seg
 
 
-def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, agent_name: np.ndarray, run: np.ndarray,
+def _agents(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, *, agent_name: np.ndarray, run: np.ndarray,
             n_runs: int, handoff: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
     """Per run: the main agent (the highest named agent invocation, the earliest of equals; in a run with no named
     agent, the highest agent invocation), and the others: its sub-agents, with the agents used as tools that no

@@ -219,7 +219,7 @@ def fetch(src: JaegerSource, progress: Callable[[int], None] | None = None, *,
         try:
             names, t.capped = (list(src.services), 0) if src.services else _service_names(client, src,
                                                                                         lim.max_requests)
-            _walk(client, src, lim, names, parts, q, t, progress)
+            _walk(client, src, lim, names=names, parts=parts, q=q, t=t, progress=progress)
         except DeadlinePassed:
             t.deadline = True
         requests = client.requests
@@ -355,7 +355,7 @@ class _NotServices(Exception):
     """The answer is JSON, but not a services list."""
 
 
-def _walk(client: Client, src: JaegerSource, lim: JaegerLimits, names: list[str], parts: list[SpanSet],
+def _walk(client: Client, src: JaegerSource, lim: JaegerLimits, *, names: list[str], parts: list[SpanSet],
           q: DataQuality, t: _Tally, progress: Callable[[int], None] | None) -> None:
     """Depth first over the windows, earliest first. A full window is split only while the request cap
     leaves room for both halves and for every window still waiting: each window is asked at least once."""

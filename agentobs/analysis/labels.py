@@ -28,7 +28,7 @@ from ._json_text import encodes
 from ._otlp_read import Document
 from .attrs import as_bool, column_of, equals
 from .input_limits import InputLimits
-from .quality import DataQuality
+from .quality import DataQuality, Note, NoteKind
 
 _HEX_ID = re.compile(r"[0-9a-fA-F]{32}(?::[0-9a-fA-F]{16})?")     # a trace id, or <trace id>:<span id>
 # the columns (or JSON keys) that may name a run, in the order they are looked for; a trace id with the run's root
@@ -352,7 +352,7 @@ def _count_unmatched(q: DataQuality, source: str, unmatched: list[str], file_of:
 
 
 def label_by_attribute(runs: pd.DataFrame, spans: pd.DataFrame, key: str, value: str,
-                       notes: list[str] | None = None) -> pd.DataFrame:
+                       notes: list[Note] | None = None) -> pd.DataFrame:
     """success = the run's root span (an agent invocation, a chain, or the trace root) carries attribute ``key``
     equal to ``value``: as a number for a numeric attribute (``1`` equals ``1.0``), as true/false for a boolean
     one (``1``, ``yes``), else as text, case aside. ``service.name`` is the resource's service name. A run whose
@@ -369,7 +369,7 @@ def label_by_attribute(runs: pd.DataFrame, spans: pd.DataFrame, key: str, value:
     out["label_source"] = "attribute"
     lacking = int(mapped.isna().sum())
     if notes is not None and lacking:
-        notes.append(f"{lacking} runs have no {key} attribute on their root span (--success-attr labels them failed)")
+        notes.append(Note(kind=NoteKind.NO_SUCCESS_ATTRIBUTE, runs=lacking, attribute=key))
     return out
 
 

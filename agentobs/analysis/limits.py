@@ -56,7 +56,7 @@ BY_COLUMN = {d.column: d for d in DIMENSIONS}
 CI_METHOD = "exact_bootstrap"
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Percentiles:
     n: int
     values: dict[str, float | None]                  # p50 p90 p95 p99 max
@@ -73,7 +73,7 @@ def percentiles(values: pd.Series | np.ndarray, *, seed: int = 0) -> Percentiles
     x = pd.Series(values).dropna().to_numpy(dtype=float)
     n = len(x)
     if n == 0:
-        return Percentiles(0, {**{k: None for k in QUANTILES}, "max": None}, {k: None for k in QUANTILES})
+        return Percentiles(n=0, values={**{k: None for k in QUANTILES}, "max": None}, ci={k: None for k in QUANTILES})
     qs = np.array(list(QUANTILES.values()))
     point = np.percentile(x, qs * 100, method=METHOD)
     vals: dict[str, float | None] = {k: float(v) for k, v in zip(QUANTILES, point, strict=True)}
@@ -82,10 +82,10 @@ def percentiles(values: pd.Series | np.ndarray, *, seed: int = 0) -> Percentiles
     if n >= 2:
         lo, hi = exact_ci(np.sort(x), qs)
         ci = {k: (float(a), float(c)) for k, a, c in zip(QUANTILES, lo, hi, strict=True)}
-    return Percentiles(n, vals, ci)
+    return Percentiles(n=n, values=vals, ci=ci)
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class CapRecommendation:
     dimension: str
     limit: str
@@ -148,35 +148,43 @@ def recommend(runs: pd.DataFrame, dim: Dimension, *, target: float = 0.01, margi
     p = percentiles(x, seed=seed)
     xf = bad[dim.column].dropna().to_numpy(dtype=float) if dim.column in bad else np.array([])
     pf = percentiles(xf[np.isfinite(xf)], seed=seed)
-    rec = CapRecommendation(dim.column, dim.limit, dim.unit, dim.what, len(x), p, pf, {}, None, None, target, margin)
-    if rec_warning:
-        rec.warnings.append(rec_warning)
+    warnings = [rec_warning] if rec_warning else []
+    cutoff: dict[str, float] = {}
+    recommended = base = None
+    worst: dict[str, float | None] = {}
     if len(x) == 0:
-        rec.warnings.append(f"no successful run has {dim.column}: no cap can be recommended")
-        return rec
-    cands = candidates_for(x, dim.integer)
-    if dim.integer:                  # the exact smallest cap within the target is a value some run took
-        cands = np.unique(np.append(cands, _smallest_within(x, target)))
-    shares = cutoff_table(x, cands)
-    rec.cutoff = {_fmt(c, dim.integer): float(s) for c, s in zip(cands, shares, strict=True)}
-    within = np.nonzero(shares <= target + 1e-12)[0]
-    base = float(cands[within[0]]) if len(within) else float(x.max())
-    rec.base = base
-    if not math.isfinite(base * (1 + margin)):  # (a value near the largest double: a cost of 1e308 dollars)
-        rec.warnings.append(f"{dim.column} {base:.6g} is too large to add the margin to: the cap is that value")
-    rec.recommended = cap_of(base, dim, margin)
+        warnings.append(f"no successful run has {dim.column}: no cap can be recommended")
+    else:
+        cands = candidates_for(x, dim.integer)
+        if dim.integer:                  # the exact smallest cap within the target is a value some run took
+            cands = np.unique(np.append(cands, _smallest_within(x, target)))
+        shares = cutoff_table(x, cands)
+        cutoff = {_fmt(c, dim.integer): float(s) for c, s in zip(cands, shares, strict=True)}
+        within = np.nonzero(shares <= target + 1e-12)[0]
+        base = float(cands[within[0]]) if len(within) else float(x.max())
+        if not math.isfinite(base * (1 + margin)):  # (a value near the largest double: a cost of 1e308 dollars)
+            warnings.append(f"{dim.column} {base:.6g} is too large to add the margin to: the cap is that value")
+        recommended = cap_of(base, dim, margin)
+        warnings += _few_runs(len(x), target)
+        if per_step:
+            worst = _tidy(worst_case(dim, recommended, per_step))
+    return CapRecommendation(dimension=dim.column, limit=dim.limit, unit=dim.unit, what=dim.what,
+                             successful_runs=len(x), percentiles=p, failed=pf, cutoff=cutoff, recommended=recommended,
+                             base=base, target=target, margin=margin, worst_case=worst, warnings=warnings)
+
+
+def _few_runs(n: int, target: float) -> list[str]:
+    """The warning that ``n`` successful runs are too few to resolve a cut-off share of ``target``, if they are."""
     need = 1 / target                             # (infinite for a target below 1e-308)
-    if len(x) < need:
+    if n < need:
         more = f"at least {math.ceil(need):,}" if need < 1e15 else "far more"
         share = f"{target:.1%}" if target >= 0.001 else f"{target:.3g}"
-        rec.warnings.append(f"only {len(x)} successful runs: a cut-off share of {share} cannot be resolved "
-                            f"(one run is {1 / len(x):.1%}); collect {more}")
-    elif len(x) < 10 * need:
-        rec.warnings.append(f"{len(x)} successful runs: the tail beyond p{100 * (1 - target):g} rests on fewer than "
-                            "10 runs; treat the cap as provisional")
-    if per_step:
-        rec.worst_case = _tidy(worst_case(dim, rec.recommended, per_step))
-    return rec
+        return [f"only {n} successful runs: a cut-off share of {share} cannot be resolved "
+                f"(one run is {1 / n:.1%}); collect {more}"]
+    if n < 10 * need:
+        return [f"{n} successful runs: the tail beyond p{100 * (1 - target):g} rests on fewer than "
+                "10 runs; treat the cap as provisional"]
+    return []
 
 
 def _smallest_within(x: np.ndarray, target: float) -> float:

@@ -16,6 +16,7 @@ import os
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,13 +59,13 @@ def load_file(path: str | os.PathLike[str], progress: Callable[[int], None] | No
     with _arrow_memory.load_pool():
         how = layout(head)
         if how is not Layout.LINES:
-            whole = _load_documents(p, how, src, lim, q, Parsed(spelling=spelling), progress)
+            whole = _load_documents(p, how, src, lim=lim, q=q, out=Parsed(spelling=spelling), progress=progress)
             if whole is not None:
                 return whole
-        return _load(p, src, lim, q, Parsed(spelling=spelling), progress)
+        return _load(p, src, lim, q=q, out=Parsed(spelling=spelling), progress=progress)
 
 
-def _load_documents(p: str | os.PathLike[str], how: Layout, src: str, lim: InputLimits, q: DataQuality,
+def _load_documents(p: str | os.PathLike[str], how: Layout, src: str, *, lim: InputLimits, q: DataQuality,
                     out: Parsed, progress: Callable[[int], None] | None) -> SpanSet | None:
     """A file of JSON written over several lines (pretty-printed) or of one JSON array, read whole; None when it is
     to be read line by line after all (it is JSON lines whose first lines are cut short, it could not be read, or it
@@ -92,7 +93,7 @@ def _documents(data: bytes, how: Layout, source: str, q: DataQuality, out: Parse
     return _finish(out, q, source, how)
 
 
-def _load(p: str | os.PathLike[str], src: str, lim: InputLimits, q: DataQuality, out: Parsed,
+def _load(p: str | os.PathLike[str], src: str, lim: InputLimits, *, q: DataQuality, out: Parsed,
           progress: Callable[[int], None] | None) -> SpanSet:
     def long_line(n: int, length: int) -> None:
         q.add("line_too_long", src, example=f"line {n}: {human(length)} over the {human(lim.max_line_bytes)} "
@@ -105,7 +106,7 @@ def _load(p: str | os.PathLike[str], src: str, lim: InputLimits, q: DataQuality,
                 raise item.error
             q.lines += item.lines
             size = len(item.piece)
-            parse_piece(item.piece, item.first, src, q, out, lim.max_line_bytes, item.parsed)
+            parse_piece(item.piece, item.first, src, q=q, out=out, max_block=lim.max_line_bytes, parsed=item.parsed)
             item.done()
             if progress and size:
                 progress(size)
@@ -142,7 +143,7 @@ def load_bytes(data: bytes | bytearray, source: str, quality: DataQuality | None
         piece = view[start:end]             # (a view: a copy of a piece of an answer of 100 MiB is 100 MiB more)
         breaks = data.count(b"\n", start, end)
         q.lines += breaks + (0 if data[end - 1:end] == b"\n" else 1)
-        parse_piece(piece, line, source, q, out, lim.max_line_bytes)
+        parse_piece(piece, line, source, q=q, out=out, max_block=lim.max_line_bytes)
         line += breaks
         start = end
     return _finish(out, q, source)
@@ -159,7 +160,7 @@ def load_pieces(pieces: Iterable[bytes], source: str, quality: DataQuality) -> S
     for piece in pieces:
         if out is None:
             out = Parsed(spelling=Spelling.sniff(piece[:65536]))
-        parse_piece(piece, line, source, quality, out, len(piece) + 1)
+        parse_piece(piece, line, source, q=quality, out=out, max_block=len(piece) + 1)
         line += piece.count(b"\n")
     return _finish(out or Parsed(), quality, source)
 
@@ -253,14 +254,39 @@ _LATER_OBJECT = re.compile(rb'\n[ \t\r]*\{\s*"')          # a later line that st
 
 # -- checks after loading ------------------------------------------------------------------------
 
-def check(spanset: SpanSet, cut: list[tuple[int, str, str]] | None = None) -> SpanSet:
+@dataclass(frozen=True, kw_only=True)
+class Cut:
+    """A span ``check`` made a root to break a parent cycle (``bad_value``)."""
+    row: int                         # in the spans ``check`` returns
+    source: str
+    example: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Negatives:
+    """The spans whose value of one count column ``check`` dropped as negative (``bad_value``)."""
+    column: str
+    rows: np.ndarray                 # in the spans ``check`` returns
+    example: str                     # the first such value (the example of every source)
+
+
+@dataclass(kw_only=True)
+class Flagged:
+    """The ``bad_value`` findings ``check`` makes span by span, as rows of the spans it returns (so that the Dask
+    engine can count them in the order of the whole input): parent cycles broken, then negative counts column by
+    column, in the order it makes them."""
+    cut: list[Cut] = field(default_factory=list)
+    negatives: list[Negatives] = field(default_factory=list)
+
+
+def check(spanset: SpanSet, flagged: Flagged | None = None) -> SpanSet:
     """Vectorized structural checks: duplicates dropped, parent cycles broken at an agent span or dropped, negative
     durations, orphans and rootless traces counted.
 
     A parent cycle through an agent span (a run's root whose parent id names a span under it) is broken there: the
     agent span that started first on the cycle loses its parent reference (``bad_value``) and becomes a root, so
-    its run is kept. The spans of the other cycles, and those under them, are dropped (``parent_cycle``). ``cut``,
-    when given, is filled with (row in the returned spans, source, example) of each span made a root so."""
+    its run is kept. The spans of the other cycles, and those under them, are dropped (``parent_cycle``).
+    ``flagged``, when given, is filled with the spans made a root so and the negative counts dropped."""
     from .graph import in_cycle, span_keys
 
     df, q = spanset.spans, spanset.quality
@@ -310,13 +336,13 @@ def check(spanset: SpanSet, cut: list[tuple[int, str, str]] | None = None) -> Sp
     if broken.any():
         for s_, n in pd.Series(src[broken]).value_counts().items():
             q.add("bad_value", str(s_), int(n), example=str(why[broken & (src == s_)][0]))
-        if cut is not None:
-            cut.extend((int(i), str(src[i]), str(why[i])) for i in np.flatnonzero(broken))
+        if flagged is not None:
+            flagged.cut += [Cut(row=int(i), source=str(src[i]), example=str(why[i])) for i in np.flatnonzero(broken)]
     if df.empty:                          # every span was on or under a parent cycle
         spanset.spans = df
         spanset.known_keys(keys)
         return spanset
-    _counts_not_negative(df, src, q)
+    _counts_not_negative(df, src, q, flagged)
     # the integers compared (no null is left): as float64, times of today step by 256 ns, and a span ending a few
     # nanoseconds before it starts would compare equal
     count("negative_duration", (df["end_ns"] < df["start_ns"]).to_numpy(dtype=bool))
@@ -366,15 +392,18 @@ _COUNTS = re.compile(r"(^|[._])(tokens?|token_count|usage|cost|cost_usd|steps|to
                      r"|elapsed_s)($|[._])")
 
 
-def _counts_not_negative(df: pd.DataFrame, src: np.ndarray, q: DataQuality) -> None:
+def _counts_not_negative(df: pd.DataFrame, src: np.ndarray, q: DataQuality, flagged: Flagged | None) -> None:
     for col in df.columns:
         if "." not in col or not _COUNTS.search(col) or not pd.api.types.is_numeric_dtype(df[col].dtype):
             continue
         neg = (df[col] < 0).fillna(False).to_numpy(dtype=bool)
         if neg.any():
+            example = f"{col}: {df[col][neg].iloc[0]} is negative"
             for s_, n in pd.Series(src[neg]).value_counts().items():
-                q.add("bad_value", str(s_), int(n), example=f"{col}: {df[col][neg].iloc[0]} is negative")
+                q.add("bad_value", str(s_), int(n), example=example)
+            if flagged is not None:
+                flagged.negatives.append(Negatives(column=col, rows=np.flatnonzero(neg), example=example))
             df.loc[neg, col] = pd.NA
 
 
-__all__ = ["SpanSet", "check", "load_bytes", "load_file", "load_request"]
+__all__ = ["Cut", "Flagged", "Negatives", "SpanSet", "check", "load_bytes", "load_file", "load_request"]

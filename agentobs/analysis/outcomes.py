@@ -91,7 +91,7 @@ def infer(e: Evidence) -> Outcomes:
     row = np.full(n, -1, dtype=np.int64)
     said = np.full(n, None, dtype=object)
 
-    def decide(runs: np.ndarray, how: str, stops: np.ndarray | str, rows: np.ndarray, text: np.ndarray | None,
+    def decide(runs: np.ndarray, how: str, stops: np.ndarray | str, *, rows: np.ndarray, text: np.ndarray | None,
                fail: bool) -> None:
         todo = runs[source[runs] == None]  # noqa: E711  (object array: elementwise)
         keep = np.isin(runs, todo)
@@ -110,13 +110,13 @@ def infer(e: Evidence) -> Outcomes:
         for limit, pattern in _LIMITS:
             hit = orch_err[orch_err["text"].str.contains(pattern, na=False)]
             hit = hit.drop_duplicates("run", keep="last")
-            decide(hit["run"].to_numpy(), "framework_limit", limit, hit["row"].to_numpy(),
-                   hit["text"].to_numpy(), True)
+            decide(hit["run"].to_numpy(), "framework_limit", limit, rows=hit["row"].to_numpy(),
+                   text=hit["text"].to_numpy(), fail=True)
     # 2. the last call failed
     last = calls["last"]
     bad = last[last["error"]]
     decide(bad["run"].to_numpy(), "last_call_error", np.where(bad["kind"] == CHAT, "model_error", "tool_error"),
-           bad["row"].to_numpy(), bad["said"].to_numpy(), True)
+           rows=bad["row"].to_numpy(), text=bad["said"].to_numpy(), fail=True)
     # 3. an orchestration span failed after the last model call that answered
     if len(orch_err):
         answered = calls["answered_end"].reindex(orch_err["run"].to_numpy()).to_numpy(dtype=float)
@@ -129,21 +129,24 @@ def infer(e: Evidence) -> Outcomes:
         model = _loop_said_error(e, after["row"].to_numpy())
         decide(after["run"].to_numpy(), "exception",
                np.where(model, "model_error", np.where(tool, "tool_error", np.where(timed, "deadline", "exception"))),
-               after["row"].to_numpy(), np.where(model, "finish reason error", text), True)
+               rows=after["row"].to_numpy(), text=np.where(model, "finish reason error", text), fail=True)
     # 4. the last model call asked for tools, and no model call came after it
     asked = calls["unanswered"]
-    decide(asked["run"].to_numpy(), "unanswered_tool_request", "max_steps", asked["row"].to_numpy(),
-           asked["finish"].to_numpy(), True)
+    decide(asked["run"].to_numpy(), "unanswered_tool_request", "max_steps", rows=asked["row"].to_numpy(),
+           text=asked["finish"].to_numpy(), fail=True)
     # 5. the last model call was offered no tools, the one before it was, and tools ran between them
     forced = calls["forced"]
-    decide(forced["run"].to_numpy(), "forced_final_answer", "max_steps", forced["row"].to_numpy(), None, True)
+    decide(forced["run"].to_numpy(), "forced_final_answer", "max_steps", rows=forced["row"].to_numpy(), text=None,
+           fail=True)
     # 6. the last call is a model call that answered (not for a run whose root never arrived)
     good = last[(last["kind"] == CHAT) & ~last["error"] & ~e.rootless[last["run"].to_numpy()]]
-    decide(good["run"].to_numpy(), "final_answer", "done", good["row"].to_numpy(), good["finish"].to_numpy(), False)
+    decide(good["run"].to_numpy(), "final_answer", "done", rows=good["row"].to_numpy(),
+           text=good["finish"].to_numpy(), fail=False)
     # 7. the root span's status
     rest = np.flatnonzero((source == None) & ~e.rootless)  # noqa: E711
-    decide(rest, "root_status", np.where(e.root_error[rest], "exception", "done"), np.full(len(rest), -1), None,
-           False)
+    decide(rest, "root_status", np.where(e.root_error[rest], "exception", "done"), rows=np.full(len(rest), -1),
+           text=None,
+           fail=False)
     fail_rest = rest[e.root_error[rest]]
     failed[fail_rest] = 1
     out = pd.Series(pd.array(np.where(failed < 0, None, failed == 1), dtype="boolean"))
@@ -267,7 +270,7 @@ def _exception_only(e: Evidence, sel: np.ndarray) -> np.ndarray:
     return pd.notna(e.errors_said[sel])
 
 
-def call_errors(kind: np.ndarray, call_row: np.ndarray, error: np.ndarray, run: np.ndarray, start: np.ndarray,
+def call_errors(kind: np.ndarray, call_row: np.ndarray, error: np.ndarray, *, run: np.ndarray, start: np.ndarray,
                 n_runs: int) -> dict[str, np.ndarray]:
     """Per run: failed model calls, failed tool calls, and the failed tool calls after which the model was called
     again (the error fed back to it)."""

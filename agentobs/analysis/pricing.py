@@ -61,19 +61,20 @@ class PricedCalls:
         return int(np.isnan(self.cost).sum())
 
 
-def price_calls(model: Any, provider: Any, input_tokens: Any, output_tokens: Any,
-                cache_read_tokens: Any = None, cache_creation_tokens: Any = None, *,
-                as_of: datetime | None = None, at_ns: Any = None,
+def price_calls(model: Any, provider: Any, input_tokens: Any, *, output_tokens: Any,
+                cache_read_tokens: Any = None, cache_creation_tokens: Any = None, as_of: datetime | None = None,
+                at_ns: Any = None,
                 custom: Mapping[str, tuple[float, float]] | None = None,
                 use_genai_prices: bool = True) -> np.ndarray:
     """Cost in USD of each call, NaN where it cannot be priced. See ``price`` for the arguments."""
-    return price(model, provider, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
+    return price(model, provider, input_tokens, output_tokens=output_tokens, cache_read_tokens=cache_read_tokens,
+                 cache_creation_tokens=cache_creation_tokens,
                  as_of=as_of, at_ns=at_ns, custom=custom, use_genai_prices=use_genai_prices).cost
 
 
-def price(model: Any, provider: Any, input_tokens: Any, output_tokens: Any,
-          cache_read_tokens: Any = None, cache_creation_tokens: Any = None, *,
-          as_of: datetime | None = None, at_ns: Any = None,
+def price(model: Any, provider: Any, input_tokens: Any, *, output_tokens: Any,
+          cache_read_tokens: Any = None, cache_creation_tokens: Any = None, as_of: datetime | None = None,
+          at_ns: Any = None,
           custom: Mapping[str, tuple[float, float]] | None = None,
           use_genai_prices: bool = True) -> PricedCalls:
     """Prices model calls given as parallel arrays.

@@ -110,14 +110,14 @@ def _for_setting(s: Setting, runs: pd.DataFrame, agents: list[str], window: str,
     out: list[str] = []
     metric = HISTOGRAMS.get(s.name)
     if metric is not None:
-        out += _histogram_rules(s, metric, values, agents, window, hold, share, at_cap)
+        out += _histogram_rules(s, metric, values, agents=agents, window=window, hold=hold, share=share, at_cap=at_cap)
     reason = STOP_REASONS.get(s.name)
     if reason is not None:
-        out += _stop_rule(s, reason, runs, agents, window, hold, share)
+        out += _stop_rule(s, reason, runs, agents=agents, window=window, hold=hold, share=share)
     return out
 
 
-def _histogram_rules(s: Setting, m: _Metric, values: np.ndarray, agents: list[str], window: str, hold: str,
+def _histogram_rules(s: Setting, m: _Metric, values: np.ndarray, *, agents: list[str], window: str, hold: str,
                      share: str, at_cap: bool) -> list[str]:
     past = float(s.value) - 1 if at_cap else float(s.value)       # a value above this has crossed the cap
     le = _boundary(m.buckets, past)
@@ -157,7 +157,7 @@ def _histogram_rules(s: Setting, m: _Metric, values: np.ndarray, agents: list[st
     return [*rule_a, *rule_b]
 
 
-def _stop_rule(s: Setting, reason: str, runs: pd.DataFrame, agents: list[str], window: str, hold: str,
+def _stop_rule(s: Setting, reason: str, runs: pd.DataFrame, *, agents: list[str], window: str, hold: str,
                share: str) -> list[str]:
     stops = runs["stop_reason"].astype("string") if "stop_reason" in runs else pd.Series(dtype="string")
     expected = float((stops == reason).sum()) / len(runs) if len(runs) else 0.0

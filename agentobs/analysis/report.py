@@ -65,16 +65,18 @@ class Options:
         return self.labels if isinstance(self.labels, tuple) else ()
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Example:
     run_id: str
     trace_id: str
-    link: str | None
+    link: str | None                 # to the trace in Jaeger (``Options.jaeger_url``)
     evidence: list[str]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Report:
+    """The report on an input, built whole by ``summarize_runs`` (not frozen: a caller may set a field aside, as the
+    Dask engine's tests set ``read``)."""
     generated_at: str
     sources: list[str]
     options: Options
@@ -96,8 +98,7 @@ class Report:
     read: ReadStats | None = None    # with a selection: the traces read and kept while loading (``prune``)
 
     def link(self, trace_id: str | None) -> str | None:
-        base = self.options.jaeger_url
-        return f"{base.rstrip('/')}/trace/{trace_id}" if base and trace_id else None
+        return _link(self.options.jaeger_url, trace_id)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -125,7 +126,7 @@ class Report:
                      "roles": {src: c.to_dict() for src, c in self.derivation.roles.items()},
                      "selection": self.read.to_dict() if self.read else None},
             "data_quality": self.quality.to_dict(),
-            "not_derived": {"columns": self.derivation.missing, "notes": self.derivation.notes},
+            "not_derived": {"columns": self.derivation.missing, "notes": self.derivation.sentences()},
         }
 
 
@@ -159,10 +160,9 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
         der.missing = not_derived(runs)
     if opt.success_attr:
         runs = label_by_attribute(runs, spans, *opt.success_attr, notes=der.notes)
-    report = summarize_runs(runs, SpanLookup(spans, ss.events), q, der, opt,
-                            sources=[shown(s) for s in sources] if sources else ss.sources, spellings=ss.spellings,
-                            n_spans=len(spans))
-    report.read = ss.read
+    loaded = Loaded(sources=[shown(s) for s in sources] if sources else ss.sources, spellings=ss.spellings,
+                    n_spans=len(spans), read=ss.read)
+    report = summarize_runs(runs, SpanLookup(spans, ss.events), q, der, opt, loaded=loaded)
     return report
 
 
@@ -191,8 +191,18 @@ def root_attribute(spans: pd.DataFrame, name: str) -> pd.Series:
     return spans[spans["_run_root"]].groupby("run_id", observed=True)[name].last()
 
 
+@dataclass(frozen=True, kw_only=True)
+class Loaded:
+    """What the loading gives the report besides the runs: the sources as shown, the attribute spellings read, the
+    number of spans, and (with a selection) what the loading read and kept."""
+    sources: list[str]
+    spellings: dict[str, dict[str, int]]
+    n_spans: int
+    read: ReadStats | None = None
+
+
 def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: Derivation, opt: Options, *,
-                   sources: list[str], spellings: dict[str, dict[str, int]], n_spans: int) -> Report:
+                   loaded: Loaded) -> Report:
     """The report from the runs table (one row per run, sorted by run id): labels, signatures and their examples,
     percentiles, segments, caps. Shared by both engines."""
     if opt.labels_files:
@@ -213,21 +223,29 @@ def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: 
         if len(events) and len(ex_spans) else events.iloc[:0]
     trace_of = runs.set_index("run_id")["trace_id"]
     said = runs.set_index("run_id")["last_error"]
-    examples = {s.name: [Example(r, str(trace_of[r]), None,
-                                 evidence(ex_spans, ex_events, r, s.name, None if pd.isna(said[r]) else str(said[r])))
+    examples = {s.name: [Example(run_id=r, trace_id=str(trace_of[r]), link=_link(opt.jaeger_url, str(trace_of[r])),
+                                 evidence=evidence(ex_spans, ex_events, r, s.name,
+                                                   None if pd.isna(said[r]) else str(said[r])))
                          for r in s.examples] for s in sigs}
-    report = Report(datetime.now(UTC).isoformat(timespec="seconds"), sources, opt, runs, spans,
-                    events, _overview(runs, n_spans), sigs, examples, {}, {}, [], q, der)
-    report.spellings = {shown(k): v for k, v in spellings.items()}
-    report.unexplained = unexplained(runs)[1]
-    for exs in examples.values():
-        for e in exs:
-            e.link = report.link(e.trace_id)
-    report.percentiles = {m: {"successful": percentiles(runs.loc[runs["success"] == True, m], seed=opt.seed)  # noqa
-                              .to_dict(),
-                              "failed": percentiles(runs.loc[runs["success"] == False, m], seed=opt.seed)  # noqa
-                              .to_dict()} for m in METRICS}
-    for by in opt.segments:               # a runs column, or else an attribute of the runs' root spans
+    percentiles_of = {m: {"successful": percentiles(runs.loc[runs["success"] == True, m], seed=opt.seed)  # noqa
+                          .to_dict(),
+                          "failed": percentiles(runs.loc[runs["success"] == False, m], seed=opt.seed)  # noqa
+                          .to_dict()} for m in METRICS}
+    segments = _segments(runs, lookup, opt)
+    caps = recommend_all(runs, target=opt.target, margin=opt.margin, seed=opt.seed)
+    return Report(generated_at=datetime.now(UTC).isoformat(timespec="seconds"), sources=loaded.sources, options=opt,
+                  runs=runs, spans=spans, events=events, overview=_overview(runs, loaded.n_spans), signatures=sigs,
+                  examples=examples, percentiles=percentiles_of, segments=segments, caps=caps, quality=q,
+                  derivation=der, growth_series=_growth_series(runs, spans),
+                  spellings={shown(k): v for k, v in loaded.spellings.items()}, unexplained=unexplained(runs)[1],
+                  read=loaded.read)
+
+
+def _segments(runs: pd.DataFrame, lookup: SpanLookup, opt: Options) -> dict[str, Any]:
+    """The percentiles per segment of each ``--segment``: a runs column, or else an attribute of the runs' root
+    spans."""
+    out: dict[str, Any] = {}
+    for by in opt.segments:
         if by in runs.columns:
             seg_runs = runs
         else:
@@ -236,10 +254,12 @@ def summarize_runs(runs: pd.DataFrame, lookup: SpanLookup, q: DataQuality, der: 
                 raise InputError(f"--segment {by}: no runs column and no attribute of a run's root span has this "
                                  f"name (the runs columns: docs/analysis.md)")
             seg_runs = runs.assign(**{by: runs["run_id"].map(attr)})
-        report.segments[by] = segment_percentiles(seg_runs, by, METRICS, seed=opt.seed)
-    report.caps = recommend_all(runs, target=opt.target, margin=opt.margin, seed=opt.seed)
-    report.growth_series = _growth_series(runs, spans)
-    return report
+        out[by] = segment_percentiles(seg_runs, by, METRICS, seed=opt.seed)
+    return out
+
+
+def _link(base: str | None, trace_id: str | None) -> str | None:
+    return f"{base.rstrip('/')}/trace/{trace_id}" if base and trace_id else None
 
 
 def _labels_shown(files: tuple[str, ...]) -> str | list[str] | None:

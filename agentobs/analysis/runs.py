@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -34,9 +35,11 @@ from .dialects import (
     DIALECT_NAMES,
     HANDOFF,
     KIND_NAMES,
+    NUMBER_FIELDS,
     OTHER,
     STEP,
     TOOL,
+    UNUSABLE_KINDS,
     Normalized,
     normalize,
 )
@@ -45,6 +48,7 @@ from .graph import SpanKeys, nearest_marked, span_keys
 from .identity import RunIdentity, identify
 from .kept_elsewhere import finish_reasons, tool_arguments
 from .outcomes import Evidence, Outcomes, call_errors, infer
+from .quality import ROOTLESS_NOTE, Finding, Kind, Note, NoteKind, total
 from .roles import Classified, classified
 from .schema import COLUMNS, RUN_COLUMNS, empty_runs
 from .spanset import SpanSet
@@ -57,21 +61,77 @@ NOT_ALWAYS_DERIVABLE = ("stop_reason", "outcome", "tool_calls", "input_tokens", 
                         "writes_ok", "adhoc_writes", "memory_notes")
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
+class Overflow:
+    """An integer value of a run beyond the 64-bit range (a sum of huge token counts), left null."""
+    run_id: str
+    column: str
+    source: str                      # the source of the run's root
+    example: str                     # what to say
+
+    @property
+    def order(self) -> tuple[str, int]:
+        """The order of ``Derivation.overflow``: by run id, then column."""
+        return self.run_id, _COLUMN_ORDER[self.column]
+
+    def finding(self) -> Finding:
+        return Finding.of(Kind.BAD_VALUE, self.source, example=self.example)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unusable:
+    """Token counts or costs of one field that a dialect read in one source that are negative or no number, left
+    unknown."""
+    field: str                       # a ``dialects.NUMBER_FIELDS`` name
+    what: str                        # what was wrong (a ``dialects.UNUSABLE_KINDS`` name)
+    source: str
+    count: int
+    first: int                       # the first such span's row in the spans (the Dask engine: its input order)
+    example: str                     # what to say
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """The order the local engine counts them in: by field, then what was wrong."""
+        return NUMBER_FIELDS.index(self.field), UNUSABLE_KINDS.index(self.what)
+
+    def finding(self) -> Finding:
+        return Finding.of(Kind.BAD_VALUE, self.source, self.count, self.example)
+
+
+@dataclass(kw_only=True)
 class Derivation:
-    """Which columns could not be derived, and for how many runs; what was read."""
+    """Which columns could not be derived, and for how many runs; what was read. Filled by ``derive_runs`` (and
+    ``label_by_attribute``'s note); two add up (``+``: the Dask engine's partitions)."""
     missing: dict[str, int] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)            # shown as sentences (``sentences``)
     dialects: dict[str, int] = field(default_factory=dict)    # spans given a role by each dialect, and by structure
     roles: dict[str, Classified] = field(default_factory=dict)  # per source: by a dialect, by structure, by nothing
     unplaced: int = 0                                          # model and tool calls in no run
-    # integer values beyond the 64-bit range (a sum of huge token counts), left null: (run id, column, source,
-    # what to say), in run id and column order; ``derive_runs`` counts each as ``bad_value``
-    overflow: list[tuple[str, str, str, str]] = field(default_factory=list)
-    # token counts and costs the dialects read that are negative or no number, left unknown: (field, what was
-    # wrong, source, count, the first such span's row in the spans, what to say), in field, then first-span order;
+    # integer values beyond the 64-bit range, in run id and column order; ``derive_runs`` counts each as
+    # ``bad_value``
+    overflow: list[Overflow] = field(default_factory=list)
+    # token counts and costs the dialects read that are negative or no number, in field, then first-span order;
     # ``derive_runs`` counts each as ``bad_value``
-    unusable: list[tuple[str, str, str, int, int, str]] = field(default_factory=list)
+    unusable: list[Unusable] = field(default_factory=list)
+
+    def sentences(self) -> list[str]:
+        """The notes in words, in the order they are shown."""
+        return [str(n) for n in total(self.notes)]
+
+    def __add__(self, other: Derivation) -> Derivation:
+        """The derivation of both inputs: counts added (in the order ``derive_runs`` gives them), roles per source
+        (by source), notes added up per kind, the overflows and unusable values of both."""
+        missing = Counter(self.missing) + Counter(other.missing)
+        dialects = Counter(self.dialects) + Counter(other.dialects)
+        roles = dict(self.roles)
+        for src, c in other.roles.items():
+            roles[src] = roles[src] + c if src in roles else c
+        return Derivation(missing={c: missing[c] for c in NOT_ALWAYS_DERIVABLE if missing.get(c)},
+                          notes=total([*self.notes, *other.notes]),
+                          dialects={str(d): dialects[str(d)] for d in DIALECT_NAMES if dialects.get(str(d))},
+                          roles=dict(sorted(roles.items())), unplaced=self.unplaced + other.unplaced,
+                          overflow=sorted([*self.overflow, *other.overflow], key=lambda o: o.order),
+                          unusable=[*self.unusable, *other.unusable])
 
 
 # -- reading the span frame -----------------------------------------------------------------------------
@@ -305,7 +365,8 @@ def _counts(c: _Ctx) -> dict[str, object]:
     tool_calls = _fill(_f(c.last, sc.TOOL_CALLS), np.nan_to_num(c.g.sum(attempts, tool), nan=0.0))
     tries = np.zeros(len(c.spans))
     tries[c.calls.rows] = c.calls.attempts
-    failures = call_errors(c.norm.kind, c.calls.row, c.norm.fields["error"], c.ident.run, c.start_ns, c.n)
+    failures = call_errors(c.norm.kind, c.calls.row, c.norm.fields["error"], run=c.ident.run, start=c.start_ns,
+                           n_runs=c.n)
     return {**failures, "model_calls": model_calls,
             "attempts": np.nan_to_num(c.g.sum(tries, chat), nan=0.0),
             "steps": _fill(_f(c.last, sc.STEPS), model_calls.astype(float)),
@@ -366,12 +427,9 @@ def _usage_notes(c: _Ctx, der: Derivation, out: pd.DataFrame) -> None:
     left_tokens = usage_gap & out["tokens"].isna().to_numpy()
     left_cost = cost_gap & out["cost_usd"].isna().to_numpy() & ~left_tokens
     if left_tokens.any():
-        der.notes.append(f"{int(left_tokens.sum())} runs have answered model calls that reported no token usage: "
-                         "their tokens and cost are left unknown, not summed from the calls that did")
+        der.notes.append(Note(kind=NoteKind.NO_TOKEN_USAGE, runs=int(left_tokens.sum())))
     if left_cost.any():
-        der.notes.append(f"{int(left_cost.sum())} runs have model calls that could not be priced (no recorded "
-                         "cost, a model genai-prices does not know): their cost is left unknown, not summed from "
-                         "the calls that could")
+        der.notes.append(Note(kind=NoteKind.NOT_PRICED, runs=int(left_cost.sum())))
 
 
 def _call_costs(c: _Ctx) -> np.ndarray:
@@ -384,8 +442,9 @@ def _call_costs(c: _Ctx) -> np.ndarray:
     if missing.any():
         from .pricing import price_calls
         cost[missing] = price_calls(f["model"][missing], f["provider"][missing], f["input_tokens"][missing],
-                                    np.nan_to_num(f["output_tokens"][missing]), f["cache_read_tokens"][missing],
-                                    f["cache_creation_tokens"][missing], at_ns=c.start[missing])
+                                    output_tokens=np.nan_to_num(f["output_tokens"][missing]),
+                                    cache_read_tokens=f["cache_read_tokens"][missing],
+                                    cache_creation_tokens=f["cache_creation_tokens"][missing], at_ns=c.start[missing])
     return cost
 
 
@@ -431,8 +490,7 @@ def _repeats(c: _Ctx, der: Derivation) -> dict[str, object]:
     cols = ("max_identical_calls", "max_consecutive_identical", "max_identical_since_progress")
     unrecorded = c.tools_unrecorded
     if unrecorded.any():
-        der.notes.append(f"{int(unrecorded.sum())} runs asked for tools (a model call's finish reason) but record "
-                         "no tool spans: their tool calls and repeats could not be counted")
+        der.notes.append(Note(kind=NoteKind.TOOLS_UNRECORDED, runs=int(unrecorded.sum())))
     if not tool.any():
         # no tool calls at all: every model call moved the conversation on (the same answer as for a run without
         # tool calls among runs with some: a run's figures never depend on the other runs read with it)
@@ -447,9 +505,7 @@ def _repeats(c: _Ctx, der: Derivation) -> dict[str, object]:
     runs_without[t["run"].to_numpy()[~known]] = True
     runs_without &= ~runs_with
     if runs_without.any():
-        der.notes.append(f"{int(runs_without.sum())} runs record no tool-call arguments (neither "
-                         "agentobs.tool.args_digest nor arguments in their dialect): repeated calls could not be "
-                         "counted for them")
+        der.notes.append(Note(kind=NoteKind.NO_TOOL_ARGUMENTS, runs=int(runs_without.sum())))
     t = t[known].sort_values(["run", "start"], kind="stable").reset_index(drop=True)
     t["fpc"] = pd.factorize(t["fp"])[0]
     out: dict[str, object] = {}
@@ -629,10 +685,6 @@ GROUPS: tuple[Callable[[_Ctx], dict[str, object]], ...] = (
 
 # -- the table -------------------------------------------------------------------------------------------
 
-ROOTLESS_NOTE = ("runs lack their trace's root span (a process that crashed or was still running, or a lost span): "
-                 "their figures may be cut short, and the status of their top span leaves them unlabelled")
-
-
 def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[pd.DataFrame, pd.DataFrame, Derivation]:
     """Returns (runs, spans with ``run_id``, ``_kind``, ``_dialect`` and ``_run_root`` columns, what could not be
     derived)."""
@@ -651,20 +703,20 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
             norm.fields[name] = pd.array(found, dtype=pd.StringDtype("pyarrow"))
     der.unusable = _unusable(spans, norm.unusable)
     der.roles = classified(spans, norm)
-    for _f, _what, src, count, _row, example in der.unusable:
-        ss.quality.add("bad_value", src, count=count, example=example)
+    for u in der.unusable:
+        ss.quality.record(u.finding())
     start_ns = spans["start_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).max, copy=True)
     end_ns = spans["end_ns"].to_numpy(dtype=np.int64, na_value=np.iinfo(np.int64).min)
-    calls = logical_calls(keys.parent, norm.kind, norm.fields["error"], start_ns, end_ns,
-                          _call_identity(norm, spans["name"].astype(object).to_numpy()),
-                          spans["kind"].to_numpy(dtype=np.int8, na_value=0) if "kind" in spans else
-                          np.zeros(len(spans), np.int8), keys.parent_key, _reported(norm))
+    calls = logical_calls(keys.parent, norm.kind, norm.fields["error"], start=start_ns, end=end_ns,
+                          identity=_call_identity(norm, spans["name"].astype(object).to_numpy()),
+                          span_kind=spans["kind"].to_numpy(dtype=np.int8, na_value=0) if "kind" in spans else
+                          np.zeros(len(spans), np.int8), parent_key=keys.parent_key, reported=_reported(norm))
     if calls.prep is not None and calls.prep.any():
         norm.kind[calls.prep] = OTHER             # a preparation step of the model call after it
     norm.kind[calls.aggregate] = CHAIN            # a span of a call's role that holds several calls: a loop
     call_fields(calls, norm.fields)
-    ident = identify(spans, keys, norm.kind, norm.fields["agent"], ss.links, norm.session,
-                     _handoff_targets(spans, norm))
+    ident = identify(spans, keys, norm.kind, agent_name=norm.fields["agent"], links=ss.links, session=norm.session,
+                     handoff=_handoff_targets(spans, norm))
     der.dialects, der.unplaced = norm.counts, ident.unplaced
     spans["run_id"] = pd.Categorical.from_codes(ident.run, categories=pd.Index(ident.run_ids, dtype="string"))
     spans["_kind"] = KIND_NAMES[norm.kind]
@@ -704,8 +756,8 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     out["signature"] = pd.array([pd.NA] * ident.n_runs, dtype="string")
     out["signatures"] = [[] for _ in range(ident.n_runs)]
     der.overflow = _overflowing(out, ctx.last["source"].astype(str).to_numpy())
-    for _run, _col, src, example in der.overflow:
-        ss.quality.add("bad_value", src, example=example)
+    for o in der.overflow:
+        ss.quality.record(o.finding())
     der.missing = not_derived(out)
     return _typed(out), spans, der
 
@@ -797,8 +849,7 @@ def _call_identity(norm: Normalized, span_names: np.ndarray) -> np.ndarray:
     return out
 
 
-def _unusable(spans: pd.DataFrame, unusable: dict[tuple[str, str], np.ndarray]
-              ) -> list[tuple[str, str, str, int, int, str]]:
+def _unusable(spans: pd.DataFrame, unusable: dict[tuple[str, str], np.ndarray]) -> list[Unusable]:
     """``Derivation.unusable`` of the rows ``normalize`` found, per field and source, the first span named."""
     out = []
     for (f, what), rows in unusable.items():
@@ -806,8 +857,8 @@ def _unusable(spans: pd.DataFrame, unusable: dict[tuple[str, str], np.ndarray]
         said = f"a negative {f}" if what == "negative" else f"{f} that is {what}"
         for src in dict.fromkeys(sources):
             mine = rows[sources == src]
-            out.append((f, what, str(src), len(mine), int(mine[0]),
-                        f"span {spans['span_id'].iloc[int(mine[0])]}: {said} (left unknown)"))
+            out.append(Unusable(field=f, what=what, source=str(src), count=len(mine), first=int(mine[0]),
+                                example=f"span {spans['span_id'].iloc[int(mine[0])]}: {said} (left unknown)"))
     return out
 
 
@@ -815,16 +866,11 @@ _INT64_END = 2.0 ** 63
 _COLUMN_ORDER = {name: k for k, name in enumerate(RUN_COLUMNS)}
 
 
-def overflow_order(record: tuple[str, str, str, str]) -> tuple[str, int]:
-    """The order of ``Derivation.overflow``: by run id, then column."""
-    return record[0], _COLUMN_ORDER[record[1]]
-
-
-def _overflowing(out: pd.DataFrame, source: np.ndarray) -> list[tuple[str, str, str, str]]:
+def _overflowing(out: pd.DataFrame, source: np.ndarray) -> list[Overflow]:
     """Makes null the values of integer columns that a 64-bit integer cannot hold (they would wrap around: two
     calls of 2^62 input tokens sum to -2^63), and says which: (run id, column, source of the run's root, example)
     in run id and column order."""
-    found: list[tuple[str, str, str, str]] = []
+    found: list[Overflow] = []
     ids = out["run_id"].astype(str).to_numpy()
     for name, t in RUN_COLUMNS.items():
         if t != "Int64" or name not in out.columns or out[name].dtype.kind != "f":
@@ -832,10 +878,11 @@ def _overflowing(out: pd.DataFrame, source: np.ndarray) -> list[tuple[str, str, 
         v = out[name].to_numpy(dtype=float, na_value=np.nan)
         bad = ~np.isnan(v) & ~((v >= -_INT64_END) & (v < _INT64_END))
         if bad.any():
-            found += [(ids[i], name, str(source[i]), f"run {ids[i]}: {name} {v[i]:.6g} is beyond the 64-bit integer "
-                                                      "range (left null)") for i in np.flatnonzero(bad).tolist()]
+            found += [Overflow(run_id=ids[i], column=name, source=str(source[i]),
+                               example=f"run {ids[i]}: {name} {v[i]:.6g} is beyond the 64-bit integer range (left "
+                                       "null)") for i in np.flatnonzero(bad).tolist()]
             out[name] = np.where(bad, np.nan, v)
-    return sorted(found, key=overflow_order)
+    return sorted(found, key=lambda o: o.order)
 
 
 def _typed(out: pd.DataFrame) -> pd.DataFrame:
@@ -880,10 +927,10 @@ def _default_labels(out: pd.DataFrame, c: _Ctx, der: Derivation) -> None:
     src[rest] = o.source[rest]
     cut_short = rest & rootless & lab.isna().to_numpy()
     if cut_short.any():
-        der.notes.append(f"{int(cut_short.sum())} {ROOTLESS_NOTE}")
+        der.notes.append(Note(kind=NoteKind.ROOTLESS, runs=int(cut_short.sum())))
     out["success"] = lab
     out["label_source"] = src
-    _stop_reasons(out, c, o, ours, transcript.notna().to_numpy() & ~ours, rest)
+    _stop_reasons(out, c, o, ours=ours, transcript=transcript.notna().to_numpy() & ~ours, rest=rest)
 
 
 # a transcript's termination reason (tau2's) as a stop reason
@@ -891,7 +938,7 @@ _TERMINATIONS = {"user_stop": "done", "agent_stop": "done", "max_steps": "max_st
                  "agent_error": "exception", "user_error": "exception"}
 
 
-def _stop_reasons(out: pd.DataFrame, c: _Ctx, o: Outcomes, ours: np.ndarray, transcript: np.ndarray,
+def _stop_reasons(out: pd.DataFrame, c: _Ctx, o: Outcomes, *, ours: np.ndarray, transcript: np.ndarray,
                   rest: np.ndarray) -> None:
     """``stop_reason``: recorded (our kernel, a guard), a transcript's termination, else inferred;
     ``stop_reason_source`` says which (``inferred:<evidence>``); ``last_error``: what ended a failed run."""
@@ -977,5 +1024,5 @@ def _errors_said(c: _Ctx) -> np.ndarray:
     return out
 
 
-__all__ = ["NOT_ALWAYS_DERIVABLE", "ROOTLESS_NOTE", "STALE_AFTER_S", "Derivation", "derive_runs", "not_derived",
-           "span_keys"]
+__all__ = ["NOT_ALWAYS_DERIVABLE", "ROOTLESS_NOTE", "STALE_AFTER_S", "Derivation", "Overflow", "Unusable",
+           "derive_runs", "not_derived", "span_keys"]

@@ -400,10 +400,7 @@ def _renamed(ss: SpanSet, old: str, new: str) -> SpanSet:
                 ss.spans["source"] = col.cat.rename_categories({old: new})
         else:
             ss.spans["source"] = col.replace(old, new)
-    for issue in ss.quality.issues:
-        if issue.source == old:
-            issue.source = new
-        issue.examples = [e.replace(old, new) for e in issue.examples]
+    ss.quality.restore(ss.quality.replaced(lambda f: f.renamed(old, new)))
     return ss
 
 

@@ -143,8 +143,9 @@ def _costs(kind: np.ndarray, f: dict[str, np.ndarray], start: np.ndarray) -> np.
         from .pricing import price_calls
         at = np.where(start[missing] != _LAST, start[missing], np.nan).astype(float)
         cost[missing] = price_calls(f["model"][missing], f["provider"][missing], f["input_tokens"][missing],
-                                    np.nan_to_num(f["output_tokens"][missing]), f["cache_read_tokens"][missing],
-                                    f["cache_creation_tokens"][missing], at_ns=at)
+                                    output_tokens=np.nan_to_num(f["output_tokens"][missing]),
+                                    cache_read_tokens=f["cache_read_tokens"][missing],
+                                    cache_creation_tokens=f["cache_creation_tokens"][missing], at_ns=at)
     return cost
 
 

@@ -231,14 +231,14 @@ def _quality(r: Report) -> Section:
     if r.quality.issues:
         blocks.append(_table("Data quality", [("issue", "left"), ("count", "right"), ("source", "left"),
                                               ("example", "left")],
-                             [[i.kind, i.count, i.source, "; ".join(i.examples[:1])] for i in r.quality.issues],
+                             [[i.kind.value, i.count, i.source, "; ".join(i.examples[:1])] for i in r.quality.issues],
                              key=("count",)))
     else:
         blocks.append(Line(text="No problems found in the input."))
     nd = r.derivation
     if nd.missing or nd.notes:
         blocks.append(Line(text="Not derived: " + "; ".join([*(f"{k} for {v:,} runs" for k, v in nd.missing.items()),
-                                                             *nd.notes])))
+                                                             *nd.sentences()])))
     return Section(key="data-quality", title="Data quality", blocks=tuple(blocks))
 
 

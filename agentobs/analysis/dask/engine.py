@@ -27,8 +27,8 @@ from .. import _otlp_batch, remote
 from ..input_limits import human
 from ..jaeger import is_jaeger_url, shown
 from ..labels import read_label_files
-from ..quality import DataQuality
-from ..report import Options, Report, summarize_runs
+from ..quality import DataQuality, Finding
+from ..report import Loaded, Options, Report, summarize_runs
 from ..sources import STDIN, batchable, expand_sources, is_stream, total_bytes
 from . import merge
 from .cluster import client_for, require
@@ -67,7 +67,8 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
     with client_for(st) as client:
         n = partitions or max(_threads(client), math.ceil(expanded / st.partition_bytes), 1)
         try:
-            parts, summaries, schema = _compute(client, groups, sizes, n, opt, labels, progress or _quiet, listed)
+            parts, summaries, schema = _compute(client, groups, sizes, n=n, opt=opt, labels=labels,
+                                                advance=progress or _quiet, listed=listed)
         except AgentobsError:
             raise
         except Exception as exc:  # the cluster's failures, said in one line
@@ -78,12 +79,11 @@ def analyze_dask(sources: Iterable[str], options: Options | None = None, *, sche
     for s in summaries:
         spellings.update({typed.get(k, k): v for k, v in s.spellings.items()})
     quality = found.quality                 # what could not be listed first, as load_sources puts it
-    quality.extend(_as_given(merge.quality(summaries, parts, schema), typed))
+    quality.extend(_as_given(merge.quality(summaries, parts), typed))
     derivation = merge.derivation(parts)
     derivation.roles = {typed.get(src, src): c for src, c in derivation.roles.items()}   # (named as given)
-    return summarize_runs(merge.runs(parts), merge.lookup(parts, schema), quality, derivation, opt,
-                          sources=sources_shown, spellings=spellings,
-                          n_spans=sum(p.n_spans for p in parts))
+    loaded = Loaded(sources=sources_shown, spellings=spellings, n_spans=sum(p.n_spans for p in parts))
+    return summarize_runs(merge.runs(parts), merge.lookup(parts, schema), quality, derivation, opt, loaded=loaded)
 
 
 def _absolute(path: str) -> str:
@@ -108,12 +108,10 @@ def _unseen(summaries: list[Summary], typed: dict[str, str]) -> None:
 def _as_given(q: DataQuality, typed: dict[str, str]) -> DataQuality:
     """The data quality with each input named as it was given (as the local engine names it), not by the absolute
     path the workers read."""
-    for issue in q.issues:
-        given = typed.get(issue.source)
-        if given is not None and given != issue.source:
-            issue.examples = [e.replace(issue.source, given) for e in issue.examples]
-            issue.source = given
-    return q
+    def as_given(f: Finding) -> Finding:
+        given = typed.get(f.source)
+        return f.renamed(f.source, given) if given is not None and given != f.source else f
+    return q.replaced(as_given)
 
 
 def _units(paths: list[str], sizes: list[int]) -> tuple[list[tuple[str, ...]], list[int]]:
@@ -135,7 +133,7 @@ def _units(paths: list[str], sizes: list[int]) -> tuple[list[tuple[str, ...]], l
     return units, out
 
 
-def _compute(client: Any, units: list[tuple[str, ...]], sizes: list[int], n: int, opt: Options,
+def _compute(client: Any, units: list[tuple[str, ...]], sizes: list[int], *, n: int, opt: Options,
              labels: dict[str, bool] | None, advance: Advance, listed: set[str]
              ) -> tuple[list[PartResult], list[Summary], Schema]:
     from distributed import as_completed

@@ -3,22 +3,23 @@
 The pieces arrive in input order and take the column types of the whole input (``Schema``: what
 ``SpanSet.concat`` gives when the local engine concatenates every input), so ``check`` and ``derive_runs`` see
 the rows and values the local engine sees for these traces. Out come the runs rows, the derivation, the data
-quality counted here (by kind and source, merged on the client in the local engine's order), the root-span
+quality counted here (``Counted``: by kind, step and source, with the input position of the first span counted,
+merged on the client in the local engine's order), the root-span
 attributes asked for by ``--segment``, and the spans and events of the runs the report may show: the first runs
 by run id of each signature and the first context-growth runs, a superset of those the report will pick.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..labels import apply_labels, label_by_attribute
-from ..otlp import _COUNTS, check
+from ..otlp import Flagged, check
 from ..prune import prune
-from ..quality import DataQuality
+from ..quality import DataQuality, Kind
 from ..report import GROWTH_SERIES_RUNS, _count_unplaced, root_attribute
 from ..runs import Derivation, derive_runs, not_derived
 from ..schema import empty_events, empty_links, empty_spans
@@ -66,17 +67,27 @@ class Request:
     selection: Selection = field(default_factory=Selection)
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
+class Counted:
+    """What a partition counted of one kind in one source at one step of ``check`` (or of the unplaced calls):
+    summed over the partitions, ordered as the local engine makes them (``merge``)."""
+    kind: Kind
+    step: int = 0            # bad_value of check: 0 for the parent cycles broken, 1 + the column's place for the
+                             # negative counts of a column
+    source: str
+    count: int
+    first: int = 0           # the input order of the first span counted
+    example: str | None = None
+    shared: bool = False     # the example is the step's first in the input, given to every source
+
+
+@dataclass(kw_only=True)
 class PartResult:
     runs: pd.DataFrame
     derivation: Derivation
     n_spans: int
-    issues: list[tuple[str, str, int]]                       # check's notes: kind, source, count
-    negatives: list[tuple[str, str, int]]                    # bad_value of check, per column: column, source, count
-    negative_examples: dict[str, tuple[int, str]]            # column -> (order of the first such span, example)
-    unplaced: list[tuple[str, int]]                          # source, count
-    cut: list[tuple[int, str, str]] = field(default_factory=list)   # bad_value of check, a parent cycle broken:
-                                                                    # order of the span, source, example
+    checked: list[Counted]                                   # check's findings
+    unplaced: list[Counted]
     attributes: dict[str, pd.Series] = field(default_factory=dict)
     spans: pd.DataFrame = field(default_factory=pd.DataFrame)   # the spans of the runs that may be shown, with _ord
     events: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -139,17 +150,15 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
                  quality=DataQuality())
     if req.selection:                  # as the local engine sets them aside (a group lives in one partition)
         ss = prune(ss, req.selection)
-    negative = _negative_counts(ss.spans)
-    cut: list[tuple[int, str, str]] = []
-    check(ss, cut)
+    flagged = Flagged()
+    check(ss, flagged)
     order = ss.spans[ORD].to_numpy()
-    negatives, examples = _negatives(negative, order)
+    checked = _checked(ss, flagged, order)
     ev_order = ss.events[ORD].to_numpy() if ORD in ss.events.columns else np.zeros(0, dtype=np.int64)
     ss.spans = ss.spans.drop(columns=ORD)
     ss.events = ss.events.drop(columns=ORD, errors="ignore")
-    issues = [(i.kind, i.source, i.count) for i in ss.quality.issues if i.kind != "bad_value"]
     runs, spans, der = derive_runs(ss)
-    der.unusable = [(f, w, src, n, int(order[row]), e) for f, w, src, n, row, e in der.unusable]   # rows: input order
+    der.unusable = [replace(u, first=int(order[u.first])) for u in der.unusable]     # rows: input order
     loose = DataQuality()
     _count_unplaced(spans, loose)
     kept_order = order                 # the input order of each row of ``spans``
@@ -161,8 +170,8 @@ def run(inputs: list[tuple[bytes | None, bytes | None]], moved_away: dict[int, s
         der.missing = not_derived(runs)
     if req.success_attr:
         runs = label_by_attribute(runs, spans, *req.success_attr, notes=der.notes)
-    out = PartResult(runs, der, len(spans), issues, negatives, examples,
-                     [(i.source, i.count) for i in loose.issues], [(int(order[r]), s, e) for r, s, e in cut])
+    out = PartResult(runs=runs, derivation=der, n_spans=len(spans), checked=checked,
+                     unplaced=[Counted(kind=f.kind, source=f.source, count=f.count) for f in loose.issues])
     for by in req.segments:
         if by not in runs.columns and by in spans.columns:
             attr = root_attribute(spans, by)
@@ -216,31 +225,21 @@ def _first_above_any(runs: pd.DataFrame, column: str, k: int) -> list[str]:
     return out
 
 
-def _negative_counts(spans: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The values check() will drop as negative counts (the same test as ``otlp.check``), per column: the order,
-    source and value of each span that has one."""
-    out = {}
-    for col in spans.columns:
-        if "." not in col or not _COUNTS.search(col) or not pd.api.types.is_numeric_dtype(spans[col].dtype):
-            continue
-        neg = (spans[col] < 0).fillna(False).to_numpy(dtype=bool)
-        if neg.any():
-            out[col] = pd.DataFrame({"ord": spans[ORD].to_numpy()[neg], "source": spans["source"].astype(str)
-                                     .to_numpy()[neg], "value": spans[col][neg].reset_index(drop=True)})
+def _checked(ss: SpanSet, flagged: Flagged, order: np.ndarray) -> list[Counted]:
+    """What ``check`` counted here: per kind and source, and its ``bad_value`` findings per step (the parent
+    cycles broken, each source's example its first span; the negative counts column by column, the example the
+    column's first), each with the input order of its first span."""
+    out = [Counted(kind=f.kind, source=f.source, count=f.count) for f in ss.quality.issues if f.kind != Kind.BAD_VALUE]
+    cut: dict[str, list[tuple[int, str]]] = {}
+    for c in flagged.cut:
+        cut.setdefault(c.source, []).append((int(order[c.row]), c.example))
+    for src, spans in cut.items():
+        at, example = min(spans)
+        out.append(Counted(kind=Kind.BAD_VALUE, source=src, count=len(spans), first=at, example=example))
+    columns = list(ss.spans.columns)
+    for neg in flagged.negatives:
+        src = ss.spans["source"].astype(str).to_numpy()[neg.rows]
+        for s_, n in pd.Series(src).value_counts().items():
+            out.append(Counted(kind=Kind.BAD_VALUE, step=1 + columns.index(neg.column), source=str(s_), count=int(n),
+                               first=int(order[neg.rows[0]]), example=neg.example, shared=True))
     return out
-
-
-def _negatives(negative: dict[str, pd.DataFrame], kept: np.ndarray
-               ) -> tuple[list[tuple[str, str, int]], dict[str, tuple[int, str]]]:
-    """check()'s bad_value notes per column and source, among the spans it kept (orders ``kept``), and each
-    column's example: its first such value."""
-    counts: list[tuple[str, str, int]] = []
-    examples: dict[str, tuple[int, str]] = {}
-    for col, neg in negative.items():
-        neg = neg[np.isin(neg["ord"].to_numpy(), kept)]
-        if neg.empty:
-            continue
-        for s_, n in neg["source"].value_counts().items():
-            counts.append((col, str(s_), int(n)))
-        examples[col] = (int(neg["ord"].iloc[0]), f"{col}: {neg['value'].iloc[0]} is negative")
-    return counts, examples

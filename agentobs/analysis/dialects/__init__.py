@@ -129,7 +129,7 @@ def normalize(spans: pd.DataFrame) -> Normalized:
     open_ = (kind < 0) | unnamed
     candidates = open_ & _any_present(spans, _keys_of(present, generic, "model", "tool"))
     rows = np.flatnonzero(np.isin(kind, list(_NEEDED_BY)) | candidates)
-    values = _fields(spans, rows, dialect[rows], kind[rows], present, generic, n)
+    values = _fields(spans, rows, dialect[rows], kind=kind[rows], present=present, generic=generic, n=n)
     rule = np.full(n, -1, dtype=np.int8)
     status_error = spans["status_code"].to_numpy() == 2 if "status_code" in spans.columns else np.zeros(n, bool)
     if open_.any():
@@ -204,7 +204,7 @@ def _any_present(spans: pd.DataFrame, keys: tuple[str, ...]) -> np.ndarray:
     return out
 
 
-def _fields(spans: pd.DataFrame, rows: np.ndarray, deciding: np.ndarray, kind: np.ndarray, present: list[int],
+def _fields(spans: pd.DataFrame, rows: np.ndarray, deciding: np.ndarray, *, kind: np.ndarray, present: list[int],
             generic: Dialect, n: int) -> Fields:
     """Each field from the deciding dialect of each row, then from the others in registry order, then from the
     keys shaped like it.

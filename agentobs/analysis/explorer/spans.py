@@ -143,8 +143,10 @@ def _usage(s: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     if missing.any():
         from ..pricing import price_calls
         cost[missing] = price_calls(f["model"][missing], f["provider"][missing], tin[missing],
-                                    np.nan_to_num(np.asarray(f["output_tokens"], dtype=np.float64)[missing]),
-                                    f["cache_read_tokens"][missing], f["cache_creation_tokens"][missing],
+                                    output_tokens=np.nan_to_num(np.asarray(f["output_tokens"],
+                                                                           dtype=np.float64)[missing]),
+                                    cache_read_tokens=f["cache_read_tokens"][missing],
+                                    cache_creation_tokens=f["cache_creation_tokens"][missing],
                                     at_ns=s["start_ns"].to_numpy(dtype=np.float64, na_value=np.nan)[missing])
     failed = s["status_code"].to_numpy(dtype=np.int64, na_value=0) == 2
     message = s["status_message"] if "status_message" in s else pd.Series(pd.NA, index=s.index)

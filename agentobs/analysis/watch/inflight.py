@@ -151,7 +151,7 @@ class Watcher:
                     jobs.setdefault(trace, []).append(Job(anchor=anchor, cap=cap, run=i, value=v))
         found: list[Event] = []
         if jobs:
-            times = crossing_times(spans, events, links, jobs, self._batch, derive, run_info)
+            times = crossing_times(spans, events, links, jobs=jobs, batch=self._batch, derive=derive, info=run_info)
             reported_at = self.wall()
             for trace, js in jobs.items():
                 for j in js:

@@ -37,7 +37,7 @@ Derive = Callable[[pd.DataFrame, pd.DataFrame, pd.DataFrame], tuple[pd.DataFrame
 Info = Callable[[pd.DataFrame, pd.DataFrame], dict[str, np.ndarray]]
 
 
-def crossing_times(spans: pd.DataFrame, events: pd.DataFrame, links: pd.DataFrame, jobs: dict[str, list[Job]],
+def crossing_times(spans: pd.DataFrame, events: pd.DataFrame, links: pd.DataFrame, *, jobs: dict[str, list[Job]],
                    batch: int, derive: Derive, info: Info) -> dict[tuple[str, str, str], int]:
     """(trace, anchor, limit) -> the end (ns) of the span whose arrival took the run past the cap."""
     tid = spans["trace_id"].astype(str).to_numpy()

@@ -190,7 +190,8 @@ def test_calls_across_a_tier_boundary():
                 for cr in (0, tin // 3):
                     rows.append((model, tin, 1234, cr, tin // 10 if cr else 0))
     models, tin, tout, cr, cw = (list(c) for c in zip(*rows, strict=True))
-    got = price_calls(models, None, tin, tout, cr, cw, as_of=WHEN)
+    got = price_calls(models, None, tin, output_tokens=tout, cache_read_tokens=cr, cache_creation_tokens=cw,
+                      as_of=WHEN)
     assert_same(got, [reference(m, None, *t) for m, *t in rows], "tiers")
     # the cliff: one token more than the start prices the whole call at the tier's rate
     below, above = price_calls(["gemini-2.5-pro"] * 2, None, [200_000, 200_001], output_tokens=[0, 0], as_of=WHEN)
@@ -257,7 +258,7 @@ def test_custom_prices_agree_with_the_kernel_and_take_precedence():
     rng = np.random.default_rng(3)
     tin, tout, cr, _ = sample(rng, 300)
     models = rng.choice(["my-model", "gpt-4o", "gpt-4o-mini"], 300)
-    got = price_calls(models, None, tin, tout, cr, custom=custom, as_of=WHEN)
+    got = price_calls(models, None, tin, output_tokens=tout, cache_read_tokens=cr, custom=custom, as_of=WHEN)
     want = [kernel.cost(m, None, int(i), int(o)) for m, i, o in zip(models, tin, tout, strict=True)]
     mini = models == "gpt-4o-mini"          # no custom price: genai-prices, cache reads at the cache price
     want = np.where(mini, [reference(m, None, i, o, c) for m, i, o, c in zip(models, tin, tout, cr, strict=True)], want)
@@ -358,7 +359,8 @@ def test_realistic_benchmark_data_is_priced_call_by_call_as_calc_price(tmp_path)
     m, p, tin, tout, cr, cw = (chats[c].to_numpy(dtype=object) for c in cols)
     cr, cw = (np.array([0 if v is None or v is pd.NA else v for v in x], dtype=float) for x in (cr, cw))
     assert (cr > 0).any() and (cw > 0).any() and len(set(m)) >= 8
-    got = price(m, p, tin.astype(float), tout.astype(float), cr, cw, as_of=WHEN)
+    got = price(m, p, tin.astype(float), output_tokens=tout.astype(float), cache_read_tokens=cr,
+                cache_creation_tokens=cw, as_of=WHEN)
     want = [reference(*row, when=WHEN) for row in zip(m, p, tin, tout, cr, cw, strict=True)]
     assert_same(got.cost, want, "realistic")
     unpriced = {k for k, v in manifest["models"].items() if not v["priced_by_genai_prices"]}

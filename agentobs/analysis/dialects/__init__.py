@@ -248,28 +248,38 @@ def _fields(spans: pd.DataFrame, rows: np.ndarray, deciding: np.ndarray, *, kind
 
 
 def evidence(spans: pd.DataFrame, norm: Normalized) -> np.ndarray:
-    """What gave each span its role, as short text (``agentobs trace --roles``; for a few spans: one evaluation of
-    the deciding dialect's table per span)."""
+    """What gave each span its role, as short text (``agentobs trace --roles``): the structural rule, or the deciding
+    dialect's rule (the last of its rules for that role that holds), else its marker's value. Each dialect's rules are
+    evaluated once over the spans it decided, so the cost is linear in the spans."""
     out = np.full(len(spans), "no dialect, no structure", dtype=object)
-    for i in range(len(spans)):
-        d = int(norm.dialect[i])
-        if d == STRUCTURE:
-            out[i] = f"structure: {_structure.RULES[int(norm.rule[i])][1]}"
-        elif d >= 0:
-            out[i] = _dialect_evidence(REGISTRY[d], spans.iloc[[i]], int(norm.kind[i]))
+    dialect, kind = np.asarray(norm.dialect), np.asarray(norm.kind)
+    structural = np.nonzero(dialect == STRUCTURE)[0]
+    out[structural] = [f"structure: {_structure.RULES[int(r)][1]}" for r in np.asarray(norm.rule)[structural]]
+    for d in np.unique(dialect[(dialect >= 0) & (dialect != STRUCTURE)]):
+        for role in np.unique(kind[dialect == d]):
+            rows = np.nonzero((dialect == d) & (kind == role))[0]
+            out[rows] = _dialect_evidence(REGISTRY[int(d)], spans.iloc[rows], int(role))
     return out
 
 
-def _dialect_evidence(d: Dialect, one: pd.DataFrame, role: int) -> str:
+def _dialect_evidence(d: Dialect, some: pd.DataFrame, role: int) -> np.ndarray:
+    """``evidence`` for spans ``some`` that dialect ``d`` gave ``role``."""
     from ._evaluate import holds
+    out = np.full(len(some), d.name, dtype=object)
+    pending = np.ones(len(some), dtype=bool)
     for rule in reversed(d.rules):
-        if rule.role == role and all(holds(one, w).all() for w in rule.when):
-            return f"{d.name}: {rule.describe()}"
-    if d.marker and d.marker in one.columns:
-        value = text(one, (d.marker,))[0].as_py()
-        if value is not None:
-            return f"{d.name}: {d.marker}={value}"
-    return d.name
+        if rule.role != role or not pending.any():
+            continue
+        hit = pending.copy()
+        for w in rule.when:
+            hit &= np.asarray(holds(some, w), dtype=bool)
+        out[hit] = f"{d.name}: {rule.describe()}"
+        pending &= ~hit
+    if pending.any() and d.marker and d.marker in some.columns:
+        rows = np.nonzero(pending)[0]
+        values = text(some.iloc[rows], (d.marker,)).to_pylist()
+        out[rows] = [d.name if v is None else f"{d.name}: {d.marker}={v}" for v in values]
+    return out
 
 
 __all__ = ["AGENT", "ANSWER", "CALLS", "CHAIN", "CHAT", "DIALECT_NAMES", "HANDOFF", "KIND_NAMES", "NUMBER_FIELDS",

@@ -2,8 +2,8 @@
 
 ``timed_report(path)`` runs what ``agentobs report FILE --out report.json`` runs (``load_sources``, then
 ``analyze_spans``, then the terminal tables and the JSON file), with the functions ``analyze_spans`` calls
-wrapped by timers for the duration of the call (module attributes of ``agentobs.analysis.report`` and
-``agentobs.analysis.pricing``, restored afterwards; the library is not changed):
+wrapped by timers for the duration of the call (module attributes of ``agentobs.analysis.report.summary`` and
+``agentobs.analysis.derive.pricing``, restored afterwards; the library is not changed):
 
 * ``load``: ``sources.load_sources`` (read, parse, flatten, structural checks);
 * ``runs table``: ``runs.derive_runs`` less the pricing inside it (dialects, run identity, every column);
@@ -28,7 +28,7 @@ from typing import Any
 PHASES = ("load", "runs table", "pricing", "signatures", "percentiles", "caps", "other analysis",
           "render: terminal", "render: JSON")
 
-# the names analyze_spans calls (module attributes of agentobs.analysis.report) -> phase
+# the names analyze_spans calls (module attributes of agentobs.analysis.report.summary) -> phase
 _REPORT_CALLS = {"derive_runs": "runs table", "classify": "signatures", "summarize": "signatures",
                  "evidence": "signatures", "percentiles": "percentiles", "segment_percentiles": "percentiles",
                  "recommend_all": "caps"}
@@ -50,7 +50,8 @@ class _Clock:
 
 @contextlib.contextmanager
 def _patched(clock: _Clock) -> Iterator[None]:
-    from agentobs.analysis import pricing, report
+    from agentobs.analysis.derive import pricing
+    from agentobs.analysis.report import summary as report
     saved = {name: getattr(report, name) for name in _REPORT_CALLS}
     saved_price = pricing.price_calls
     try:
@@ -66,9 +67,9 @@ def _patched(clock: _Clock) -> Iterator[None]:
 
 def timed_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Seconds per phase (``PHASES``) of one report on ``path``, their total, and the report's size."""
-    from agentobs.analysis.report import analyze_spans
-    from agentobs.analysis.sources import load_sources
-    from agentobs.analysis.view import report_view
+    from agentobs.analysis.load.sources import load_sources
+    from agentobs.analysis.report.local import analyze_spans
+    from agentobs.analysis.report.view import report_view
     from agentobs.cli import render, terminal
     from agentobs.contract.files import write_text
 

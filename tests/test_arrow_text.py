@@ -4,8 +4,8 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import agentobs.analysis._otlp_arrow as arrow
-from agentobs.analysis.quality import DataQuality
+import agentobs.analysis.otlp._arrow as arrow
+from agentobs.analysis.spans.quality import DataQuality
 
 _VALUES = st.lists(st.one_of(st.none(), st.sampled_from([b"", b"gen_ai.usage", b"caf\xc3\xa9", b"\xff\xfe", b"a\xc3",
                                                         b"\xa9b", b"plain text"])), max_size=12)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from agentobs.analysis.otlp import load_file
-from agentobs.analysis.report import analyze
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.load.sources import load_sources
+from agentobs.analysis.otlp.load import load_file
+from agentobs.analysis.report.engine import analyze
 
 SPAN = {"traceId": "424e564a3293b4d02f67adf455360bbb", "spanId": "5953a0458922013c", "name": "invoke_agent a",
         "startTimeUnixNano": "1796053745167367420", "endTimeUnixNano": "1796053745196794426"}

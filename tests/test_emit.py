@@ -17,17 +17,17 @@ from click.testing import CliRunner  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from providers import Call, ProviderServer, Reply, call, desk_tools  # noqa: E402
 from pydantic_ai import Agent  # noqa: E402
 from pydantic_ai.exceptions import UsageLimitExceeded  # noqa: E402
 from pydantic_ai.models.instrumented import InstrumentationSettings  # noqa: E402
 from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
 from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
-from providers import Call, ProviderServer, Reply, call, desk_tools  # noqa: E402
 
 from agentobs import Budget, FunctionModel, Kernel, StopReason  # noqa: E402
-from agentobs.analysis.emit import emit  # noqa: E402
-from agentobs.contract import CATEGORY, Category  # noqa: E402
+from agentobs.analysis.emit.kinds import emit  # noqa: E402
 from agentobs.cli.main import cli  # noqa: E402
+from agentobs.contract import CATEGORY, Category  # noqa: E402
 from agentobs.domain.scenarios import new_state  # noqa: E402
 from agentobs.domain.support import SupportDesk  # noqa: E402
 from agentobs.errors import BudgetExceeded, InputError  # noqa: E402
@@ -183,7 +183,7 @@ def test_a_tiny_token_cap_still_makes_a_budget_and_the_warnings_are_said(traces)
     """Successful runs that recorded (almost) no tokens gave max_tokens=1 and max_output_tokens=1: a Budget that
     raises ConfigError when pasted. The token cap now holds a whole reply on top of the runs' tokens; and `--emit`
     says the caps' warnings on stderr, as the table does (20 successful runs: too few for a 1% cut-off)."""
-    from agentobs.analysis.report import analyze
+    from agentobs.analysis.report.engine import analyze
     caps = [replace(c, recommended=1.0, base=1.0, cutoff={"1": 0.0}) if c.dimension == "tokens" else c
             for c in analyze([str(traces)]).caps]
     for kind in ("budget", "openai-agents"):

@@ -14,8 +14,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis import _otlp_batch, sources
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.load import sources
+from agentobs.analysis.load.sources import load_sources
+from agentobs.analysis.otlp import batch as _otlp_batch
 from agentobs.cli.main import cli
 
 FIXTURES = Path(__file__).resolve().parent / "dialects" / "fixtures"

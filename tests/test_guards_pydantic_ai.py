@@ -15,12 +15,12 @@ pytest.importorskip("pydantic_ai")
 pytest.importorskip("openai")
 
 from openai import AsyncOpenAI  # noqa: E402
+from providers import ProviderServer, Reply, call, desk_tools, new_ids, normal, same_call, search_loop  # noqa: E402
 from pydantic_ai import Agent  # noqa: E402
 from pydantic_ai.exceptions import UsageLimitExceeded  # noqa: E402
 from pydantic_ai.models.instrumented import InstrumentationSettings  # noqa: E402
 from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
 from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
-from providers import ProviderServer, Reply, call, desk_tools, new_ids, normal, same_call, search_loop  # noqa: E402
 
 from agentobs import Budget, Prices, StopReason  # noqa: E402
 from agentobs.domain.support import SupportDesk  # noqa: E402
@@ -155,7 +155,7 @@ def test_seed_scenarios_keep_their_stop_reasons():
 def test_the_agent_span_carries_the_stop_reason_and_the_analysis_reads_it(memory_tracing, tmp_path):
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    from agentobs.analysis.report import analyze
+    from agentobs.analysis.report.engine import analyze
     from agentobs.telemetry.otlp_json import OtlpJsonFileExporter
 
     provider, exporter = memory_tracing

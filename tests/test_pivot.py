@@ -4,8 +4,8 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import agentobs.analysis._otlp_arrow as arrow
-from agentobs.analysis.quality import DataQuality
+import agentobs.analysis.otlp._arrow as arrow
+from agentobs.analysis.spans.quality import DataQuality
 
 _VALUE = st.one_of(st.builds(lambda s: {"stringValue": s}, st.sampled_from(["a", "b", "", "ü"])),
                    st.builds(lambda i: {"intValue": i}, st.sampled_from(["-5", "0", "7", "x", "99999999999999999999"])),

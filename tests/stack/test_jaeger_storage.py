@@ -20,9 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from stackutil import (ROOT, STACK_SCRIPT, PrivateStack, SentIds, free_ports, get_json, healthy, unique_service,
-                       wait_jaeger_traces)
+from stackutil import (
+    ROOT,
+    STACK_SCRIPT,
+    PrivateStack,
+    SentIds,
+    free_ports,
+    get_json,
+    healthy,
+    unique_service,
+    wait_jaeger_traces,
+)
 
 JAEGER_DIR = ROOT / "jaeger"
 RUNS = 150
@@ -149,7 +157,7 @@ def test_arrays_kept_as_json_text_are_read_back_as_arrays():
     """What Badger (and Jaeger's other v1-model stores) answer for a string[] attribute: its JSON text. The loader
     reads it as the array; text that is not a JSON array is one string (as some instrumentations write a single
     finish reason); a value of another type stays a wrong_type note."""
-    from agentobs.analysis.otlp import load_request
+    from agentobs.analysis.otlp.load import load_request
     from agentobs.contract import semconv as sc
 
     def span(i: int, value: dict[str, Any]) -> dict[str, Any]:

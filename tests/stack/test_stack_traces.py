@@ -19,16 +19,32 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from stackutil import (
+    ROOT,
+    Span,
+    arrays_as_json_text,
+    by_labels,
+    by_trace,
+    from_memory,
+    from_otlp,
+    get_json,
+    legacy_matches,
+    legacy_search,
+    legacy_tags,
+    prom_query,
+    shape,
+    unique_service,
+    v3_search,
+    v3_trace,
+    wait_for,
+    without_jaeger_warnings,
+)
 
-from agentobs.analysis.otlp import load_file
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.load.sources import load_sources
+from agentobs.analysis.otlp.load import load_file
+from agentobs.contract import semconv as sc
 from agentobs.domain.scenarios import SEED000, SEED004
 from agentobs.telemetry import configure
-from agentobs.contract import semconv as sc
-from stackutil import (ROOT, Span, arrays_as_json_text, by_labels, by_trace, from_memory, from_otlp, get_json,
-                       legacy_matches, legacy_search,
-                       legacy_tags, prom_query, shape, unique_service, v3_search, v3_trace, wait_for,
-                       without_jaeger_warnings)
 
 pytestmark = pytest.mark.stack
 

@@ -11,5 +11,5 @@
     server.py     ``agentobs view``: the explorer on 127.0.0.1, run details and pages of the runs table on demand
 
 The page itself is ``templates/report.html.j2`` (Jinja2, autoescape), ``templates/explorer.js`` and
-``templates/explorer.css``; ``analysis/html.py`` renders it.
+``templates/explorer.css``; ``analysis/explorer/html.py`` renders it.
 """

@@ -86,17 +86,17 @@ class Signature:
     evidence: Callable[[Evidence], None] = field(default=_no_evidence)
 
 
-def _b(s: pd.Series) -> pd.Series:
+def _bool(s: pd.Series) -> pd.Series:
     return s.fillna(False).astype(bool)
 
 
 def _stop(df: pd.DataFrame, *names: str) -> pd.Series:
-    return _b(df["stop_reason"].isin(names))
+    return _bool(df["stop_reason"].isin(names))
 
 
 def _work_done(df: pd.DataFrame) -> pd.Series:
     """A write that succeeded (agentobs traces); without effect information, any tool call."""
-    return _b(df["writes_ok"] > 0).where(df["writes_ok"].notna(), _b(df["tool_calls"] > 0))
+    return _bool(df["writes_ok"] > 0).where(df["writes_ok"].notna(), _bool(df["tool_calls"] > 0))
 
 
 def _foreign(df: pd.DataFrame) -> pd.Series:
@@ -162,17 +162,17 @@ def _inferred(df: pd.DataFrame) -> pd.Series:
 
 
 def _failed(df: pd.DataFrame) -> pd.Series:
-    return _b(df["success"] == False)  # noqa: E712
+    return _bool(df["success"] == False)  # noqa: E712
 
 
 def _above_successful_p95(df: pd.DataFrame, column: str) -> pd.Series:
     """Runs whose value is beyond the 95th percentile of the successful runs of the same population (observed
     value, ``inverted_cdf``); never, with fewer than ``GROWTH_MIN_SUCCESSFUL`` successful runs that have one."""
-    ok = df.loc[_b(df["success"] == True), column].dropna()  # noqa: E712
+    ok = df.loc[_bool(df["success"] == True), column].dropna()  # noqa: E712
     if len(ok) < GROWTH_MIN_SUCCESSFUL:
         return pd.Series(False, index=df.index)
     p95 = float(np.percentile(ok.to_numpy(dtype=float), 95, method="inverted_cdf"))
-    return _b(df[column] > p95)
+    return _bool(df[column] > p95)
 
 
 # -- evidence of the signatures read on any trace ------------------------------------------------------------
@@ -192,32 +192,32 @@ CATALOG: list[Signature] = [
     Signature(name="unknown_outcome", reference="seed 000", looks_like="A write timed out or its response was lost",
               cause="Lost response from a backend",
               control="Stop; reconcile with the backend; retry only under the same key",
-              rule=lambda d: _stop(d, "unknown_outcome") | _b(d["unknown_outcome_writes"] > 0),
+              rule=lambda d: _stop(d, "unknown_outcome") | _bool(d["unknown_outcome_writes"] > 0),
               evidence=_ev_unknown_outcome),
     Signature(name="run_aborted", reference="agentobs",
               looks_like="An exception ended the run before any stop reason (error.type on the invoke_agent span, "
                          "agentobs.status = aborted)",
               cause="A crash, an interrupt or a checkpoint conflict",
               control="Recover from the last checkpoint (Kernel.recover); fix what error.type names",
-              rule=lambda d: _b(d["status"] == "aborted")),
+              rule=lambda d: _bool(d["status"] == "aborted")),
     Signature(name="memory_poisoning", reference="seed 000",
               looks_like="Remembered notes were in the view and the run wrote outside its plan",
               cause="An untrusted or wrong note was stored and acted on",
               control="Memory write policy: trusted sources only, scope, expiry; review the note",
-              rule=lambda d: _b((d["memory_notes"] > 0) & (d["adhoc_writes"] > 0)), evidence=_ev_memory_poisoning),
+              rule=lambda d: _bool((d["memory_notes"] > 0) & (d["adhoc_writes"] > 0)), evidence=_ev_memory_poisoning),
     Signature(name="stale_facts", reference="seed 000",
               looks_like="A resume after a long gap ran a write before any read",
               cause="Facts saved before the gap no longer match the world",
               control="Re-read before a write after a resume",
-              rule=lambda d: _b(d["write_first_after_resume"]), evidence=_ev_stale_facts),
+              rule=lambda d: _bool(d["write_first_after_resume"]), evidence=_ev_stale_facts),
     Signature(name="approval_denied", reference="seed 004", looks_like="A reviewer denied a held call",
               cause="The action was not acceptable as proposed",
               control="Route to a person with the trace; do not retry the call",
-              rule=lambda d: _b(d["approvals_denied"] > 0), evidence=_ev_approval_denied),
+              rule=lambda d: _bool(d["approvals_denied"] > 0), evidence=_ev_approval_denied),
     Signature(name="tool_outage", reference="seed 004", looks_like="A tool kept failing after every retry",
               cause="A backend outage", control="Retries with backoff, then replan or escalate; alert on the tool's "
                                                 "error rate",
-              rule=lambda d: _b(d["tools_exhausted"] > 0), evidence=_ev_tool_outage),
+              rule=lambda d: _bool(d["tools_exhausted"] > 0), evidence=_ev_tool_outage),
     Signature(name="provider_error", reference="agentobs (GenAI conventions: error.type on the model call)",
               looks_like="The model provider failed the run's last model call on every attempt (HTTP 5xx, 429, a "
                          "timeout), and the run ended there",
@@ -234,25 +234,25 @@ CATALOG: list[Signature] = [
               looks_like="A tool call failed, the model saw the error, and the run failed anyway",
               cause="The model could not work around the failing tool",
               control="Better tool error messages; a fallback tool; escalate after a tool error",
-              rule=lambda d: _inferred(d) & _failed(d) & _b(d["tool_errors_fed_back"] > 0) & ~_stop(d, "tool_error"),
+              rule=lambda d: _inferred(d) & _failed(d) & _bool(d["tool_errors_fed_back"] > 0) & ~_stop(d, "tool_error"),
               evidence=_ev_failed_calls("tool")),
     Signature(name="tool_error_recovered", reference="agentobs",
               looks_like="A tool call failed, the model saw the error and the run went on to succeed",
               cause="Transient or expected tool errors the model works around",
               control="Usually none: watch its share; a rising share is an early warning of a tool outage",
-              rule=lambda d: _inferred(d) & _b(d["success"] == True) & _b(d["tool_errors_fed_back"] > 0),  # noqa
+              rule=lambda d: _inferred(d) & _bool(d["success"] == True) & _bool(d["tool_errors_fed_back"] > 0),  # noqa
               evidence=_ev_failed_calls("tool")),
     Signature(name="repeated_call", reference="seed 000", looks_like="One call fingerprint proposed again and again",
               cause="A missing fact or an ignored error", control="max_repeat; copy the needed fields into facts",
               rule=lambda d: (_stop(d, "repeated_call")
-                              | (_foreign(d) & (_b(d["max_consecutive_identical"] >= FOREIGN_REPEAT)
-                                                | _b(d["max_identical_since_progress"] >= FOREIGN_REPEAT)))),
+                              | (_foreign(d) & (_bool(d["max_consecutive_identical"] >= FOREIGN_REPEAT)
+                                                | _bool(d["max_identical_since_progress"] >= FOREIGN_REPEAT)))),
               evidence=_ev_repeated_call),
     Signature(name="no_progress", reference="seed 000",
               looks_like="Consecutive steps changed nothing; the state signature stayed flat (other traces: model "
                          "calls in a row that called no new tool)",
               cause="Varied arguments with no effect", control="max_stalls; escalate",
-              rule=lambda d: _stop(d, "no_progress") | (_foreign(d) & _b(d["longest_stall"] >= FOREIGN_STALLS)),
+              rule=lambda d: _stop(d, "no_progress") | (_foreign(d) & _bool(d["longest_stall"] >= FOREIGN_STALLS)),
               evidence=_ev_guard),
     Signature(name="context_growth", reference="seed 000",
               looks_like="The model's input kept growing or jumped and stayed high (other traces: a model call's "
@@ -285,7 +285,7 @@ CATALOG: list[Signature] = [
     Signature(name="premature_completion", reference="seed 000",
               looks_like="A 'completed' answer came while plan steps were open",
               cause="The model declared done early", control="The completion check against the plan",
-              rule=lambda d: _b(d["final_refused"] > 0), evidence=_ev_premature_completion),
+              rule=lambda d: _bool(d["final_refused"] > 0), evidence=_ev_premature_completion),
 ]
 BY_NAME = {s.name: s for s in CATALOG}
 
@@ -350,8 +350,8 @@ def precision(hit_failed: int, n_failed: int, hit_ok: int, n_ok: int) -> tuple[f
 def summarize(runs: pd.DataFrame, examples: int = 3) -> list[SignatureRow]:
     rows = []
     total = max(len(runs), 1)
-    failed_runs = _b(runs["success"] == False) if len(runs) else pd.Series(dtype=bool)  # noqa: E712
-    ok_runs = _b(runs["success"] == True) if len(runs) else pd.Series(dtype=bool)  # noqa: E712
+    failed_runs = _bool(runs["success"] == False) if len(runs) else pd.Series(dtype=bool)  # noqa: E712
+    ok_runs = _bool(runs["success"] == True) if len(runs) else pd.Series(dtype=bool)  # noqa: E712
     n_failed, n_ok = int(failed_runs.sum()), int(ok_runs.sum())
     for s in CATALOG:
         mask = runs["signatures"].map(lambda xs, n=s.name: n in xs).astype(bool) if len(runs) else \
@@ -376,7 +376,7 @@ def unexplained(runs: pd.DataFrame, limit: int = 20) -> tuple[int, list[tuple[st
     """Failed runs that match no signature: how many, and the first (by run id) with what ended them."""
     if runs.empty:
         return 0, []
-    bad = runs[_b(runs["success"] == False) & runs["signature"].isna()].sort_values("run_id")  # noqa: E712
+    bad = runs[_bool(runs["success"] == False) & runs["signature"].isna()].sort_values("run_id")  # noqa: E712
     said = [(str(r), None if pd.isna(e) else str(e)) for r, e in zip(bad["run_id"], bad["last_error"], strict=True)]
     return len(bad), said[:limit]
 

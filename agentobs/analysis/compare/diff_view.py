@@ -117,7 +117,7 @@ def num(x: float) -> str:
     if ax == 0:
         return "0"
     if ax >= 1e9:
-        return _e(x)
+        return _scientific(x)
     if ax >= 1e6:
         return f"{x / 1e6:.3g}M"
     if ax >= 1e4:
@@ -126,10 +126,10 @@ def num(x: float) -> str:
         return str(int(x))
     if ax >= 0.01:
         return f"{x:.3g}"
-    return _e(x)
+    return _scientific(x)
 
 
-def _e(x: float) -> str:
+def _scientific(x: float) -> str:
     mantissa, exp = f"{x:.2e}".split("e")
     return f"{mantissa.rstrip('0').rstrip('.')}e{int(exp)}"
 

@@ -77,21 +77,21 @@ class Derivation:
 
 # -- reading the span frame -----------------------------------------------------------------------------
 
-def _f(df: pd.DataFrame, name: str) -> np.ndarray:
+def _floats(df: pd.DataFrame, name: str) -> np.ndarray:
     """A numeric column as float64 with NaN for missing (absent columns: all NaN)."""
     if name not in df.columns:
         return np.full(len(df), np.nan)
     return pd.to_numeric(df[name], errors="coerce").astype("Float64").to_numpy(dtype=float, na_value=np.nan)
 
 
-def _s(df: pd.DataFrame, name: str) -> np.ndarray:
+def _strings(df: pd.DataFrame, name: str) -> np.ndarray:
     """A string column as an object array with None for missing."""
     if name not in df.columns:
         return np.full(len(df), None, dtype=object)
     return df[name].astype(object).where(df[name].notna(), None).to_numpy(dtype=object)
 
 
-def _b(df: pd.DataFrame, name: str) -> np.ndarray:
+def _flags(df: pd.DataFrame, name: str) -> np.ndarray:
     if name not in df.columns:
         return np.zeros(len(df), dtype=bool)
     return df[name].fillna(False).to_numpy(dtype=bool)
@@ -200,7 +200,7 @@ class _Ctx:
         finish = pd.Series(self.norm.fields["finish"], dtype="string").str.contains("tool|function", regex=True)
         asked = self.g.count(self.kind(CHAT) & finish.fillna(False).to_numpy(dtype=bool)) > 0
         answered = self.g.count(self.kind(TOOL) | np.isin(self.norm.kind, (HANDOFF, ANSWER)))
-        return asked & (answered == 0) & np.isnan(_f(self.last, sc.TOOL_CALLS))
+        return asked & (answered == 0) & np.isnan(_floats(self.last, sc.TOOL_CALLS))
 
 
 # -- column groups ---------------------------------------------------------------------------------------
@@ -224,9 +224,9 @@ def _identity(c: _Ctx) -> dict[str, object]:
         "trace_ids": trace_lists,
         "root_span_id": pd.array(c.spans["span_id"].astype(object).to_numpy()[seg.drop_duplicates("run")["row"]
                                                                              .to_numpy()], dtype="string"),
-        "task_id": pd.array(_s(c.last, sc.TASK_ID), dtype="string"),
+        "task_id": pd.array(_strings(c.last, sc.TASK_ID), dtype="string"),
         "conversation_id": _conversation(c, root_rows),
-        "service": pd.array(_s(c.last, "service_name"), dtype="string"),
+        "service": pd.array(_strings(c.last, "service_name"), dtype="string"),
         "agent": pd.array(agent, dtype="string"),
         "model": _model(c, root_rows),
         "source_kind": _source_kind(c),
@@ -242,7 +242,7 @@ def _identity(c: _Ctx) -> dict[str, object]:
 
 def _conversation(c: _Ctx, root_rows: np.ndarray) -> pd.Series:
     """The conversation or session id of each run's root span (of its last segment), a session run's own."""
-    conv = pd.Series(_s(c.last, sc.CONVERSATION_ID), dtype="string")
+    conv = pd.Series(_strings(c.last, sc.CONVERSATION_ID), dtype="string")
     if c.norm.session is not None:
         conv = conv.fillna(pd.Series(c.norm.session[root_rows], dtype="string", index=conv.index))
     session = c.ident.root_kind == "session"
@@ -250,7 +250,7 @@ def _conversation(c: _Ctx, root_rows: np.ndarray) -> pd.Series:
 
 
 def _model(c: _Ctx, root_rows: np.ndarray) -> pd.Series:
-    model = pd.Series(_s(c.last, sc.REQUEST_MODEL), dtype="string")
+    model = pd.Series(_strings(c.last, sc.REQUEST_MODEL), dtype="string")
     model = model.fillna(pd.Series(c.norm.fields["model"][root_rows], dtype="string"))
     chat = c.kind(CHAT) & c.g.inside
     if chat.any():
@@ -263,8 +263,8 @@ def _model(c: _Ctx, root_rows: np.ndarray) -> pd.Series:
 
 
 def _source_kind(c: _Ctx) -> pd.Series:
-    ours = (pd.notna(_s(c.last, sc.STOP_REASON)) | (_s(c.last, sc.STATUS) == "aborted"))
-    transcript = pd.notna(_s(c.last, "agentobs.transcript.format"))
+    ours = (pd.notna(_strings(c.last, sc.STOP_REASON)) | (_strings(c.last, sc.STATUS) == "aborted"))
+    transcript = pd.notna(_strings(c.last, "agentobs.transcript.format"))
     return pd.array(np.where(ours, "agentobs", np.where(transcript, "transcript", "genai")), dtype="string")
 
 
@@ -293,23 +293,23 @@ def _lists_per_run(rows: pd.DataFrame, column: str, n: int) -> list[object]:
 
 
 def _outcome(c: _Ctx) -> dict[str, object]:
-    return {"stop_reason": pd.array(_s(c.last, sc.STOP_REASON), dtype="string"),
-            "status": pd.array(_s(c.last, sc.STATUS), dtype="string"),
-            "outcome": pd.array(_s(c.last, sc.OUTCOME), dtype="string")}
+    return {"stop_reason": pd.array(_strings(c.last, sc.STOP_REASON), dtype="string"),
+            "status": pd.array(_strings(c.last, sc.STATUS), dtype="string"),
+            "outcome": pd.array(_strings(c.last, sc.OUTCOME), dtype="string")}
 
 
 def _counts(c: _Ctx) -> dict[str, object]:
     chat, tool = c.kind(CHAT), c.kind(TOOL)
     model_calls = c.g.count(chat)
-    attempts = np.nan_to_num(_f(c.spans, sc.TOOL_ATTEMPTS), nan=1.0)
+    attempts = np.nan_to_num(_floats(c.spans, sc.TOOL_ATTEMPTS), nan=1.0)
     failed = c.norm.fields["error"] & (chat | tool)
-    tool_calls = _fill(_f(c.last, sc.TOOL_CALLS), np.nan_to_num(c.g.sum(attempts, tool), nan=0.0))
+    tool_calls = _fill(_floats(c.last, sc.TOOL_CALLS), np.nan_to_num(c.g.sum(attempts, tool), nan=0.0))
     tries = np.zeros(len(c.spans))
     tries[c.calls.rows] = c.calls.attempts
     failures = call_errors(c.norm.kind, c.calls.row, c.norm.fields["error"], c.ident.run, c.start_ns, c.n)
     return {**failures, "model_calls": model_calls,
             "attempts": np.nan_to_num(c.g.sum(tries, chat), nan=0.0),
-            "steps": _fill(_f(c.last, sc.STEPS), model_calls.astype(float)),
+            "steps": _fill(_floats(c.last, sc.STEPS), model_calls.astype(float)),
             "tool_calls": np.where(c.tools_unrecorded, np.nan, tool_calls),
             "errors": c.g.count(failed),
             "spans": c.g.count()}
@@ -328,11 +328,11 @@ def _usage(c: _Ctx) -> dict[str, object]:
     tin, tout = total(f["input_tokens"], usage_gap), total(f["output_tokens"], usage_gap)
     summed = np.where(np.isnan(tin), np.nan, _zero_nan(tin) + _zero_nan(tout))
     return {"input_tokens": tin, "output_tokens": tout,
-            "tokens": _fill(_f(c.last, sc.TOKENS), summed),
+            "tokens": _fill(_floats(c.last, sc.TOKENS), summed),
             "cache_read_tokens": total(f["cache_read_tokens"]),
             "cache_creation_tokens": total(f["cache_creation_tokens"]),
             "reasoning_tokens": total(f["reasoning_tokens"]),
-            "cost_usd": _fill(_f(c.last, sc.COST_USD), total(c.call_costs, cost_gap))}
+            "cost_usd": _fill(_floats(c.last, sc.COST_USD), total(c.call_costs, cost_gap))}
 
 
 def _plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -392,14 +392,14 @@ def _call_costs(c: _Ctx) -> np.ndarray:
 
 def _timing(c: _Ctx) -> dict[str, object]:
     dur = np.clip(c.end - c.start, 0, None) / 1e9
-    return {"active_s": _fill(_f(c.last, sc.ELAPSED_S), c.g.sum(dur, c.kind(CHAT) | c.kind(TOOL))),
+    return {"active_s": _fill(_floats(c.last, sc.ELAPSED_S), c.g.sum(dur, c.kind(CHAT) | c.kind(TOOL))),
             "wall_s": (c.g.minmax(c.end, "max") - c.g.minmax(c.start, "min")) / 1e9}
 
 
 def _fingerprints(c: _Ctx, tool: np.ndarray) -> np.ndarray:
     """(tool, arguments) fingerprints: agentobs' digest, else the contract's digest of the recorded arguments
     (parsed when JSON, so spacing and key order do not matter), once per distinct (tool, arguments) pair."""
-    digest = _s(c.spans, sc.TOOL_ARGS_DIGEST)[tool]
+    digest = _strings(c.spans, sc.TOOL_ARGS_DIGEST)[tool]
     args = c.norm.fields["args"][tool]
     need = pd.isna(digest) & pd.notna(args)
     if need.any():
@@ -467,7 +467,7 @@ def _repeats(c: _Ctx, der: Derivation) -> dict[str, object]:
     window = np.full(len(t), np.nan)
     if step.any() and sc.STEP_PROGRESS in c.spans:
         st = pd.DataFrame({"run": run[step], "row": np.nonzero(step)[0], "start": c.start_ns[step],
-                           "progress": _b(c.spans, sc.STEP_PROGRESS)[step].astype(np.int64)})
+                           "progress": _flags(c.spans, sc.STEP_PROGRESS)[step].astype(np.int64)})
         st = st.sort_values(["run", "start"], kind="stable")
         # a tool span belongs to the window opened by the progress of the steps before its own
         st["window"] = st.groupby("run")["progress"].cumsum() - st["progress"]
@@ -495,7 +495,7 @@ def _stalls(c: _Ctx, calls: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.nda
     step = c.kind(STEP) & c.g.inside
     ours = np.full(n, np.nan)
     if step.any() and sc.STEP_STALLS in c.spans:
-        ours = pd.Series(_f(c.spans, sc.STEP_STALLS)[step]).groupby(run[step]).max().reindex(range(n)).to_numpy()
+        ours = pd.Series(_floats(c.spans, sc.STEP_STALLS)[step]).groupby(run[step]).max().reindex(range(n)).to_numpy()
     chat = c.kind(CHAT) & c.g.inside
     foreign = np.full(n, np.nan)
     if chat.any():
@@ -548,7 +548,7 @@ def _errors(c: _Ctx) -> dict[str, object]:
             ["run", "start"], kind="stable").drop_duplicates("run")
         sub = c.spans.iloc[e["row"].to_numpy()]
         etype = pd.Series(c.norm.fields["error_type"][e["row"].to_numpy()], index=sub.index, dtype="string")
-        etype = etype.fillna(pd.Series(_s(sub, sc.TOOL_RESULT_STATUS), index=sub.index, dtype="string"))
+        etype = etype.fillna(pd.Series(_strings(sub, sc.TOOL_RESULT_STATUS), index=sub.index, dtype="string"))
         etype = etype.fillna(sub["status_message"].astype("string"))
         label = sub["name"].astype(str).to_numpy() + ": " + etype.fillna("error").astype(str).to_numpy()
         out.iloc[e["run"].to_numpy()] = label
@@ -560,15 +560,15 @@ def _agentobs(c: _Ctx) -> dict[str, object]:
     n, tool, g = c.n, c.kind(TOOL), c.g
     kind = _source_kind(c).to_numpy(dtype=object)
     ours, other = kind == "agentobs", kind == "genai"
-    status = _s(c.spans, sc.TOOL_RESULT_STATUS)
+    status = _strings(c.spans, sc.TOOL_RESULT_STATUS)
     extra = np.zeros(len(c.spans))               # other traces: a call's attempts beyond its first
     extra[c.calls.rows] = c.calls.attempts - 1
     retried = np.nan_to_num(g.sum(extra, c.kind(CHAT) | tool), nan=0.0)
     out: dict[str, object] = {
-        "open_plan_steps": _f(c.last, sc.PLAN_OPEN_STEPS),
-        "unknown_outcome_writes": _fill(_f(c.last, sc.UNKNOWN_WRITES), g.count(tool & (status == "unknown"))),
+        "open_plan_steps": _floats(c.last, sc.PLAN_OPEN_STEPS),
+        "unknown_outcome_writes": _fill(_floats(c.last, sc.UNKNOWN_WRITES), g.count(tool & (status == "unknown"))),
         "tools_exhausted": np.where(ours, g.count(tool & (status == "tool_unavailable")), np.nan),
-        "memory_notes": _f(c.last, sc.MEMORY_NOTES),
+        "memory_notes": _floats(c.last, sc.MEMORY_NOTES),
     }
     names, runs = _event_runs(c)
     for col, name in (("retries", sc.EV_RETRY), ("approvals_denied", sc.EV_APPROVAL_DENIED),
@@ -577,9 +577,9 @@ def _agentobs(c: _Ctx) -> dict[str, object]:
         otherwise = retried if col == "retries" else np.full(n, np.nan)
         out[col] = np.where(ours, counts, otherwise)
     out["retries"] = np.where(ours | other, np.asarray(out["retries"], dtype=float), np.nan)
-    write = tool & (_s(c.spans, sc.TOOL_EFFECT) == "write")
-    adhoc = write & pd.isna(_s(c.spans, sc.TOOL_PLAN_STEP)) & ~_b(c.spans, sc.TOOL_HELD)
-    ok_writes = write & (status == "ok") & ~_b(c.spans, sc.TOOL_REPLAYED)
+    write = tool & (_strings(c.spans, sc.TOOL_EFFECT) == "write")
+    adhoc = write & pd.isna(_strings(c.spans, sc.TOOL_PLAN_STEP)) & ~_flags(c.spans, sc.TOOL_HELD)
+    ok_writes = write & (status == "ok") & ~_flags(c.spans, sc.TOOL_REPLAYED)
     out["adhoc_writes"] = np.where(ours, g.count(adhoc), np.nan)
     out["writes_ok"] = np.where(ours, g.count(ok_writes), np.nan)
     return out
@@ -616,7 +616,7 @@ def _segments(c: _Ctx) -> dict[str, object]:
                           "start": c.start_ns[tool]})
         t = t[t["trace"].isin(set(late["trace_id"]))].sort_values("start", kind="stable").drop_duplicates("trace")
         rows = t["row"].to_numpy()
-        effect = _s(c.spans, sc.TOOL_EFFECT)[rows]
+        effect = _strings(c.spans, sc.TOOL_EFFECT)[rows]
         first_writes = rows[effect == "write"]
         flag[c.ident.run[first_writes][c.ident.run[first_writes] >= 0]] = True
     return {"resumes": seg.groupby("run").size().reindex(range(n)).to_numpy() - 1,
@@ -870,7 +870,7 @@ def _default_labels(out: pd.DataFrame, c: _Ctx, der: Derivation) -> None:
     lab = pd.Series(pd.NA, index=out.index, dtype="boolean")
     lab[ours] = done.to_numpy(dtype=bool)[ours]
     lab[ours & (suspended | recovered)] = pd.NA
-    transcript = pd.Series(_s(last, "agentobs.label.success"), index=out.index, dtype="boolean")
+    transcript = pd.Series(_strings(last, "agentobs.label.success"), index=out.index, dtype="boolean")
     lab = lab.fillna(transcript)
     src = pd.Series(pd.NA, index=out.index, dtype="string")
     src[ours] = "stop_reason"
@@ -900,7 +900,7 @@ def _stop_reasons(out: pd.DataFrame, c: _Ctx, o: Outcomes, ours: np.ndarray, tra
     source = np.full(len(out), None, dtype=object)
     kernel = (c.g.count(c.kind(STEP)) > 0) | out["open_plan_steps"].notna().to_numpy()
     source[ours & pd.notna(stop)] = np.where(kernel, "kernel", "guard")[ours & pd.notna(stop)]
-    term = pd.Series(_s(c.last, "agentobs.transcript.termination")).map(_TERMINATIONS).to_numpy(dtype=object)
+    term = pd.Series(_strings(c.last, "agentobs.transcript.termination")).map(_TERMINATIONS).to_numpy(dtype=object)
     said = transcript & pd.isna(stop) & pd.notna(term)
     stop[said], source[said] = term[said], "transcript"
     mine = rest & pd.notna(o.stop)
@@ -957,7 +957,7 @@ def _errors_said(c: _Ctx) -> np.ndarray:
     out = np.full(n, None, dtype=object)
     f = c.norm.fields
     etype = pd.array(f["error_type"]).to_numpy(dtype=object, na_value=None)
-    message = _s(c.spans, "status_message")
+    message = _strings(c.spans, "status_message")
     err = f["error"] | (c.spans["status_code"].to_numpy() == 2 if "status_code" in c.spans.columns else False)
     for i in np.flatnonzero(err & (pd.notna(etype) | pd.notna(message))).tolist():
         parts = [str(p) for p in (etype[i], message[i]) if p is not None and str(p)]

@@ -88,7 +88,7 @@ def rules(caps: Sequence[CapRecommendation], runs: pd.DataFrame, *, target: floa
            "# Load them with rule_files in prometheus.yml (scripts/stack.sh and docker-compose.yml load",
            "# prometheus/rules/*.yml), check them with: promtool check rules FILE",
            _agents_note(agents),
-           "groups:", f"  - name: {_q(GROUP)}", "    rules:"]
+           "groups:", f"  - name: {_yaml_str(GROUP)}", "    rules:"]
     body: list[str] = []
     for s in settings:
         body += _for_setting(s, runs, agents, window, hold)
@@ -180,9 +180,9 @@ def _stop_rule(s: Setting, reason: str, runs: pd.DataFrame, agents: list[str], w
 
 def _rule(alert: str, expr: str, hold: str, severity: str, limit: str, *, summary: str, description: str
           ) -> list[str]:
-    return [f"      - alert: {alert}", f"        expr: {_q(expr)}", f"        for: {hold}", "        labels:",
-            f"          severity: {severity}", f"          agentobs_limit: {_q(limit)}", "        annotations:",
-            f"          summary: {_q(summary)}", f"          description: {_q(description)}"]
+    return [f"      - alert: {alert}", f"        expr: {_yaml_str(expr)}", f"        for: {hold}", "        labels:",
+            f"          severity: {severity}", f"          agentobs_limit: {_yaml_str(limit)}", "        annotations:",
+            f"          summary: {_yaml_str(summary)}", f"          description: {_yaml_str(description)}"]
 
 
 # -- values -----------------------------------------------------------------------------------------------------
@@ -208,7 +208,7 @@ def _agents_note(agents: list[str]) -> str:
         return "# Agents watched: every agent."
     if len(agents) > 10:
         return f"# Agents watched: the {len(agents)} agents of the source's runs."
-    return f"# Agents watched: {', '.join(_q(a) for a in agents)}."
+    return f"# Agents watched: {', '.join(_yaml_str(a) for a in agents)}."
 
 
 def _agents(runs: pd.DataFrame) -> list[str]:
@@ -246,7 +246,7 @@ def _promql_str(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _q(text: str) -> str:
+def _yaml_str(text: str) -> str:
     """A YAML double-quoted scalar holding ``text``: backslash and quote escaped, and every character a YAML reader
     could take for a line break or refuse (controls, NEL, the line and paragraph separators, a BOM, surrogates) as
     an escape."""

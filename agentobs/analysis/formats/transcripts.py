@@ -198,7 +198,7 @@ def _cleaned(obj: Any, source: str, q: DataQuality) -> None:
               example="text with a lone UTF-16 surrogate (an escape such as \\ud800 alone): replaced by '?'")
 
 
-def _to_spans(runs: Iterator[_Run | None], source: str, q: DataQuality, *, counted: bool = True) -> SpanSet:
+def _to_spans(runs: Iterator[_TranscriptRun | None], source: str, q: DataQuality, *, counted: bool = True) -> SpanSet:
     """The spans of the runs, a run at a time; a ``Broken`` document ends them (counted, unless ``counted`` is
     False: the break was counted as the compressed stream's)."""
     builder = _SpanBuilder(source)
@@ -217,7 +217,7 @@ def _to_spans(runs: Iterator[_Run | None], source: str, q: DataQuality, *, count
         problems: list[str] = []
         label = f"#{n}"
         try:
-            run = raw if isinstance(raw, _Run) else None
+            run = raw if isinstance(raw, _TranscriptRun) else None
             if run is None:
                 problems.append("skipped: not an object")
             else:
@@ -256,7 +256,7 @@ def detect_format(obj: Any) -> str | None:
 # -- normalised runs ---------------------------------------------------------------------------------
 
 @dataclass
-class _Run:
+class _TranscriptRun:
     fmt: str
     key: str                        # what the trace id is derived from
     run_id: str | None              # the application's id (gen_ai.conversation.id), never invented
@@ -281,7 +281,7 @@ def _obj(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
-def _tau2_runs(doc: dict[str, Any], source: str) -> list[_Run | None]:
+def _tau2_runs(doc: dict[str, Any], source: str) -> list[_TranscriptRun | None]:
     defaults = _tau2_defaults(doc, source)
     return [_tau2_run(defaults, n, s) for n, s in enumerate(doc["simulations"])]
 
@@ -297,7 +297,7 @@ def _tau2_defaults(doc: dict[str, Any], source: str) -> dict[str, Any]:
             "provider": _provider(None, model), "domain": domain or _domain_from_file_name(source)}
 
 
-def _tau2_run(defaults: dict[str, Any], n: int, s: Any) -> _Run | None:
+def _tau2_run(defaults: dict[str, Any], n: int, s: Any) -> _TranscriptRun | None:
     if not isinstance(s, dict):
         return None
     run_id = _id(s.get("id"))
@@ -307,7 +307,7 @@ def _tau2_run(defaults: dict[str, Any], n: int, s: Any) -> _Run | None:
     problems = []
     if trial is None and _big_int(s.get("trial")):
         problems.append(f"trial {json.dumps(s.get('trial'), default=str)[:40]} is out of range (ignored)")
-    return _Run(
+    return _TranscriptRun(
         fmt=FORMAT_TAU2, key=run_id if run_id is not None else f"#{n}", run_id=run_id,
         messages=s.get("messages"), agent=defaults["agent"], model=defaults["model"], provider=defaults["provider"],
         service="tau2-bench", success=None if reward is None else reward == 1.0, reward=reward,
@@ -316,7 +316,7 @@ def _tau2_run(defaults: dict[str, Any], n: int, s: Any) -> _Run | None:
         domain=defaults["domain"], trial=trial, problems=problems)
 
 
-def _openai_runs(doc: Any) -> list[_Run | None]:
+def _openai_runs(doc: Any) -> list[_TranscriptRun | None]:
     defaults: dict[str, Any] = {}
     if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
         defaults, runs = doc, doc["runs"]
@@ -333,7 +333,7 @@ def _bare_messages(doc: list[Any]) -> bool:
     return bool(doc) and all(isinstance(x, dict) and "role" in x and "messages" not in x for x in doc)
 
 
-def _openai_run(defaults: dict[str, Any], n: int, r: Any) -> _Run | None:
+def _openai_run(defaults: dict[str, Any], n: int, r: Any) -> _TranscriptRun | None:
     if not isinstance(r, dict):
         return None
     run_id = _id(r.get("id"))
@@ -345,7 +345,7 @@ def _openai_run(defaults: dict[str, Any], n: int, r: Any) -> _Run | None:
         problems.append(f"label is not a boolean: {json.dumps(label, default=str)[:40]}")
         label = None
     cost = _num(r.get("cost"))
-    return _Run(
+    return _TranscriptRun(
         fmt=FORMAT_OPENAI, key=run_id if run_id is not None else f"#{n}", run_id=run_id,
         messages=r.get("messages"), agent=_str(r.get("agent")) or _str(defaults.get("agent")), model=model,
         provider=_provider(provider, model), service=_str(r.get("service")) or _str(defaults.get("service")),
@@ -432,7 +432,7 @@ def _outline_value(r: Reader, key: str) -> Any:
     return r.value()
 
 
-def _runs_of(r: Reader, shape: _Shape, fmt: str, source: str, q: DataQuality) -> Iterator[_Run | None]:
+def _runs_of(r: Reader, shape: _Shape, fmt: str, source: str, q: DataQuality) -> Iterator[_TranscriptRun | None]:
     """The runs of a document whose ``_Shape`` was read, a run at a time (each cleaned of lone surrogates when the
     reader met an escaped one). A ``Broken`` document raises where it breaks."""
     outline = shape.outline
@@ -454,8 +454,8 @@ def _runs_of(r: Reader, shape: _Shape, fmt: str, source: str, q: DataQuality) ->
             yield _openai_run({}, n, x)
 
 
-def _member_runs(r: Reader, key: str, run: Callable[[int, Any], _Run | None], source: str,
-                 q: DataQuality) -> Iterator[_Run | None]:
+def _member_runs(r: Reader, key: str, run: Callable[[int, Any], _TranscriptRun | None], source: str,
+                 q: DataQuality) -> Iterator[_TranscriptRun | None]:
     for member in r.members():
         if member != key:
             r.skip()
@@ -500,7 +500,7 @@ class _Row:
     message: str | None = None
 
 
-def _import_run(run: _Run, source: str, problems: list[str]) -> list[_Row]:
+def _import_run(run: _TranscriptRun, source: str, problems: list[str]) -> list[_Row]:
     """The run's span rows, root first; [] when the run is skipped (the reason goes to ``problems``)."""
     problems.extend(run.problems)
     if not isinstance(run.messages, list) or not run.messages:
@@ -711,7 +711,7 @@ def _take_result(candidates: list[int] | None, after: int) -> int | None:
     return None
 
 
-def _times(run: _Run, msgs: list[_Msg], problems: list[str]) -> tuple[int, int, list[int], str]:
+def _times(run: _TranscriptRun, msgs: list[_Msg], problems: list[str]) -> tuple[int, int, list[int], str]:
     st, et = _parse_time(run.start_time), _parse_time(run.end_time)
     for name, raw_t, parsed in (("start_time", run.start_time, st), ("end_time", run.end_time, et)):
         if raw_t is not None and parsed is None:

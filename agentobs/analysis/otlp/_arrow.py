@@ -92,12 +92,12 @@ def decode_tables(tables: list[ParsedTable], source: str, q: DataQuality, *, mix
     base = np.cumsum([0, *(len(p.spans) for p in parts)])
     n = int(base[-1])
     cols: dict[str, Any] = {}
-    trace_id, bad_trace = normalize_ids(_joined([p.field(p.sp.f("traceId")) for p in parts]), 16)
-    span_id, bad_span = normalize_ids(_joined([p.field(p.sp.f("spanId")) for p in parts]), 8)
-    parent, bad_parent = normalize_ids(_joined([p.field(p.sp.f("parentSpanId")) for p in parts]), 8,
+    trace_id, bad_trace = normalize_ids(_joined([p.field(p.sp.name_of("traceId")) for p in parts]), 16)
+    span_id, bad_span = normalize_ids(_joined([p.field(p.sp.name_of("spanId")) for p in parts]), 8)
+    parent, bad_parent = normalize_ids(_joined([p.field(p.sp.name_of("parentSpanId")) for p in parts]), 8,
                                        zero_is_null=True, empty_is_null=True)
-    start = _joined([_ints(p.field(p.sp.f("startTimeUnixNano")), q, source, "startTimeUnixNano") for p in parts])
-    end = _joined([_ints(p.field(p.sp.f("endTimeUnixNano")), q, source, "endTimeUnixNano") for p in parts])
+    start = _joined([_ints(p.field(p.sp.name_of("startTimeUnixNano")), q, source, "startTimeUnixNano") for p in parts])
+    end = _joined([_ints(p.field(p.sp.name_of("endTimeUnixNano")), q, source, "endTimeUnixNano") for p in parts])
     other = bad_trace | bad_span | bad_parent | _null(start) | _null(end)
     unset, why = _unset_times(start, end, span_id, ~other)
     keep = ~(other | unset)
@@ -196,9 +196,9 @@ def _spans_of(table: pa.Table, sp: Spelling) -> tuple[pa.Array, pa.Array, pa.Arr
     when there are no spans."""
     if sp.wrapped:
         col = table.column("result")
-        rs = field_of(_one_chunk(col), sp.f("resourceSpans")) if col.num_chunks else None
+        rs = field_of(_one_chunk(col), sp.name_of("resourceSpans")) if col.num_chunks else None
     else:
-        col = table.column(sp.f("resourceSpans"))
+        col = table.column(sp.name_of("resourceSpans"))
         rs = _one_chunk(col) if col.num_chunks else None
     if rs is None:
         return None
@@ -206,7 +206,7 @@ def _spans_of(table: pa.Table, sp: Spelling) -> tuple[pa.Array, pa.Array, pa.Arr
     service = _resource_service(field_of(rs_flat, "resource"))
     spans_parts, res_parts = [], []
     for field, _scope in (("scopeSpans", "scope"), ("instrumentationLibrarySpans", "instrumentationLibrary")):
-        ss = field_of(rs_flat, sp.f(field))
+        ss = field_of(rs_flat, sp.name_of(field))
         if ss.null_count == len(ss):
             continue
         ss_parent = pc.list_parent_indices(ss)
@@ -679,7 +679,7 @@ def _canonical_values(values: pa.Array, sp: Spelling) -> pa.Array:
     if not sp.snake:
         return values
     names = [values.type.field(i).name for i in range(values.type.num_fields)]
-    back = {sp.f(c): c for c in (*_FIELDS, "arrayValue", "kvlistValue")}
+    back = {sp.name_of(c): c for c in (*_FIELDS, "arrayValue", "kvlistValue")}
     children = [values.field(i) for i in range(len(names))]
     return pa.StructArray.from_arrays(children, names=[back.get(n, n) for n in names],
                                       mask=values.is_null() if values.null_count else None)
@@ -865,7 +865,7 @@ def _events_arrow(parts: list[_Part], base: np.ndarray, trace_id: pa.Array, span
     cols = {"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
             "name": pc.fill_null(_text(_joined([field_of(flat, "name") for _, flat, _ in found]), q, source,
                                        "event name"), ""),   # (as unnamed)
-            "time_ns": _joined([_event_times(field_of(flat, p.sp.f("timeUnixNano")), q, source)
+            "time_ns": _joined([_event_times(field_of(flat, p.sp.name_of("timeUnixNano")), q, source)
                                 for p, flat, _ in found]),
             "_owner": parent}
     at = np.cumsum([0, *(len(flat) for _, flat, _ in found)])
@@ -897,8 +897,8 @@ def _links_arrow(parts: list[_Part], base: np.ndarray, trace_id: pa.Array, span_
     if not found:
         return None
     parent = _joined([owner for _, _, owner in found])
-    linked_trace, bad_t = normalize_ids(_joined([field_of(flat, p.sp.f("traceId")) for p, flat, _ in found]), 16)
-    linked_span, bad_s = normalize_ids(_joined([field_of(flat, p.sp.f("spanId")) for p, flat, _ in found]), 8)
+    linked_trace, bad_t = normalize_ids(_joined([field_of(flat, p.sp.name_of("traceId")) for p, flat, _ in found]), 16)
+    linked_span, bad_s = normalize_ids(_joined([field_of(flat, p.sp.name_of("spanId")) for p, flat, _ in found]), 8)
     t = pa.table({"trace_id": pc.take(trace_id, parent), "span_id": pc.take(span_id, parent),
                   "linked_trace_id": linked_trace, "linked_span_id": linked_span, "_owner": parent})
     ok = ~(bad_t | bad_s)

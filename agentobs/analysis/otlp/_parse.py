@@ -696,10 +696,10 @@ def _rows_without_spans(table: pa.Table, sp: Spelling) -> int:
         return 0
     if sp.wrapped:
         col = table.column("result")
-        inner = pa.chunked_array([field_of(c, sp.f("resourceSpans")) for c in col.chunks],
-                                 type=col.type.field(sp.f("resourceSpans")).type)
+        inner = pa.chunked_array([field_of(c, sp.name_of("resourceSpans")) for c in col.chunks],
+                                 type=col.type.field(sp.name_of("resourceSpans")).type)
         return inner.null_count
-    return table.column(sp.f("resourceSpans")).null_count
+    return table.column(sp.name_of("resourceSpans")).null_count
 
 
 def _reason(message: str) -> str:

@@ -39,7 +39,7 @@ class Spelling:
     int_numbers: bool = False    # {"intValue": 5} instead of {"intValue": "5"}
     wrapped: bool = False        # {"result": {...}}: a saved Jaeger API v3 answer
 
-    def f(self, camel: str) -> str:
+    def name_of(self, camel: str) -> str:
         """The field name in this spelling."""
         return _SNAKE.get(camel, camel) if self.snake else camel
 
@@ -162,30 +162,30 @@ def _first_value(text: bytes, begin: int, end: int, *keys: bytes) -> bytes | Non
 
 @cache
 def _value_types(sp: Spelling, rare: bool) -> tuple[pa.DataType, pa.DataType]:
-    f = sp.f
+    name = sp.name_of
     integer = pa.int64() if sp.int_numbers else pa.string()
-    common = [(f("stringValue"), pa.string()), (f("intValue"), integer), (f("doubleValue"), pa.float64()),
-              (f("boolValue"), pa.bool_())]
-    scalar = pa.struct([*common, (f("bytesValue"), pa.string())] if rare else common)
-    nested = [(f("arrayValue"), pa.struct([("values", pa.list_(scalar))]))]
+    common = [(name("stringValue"), pa.string()), (name("intValue"), integer), (name("doubleValue"), pa.float64()),
+              (name("boolValue"), pa.bool_())]
+    scalar = pa.struct([*common, (name("bytesValue"), pa.string())] if rare else common)
+    nested = [(name("arrayValue"), pa.struct([("values", pa.list_(scalar))]))]
     if rare:
-        nested.append((f("kvlistValue"), pa.struct([("values", pa.list_(pa.struct([("key", pa.string()),
+        nested.append((name("kvlistValue"), pa.struct([("values", pa.list_(pa.struct([("key", pa.string()),
                                                                                   ("value", scalar)])))])))
     return pa.struct([*scalar, *nested]), scalar
 
 
 @cache
 def _schema(sp: Spelling, rare: bool = True) -> pa.Schema:
-    f = sp.f
+    name = sp.name_of
     time = pa.uint64() if sp.time_numbers else pa.string()
     value, _ = _value_types(sp, rare)
     attrs = pa.list_(pa.struct([("key", pa.string()), ("value", value)]))
     span = pa.struct([
-        (f("traceId"), pa.string()), (f("spanId"), pa.string()), (f("parentSpanId"), pa.string()),
+        (name("traceId"), pa.string()), (name("spanId"), pa.string()), (name("parentSpanId"), pa.string()),
         ("name", pa.string()), ("kind", pa.string() if sp.kind_names else pa.int64()),
-        (f("startTimeUnixNano"), time), (f("endTimeUnixNano"), time), ("attributes", attrs),
-        ("events", pa.list_(pa.struct([(f("timeUnixNano"), time), ("name", pa.string()), ("attributes", attrs)]))),
-        ("links", pa.list_(pa.struct([(f("traceId"), pa.string()), (f("spanId"), pa.string()),
+        (name("startTimeUnixNano"), time), (name("endTimeUnixNano"), time), ("attributes", attrs),
+        ("events", pa.list_(pa.struct([(name("timeUnixNano"), time), ("name", pa.string()), ("attributes", attrs)]))),
+        ("links", pa.list_(pa.struct([(name("traceId"), pa.string()), (name("spanId"), pa.string()),
                                       ("attributes", attrs)]))),
         ("status", pa.struct([("code", pa.string() if sp.code_names else pa.int64()), ("message", pa.string())])),
     ])
@@ -194,10 +194,10 @@ def _schema(sp: Spelling, rare: bool = True) -> pa.Schema:
                                         ("spans", pa.list_(span))]))
     resource_spans = pa.list_(pa.struct([
         ("resource", pa.struct([("attributes", attrs)])),
-        (f("scopeSpans"), scope_spans),
-        (f("instrumentationLibrarySpans"), library_spans),
+        (name("scopeSpans"), scope_spans),
+        (name("instrumentationLibrarySpans"), library_spans),
     ]))
-    request = pa.struct([(f("resourceSpans"), resource_spans)])
+    request = pa.struct([(name("resourceSpans"), resource_spans)])
     if sp.wrapped:
         return pa.schema([("result", request)])
     return pa.schema(list(request))

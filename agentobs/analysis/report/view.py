@@ -82,7 +82,7 @@ def num(v: Any) -> str:
     return str(v)
 
 
-def _c(v: Any, **kw: Any) -> Cell:
+def _cell(v: Any, **kw: Any) -> Cell:
     return Cell(text=v if isinstance(v, str) else num(v), **kw)
 
 
@@ -91,7 +91,7 @@ def _table(title: str, columns: list[tuple[str, str] | Column], rows: list[list[
     """A table; ``key`` names its key columns (the first is one anyway)."""
     cols = tuple(c if isinstance(c, Column) else Column(name=c[0], align=c[1], key=c[0] in key) for c in columns)
     return Table(title=title, columns=cols, terminal=terminal,
-                 rows=tuple(tuple(x if isinstance(x, Cell) else _c(x) for x in r) for r in rows))
+                 rows=tuple(tuple(x if isinstance(x, Cell) else _cell(x) for x in r) for r in rows))
 
 
 def report_view(r: Report) -> ReportView:

@@ -1,4 +1,4 @@
-"""Text checks of the Arrow decode (``_otlp_arrow._text``): the ASCII shortcut on the data buffer gives what the
+"""Text checks of the Arrow decode (``otlp._arrow._text``): the ASCII shortcut on the data buffer gives what the
 per-value UTF-8 validation gives, on whole arrays and slices, with nulls, non-ASCII text and invalid bytes."""
 import pyarrow as pa
 from hypothesis import given, settings

@@ -1,4 +1,4 @@
-"""Values that send a line to the careful path (``_otlp_sanitize``) cost only themselves, as on the fast path: text
+"""Values that send a line to the careful path (``otlp._sanitize``) cost only themselves, as on the fast path: text
 that only looks like an integer ("--5", superscript or other non-ASCII digits), a double beyond a double's range,
 thousands of digits (past Python's limit on int()), an event without a name (found by fuzzing the loader: each of these raised out of the load)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A folder of small OTLP JSON lines files is read in batches (``analysis._otlp_batch``), and gives exactly what
+"""A folder of small OTLP JSON lines files is read in batches (``otlp.batch``), and gives exactly what
 reading each file on its own gives: spans (each with its own file as source), events, links, counts, issues and
 their examples, spellings, the report. Hostile and odd files among good ones cost only themselves.
 

@@ -1,4 +1,4 @@
-"""Trace and span ids in every spelling become the same lower-case hex (``_otlp_ids``): the bulk paths on the raw
+"""Trace and span ids in every spelling become the same lower-case hex (``otlp.ids``): the bulk paths on the raw
 buffers (a whole column of padded base64 at once; a column of mixed spellings by length) give what converting
 each id by itself with Python's own ``re`` and ``base64`` gives."""
 import base64

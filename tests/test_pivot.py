@@ -1,4 +1,4 @@
-"""The attribute pivot (``_otlp_arrow.pivot_attributes``) gives the same columns whether it takes the keys of a value
+"""The attribute pivot (``otlp._arrow.pivot_attributes``) gives the same columns whether it takes the keys of a value
 field together (pieces of few spans) or builds each key's column from its own entries (pieces of many)."""
 import pyarrow as pa
 from hypothesis import given, settings

@@ -183,7 +183,7 @@ def typed_prefix(typed: str) -> str | None:
 
 def matching_trace_ids(typed: str, trace_ids: Iterable[str]) -> list[str]:
     """The traces ``typed`` names among ``trace_ids`` (32 lower-case hex digits, as the loader writes them): the
-    one it spells whole (``_otlp_ids.trace_id_of``: any case, ``0x``, base64, a 64-bit id without its padding), else
+    one it spells whole (``otlp.ids.trace_id_of``: any case, ``0x``, base64, a 64-bit id without its padding), else
     every id it starts (a 64-bit id's padding skipped), sorted."""
     ids = pd.Series(pd.unique(pd.Series(list(trace_ids), dtype="string").dropna()), dtype="string")
     whole = trace_id_of(typed)

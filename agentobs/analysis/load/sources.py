@@ -188,7 +188,7 @@ def sniff_head(raw: bytes) -> str:
 def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None = None, *,
                  trace_id: str | None = None, selection: Selection | None = None) -> SpanSet:
     """The SpanSet of everything ``sources`` name, checked. Small OTLP JSON lines files in a row (a folder of
-    per-trace files) are read in batches (``_otlp_batch``): the same spans, sources and counts as one by one.
+    per-trace files) are read in batches (``otlp.batch``): the same spans, sources and counts as one by one.
     ``trace_id``: only that trace is wanted, and a Jaeger source is asked for it alone (``jaeger.fetch_trace``).
     ``selection``: pushed into the loading (``prune``): a Jaeger query asks for its window and services only, and
     the traces that can hold no selected run are set aside before they are checked."""

@@ -136,7 +136,7 @@ def ahead(path: str | os.PathLike[str], limits: InputLimits, spelling: Callable[
 class _Learnt:
     """What the pieces parsed so far teach the next: the spelling the last one parsed with (else the caller's
     ``spelling()``), whether it held lines of several spellings, and whether it needed the rare value fields
-    (``_otlp_parse.parse``). Two pieces are parsed at once, so a piece may start before the one before it taught
+    (``_parse.parse``). Two pieces are parsed at once, so a piece may start before the one before it taught
     anything; a wrong guess only costs a second parse."""
     spelling: Spelling | None = None
     mixed: bool = False

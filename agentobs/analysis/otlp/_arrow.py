@@ -58,7 +58,7 @@ class Decoded:
 @dataclass(frozen=True, kw_only=True)
 class ParsedTable:
     """A table ``pyarrow.json`` parsed with the schema of ``sp``; ``row_lines``: the line of the file each of its rows
-    was read from; ``row_sources``: the source of each row (a batch of several small files, ``_otlp_batch``)."""
+    was read from; ``row_sources``: the source of each row (a batch of several small files, ``batch``)."""
     table: pa.Table
     sp: Spelling = dc_field(default_factory=Spelling)
     row_lines: np.ndarray | None = None
@@ -69,11 +69,11 @@ def decode_arrow(table: pa.Table, source: str, q: DataQuality, sp: Spelling = CA
                  row_sources: pa.DictionaryArray | None = None, mixed: set[str] | None = None,
                  row_lines: np.ndarray | None = None, pivot: bool = True) -> Decoded | None:
     """The spans of one parsed piece, checked; None when it holds none. ``row_sources``: the source of each row
-    of ``table`` (a batch of several small files, ``_otlp_batch``), instead of ``source`` for every span.
+    of ``table`` (a batch of several small files, ``batch``), instead of ``source`` for every span.
     ``mixed``: filled with the attribute keys whose values came in several kinds (``pivot_attributes``).
     ``row_lines``: the line of the file each row of ``table`` was read from; spans, events and links then carry
     their request's line in a ``_line`` column (lines of several spellings parsed apart are put back in file
-    order by it: ``_otlp_parse``). ``pivot=False``: the attributes of spans and events are left to the caller
+    order by it: ``_parse``). ``pivot=False``: the attributes of spans and events are left to the caller
     (``Decoded.attrs`` and ``Decoded.event_attrs``, for ``pivot_parts``)."""
     return decode_tables([ParsedTable(table=table, sp=sp, row_lines=row_lines, row_sources=row_sources)], source, q,
                          mixed=mixed, pivot=pivot)

@@ -1,6 +1,6 @@
 """One piece of OTLP JSON lines in, decoded Arrow tables out: the fast path, and the careful path per line.
 
-A piece is parsed whole by ``pyarrow.json`` with the schema of its spelling (``_otlp_spelling``). When
+A piece is parsed whole by ``pyarrow.json`` with the schema of its spelling (``_spelling``). When
 pyarrow says the piece uses another spelling, the piece is parsed again with that one (the spelling
 is then kept for the next pieces of the file, so a file in one spelling pays once). When the piece
 holds lines of several spellings, its lines are grouped by the spelling their first bytes show
@@ -9,7 +9,7 @@ once, the groups decoded together (``_arrow.decode_tables``) and the rows put ba
 fails, the piece is read in runs of consecutive lines of one spelling. When a piece
 holds something no spelling explains (a truncated line, a value of the wrong type, a line that is not
 OTLP), it is cut in two at a line boundary and each half tried again, down to single lines; only those
-lines take the careful path (``_otlp_sanitize``: ``json`` per line, usable spans kept). The report
+lines take the careful path (``_sanitize``: ``json`` per line, usable spans kept). The report
 counts them (``careful_path``) with the reason.
 """
 from __future__ import annotations

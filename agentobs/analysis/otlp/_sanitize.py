@@ -1,6 +1,6 @@
 """The careful path of the OTLP loader: one parsed line in, the canonical spelling of what is usable out.
 
-Accepts every spelling the fast path does (see ``_otlp_spelling``) and more: a span whose values have
+Accepts every spelling the fast path does (see ``_spelling``) and more: a span whose values have
 mixed spellings, doubles written as "NaN", numbers where text belongs. Ids must be hex or base64 of the
 right length and timestamps positive 64-bit integers (0 is OTLP's "unset"), or the span is dropped (``bad_span``);
 a parent id naming the span itself is dropped (``bad_value``, the span is a root); any other value

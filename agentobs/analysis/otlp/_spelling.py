@@ -6,7 +6,7 @@ code), 64-bit integers as strings or as numbers, ids as hex (OTLP/JSON) or base6
 JSON), the request bare or wrapped in a Jaeger API v3 answer's ``result``. ``pyarrow.json`` needs one
 type per column, so each combination is its own schema; the loader starts from the spelling of the
 previous piece of the file and learns another one from what pyarrow reports (``Spelling.learn``).
-Ids are not part of the schema (both are strings): ``_otlp_arrow`` converts base64 to hex.
+Ids are not part of the schema (both are strings): ``_arrow`` converts base64 to hex.
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ class Spelling:
     def schema(self, rare: bool = True) -> pa.Schema:
         """The request's schema; without the ``rare`` value fields (bytesValue, kvlistValue: few inputs use them),
         a parse is about a tenth cheaper, as pyarrow fills every field of every attribute value the input leaves out
-        (``_otlp_parse.parse`` parses again with them when a value holds none of the others)."""
+        (``_parse.parse`` parses again with them when a value holds none of the others)."""
         return _schema(self, rare)
 
     def value_types(self, rare: bool = True) -> tuple[pa.DataType, pa.DataType]:

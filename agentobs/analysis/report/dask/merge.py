@@ -23,7 +23,7 @@ from .partition import PartResult, Schema
 from .pieces import ORD
 from .scan import Summary
 
-# otlp.check's notes, in the order it makes them (bad_value: the parent cycles broken, then the negative counts,
+# spans.checks.check's notes, in the order it makes them (bad_value: the parent cycles broken, then the negative counts,
 # column by column)
 CHECK_ORDER = ("bad_span", "duplicate_span", "parent_cycle", "bad_value", "negative_duration", "orphan_span",
                "missing_root")

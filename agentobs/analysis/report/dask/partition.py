@@ -217,7 +217,7 @@ def _first_above_any(runs: pd.DataFrame, column: str, k: int) -> list[str]:
 
 
 def _negative_counts(spans: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The values check() will drop as negative counts (the same test as ``otlp.check``), per column: the order,
+    """The values check() will drop as negative counts (the same test as ``spans.checks.check``), per column: the order,
     source and value of each span that has one."""
     out = {}
     for col in spans.columns:

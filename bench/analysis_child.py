@@ -49,7 +49,7 @@ def _child(what: str, path: str, warm: str | None) -> dict[str, Any]:
         from .analysis_contenders import ours
         out["spans"] = ours(Path(path))
     elif what == "import":
-        import agentobs.analysis.report  # noqa: F401
+        import agentobs.analysis.report.summary  # noqa: F401
     elif what == "phases":
         from .analysis_phases import timed_report
         if warm:
@@ -75,14 +75,15 @@ def _child(what: str, path: str, warm: str | None) -> dict[str, Any]:
     return out
 
 
-AREAS = [("load (agentobs/analysis/_otlp_*, otlp.py, pyarrow)", ["_otlp_", "analysis/otlp.py", "pyarrow/"]),
-         ("pricing (pricing.py, genai_prices)", ["analysis/pricing.py", "genai_prices/"]),
-         ("dialects", ["analysis/dialects/"]),
-         ("runs table (runs.py, identity.py, graph.py)", ["analysis/runs.py", "analysis/identity.py",
-                                                          "analysis/graph.py"]),
-         ("signatures", ["analysis/signatures.py"]),
-         ("percentiles and caps (limits.py, _bootstrap.py)", ["analysis/limits.py", "analysis/_bootstrap.py"]),
-         ("render (view.py, cli/, rich)", ["analysis/view.py", "cli/", "rich/"]),
+AREAS = [("load (agentobs/analysis/_otlp_*, otlp.py, pyarrow)", ["_otlp_", "analysis/otlp/load.py", "pyarrow/"]),
+         ("pricing (pricing.py, genai_prices)", ["analysis/derive/pricing.py", "genai_prices/"]),
+         ("dialects", ["analysis/spans/dialects/"]),
+         ("runs table (runs.py, identity.py, graph.py)", ["analysis/derive/runs.py", "analysis/derive/identity.py",
+                                                          "analysis/spans/graph.py"]),
+         ("signatures", ["analysis/assess/signatures.py"]),
+         ("percentiles and caps (limits.py, _bootstrap.py)",
+          ["analysis/assess/limits.py", "analysis/assess/_bootstrap.py"]),
+         ("render (view.py, cli/, rich)", ["analysis/report/view.py", "cli/", "rich/"]),
          ("pandas", ["pandas/"]), ("numpy", ["numpy/"]), ("builtins", ["<built-in", "<method"])]
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 def ours(path: Path) -> int:
     """``agentobs.analysis.load_file``: the fast path, dialect-agnostic (dialects are read by the runs table)."""
-    from agentobs.analysis.otlp import load_file
+    from agentobs.analysis.otlp.load import load_file
     return len(load_file(path).spans)
 
 
@@ -51,7 +51,7 @@ def parse_alone(path: Path) -> int:
 
 def full_report(path: Path) -> int:
     """``analyze`` and the JSON of its report, in this process."""
-    from agentobs.analysis.report import analyze
+    from agentobs.analysis.report.engine import analyze
     r = analyze([str(path)])
     json.dumps(r.to_dict(), default=str)
     return len(r.runs)

@@ -2,8 +2,9 @@
 
 ``timed_report(path)`` runs what ``agentobs report FILE --out report.json`` runs (``load_sources``, then
 ``analyze_spans``, then the terminal tables and the JSON file), with the functions ``analyze_spans`` calls
-wrapped by timers for the duration of the call (module attributes of ``agentobs.analysis.report`` and
-``agentobs.analysis.pricing``, restored afterwards; the library is not changed):
+wrapped by timers for the duration of the call (module attributes of ``agentobs.analysis.report.local``,
+``agentobs.analysis.report.summary`` and ``agentobs.analysis.derive.pricing``, restored afterwards; the library is
+not changed):
 
 * ``load``: ``sources.load_sources`` (read, parse, flatten, structural checks);
 * ``runs table``: ``runs.derive_runs`` less the pricing inside it (dialects, run identity, every column);
@@ -28,10 +29,11 @@ from typing import Any
 PHASES = ("load", "runs table", "pricing", "signatures", "percentiles", "caps", "other analysis",
           "render: terminal", "render: JSON")
 
-# the names analyze_spans calls (module attributes of agentobs.analysis.report) -> phase
-_REPORT_CALLS = {"derive_runs": "runs table", "classify": "signatures", "summarize": "signatures",
-                 "evidence": "signatures", "percentiles": "percentiles", "segment_percentiles": "percentiles",
-                 "recommend_all": "caps"}
+# the names analyze_spans calls (module attributes of agentobs.analysis.report.local, and of report.summary for
+# what summarize_runs calls) -> phase
+_LOCAL_CALLS = {"derive_runs": "runs table"}
+_REPORT_CALLS = {"classify": "signatures", "summarize": "signatures", "evidence": "signatures",
+                 "percentiles": "percentiles", "segment_percentiles": "percentiles", "recommend_all": "caps"}
 
 
 class _Clock:
@@ -50,25 +52,28 @@ class _Clock:
 
 @contextlib.contextmanager
 def _patched(clock: _Clock) -> Iterator[None]:
-    from agentobs.analysis import pricing, report
-    saved = {name: getattr(report, name) for name in _REPORT_CALLS}
+    from agentobs.analysis.derive import pricing
+    from agentobs.analysis.report import local, summary
+    calls = [(local, name, phase) for name, phase in _LOCAL_CALLS.items()] + \
+        [(summary, name, phase) for name, phase in _REPORT_CALLS.items()]
+    saved = [(module, name, getattr(module, name)) for module, name, _ in calls]
     saved_price = pricing.price_calls
     try:
-        for name, phase in _REPORT_CALLS.items():
-            setattr(report, name, clock.wrap(phase, saved[name]))
+        for (module, name, phase), (_, _, fn) in zip(calls, saved, strict=True):
+            setattr(module, name, clock.wrap(phase, fn))
         pricing.price_calls = clock.wrap("pricing", saved_price)
         yield
     finally:
-        for name, fn in saved.items():
-            setattr(report, name, fn)
+        for module, name, fn in saved:
+            setattr(module, name, fn)
         pricing.price_calls = saved_price
 
 
 def timed_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Seconds per phase (``PHASES``) of one report on ``path``, their total, and the report's size."""
-    from agentobs.analysis.report import analyze_spans
-    from agentobs.analysis.sources import load_sources
-    from agentobs.analysis.view import report_view
+    from agentobs.analysis.load.sources import load_sources
+    from agentobs.analysis.report.local import analyze_spans
+    from agentobs.analysis.report.view import report_view
     from agentobs.cli import render, terminal
     from agentobs.contract.files import write_text
 

@@ -52,7 +52,7 @@ def _hwm_mb() -> float:
 
 
 def _settings(scheduler: str | None = None):
-    from agentobs.analysis.dask.settings import DaskSettings
+    from agentobs.analysis.report.dask.settings import DaskSettings
     return DaskSettings(scheduler=scheduler, workers=WORKERS, memory_per_worker=MEMORY_LIMIT)
 
 
@@ -111,7 +111,7 @@ def measure(files: list[str]) -> dict[str, float]:
     peak resident memory (MB)."""
     from distributed import Client
 
-    from agentobs.analysis.dask import analyze_dask
+    from agentobs.analysis.report.dask import analyze_dask
     with _cluster() as cluster:
         t0 = time.perf_counter()
         r = analyze_dask(files, settings=_settings(cluster.scheduler_address))
@@ -124,7 +124,7 @@ def measure(files: list[str]) -> dict[str, float]:
 
 
 def measure_local(files: list[str]) -> dict[str, float]:
-    from agentobs.analysis.report import analyze
+    from agentobs.analysis.report.engine import analyze
     t0 = time.perf_counter()
     r = analyze(files)
     return {"seconds": time.perf_counter() - t0, "runs": len(r.runs), "spans": r.overview["spans"],
@@ -148,8 +148,8 @@ def _available_mb() -> float:
 # -- the benchmark --------------------------------------------------------------------------------------------
 
 def run(quick: bool = False) -> list[Figure]:
-    from agentobs.analysis.dask import analyze_dask
-    from agentobs.analysis.report import analyze
+    from agentobs.analysis.report.dask import analyze_dask
+    from agentobs.analysis.report.engine import analyze
     g = NAME
     path, n_spans = dataset(QUICK_RUNS if quick else FULL_RUNS)
     size_mb = path.stat().st_size / 2**20

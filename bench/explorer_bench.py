@@ -70,8 +70,8 @@ def chromium() -> str | None:
 
 def _pages(sizes: tuple[int, ...], folder: Path) -> tuple[dict[int, Path], list[Figure]]:
     """Each population's page, written to ``folder``; its size and the time to make it (analysis excluded)."""
-    from agentobs.analysis import html
-    from agentobs.analysis.report import analyze
+    from agentobs.analysis.explorer import html
+    from agentobs.analysis.report.engine import analyze
 
     from .analysis_data import population
 
@@ -123,10 +123,9 @@ def _first_render(urls: dict[str, str], plan: Plan) -> dict[str, list[float]]:
 
 def _served(n: int, plan: Plan) -> list[Figure]:
     """agentobs view on the population of ``n`` runs: first render, a page of the runs table, one run."""
-    from agentobs.analysis import html
-    from agentobs.analysis.explorer import server
+    from agentobs.analysis.explorer import html, server
     from agentobs.analysis.explorer.model import build
-    from agentobs.analysis.report import analyze
+    from agentobs.analysis.report.engine import analyze
 
     from .analysis_data import population
 

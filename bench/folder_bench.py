@@ -94,7 +94,7 @@ def _split(source: Path) -> dict[str, list[bytes]]:
 
 
 def run(quick: bool = False) -> list[Figure]:
-    from agentobs.analysis.report import analyze
+    from agentobs.analysis.report.engine import analyze
 
     plan = QUICK if quick else FULL
     data = _folders()

@@ -112,8 +112,8 @@ def _high_water_kib() -> int:
 
 
 def _peak_child(kind: str, path: Path) -> None:
-    from agentobs.analysis.jaeger import fetch, parse_url
-    from agentobs.analysis.sources import load_sources
+    from agentobs.analysis.jaeger.query import fetch, parse_url
+    from agentobs.analysis.load.sources import load_sources
     server = _Jaeger(path.read_bytes()) if kind == "jaeger" else None
     before = _high_water_kib()
     ss = fetch(parse_url(server.url)) if server is not None else load_sources([str(path)])
@@ -121,8 +121,8 @@ def _peak_child(kind: str, path: Path) -> None:
 
 
 def run(quick: bool = False) -> list[Figure]:
-    from agentobs.analysis.jaeger import fetch, parse_url
-    from agentobs.analysis.sources import load_sources
+    from agentobs.analysis.jaeger.query import fetch, parse_url
+    from agentobs.analysis.load.sources import load_sources
 
     plan = QUICK if quick else FULL
     path = answer_file()

@@ -60,9 +60,9 @@ class _Jaeger:
 
 
 def _read(kind: str, path: Path) -> dict[str, Any]:
-    from agentobs.analysis.jaeger import fetch, parse_url
-    from agentobs.analysis.labels import read_labels
-    from agentobs.analysis.sources import load_sources
+    from agentobs.analysis.assess.labels import read_labels
+    from agentobs.analysis.jaeger.query import fetch, parse_url
+    from agentobs.analysis.load.sources import load_sources
     from agentobs.errors import InputError
 
     server, url = None, ""

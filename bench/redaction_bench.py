@@ -10,8 +10,8 @@ one with the highest median.
 
 Also, side by side with the same ordinary text: text made only of secrets (every one is masked, so it costs the
 masks: a constant per secret on top of the reading), and the issue's cases through the paths that met them:
-``shown`` (every output format of the analysis) on a 1 MiB JWT-like agent name, ``Redactor.json`` (telemetry with
-content capture on) on a 432 KB tool result of key headers, each against ordinary text through the same path.
+``secrets_masked`` (every output format of the analysis) on a 1 MiB JWT-like agent name, ``Redactor.json`` (telemetry
+with content capture on) on a 432 KB tool result of key headers, each against ordinary text through the same path.
 
 Target: the worst crafted shape / ordinary <= 2.
 
@@ -37,7 +37,7 @@ MIB = 1 << 20
 
 def _pairs(size: int) -> tuple[dict[str, tuple[Callable[[], object], Callable[[], object]]], dict[str, int]]:
     """{name: (contender, the ordinary text through the same path)}, and the masks each dense text gets."""
-    from agentobs.contract.redaction import REDACTED, Redactor, shown
+    from agentobs.contract.redaction import REDACTED, Redactor, secrets_masked
 
     red = Redactor(env={})
     ordinary = data.ordinary(size)
@@ -51,7 +51,8 @@ def _pairs(size: int) -> tuple[dict[str, tuple[Callable[[], object], Callable[[]
     masks = {name: red.text(t).count(REDACTED) for name, t in dense.items()}
     # the issue's cases through the paths that met them, each against ordinary text through the same path
     name_jwt, name_plain = data.shaped("jwt", "prefix", size), data.ordinary(size, seed=1)
-    pairs["shown/jwt-like name"] = (lambda: shown(name_jwt), lambda: shown(name_plain))   # (none kept: > 4 KiB)
+    pairs["shown/jwt-like name"] = (lambda: secrets_masked(name_jwt),                     # (none kept: > 4 KiB)
+                                    lambda: secrets_masked(name_plain))
     result = round(size * 432_000 / MIB)
     doc_pem = {"status": "ok", "note": data.fill("", "-----BEGIN PRIVATE KEY-----", result)}
     doc_plain = {"status": "ok", "note": data.ordinary(result, seed=2)}

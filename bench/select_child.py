@@ -36,9 +36,10 @@ def _child(what: str, path: str, window: list[str]) -> dict[str, Any]:
             with open(target, encoding="utf-8") as f:
                 out["runs"] = json.load(f)["overview"]["runs"]
     elif what == "afterwards":
-        from agentobs.analysis.report import Options, analyze_spans
-        from agentobs.analysis.select import Selection
-        from agentobs.analysis.sources import load_sources
+        from agentobs.analysis.load.sources import load_sources
+        from agentobs.analysis.report.local import analyze_spans
+        from agentobs.analysis.report.summary import Options
+        from agentobs.analysis.select.selection import Selection
         t0 = time.perf_counter()
         sel = Selection.resolve(since=window[0], until=window[1])
         r = analyze_spans(load_sources([path]), Options(selection=sel), [path])

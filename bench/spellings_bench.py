@@ -41,12 +41,12 @@ TARGETS = [Target(f"spellings: {name}: {what} / canonical", f"{name}: {what} / c
 
 
 def _load(path: Path) -> Any:
-    from agentobs.analysis.sources import load_sources
+    from agentobs.analysis.load.sources import load_sources
     return load_sources([str(path)])
 
 
 def _runs(ss: Any) -> pd.DataFrame:
-    from agentobs.analysis.runs import derive_runs
+    from agentobs.analysis.derive.runs import derive_runs
     return derive_runs(ss)[0]
 
 

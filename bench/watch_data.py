@@ -43,7 +43,7 @@ def _span(trace: str, span: str, parent: str | None, name: str, start: int, end:
 
 
 @dataclass
-class _Run:
+class _SyntheticRun:
     index: int
     trace: str
     root: str
@@ -72,13 +72,13 @@ class Stream:
     def lines(self) -> Iterator[bytes]:
         rng = random.Random(self.seed)
         made = 0
-        flight: list[_Run] = []
+        flight: list[_SyntheticRun] = []
         tick = 0
 
         def start() -> None:
             nonlocal made
             runaway = bool(self.runaway_every) and made % self.runaway_every == self.runaway_every - 1
-            r = _Run(index=made, trace=rng.getrandbits(128).to_bytes(16, "big").hex(),
+            r = _SyntheticRun(index=made, trace=rng.getrandbits(128).to_bytes(16, "big").hex(),
                      root=rng.getrandbits(64).to_bytes(8, "big").hex(),
                      steps=self.runaway_steps if runaway else rng.randint(*self.steps),
                      started=self.start_ns + tick * TICK_NS, runaway=runaway)
@@ -104,7 +104,7 @@ class Stream:
             tick += 1
             yield self._line(spans)
 
-    def _step(self, r: _Run, rng: random.Random, t0: int) -> list[dict[str, Any]]:
+    def _step(self, r: _SyntheticRun, rng: random.Random, t0: int) -> list[dict[str, Any]]:
         step = rng.getrandbits(64).to_bytes(8, "big").hex()
         tin, tout = 300 + 40 * r.done, rng.randint(20, 80)
         r.tokens += tin + tout
@@ -121,7 +121,7 @@ class Stream:
                   {"agentobs.step.index": r.done, "agentobs.step.progress": True}),
         ]
 
-    def _root(self, r: _Run, end: int) -> dict[str, Any]:
+    def _root(self, r: _SyntheticRun, end: int) -> dict[str, Any]:
         return _span(r.trace, r.root, None, f"invoke_agent {AGENT}", r.started, end, 1,
                      {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT,
                       "gen_ai.request.model": MODEL, "agentobs.task.id": f"task-{self.seed}-{r.index:07d}"})

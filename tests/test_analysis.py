@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.limits import BY_COLUMN, cutoff_table, percentiles, recommend
-from agentobs.analysis.report import Options, analyze
+from agentobs.analysis.assess.limits import BY_COLUMN, cutoff_table, percentiles, recommend
+from agentobs.analysis.report.engine import analyze
+from agentobs.analysis.report.summary import Options
 from agentobs.cli.main import cli
 from agentobs.domain.population import SIGNATURES, simulate, summary
 from agentobs.errors import InputError
@@ -148,7 +149,7 @@ def test_conflicting_labels_leave_the_run_unlabelled_and_hex_ids_match_in_any_ca
 def test_labels_csv_blank_rows_are_skipped_and_problem_lines_are_the_files_lines(tmp_path):
     """A spreadsheet's trailing blank rows were counted as bad rows; without a header every problem was named one
     line too far down; a row with no run id labelled a run called ''."""
-    from agentobs.analysis.labels import read_labels
+    from agentobs.analysis.assess.labels import read_labels
     with_header = tmp_path / "a.csv"
     with_header.write_text("run_id,success\r\nr0,true\r\n\r\n ,false\r\nr1,maybe\r\n,\r\n  \r\n")
     labels, problems, conflicts = read_labels(with_header)
@@ -184,8 +185,8 @@ def test_report_outputs(population, tmp_path):
 
 
 def test_trace_command_prints_the_seed_trace_as_a_tree(tmp_path):
-    from agentobs.analysis.trace_tree import find_trace, trace_tree
-    from agentobs.analysis.view import trace_view
+    from agentobs.analysis.explorer.trace_tree import find_trace, trace_tree
+    from agentobs.analysis.report.view import trace_view
     from agentobs.domain.scenarios import SEED000
     path = tmp_path / "a.jsonl"
     tel = configure(traces_out=path)
@@ -242,7 +243,7 @@ def test_usage_errors_are_one_line_that_says_where_to_look(tmp_path):
 def test_a_bug_is_one_line_too_and_its_traceback_is_there_on_request(tmp_path, monkeypatch):
     """An exception nobody expected (a bug) ends in one line that says it is one, exit status 3; with
     AGENTOBS_DEBUG=1 it propagates with its traceback."""
-    import agentobs.analysis.report as report
+    import agentobs.analysis.report.engine as report
 
     def broken(*args, **kwargs):
         raise TypeError("'int' object is not iterable\nsecond line")
@@ -295,8 +296,8 @@ def test_a_model_call_without_a_tool_call_is_a_stall_as_the_guards_count_it(tmp_
     run of tool, retry, tool, answer had longest_stall 0 and `caps --emit budget` wrote max_stalls=1, under which
     the guards stop every such run at the retry (found by fuzzing: 200 of 200). The guards' rule is now the
     analysis' rule; the run's last call (its answer) is never a stall."""
-    from agentobs.analysis.otlp import load_file
-    from agentobs.analysis.runs import derive_runs
+    from agentobs.analysis.derive.runs import derive_runs
+    from agentobs.analysis.otlp.load import load_file
     t0 = 1_767_225_600_000_000_000
 
     def span(sid, parent, name, t, attrs):

@@ -6,7 +6,8 @@ import threading
 import pyarrow as pa
 import pytest
 
-from agentobs.analysis import _arrow_memory, otlp
+from agentobs.analysis.otlp import _arrow_memory
+from agentobs.analysis.otlp import load as otlp
 
 pytestmark = pytest.mark.skipif(_arrow_memory._jemalloc() is None, reason="pyarrow built without jemalloc")
 

@@ -8,7 +8,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentobs.analysis import _arrow_pandas as ap
+from agentobs.analysis.otlp import _arrow_pandas as ap
 
 _VALUES = {
     "int64": st.integers(min_value=-2**63, max_value=2**63 - 1),

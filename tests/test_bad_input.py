@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.report import analyze
+from agentobs.analysis.report.engine import analyze
 from agentobs.cli.main import cli
 from agentobs.domain.scenarios import SEED000
 from agentobs.telemetry import configure
@@ -122,7 +122,8 @@ def test_a_segment_nothing_carries_is_an_error_that_says_so(tmp_path):
 def test_a_span_that_ends_a_few_nanoseconds_before_it_starts_is_counted(tmp_path):
     """Times of today are about 1.7e18 ns, where a float64 steps by 256 ns: a span that ends 50 ns before it starts
     is counted as negative_duration (the check compares the integers), and one that ends as it starts is not."""
-    from agentobs.analysis.otlp import check, load_file
+    from agentobs.analysis.otlp.load import load_file
+    from agentobs.analysis.spans.checks import check
     start = 1_700_000_000_000_000_100
 
     def span(sid, end, parent=None):

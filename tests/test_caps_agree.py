@@ -9,8 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from agentobs import Budget
-from agentobs.analysis.emit import emit, implied_price, reserve
-from agentobs.analysis.limits import recommend_all
+from agentobs.analysis.assess.limits import recommend_all
+from agentobs.analysis.emit.config import implied_price, reserve
+from agentobs.analysis.emit.kinds import emit
 from agentobs.cli.main import cli
 
 

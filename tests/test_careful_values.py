@@ -1,4 +1,4 @@
-"""Values that send a line to the careful path (``_otlp_sanitize``) cost only themselves, as on the fast path: text
+"""Values that send a line to the careful path (``otlp._sanitize``) cost only themselves, as on the fast path: text
 that only looks like an integer ("--5", superscript or other non-ASCII digits), a double beyond a double's range,
 thousands of digits (past Python's limit on int()), an event without a name (found by fuzzing the loader: each of
 these raised out of the load)."""
@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from agentobs.analysis.otlp import load_file
-from agentobs.analysis.report import analyze
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.load.sources import load_sources
+from agentobs.analysis.otlp.load import load_file
+from agentobs.analysis.report.engine import analyze
 
 SPAN = {"traceId": "424e564a3293b4d02f67adf455360bbb", "spanId": "5953a0458922013c", "name": "invoke_agent a",
         "startTimeUnixNano": "1796053745167367420", "endTimeUnixNano": "1796053745196794426"}

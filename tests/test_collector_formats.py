@@ -20,11 +20,11 @@ from google.protobuf.json_format import MessageToJson
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from agentobs.analysis.derive.runs import derive_runs
 from agentobs.analysis.formats import collector_proto, collector_zstd
-from agentobs.analysis.otlp import load_file
-from agentobs.analysis.quality import DataQuality
-from agentobs.analysis.runs import derive_runs
-from agentobs.analysis.sources import load_sources, sniff
+from agentobs.analysis.load.sources import load_sources, sniff
+from agentobs.analysis.otlp.load import load_file
+from agentobs.analysis.spans.quality import DataQuality
 from agentobs.cli.main import cli
 from agentobs.domain.scenarios import SEED000
 from agentobs.errors import InputError
@@ -106,7 +106,7 @@ def test_no_other_test_input_is_taken_for_protobuf_or_zstd():
 
 def test_reading_protobuf_loads_the_generated_classes_but_no_sdk():
     code = ("import sys, agentobs.analysis\n"
-            "from agentobs.analysis.sources import load_sources\n"
+            "from agentobs.analysis.load.sources import load_sources\n"
             "assert not [m for m in sys.modules if m.startswith('opentelemetry')], 'imported early'\n"
             f"assert len(load_sources([{str(COLLECTOR / 'proto.pb.zst')!r}]).spans) == 12\n"
             "assert 'opentelemetry.proto.trace.v1.trace_pb2' in sys.modules\n"

@@ -28,11 +28,12 @@ from hypothesis import strategies as st
 
 distributed = pytest.importorskip("distributed")
 
-from agentobs.analysis.dask import analyze_dask  # noqa: E402
-from agentobs.analysis.dask import cluster as dask_cluster  # noqa: E402
-from agentobs.analysis.dask.pieces import bucket_of  # noqa: E402
-from agentobs.analysis.dask.settings import DaskSettings  # noqa: E402
-from agentobs.analysis.report import Options, analyze  # noqa: E402
+from agentobs.analysis.report.dask import analyze_dask  # noqa: E402
+from agentobs.analysis.report.dask import cluster as dask_cluster  # noqa: E402
+from agentobs.analysis.report.dask.pieces import bucket_of  # noqa: E402
+from agentobs.analysis.report.dask.settings import DaskSettings  # noqa: E402
+from agentobs.analysis.report.engine import analyze  # noqa: E402
+from agentobs.analysis.report.summary import Options  # noqa: E402
 from agentobs.cli.main import cli  # noqa: E402
 from agentobs.domain.population import simulate  # noqa: E402
 from agentobs.domain.scenarios import SEED000, SEED000_SPECS, SEED004, crash_and_recover  # noqa: E402
@@ -321,7 +322,7 @@ def test_a_folder_of_small_files_is_scanned_a_batch_per_task_and_gives_the_local
     """A file per span of the population, with odd files among them (another format, a bad line, gzip): the
     scan takes small files in a row together (a task each cost more than reading them) and the report is the
     local one."""
-    from agentobs.analysis.dask.engine import _units
+    from agentobs.analysis.report.dask.engine import _units
     folder = tmp_path / "spans"
     folder.mkdir()
     lines = [x for line in _lines(data / "archive.jsonl") for x in _explode(line)]
@@ -472,8 +473,8 @@ def test_a_file_the_workers_cannot_see_is_said_as_such(tmp_path):
     so and what to do, not a report of an unreadable file and no run."""
     from types import SimpleNamespace
 
-    from agentobs.analysis.dask.engine import _unseen
-    from agentobs.analysis.quality import DataQuality
+    from agentobs.analysis.report.dask.engine import _unseen
+    from agentobs.analysis.spans.quality import DataQuality
     from agentobs.errors import InputError
     here = tmp_path / "runs.jsonl"
     here.write_text("{}\n")
@@ -534,7 +535,7 @@ def test_without_dask_installed_the_engine_says_what_to_install(data):
 
 
 def test_importing_the_analysis_does_not_import_dask():
-    code = ("import sys, agentobs.analysis, agentobs.analysis.report, agentobs.cli.main; "
+    code = ("import sys, agentobs.analysis, agentobs.analysis.report.summary, agentobs.cli.main; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
@@ -573,7 +574,7 @@ def test_runs_whose_trace_root_never_arrived_are_unlabelled_as_locally(cluster, 
 def test_a_partition_ships_every_run_the_first_above_any_threshold_could_show(values, k, threshold):
     """Context growth of another framework's run is relative to the successful runs of the whole input: a partition
     cannot know the threshold, so it ships the runs that are among the first k above some threshold."""
-    from agentobs.analysis.dask.partition import _first_above_any
+    from agentobs.analysis.report.dask.partition import _first_above_any
     runs = pd.DataFrame({"run_id": [f"r{i:03d}" for i in range(len(values))],
                          "max_input_tokens": pd.array(values, dtype="Int64")})
     shipped = set(_first_above_any(runs, "max_input_tokens", k))
@@ -586,7 +587,7 @@ def test_a_selection_gives_the_local_report(data, cluster):
     """``--since``/``--until``/``--where`` (issue 46): each partition sets aside the groups of traces the selection
     cannot select, as the local engine does, and selects its runs: the same report (what the local loading read and
     kept, ``read.selection``, is the local engine's own)."""
-    from agentobs.analysis.select import Selection
+    from agentobs.analysis.select.selection import Selection
     starts = sorted(analyze([str(data / "population.jsonl")]).runs["start"])
     for sel in (Selection(since=starts[40].to_pydatetime(), until=starts[110].to_pydatetime()),
                 Selection(since=starts[20].to_pydatetime(), where=(("agentobs.outcome", "completed"),))):

@@ -25,11 +25,11 @@ import pytest
 from click.testing import CliRunner
 
 from agentobs.analysis import analyze
-from agentobs.analysis._resample import holm, order_draws, rank_of, rng_for
-from agentobs.analysis.compare import QUANTILES, compare, diff, measures
-from agentobs.analysis.limits import BY_COLUMN, cap_of, within_rank
-from agentobs.analysis.report import METRICS, Options
-from agentobs.analysis.select import Selection
+from agentobs.analysis.assess.limits import BY_COLUMN, cap_of, within_rank
+from agentobs.analysis.compare._resample import holm, order_draws, rank_of, rng_for
+from agentobs.analysis.compare.comparison import QUANTILES, compare, diff, measures
+from agentobs.analysis.report.summary import METRICS, Options
+from agentobs.analysis.select.selection import Selection
 from agentobs.cli.main import cli
 from agentobs.cli.simulate import _trace_id
 from agentobs.domain.population import Record, simulate
@@ -307,7 +307,7 @@ def test_each_side_may_be_told_apart_by_its_own_service():
 
 
 def test_two_labels_files_that_disagree_on_an_id_label_it_nothing(populations, tmp_path):
-    from agentobs.analysis.labels import read_label_files
+    from agentobs.analysis.assess.labels import read_label_files
     runs = analyze([str(populations[0])]).runs
     one, other = str(runs["run_id"].iloc[0]), str(runs["run_id"].iloc[1])
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"

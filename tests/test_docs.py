@@ -2,7 +2,7 @@
 from pathlib import Path
 
 import agentobs
-from agentobs.analysis.schema import RUN_COLUMNS, markdown_table
+from agentobs.analysis.spans.schema import RUN_COLUMNS, markdown_table
 from agentobs.contract import semconv as sc
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -20,24 +20,24 @@ def test_every_attribute_and_metric_is_in_the_telemetry_reference():
 
 def test_the_runs_columns_table_is_generated_from_the_schema():
     text = (DOCS / "analysis.md").read_text()
-    assert markdown_table() in text, "regenerate it: python -m agentobs.analysis.schema"
+    assert markdown_table() in text, "regenerate it: python -m agentobs.analysis.spans.schema"
     for col in RUN_COLUMNS:
         assert f"`{col}`" in text, col
 
 
 def test_the_roles_table_is_generated_from_the_dialect_tables():
-    from agentobs.analysis.dialects import REGISTRY
-    from agentobs.analysis.dialects._doc import markdown_table as roles_table
+    from agentobs.analysis.spans.dialects import REGISTRY
+    from agentobs.analysis.spans.dialects._doc import markdown_table as roles_table
     text = (DOCS / "analysis.md").read_text()
-    assert roles_table(REGISTRY) in text, "regenerate it: python -m agentobs.analysis.dialects"
+    assert roles_table(REGISTRY) in text, "regenerate it: python -m agentobs.analysis.spans.dialects"
 
 
 def test_the_columns_table_is_generated_without_a_warning():
-    """``python -m agentobs.analysis.schema`` printed runpy's RuntimeWarning (the package imported the module before
-    it ran as __main__); the package now imports its names on first use."""
+    """``python -m agentobs.analysis.spans.schema`` printed runpy's RuntimeWarning (the package imported the module
+    before it ran as __main__); the package now imports its names on first use."""
     import subprocess
     import sys
-    done = subprocess.run([sys.executable, "-W", "error", "-m", "agentobs.analysis.schema"], capture_output=True,
+    done = subprocess.run([sys.executable, "-W", "error", "-m", "agentobs.analysis.spans.schema"], capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert done.stdout.strip() == markdown_table()

@@ -25,7 +25,7 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from agentobs import Budget, FunctionModel, Kernel, StopReason
-from agentobs.analysis.emit import emit
+from agentobs.analysis.emit.kinds import emit
 from agentobs.cli.main import cli
 from agentobs.contract import CATEGORY, Category
 from agentobs.domain.scenarios import new_state
@@ -181,7 +181,7 @@ def test_a_tiny_token_cap_still_makes_a_budget_and_the_warnings_are_said(traces)
     """Successful runs that recorded (almost) no tokens gave max_tokens=1 and max_output_tokens=1: a Budget that
     raises ConfigError when pasted. The token cap now holds a whole reply on top of the runs' tokens; and `--emit`
     says the caps' warnings on stderr, as the table does (20 successful runs: too few for a 1% cut-off)."""
-    from agentobs.analysis.report import analyze
+    from agentobs.analysis.report.engine import analyze
     caps = [replace(c, recommended=1.0, base=1.0, cutoff={"1": 0.0}) if c.dimension == "tokens" else c
             for c in analyze([str(traces)]).caps]
     for kind in ("budget", "openai-agents"):

@@ -4,7 +4,8 @@ equal to what they copy."""
 import click
 
 from agentobs import Budget
-from agentobs.analysis import emit
+from agentobs.analysis.emit import config as emit
+from agentobs.analysis.emit.kinds import emit as emit_kind
 from agentobs.cli import analysis_cmds
 from agentobs.cli.main import cli
 
@@ -35,7 +36,7 @@ def test_the_emitters_budget_defaults_are_the_budgets():
 def test_a_budget_field_left_out_names_the_default_it_keeps():
     """"not set: tool_calls" read as "no limit", but the pasted Budget stops a run at its default of 6 tool calls
     (found by fuzzing: 200 of 200 runs of 12 to 20 tool calls stopped). The text now says which defaults apply."""
-    text = emit.emit([], "budget").text
+    text = emit_kind([], "budget").text
     assert "so Budget's defaults apply to them: max_steps=8, max_tool_calls=6, max_tokens=4000" in text
-    assert "defaults apply" in emit.emit([], "openai-agents").text
-    assert "defaults apply" not in emit.emit([], "pydantic-ai").text      # UsageLimits' defaults are no limit
+    assert "defaults apply" in emit_kind([], "openai-agents").text
+    assert "defaults apply" not in emit_kind([], "pydantic-ai").text      # UsageLimits' defaults are no limit

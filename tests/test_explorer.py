@@ -18,12 +18,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis import html
-from agentobs.analysis.explorer import server
+from agentobs.analysis.explorer import html, server
 from agentobs.analysis.explorer.model import PageLimits, build, page_data, run_detail
 from agentobs.analysis.explorer.runs_table import RunFilter, order, select
 from agentobs.analysis.explorer.text import LABEL_CHARS, Strings, dumps, labels
-from agentobs.analysis.report import Options, analyze
+from agentobs.analysis.report.engine import analyze
+from agentobs.analysis.report.summary import Options
 from agentobs.cli.main import cli
 
 ROOT = Path(__file__).resolve().parent.parent

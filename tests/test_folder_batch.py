@@ -1,4 +1,4 @@
-"""A folder of small OTLP JSON lines files is read in batches (``analysis._otlp_batch``), and gives exactly what
+"""A folder of small OTLP JSON lines files is read in batches (``otlp.batch``), and gives exactly what
 reading each file on its own gives: spans (each with its own file as source), events, links, counts, issues and
 their examples, spellings, the report. Hostile and odd files among good ones cost only themselves.
 
@@ -14,8 +14,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis import _otlp_batch, sources
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.load import sources
+from agentobs.analysis.load.sources import load_sources
+from agentobs.analysis.otlp import batch as _otlp_batch
 from agentobs.cli.main import cli
 
 FIXTURES = Path(__file__).resolve().parent / "dialects" / "fixtures"

@@ -6,7 +6,7 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from agentobs.analysis.report import analyze
+from agentobs.analysis.report.engine import analyze
 from agentobs.telemetry.otlp_json import OtlpJsonFileExporter
 
 TAU2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau2"

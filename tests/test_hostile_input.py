@@ -17,10 +17,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentobs.analysis.input_limits import InputLimits
-from agentobs.analysis.otlp import check, load_bytes, load_file, load_request
-from agentobs.analysis.report import analyze
-from agentobs.analysis.runs import derive_runs
+from agentobs.analysis.derive.runs import derive_runs
+from agentobs.analysis.input.limits import InputLimits
+from agentobs.analysis.otlp.load import load_bytes, load_file, load_request
+from agentobs.analysis.report.engine import analyze
+from agentobs.analysis.spans.checks import check
 from agentobs.cli.main import cli
 from agentobs.domain.scenarios import SEED000
 from agentobs.errors import InputError

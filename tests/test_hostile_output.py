@@ -185,7 +185,7 @@ def assert_html_safe(page: str) -> None:
     assert "<script>alert" not in page and "<img src=x" not in page
     m = _Markup()
     m.feed(page)
-    app = files("agentobs.analysis").joinpath("templates", "explorer.js").read_text()
+    app = files("agentobs.analysis.explorer").joinpath("templates", "explorer.js").read_text()
     islands = {a.get("id"): text for a, text in m.scripts if a.get("type") == "application/json"}
     assert set(islands) == {"explorer-data", "explorer-details", "lib-plotly", "lib-datatables"}, m.scripts
     assert [text for a, text in m.scripts if "type" not in a] == [app]
@@ -242,7 +242,7 @@ def cli_all_formats(folder: Path, labels: Path, tmp: Path, texts: list[str], run
 
 
 def _numeric_columns() -> set[str]:
-    from agentobs.analysis.schema import RUN_COLUMNS
+    from agentobs.analysis.spans.schema import RUN_COLUMNS
     return {c for c, t in RUN_COLUMNS.items() if t in ("Int64", "Float64", "boolean") or t.startswith("datetime")}
 
 
@@ -463,8 +463,8 @@ def test_any_text_in_any_field_gives_safe_output_in_every_format(tmp_path_factor
 def test_the_steps_histogram_has_bounded_bins_whatever_a_run_claims(hostile):
     """A bin per step up to the longest run: one run claiming 1e12 steps made the HTML report raise MemoryError
     (7 TiB of bins) and 1e5 steps took minutes (found by fuzzing). Past 120 steps the bins are wider."""
-    from agentobs.analysis.html import plots
-    from agentobs.analysis.report import analyze
+    from agentobs.analysis.explorer.html import plots
+    from agentobs.analysis.report.engine import analyze
     folder, _labels = hostile
     r = analyze([str(p) for p in folder.iterdir()])
     assert len(r.runs) > 1

@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.report import Options, analyze
+from agentobs.analysis.report.engine import analyze
+from agentobs.analysis.report.summary import Options
 from agentobs.cli.main import cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -220,7 +221,7 @@ def test_a_signature_leads_to_a_run_with_its_evidence_and_back(demo, browser):
 def _nested_page(tmp_path, limits=None):
     from test_explorer import _line, _nested_run
 
-    from agentobs.analysis import html
+    from agentobs.analysis.explorer import html
     path = tmp_path / "nested.jsonl"
     path.write_text(_line(_nested_run()) + "\n")
     page = tmp_path / "nested.html"
@@ -253,7 +254,7 @@ def test_a_page_over_its_limits_says_what_it_left_out(browser, tmp_path):
     example (a plain one, next to the nested run, an example of tool_error_recovered) says where its spans are."""
     from test_explorer import T0, _line, _nested_run, _span
 
-    from agentobs.analysis import html
+    from agentobs.analysis.explorer import html
     from agentobs.analysis.explorer.model import PageLimits
     plain, root = "cd" * 16, f"{1:016x}"
     spans = [_span(plain, root, None, "invoke_agent planner", T0, T0 + 4 * 10**9,
@@ -278,7 +279,7 @@ def test_a_page_over_its_limits_says_what_it_left_out(browser, tmp_path):
 def test_a_run_of_thousands_of_spans_is_drawn_a_slice_at_a_time(browser, tmp_path):
     from test_explorer import T0, _line, _span
 
-    from agentobs.analysis import html
+    from agentobs.analysis.explorer import html
     trace, root, n = "cd" * 16, f"{1:016x}", 4_500
     spans = [_span(trace, root, None, "invoke_agent big", T0, T0 + n * 10**6,
                    {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "big"})]

@@ -32,7 +32,7 @@ def test_importing_the_analysis_loads_no_sdk_no_kernel_no_telemetry():
 
 
 def test_the_local_engine_loads_no_dask():
-    mods = _loaded("import agentobs.analysis.report, agentobs.cli.analysis_cmds")
+    mods = _loaded("import agentobs.analysis.report.summary, agentobs.cli.analysis_cmds")
     assert not [m for m in mods if m.split(".")[0] in ("dask", "distributed")]
 
 

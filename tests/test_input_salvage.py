@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.input_limits import InputLimits
-from agentobs.analysis.otlp import load_file
-from agentobs.analysis.runs import derive_runs
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.derive.runs import derive_runs
+from agentobs.analysis.input.limits import InputLimits
+from agentobs.analysis.load.sources import load_sources
+from agentobs.analysis.otlp.load import load_file
 from agentobs.cli.main import cli
 
 FIXTURES = Path(__file__).parent / "dialects" / "fixtures"
@@ -218,7 +218,7 @@ def test_a_null_after_any_amount_of_white_space_at_the_start_never_crashes_the_r
     process down with a segmentation fault). Loaded in a child process, so a crash fails the test, not the run."""
     p = tmp_path / "lead.jsonl"
     p.write_text(blank + "null\n" + (FIXTURES / "openai_v2.jsonl").read_text())
-    code = ("import sys; from agentobs.analysis.otlp import load_file; ss = load_file(sys.argv[1]); "
+    code = ("import sys; from agentobs.analysis.otlp.load import load_file; ss = load_file(sys.argv[1]); "
             "print(len(ss.spans), ss.quality.count('not_otlp') + ss.quality.count('invalid_json'))")
     done = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.jaeger import (
+from agentobs.analysis.jaeger.query import (
     ENV_DEADLINE_S,
     ENV_MAX_BYTES,
     ENV_MAX_REQUESTS,
@@ -32,7 +32,7 @@ from agentobs.analysis.jaeger import (
     redact,
     resolve_limits,
 )
-from agentobs.analysis.report import analyze
+from agentobs.analysis.report.engine import analyze
 from agentobs.cli.main import cli
 from agentobs.domain.scenarios import SEED000
 from agentobs.errors import ConfigError, InputError
@@ -350,11 +350,11 @@ def test_an_answer_is_read_from_its_bytes_by_the_fast_path(jaeger, seed_traces, 
     """An answer is not parsed into Python objects first (which took about ten times the time and many times the
     answer's size in memory): the loader reads it as a saved Jaeger answer, even when it is longer than the longest
     line a file may hold (an answer is one line, bounded by the size cap)."""
-    import agentobs.analysis.jaeger as jaeger_module
-    from agentobs.analysis.input_limits import LINE_ENV
+    import agentobs.analysis.jaeger.query as jaeger_module
+    from agentobs.analysis.input.limits import LINE_ENV
     if line_limit:
         monkeypatch.setenv(LINE_ENV, line_limit)
-        import agentobs.analysis._otlp_parse as parse_module
+        import agentobs.analysis.otlp._parse as parse_module
         monkeypatch.setattr(parse_module, "_BLOCK", 1024)        # (pyarrow's first block, else the whole answer)
 
     def no_json(*args: Any, **kwargs: Any) -> Any:
@@ -614,9 +614,9 @@ def test_a_password_with_a_reserved_character_is_refused_without_showing_it(url)
 
 
 def test_object_store_urls_hide_a_password_with_a_reserved_character():
-    from agentobs.analysis import remote
+    from agentobs.analysis.input import remote
     url = "ftp://admin:hunter2#secret@127.0.0.1/x.jsonl"
-    assert remote.shown(url) == "ftp://127.0.0.1/x.jsonl"
+    assert remote.redacted_url(url) == "ftp://127.0.0.1/x.jsonl"
     assert "hunter2" not in remote.masked(f"cannot read {url}", url)
 
 

@@ -1,4 +1,4 @@
-"""The value-at-a-time JSON reader (``agentobs.analysis._json_stream``): what it reads is what ``json`` reads, at
+"""The value-at-a-time JSON reader (``agentobs.analysis.input.json_stream``): what it reads is what ``json`` reads, at
 every window size, and a broken document is broken where ``json`` says."""
 import json
 import os
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentobs.analysis._json_stream import Broken, Reader
-from agentobs.analysis._otlp_parse import values_as_lines
+from agentobs.analysis.input.json_stream import Broken, Reader
+from agentobs.analysis.otlp._parse import values_as_lines
 
 EXAMPLES = int(os.environ.get("AGENTOBS_PROPERTY_EXAMPLES", "2000"))
 SETTINGS = settings(max_examples=max(50, EXAMPLES // 4), deadline=None, derandomize=True, database=None,

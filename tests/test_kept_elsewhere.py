@@ -7,9 +7,9 @@ import json
 import numpy as np
 from otlp_spans import agent, chat, span, tool, write
 
-from agentobs.analysis.dialects import normalize
-from agentobs.analysis.kept_elsewhere import tool_arguments
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.derive.kept_elsewhere import tool_arguments
+from agentobs.analysis.load.sources import load_sources
+from agentobs.analysis.spans.dialects import normalize
 
 A, B = "a1" * 16, "b2" * 16
 

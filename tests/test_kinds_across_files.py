@@ -1,12 +1,12 @@
 """A key whose values come in several kinds reads the same whether its spans are in one file or spread over
-several (``_otlp_arrow.unify`` for the pieces of one file, ``spanset._widen`` for the frames of several)."""
+several (``otlp._arrow.unify`` for the pieces of one file, ``spanset.widen_column`` for the frames of several)."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.load.sources import load_sources
 
 
 def _line(n: int, value: dict) -> str:

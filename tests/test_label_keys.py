@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from synthetic import Flavor, http_server, otlp_lines
 
 from agentobs.analysis import analyze
-from agentobs.analysis.report import Options
+from agentobs.analysis.report.summary import Options
 from agentobs.cli.main import cli
 
 GENAI = Flavor("genai")

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.labels import read_labels
-from agentobs.analysis.report import Options, analyze
+from agentobs.analysis.assess.labels import read_labels
+from agentobs.analysis.report.engine import analyze
+from agentobs.analysis.report.summary import Options
 from agentobs.cli.main import cli
 from agentobs.errors import InputError
 

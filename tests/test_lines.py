@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentobs.analysis import _lines
+from agentobs.analysis.input import lines as _lines
 
 NULL_LINE = re.compile(rb"\n[ \t\r]*n")
 NULL_FIRST = re.compile(rb"[ \t\r\n]*n")

@@ -13,11 +13,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from agentobs import InputError
-from agentobs.analysis import _otlp_parse
-from agentobs.analysis.jaeger import fetch, parse_url
-from agentobs.analysis.labels import read_labels
-from agentobs.analysis.otlp import load_bytes
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.assess.labels import read_labels
+from agentobs.analysis.jaeger.query import fetch, parse_url
+from agentobs.analysis.load.sources import load_sources
+from agentobs.analysis.otlp import _parse as _otlp_parse
+from agentobs.analysis.otlp.load import load_bytes
 from bench.memory_bench import KINDS, _content_bytes
 from bench.memory_child import measure
 from bench.memory_data import make
@@ -121,7 +121,7 @@ class _Services:
 
 
 def test_a_services_list_longer_than_the_request_cap_keeps_only_what_can_be_asked():
-    from agentobs.analysis.jaeger import resolve_limits
+    from agentobs.analysis.jaeger.query import resolve_limits
     names = ["jaeger", *(f"svc-{n:05d}" for n in range(20_000)), "svc-00001"]
     fake = _Services(names)
     try:

@@ -21,8 +21,8 @@ import pytest
 from click.testing import CliRunner
 from objectstore import s3_server, s3_storage_options  # noqa: F401 - session fixtures
 
-from agentobs.analysis import remote
-from agentobs.analysis.report import analyze
+from agentobs.analysis.input import remote
+from agentobs.analysis.report.engine import analyze
 from agentobs.cli.main import cli
 from agentobs.domain.population import simulate
 from agentobs.telemetry import configure
@@ -179,8 +179,8 @@ def test_objects_as_the_collectors_s3_exporter_writes_them(archive, s3_server, s
 
 
 def test_the_input_limits_hold_for_objects_too(uploaded, s3_server, s3_env, monkeypatch):  # noqa: F811
-    from agentobs.analysis.input_limits import InputLimits
-    from agentobs.analysis.otlp import load_file
+    from agentobs.analysis.input.limits import InputLimits
+    from agentobs.analysis.otlp.load import load_file
     from agentobs.errors import InputError
 
     fs = fsspec.filesystem("s3", skip_instance_cache=True, **s3_server.storage_options)
@@ -230,7 +230,7 @@ def test_credentials_in_a_url_are_never_shown(uploaded, s3_env):
     url = uploaded.replace("s3://", "s3://someone:hunter2-secret@")
     err = _fails("report", url)
     assert "hunter2-secret" not in err and "someone" not in err
-    assert remote.shown(url) == uploaded and remote.shown("s3://b/k?versionId=abc") == "s3://b/k?versionId=***"
+    assert remote.redacted_url(url) == uploaded and remote.redacted_url("s3://b/k?versionId=abc") == "s3://b/k?versionId=***"
 
 
 def test_an_unknown_scheme_is_one_line():

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.input_limits import InputLimits
-from agentobs.analysis.otlp import load_bytes, load_file
+from agentobs.analysis.input.limits import InputLimits
+from agentobs.analysis.otlp.load import load_bytes, load_file
 from agentobs.cli.main import cli
 
 FIXTURES = Path(__file__).parent / "dialects" / "fixtures"
@@ -192,7 +192,7 @@ def test_an_empty_array_is_no_usable_run_with_a_reason(tmp_path):
 
 
 def test_an_array_of_chat_transcripts_is_still_read_as_transcripts(tmp_path):
-    from agentobs.analysis.sources import sniff
+    from agentobs.analysis.load.sources import sniff
     p = tmp_path / "runs.json"
     p.write_text(json.dumps([{"messages": [{"role": "user", "content": "resourceSpans"}]}]))
     assert sniff(p) == "transcripts"

@@ -9,7 +9,8 @@ from click.testing import CliRunner
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentobs import FunctionModel
-from agentobs.analysis.otlp import check, load_file
+from agentobs.analysis.otlp.load import load_file
+from agentobs.analysis.spans.checks import check
 from agentobs.cli.main import cli
 from agentobs.contract import semconv as sc
 from agentobs.domain.scenarios import SEED000, SEED004, approve_and_resume, go

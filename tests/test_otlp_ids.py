@@ -1,4 +1,4 @@
-"""Trace and span ids in every spelling become the same lower-case hex (``_otlp_ids``): the bulk paths on the raw
+"""Trace and span ids in every spelling become the same lower-case hex (``otlp.ids``): the bulk paths on the raw
 buffers (a whole column of padded base64 at once; a column of mixed spellings by length) give what converting
 each id by itself with Python's own ``re`` and ``base64`` gives."""
 import base64
@@ -8,7 +8,7 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentobs.analysis._otlp_ids import _convert, normalize_ids
+from agentobs.analysis.otlp.ids import _convert, normalize_ids
 
 
 def _one(v, nbytes):
@@ -124,7 +124,7 @@ def test_a_column_of_hex_and_padded_base64_ids_converts_each_form_at_once_as_eac
     """Hex ids beside padded base64 ids (lines of several spellings decoded at once): each form is converted at once
     and put back in place, a sliced column and nulls too, without the id-by-id way; an id of neither form (or a bad
     character in one) sends the column that way, where only that id is lost."""
-    import agentobs.analysis._otlp_ids as ids_module
+    import agentobs.analysis.otlp.ids as ids_module
     one = st.binary(min_size=nbytes, max_size=nbytes)
     good = st.one_of(one.map(bytes.hex), one.map(lambda b: b.hex().upper()),
                      one.map(lambda b: base64.b64encode(b).decode()),

@@ -17,9 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentobs.analysis import _otlp_ahead, _otlp_parse, _otlp_read
-from agentobs.analysis.input_limits import InputLimits
-from agentobs.analysis.otlp import check, load_file
+from agentobs.analysis.input import read as _otlp_read
+from agentobs.analysis.input.limits import InputLimits
+from agentobs.analysis.otlp import _ahead as _otlp_ahead
+from agentobs.analysis.otlp import _parse as _otlp_parse
+from agentobs.analysis.otlp.load import load_file
+from agentobs.analysis.spans.checks import check
 
 
 def _value(rng: random.Random, rare: bool) -> dict:
@@ -152,7 +155,7 @@ def test_a_piece_under_the_lean_size_is_parsed_with_the_rare_fields_at_once_and_
 def test_the_check_on_validity_bitmaps_says_what_arrow_says(rows, start, cut):
     """Whether every value that is not null holds a field, read on the bitmaps of the fields, is what Arrow's
     compute functions say, whatever the length (bits of a last partial byte), the nulls and a slice's offset."""
-    from agentobs.analysis._otlp_parse import _all_held
+    from agentobs.analysis.otlp._parse import _all_held
     typ = pa.struct([("s", pa.string()), ("i", pa.int64()), ("b", pa.bool_())])
     arr = pa.array([None if null else {"s": s, "i": i, "b": b} for null, s, i, b in rows], type=typ)
     for a in (arr, arr.slice(min(start, len(arr)), max(0, len(arr) - start - cut))):

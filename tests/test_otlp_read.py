@@ -10,8 +10,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentobs.analysis import _otlp_read
-from agentobs.analysis.input_limits import InputLimits
+from agentobs.analysis.input import read as _otlp_read
+from agentobs.analysis.input.limits import InputLimits
 
 LINE = st.binary(min_size=0, max_size=40).map(lambda b: bytes(c for c in b if c != 10))
 
@@ -51,8 +51,8 @@ def test_pieces_hold_every_line_under_the_limit_once_in_order(lines, chunk, cap,
 def test_the_reader_and_parser_threads_stop_when_the_caller_stops_early(tmp_path):
     import threading
 
-    from agentobs.analysis import _otlp_ahead
-    from agentobs.analysis._otlp_spelling import Spelling
+    from agentobs.analysis.otlp import _ahead as _otlp_ahead
+    from agentobs.analysis.otlp._spelling import Spelling
 
     p = tmp_path / "t.jsonl"
     p.write_bytes(b'{"resourceSpans": []}\n' * 5000)
@@ -64,8 +64,8 @@ def test_the_reader_and_parser_threads_stop_when_the_caller_stops_early(tmp_path
 
 
 def test_what_the_reader_meets_reaches_the_caller_in_file_order(tmp_path):
-    from agentobs.analysis import _otlp_ahead
-    from agentobs.analysis._otlp_spelling import Spelling
+    from agentobs.analysis.otlp import _ahead as _otlp_ahead
+    from agentobs.analysis.otlp._spelling import Spelling
 
     p = tmp_path / "t.jsonl.gz"
     good = b'{"resourceSpans": []}\n' * 200
@@ -91,9 +91,9 @@ def _otlp_lines(n: int) -> bytes:
 
 
 def test_a_corrupt_or_truncated_gzip_stream_costs_what_follows_never_a_traceback(tmp_path):
-    from agentobs.analysis.otlp import load_file
-    from agentobs.analysis.sources import sniff
-    from agentobs.analysis.transcripts import load_transcripts
+    from agentobs.analysis.formats.transcripts import load_transcripts
+    from agentobs.analysis.load.sources import sniff
+    from agentobs.analysis.otlp.load import load_file
 
     data = gzip.compress(_otlp_lines(20_000), compresslevel=1)
     corrupt = bytearray(data)

@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agentobs.analysis.otlp import check, load_file
-from agentobs.analysis.runs import derive_runs
+from agentobs.analysis.derive.runs import derive_runs
+from agentobs.analysis.otlp.load import load_file
+from agentobs.analysis.spans.checks import check
 from agentobs.domain.scenarios import SEED000, SEED004, approve_and_resume
 from agentobs.telemetry import configure
 
@@ -147,7 +148,7 @@ def test_each_spelling_gives_the_canonical_runs_on_the_fast_path(emitted, name, 
 @pytest.mark.parametrize("name", list(SPELLINGS))
 def test_a_file_in_one_spelling_is_parsed_once(emitted, name, tmp_path, monkeypatch):
     """The spelling is guessed from the file's first line, so no piece is parsed with a wrong schema first."""
-    import agentobs.analysis._otlp_parse as parse
+    import agentobs.analysis.otlp._parse as parse
     folder, canonical, batches = emitted
     path = _write(tmp_path / "x.jsonl", SPELLINGS[name](folder, canonical, batches))
     calls = []
@@ -271,7 +272,7 @@ def test_lines_of_random_spellings_are_parsed_once_per_spelling_and_kept_in_file
                                                                                       monkeypatch):
     """Lines of several spellings are parsed grouped by spelling (not a parse per run of one spelling) and put back
     in file order: spans, events and links row for row as the same lines all in the canonical spelling."""
-    import agentobs.analysis._otlp_parse as parse
+    import agentobs.analysis.otlp._parse as parse
     variants = _variants(_per_span(emitted[2]))
     n = len(variants["canonical"])
     rng = random.Random(11)
@@ -314,9 +315,9 @@ def test_pieces_of_lines_in_several_spellings_are_parsed_by_spelling_ahead_of_th
     and links are those of the same lines all in the canonical spelling."""
     import threading
 
-    import agentobs.analysis._otlp_ahead as ahead
-    import agentobs.analysis._otlp_parse as parse
-    from agentobs.analysis.input_limits import InputLimits
+    import agentobs.analysis.otlp._ahead as ahead
+    import agentobs.analysis.otlp._parse as parse
+    from agentobs.analysis.input.limits import InputLimits
     variants = _variants(_per_span(emitted[2]))
     n = len(variants["canonical"])
     rng = random.Random(5)
@@ -352,8 +353,8 @@ def test_the_first_pieces_of_a_file_whose_lines_look_mixed_are_cut_by_spelling_b
     """The first pieces of a file are parsed side by side, before any taught that the file is mixed: a piece whose
     lines spread over it show two spellings is cut by spelling at once, not parsed whole first (a whole parse of it
     fails, often after costing as much as one that succeeds). The spans are still those of the canonical lines."""
-    import agentobs.analysis._otlp_ahead as ahead
-    from agentobs.analysis.input_limits import InputLimits
+    import agentobs.analysis.otlp._ahead as ahead
+    from agentobs.analysis.input.limits import InputLimits
     variants = _variants(_per_span(emitted[2]))
     cycle = ["canonical", "protobuf defaults", "numbers", "Jaeger answer"]        # each line the next spelling
     n = len(variants["canonical"])
@@ -370,7 +371,7 @@ def test_the_first_pieces_of_a_file_whose_lines_look_mixed_are_cut_by_spelling_b
 def test_lines_look_mixed_only_when_two_show_one_field_spelt_two_ways(line_variants):
     """``looks_mixed`` sniffs lines spread over a piece. Lines of one spelling never look mixed, even where some show
     a field the others leave out (protobuf's writer leaves out a default kind or status code); lines of two do."""
-    from agentobs.analysis._otlp_parse import looks_mixed
+    from agentobs.analysis.otlp._parse import looks_mixed
     _, variants = line_variants
     for name, lines in variants.items():
         assert not looks_mixed(("\n".join(lines) + "\n").encode()), name
@@ -392,8 +393,8 @@ def test_lines_look_mixed_only_when_two_show_one_field_spelt_two_ways(line_varia
 def test_lines_whose_ids_alone_differ_are_parsed_as_one_spelling(line_variants, tmp_path, monkeypatch):
     """Lines with hex ids and lines with base64 ids (protobuf's writer with integer enums), mixed line by line: one
     parse of the piece, and the ids of both forms read at once, as the canonical file's."""
-    import agentobs.analysis._otlp_ids as ids
-    import agentobs.analysis._otlp_parse as parse
+    import agentobs.analysis.otlp._parse as parse
+    import agentobs.analysis.otlp.ids as ids
     want, variants = line_variants
     lines = [variants["canonical" if i % 2 else "integer enums"][i] for i in range(len(variants["canonical"]))]
     calls, real = [], parse.pj.read_json
@@ -411,7 +412,7 @@ def test_a_bad_line_among_lines_in_several_spellings_costs_only_itself_when_pars
     """A line no spelling explains, in a piece the parser thread parsed by spelling: the group holding it fails,
     the piece is read run by run, and only that line takes the careful path; the rest is what the same lines give
     read inline (one small piece)."""
-    from agentobs.analysis.input_limits import InputLimits
+    from agentobs.analysis.input.limits import InputLimits
     variants = _variants(_per_span(emitted[2]))
     n = len(variants["canonical"])
     rng = random.Random(8)
@@ -454,7 +455,7 @@ def test_lines_of_several_spellings_with_dropped_spans_and_keys_of_two_kinds_giv
         plain.append(json.dumps(d))
         mixed.append(rng.choice([json.dumps(d), json.dumps({"result": d}), _rewritten(d, _upper_ids),
                                  _rewritten(d, _numbers)]))
-    import agentobs.analysis._otlp_parse as parse
+    import agentobs.analysis.otlp._parse as parse
     grouped, real = [], parse.decode_groups
     monkeypatch.setattr(parse, "decode_groups", lambda *a: grouped.append(ok := real(*a)) or ok)
     got = check(load_file(_write(tmp_path / "mixed.jsonl", mixed)))
@@ -489,7 +490,7 @@ def test_a_line_that_leaves_a_field_out_joins_a_spelling_it_may_be_in(emitted, t
     the lines of a spelling it does not contradict (here the first of the piece), so each spelling is parsed once
     and no group is parsed a second time with what pyarrow's error teaches. The rows are those of the same lines
     all in the canonical spelling."""
-    import agentobs.analysis._otlp_parse as parse
+    import agentobs.analysis.otlp._parse as parse
     variants = _variants(_per_span(emitted[2]))
     n = len(variants["canonical"])
     mixed, plain = [], []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentobs.analysis.report import analyze
+from agentobs.analysis.report.engine import analyze
 
 
 def _attr(k, v):

@@ -1,11 +1,11 @@
-"""The attribute pivot (``_otlp_arrow.pivot_attributes``) gives the same columns whether it takes the keys of a value
+"""The attribute pivot (``otlp._arrow.pivot_attributes``) gives the same columns whether it takes the keys of a value
 field together (pieces of few spans) or builds each key's column from its own entries (pieces of many)."""
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import agentobs.analysis._otlp_arrow as arrow
-from agentobs.analysis.quality import DataQuality
+import agentobs.analysis.otlp._arrow as arrow
+from agentobs.analysis.spans.quality import DataQuality
 
 _VALUE = st.one_of(st.builds(lambda s: {"stringValue": s}, st.sampled_from(["a", "b", "", "ü"])),
                    st.builds(lambda i: {"intValue": i}, st.sampled_from(["-5", "0", "7", "x", "99999999999999999999"])),

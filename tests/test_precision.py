@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from agentobs.analysis import analyze
-from agentobs.analysis.signatures import precision, summarize
+from agentobs.analysis.assess.signatures import precision, summarize
 
 TAU2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau2"
 
@@ -38,7 +38,7 @@ def _runs(flags_failed: list[bool], flags_ok: list[bool]) -> pd.DataFrame:
 
 
 def test_a_signature_as_common_in_successful_runs_is_a_trait(monkeypatch):
-    from agentobs.analysis import signatures as sig
+    from agentobs.analysis.assess import signatures as sig
     monkeypatch.setattr(sig, "CATALOG", [sig.Signature(name="x", reference="t", looks_like="", cause="", control="",
                                                        rule=lambda d: d["success"].notna())])
     trait = summarize(_runs([True] * 30 + [False] * 70, [True] * 300 + [False] * 700))[0]

@@ -14,9 +14,9 @@ from genai_prices import Usage, calc_price, data_snapshot, types
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentobs.analysis.pricing import price, price_calls
-from agentobs.analysis.runs import derive_runs
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.derive.pricing import price, price_calls
+from agentobs.analysis.derive.runs import derive_runs
+from agentobs.analysis.load.sources import load_sources
 from agentobs.cli.main import cli
 from agentobs.contract.pricing import Prices
 from agentobs.domain import population
@@ -245,7 +245,7 @@ def test_each_call_is_priced_when_it_was_made_whenever_the_report_runs(tmp_path,
     costs = []
     for hour in (2, 20):                     # the report runs at the full price's hour, then off-peak
         now = datetime(2026, 12, 1, hour, tzinfo=UTC)
-        monkeypatch.setattr("agentobs.analysis.pricing.datetime", type("D", (datetime,), {
+        monkeypatch.setattr("agentobs.analysis.derive.pricing.datetime", type("D", (datetime,), {
             "now": staticmethod(lambda tz=None, _n=now: _n)}))
         runs, _, _ = derive_runs(load_sources([str(path)]))
         costs.append(float(runs["cost_usd"].iloc[0]))

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from agentobs.analysis.limits import recommend_all
-from agentobs.analysis.prometheus_rules import HISTOGRAMS, SPAN_CALLS, _go_float, agent_regex, rules
+from agentobs.analysis.assess.limits import recommend_all
+from agentobs.analysis.emit.prometheus_rules import HISTOGRAMS, SPAN_CALLS, _go_float, agent_regex, rules
 from agentobs.contract import semconv as sc
 from agentobs.errors import InputError
 

@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentobs import Budget, ConfigError, FunctionModel, InputError
-from agentobs.analysis.labels import read_labels
-from agentobs.analysis.otlp import check, load_bytes
-from agentobs.analysis.transcripts import transcripts_to_spans
+from agentobs.analysis.assess.labels import read_labels
+from agentobs.analysis.formats.transcripts import transcripts_to_spans
+from agentobs.analysis.otlp.load import load_bytes
+from agentobs.analysis.spans.checks import check
 from agentobs.cli.main import cli
 from agentobs.domain.scenarios import SEED000, go
 from agentobs.telemetry import configure

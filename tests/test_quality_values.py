@@ -5,8 +5,8 @@ import dataclasses
 
 import pytest
 
-from agentobs.analysis.quality import DataQuality, Finding, Kind, Note, NoteKind, total
-from agentobs.analysis.runs import Derivation, Overflow, Unusable
+from agentobs.analysis.spans.quality import DataQuality, Finding, Kind, Note, NoteKind, total
+from agentobs.analysis.derive.runs import Derivation, Overflow, Unusable
 
 
 def _q(*adds, files=0, lines=0):
@@ -87,7 +87,10 @@ def test_derivations_add_up():
 @pytest.mark.parametrize("record", ["Report", "Example", "CapRecommendation", "Percentiles", "Finding", "Note",
                                     "Overflow", "Unusable", "SignatureRow", "Signature"])
 def test_the_records_a_user_receives_are_keyword_only_and_frozen(record):
-    from agentobs.analysis import limits, quality, report, runs, signatures
+    from agentobs.analysis.assess import limits, signatures
+    from agentobs.analysis.derive import runs
+    from agentobs.analysis.report import summary as report
+    from agentobs.analysis.spans import quality
     cls = next(getattr(m, record) for m in (report, limits, quality, runs, signatures) if hasattr(m, record))
     params = cls.__dataclass_params__
     assert all(f.kw_only for f in dataclasses.fields(cls)), record
@@ -98,7 +101,7 @@ def test_the_records_a_user_receives_are_keyword_only_and_frozen(record):
 def test_a_recommendation_is_built_whole():
     import pandas as pd
 
-    from agentobs.analysis.limits import DIMENSIONS, recommend
+    from agentobs.analysis.assess.limits import DIMENSIONS, recommend
     runs = pd.DataFrame({"success": [True] * 30 + [False] * 3, "steps": [*range(30), 50, 60, 70]})
     rec = recommend(runs, next(d for d in DIMENSIONS if d.column == "steps"), target=0.1)
     assert rec.recommended is not None and rec.cutoff and rec.warnings
@@ -109,8 +112,8 @@ def test_a_recommendation_is_built_whole():
 
 
 def test_a_piece_that_cannot_be_parsed_is_a_parse_failure_with_its_reason():
-    from agentobs.analysis._otlp_parse import ParseFailure, parse
-    from agentobs.analysis._otlp_spelling import Spelling
+    from agentobs.analysis.otlp._parse import ParseFailure, parse
+    from agentobs.analysis.otlp._spelling import Spelling
     got = parse(b'{"resourceSpans": [}\n', 1 << 20, Spelling())
     assert isinstance(got, ParseFailure) and got.reason
     assert parse(b'{"other": 1}\n', 1 << 20, Spelling()) == ParseFailure(reason="no resourceSpans")
@@ -122,7 +125,8 @@ def test_check_reports_the_spans_it_flags_as_its_counts(tmp_path):
     """The Dask partitions read check's bad_value findings from what it flags: the rows agree with its counts."""
     from test_hostile_input import _bot_file, _bot_run
 
-    from agentobs.analysis.otlp import Flagged, check, load_file
+    from agentobs.analysis.otlp.load import load_file
+    from agentobs.analysis.spans.checks import Flagged, check
     runs = [_bot_run("1" * 32, root_parent="a" * 16), _bot_run("2" * 32, root_parent="b" * 16),
             _bot_run("3" * 32, tokens=-5)]
     ss = load_file(_bot_file(tmp_path, *runs))

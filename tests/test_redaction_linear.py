@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentobs.contract import redaction
-from agentobs.contract.redaction import REDACTED, Redactor, shown
+from agentobs.contract.redaction import REDACTED, Redactor, secrets_masked
 from bench import redaction_data as data
 
 N = 1 << 16              # n characters; the growth check compares n and 4n
@@ -108,16 +108,16 @@ def test_map_keys_are_read_in_linear_time(red, costs):
 
 
 def test_what_the_analysis_shows_is_masked_in_linear_time(costs):
-    """``shown`` (every output format) puts the run ids it finds back after masking: with thousands of them in a
-    crafted text, and with the issue's JWT-like run and key headers."""
+    """``secrets_masked`` (every output format) puts the run ids it finds back after masking: with thousands of them
+    in a crafted text, and with the issue's JWT-like run and key headers."""
     run_id = "0af7651916cd43dd8448eb211c80319c:b7ad6b7169203331 "
     shapes = {"run ids": ("", run_id), "run ids and headers": ("", run_id + "-----BEGIN PRIVATE KEY-----"),
               "jwt-like run": ("", "eyJ-"), "key headers": ("", "-----BEGIN PRIVATE KEY-----")}
     for what, (head, unit) in shapes.items():
         redaction._SHOWN.clear()
-        assert_linear(shown, lambda n, h=head, u=unit: data.fill(h, u, n), f"shown: {what}", costs)
+        assert_linear(secrets_masked, lambda n, h=head, u=unit: data.fill(h, u, n), f"shown: {what}", costs)
     text = data.fill("", run_id, 4096)
-    assert shown(text) == text                       # the run ids themselves are kept
+    assert secrets_masked(text) == text                       # the run ids themselves are kept
 
 
 def test_a_json_document_with_crafted_strings_is_redacted_in_linear_time(red, costs):

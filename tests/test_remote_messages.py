@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 from test_jaeger_client import T0, WINDOW, FakeJaeger, _trace
 
-from agentobs.analysis import remote
-from agentobs.analysis.jaeger import is_jaeger_url, parse_url
+from agentobs.analysis.input import remote
+from agentobs.analysis.jaeger.query import is_jaeger_url, parse_url
 from agentobs.cli.main import cli
 
 pytest.importorskip("fsspec")

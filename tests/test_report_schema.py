@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentobs.analysis import analyze
-from agentobs.analysis.report import REPORT_SCHEMA_VERSION
+from agentobs.analysis.report.summary import REPORT_SCHEMA_VERSION
 from agentobs.cli.main import cli
 from agentobs.domain.population import simulate
 from agentobs.telemetry import configure
@@ -85,6 +85,6 @@ def test_caps_json_holds_the_same_cap_objects(traces):
 def test_figures_of_a_million_and_up_are_written_out_on_the_terminal_and_in_html():
     """``.6g`` showed a recommended token cap of 1426909 as 1.42691e+06 beside the JSON's exact value (found by
     fuzzing); from a million to 1e15 a figure is a whole number with separators."""
-    from agentobs.analysis.view import num
+    from agentobs.analysis.report.view import num
     assert num(1426909.0) == "1,426,909" and num(-2.5e6) == "-2,500,000" and num(1234.567) == "1,234.57"
     assert num(0.000123456) == "0.000123456" and num(1.2e308) == "1.2e+308" and num(7) == "7"

@@ -11,8 +11,9 @@ from pathlib import Path
 import pandas as pd
 
 from agentobs.analysis import derive_runs, load_sources
-from agentobs.analysis.report import Options, analyze
-from agentobs.analysis.runs import ROOTLESS_NOTE
+from agentobs.analysis.derive.runs import ROOTLESS_NOTE
+from agentobs.analysis.report.engine import analyze
+from agentobs.analysis.report.summary import Options
 
 FIXTURES = Path(__file__).parent / "dialects" / "fixtures"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from agentobs.analysis.otlp import load_bytes
-from agentobs.analysis.runs import derive_runs
+from agentobs.analysis.derive.runs import derive_runs
+from agentobs.analysis.otlp.load import load_bytes
 
 FIXTURES = sorted((Path(__file__).parent / "dialects" / "fixtures").glob("*.jsonl"))
 SKIP = {"source", "signatures", "trace_ids", "sub_agent_names"}

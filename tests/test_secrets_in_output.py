@@ -103,10 +103,10 @@ def test_run_ids_whose_span_id_is_all_digits_are_shown_whole(tmp_path):
     """A span id is 16 hex digits, one in about 1,900 of them all decimal: such an id reads as a card number to the
     card rule. A trace holding two runs names them ``<trace id>:<span id>``; those ids reach the runs CSV, each
     renderer's value and a sentence around them whole, while a card number next to them is still masked."""
-    from agentobs.analysis.html import _shown as _shown_in_html
+    from agentobs.analysis.explorer.html import _shown as _shown_in_html
     from agentobs.cli.render import jsonable
     from agentobs.cli.safe_text import clean
-    from agentobs.contract.redaction import shown
+    from agentobs.contract.redaction import secrets_masked
     first = json.loads(FIXTURE.read_text().splitlines()[0])
     lines, roots = [], []
     for k in (1, 2):
@@ -133,8 +133,8 @@ def test_run_ids_whose_span_id_is_all_digits_are_shown_whole(tmp_path):
         assert jsonable({"run_id": run_id}) == {"run_id": run_id} and clean(run_id) == run_id
         assert _shown_in_html(run_id) == run_id
     sentence = f"evidence in {roots[0]}: paid with 4111 1111 1111 1111"
-    assert shown(sentence) == f"evidence in {roots[0]}: paid with [REDACTED]"
-    assert shown(roots[0].split(":")[1]) == "[REDACTED]"          # a 16-digit value alone may be a card: masked
+    assert secrets_masked(sentence) == f"evidence in {roots[0]}: paid with [REDACTED]"
+    assert secrets_masked(roots[0].split(":")[1]) == "[REDACTED]"      # a 16-digit value alone may be a card: masked
     # a run id inside a secret goes with the secret
-    assert shown(json.dumps({"token": f"abc {roots[0]} def", "run": roots[1]})) == \
+    assert secrets_masked(json.dumps({"token": f"abc {roots[0]} def", "run": roots[1]})) == \
         json.dumps({"token": "[REDACTED]", "run": roots[1]}, ensure_ascii=False)

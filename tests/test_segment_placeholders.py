@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from agentobs.analysis.limits import SEGMENT_VALUES, segment_percentiles
+from agentobs.analysis.assess.limits import SEGMENT_VALUES, segment_percentiles
 
 
 def _runs(values: list[object]) -> pd.DataFrame:

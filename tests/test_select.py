@@ -29,12 +29,14 @@ from hypothesis import strategies as st
 from objectstore import s3_server  # noqa: F401 - the session fixture
 from synthetic import Flavor, Node, http_server, otlp_lines
 
-from agentobs.analysis.jaeger import parse_url
-from agentobs.analysis.prune import narrow
-from agentobs.analysis.report import Options, analyze, analyze_spans
-from agentobs.analysis.select import Selection, matches, select_runs
-from agentobs.analysis.sources import load_sources
-from agentobs.analysis.timespec import parse_time
+from agentobs.analysis.input.timespec import parse_time
+from agentobs.analysis.jaeger.query import parse_url
+from agentobs.analysis.load.sources import load_sources
+from agentobs.analysis.report.engine import analyze
+from agentobs.analysis.report.local import analyze_spans
+from agentobs.analysis.report.summary import Options
+from agentobs.analysis.select.prune import narrow
+from agentobs.analysis.select.selection import Selection, matches, select_runs
 from agentobs.cli.main import cli
 from agentobs.domain.population import simulate
 from agentobs.errors import InputError

@@ -1,4 +1,4 @@
-"""Edge cases of naming SOURCES (``agentobs.analysis.sources``): what a file's first bytes say it is, folders and
+"""Edge cases of naming SOURCES (``agentobs.analysis.load.sources``): what a file's first bytes say it is, folders and
 links that cannot be read, and sources that are streams (a named pipe, standard input, a process substitution)."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.sources import expand, expand_sources, load_sources, sniff, total_bytes
+from agentobs.analysis.load.sources import expand, expand_sources, load_sources, sniff, total_bytes
 from agentobs.cli.main import cli
 from agentobs.errors import InputError
 
@@ -27,7 +27,7 @@ CLI = "import sys; from agentobs.cli.main import main; sys.argv[0] = 'agentobs';
 
 
 def _runs(ss) -> int:
-    from agentobs.analysis.runs import derive_runs
+    from agentobs.analysis.derive.runs import derive_runs
     return len(derive_runs(ss)[0])
 
 
@@ -318,7 +318,7 @@ def test_a_named_pipe_through_the_cli(tmp_path, own_tmp):
 
 
 def test_a_transcript_through_a_pipe_keeps_ids_derived_from_its_name(tmp_path, own_tmp):
-    from agentobs.analysis.transcripts import transcripts_to_spans
+    from agentobs.analysis.formats.transcripts import transcripts_to_spans
     fifo, got = _through_fifo(tmp_path, json.dumps(TRANSCRIPT).encode(), lambda p: load_sources([p]))
     want = transcripts_to_spans(TRANSCRIPT, fifo)
     assert len(got.spans) == len(want.spans) > 0

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from synthetic import Flavor, Node, http_client, http_server, otlp_lines
 
 from agentobs.analysis import analyze
-from agentobs.analysis.runs import derive_runs
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.derive.runs import derive_runs
+from agentobs.analysis.load.sources import load_sources
 
 GENAI, OI, BARE = Flavor("genai"), Flavor("openinference"), Flavor("bare")
 EXAMPLES = max(20, int(os.environ.get("AGENTOBS_PROPERTY_EXAMPLES", "2000")) // 40)

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from agentobs.analysis.otlp import load_file
-from agentobs.analysis.report import analyze
+from agentobs.analysis.otlp.load import load_file
+from agentobs.analysis.report.engine import analyze
 from agentobs.errors import ConfigError
 from agentobs.telemetry import configure
 from agentobs.telemetry.instrument import AgentInstrumentation

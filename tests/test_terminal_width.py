@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 from otlp_spans import agent, chat, span, tool, write
 
-from agentobs.analysis.report import analyze
-from agentobs.analysis.trace_tree import find_trace
-from agentobs.analysis.view import Table, report_view, runs_view, trace_view
+from agentobs.analysis.explorer.trace_tree import find_trace
+from agentobs.analysis.report.engine import analyze
+from agentobs.analysis.report.view import Table, report_view, runs_view, trace_view
 from agentobs.cli.main import cli
 
 WIDTHS = (80, 120, 200)
@@ -102,7 +102,7 @@ def test_the_caps_of_long_runs_keep_their_numbers(width, swe):
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_runs_table_and_a_trace_keep_their_key_cells(width, demo):
-    from agentobs.analysis.view import RUNS_COLUMNS
+    from agentobs.analysis.report.view import RUNS_COLUMNS
     out = _printed(["runs", demo, "--format", "table"], width)
     runs = analyze([demo]).runs
     listing = runs_view(runs, RUNS_COLUMNS)

@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-from agentobs.analysis.otlp import load_file
-from agentobs.analysis.runs import derive_runs
-from agentobs.analysis.sources import load_sources, sniff
+from agentobs.analysis.derive.runs import derive_runs
+from agentobs.analysis.load.sources import load_sources, sniff
+from agentobs.analysis.otlp.load import load_file
 from agentobs.cli.main import cli
 from agentobs.domain.scenarios import SEED000, SEED004, approve_and_resume
 from agentobs.telemetry import configure

@@ -10,7 +10,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.view import trace_id_of
+from agentobs.analysis.otlp.ids import trace_id_of
 from agentobs.cli.main import cli
 
 TRACE = "963d977beb698be2e4e129d6361a044a"

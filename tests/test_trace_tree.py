@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from otlp_spans import agent, chat, span, tool, write
 
-from agentobs.analysis.trace_tree import matching_trace_ids, trace_tree
-from agentobs.analysis.view import trace_view
+from agentobs.analysis.explorer.trace_tree import matching_trace_ids, trace_tree
+from agentobs.analysis.report.view import trace_view
 from agentobs.cli.main import cli
 
 A = "a1" * 16

@@ -8,15 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agentobs.analysis.otlp import SpanSet, check
-from agentobs.analysis.schema import SPAN_BASE
-from agentobs.analysis.transcripts import (
+from agentobs.analysis.formats.transcripts import (
     ATTRIBUTE_TYPES,
     SYNTHETIC_EPOCH_NS,
     detect_format,
     load_transcripts,
     transcripts_to_spans,
 )
+from agentobs.analysis.spans.checks import check
+from agentobs.analysis.spans.schema import SPAN_BASE
+from agentobs.analysis.spans.spanset import SpanSet
 from agentobs.contract import semconv as sc
 
 TAU2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau2"

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentobs.analysis import analyze
-from agentobs.analysis.runs import derive_runs
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.derive.runs import derive_runs
+from agentobs.analysis.load.sources import load_sources
 from agentobs.cli.main import cli
 
 EXAMPLES = int(os.environ.get("AGENTOBS_PROPERTY_EXAMPLES", "2000"))
@@ -257,7 +257,7 @@ def test_numbers_next_to_python_s_limits_cost_at_most_their_file(tmp_path_factor
     import copy
 
     from agentobs import InputError
-    from agentobs.analysis.labels import read_labels
+    from agentobs.analysis.assess.labels import read_labels
     doc = copy.deepcopy(DOCUMENTS[name])
     leaves = _leaves(doc)
     parent, key = leaves[pick % len(leaves)]

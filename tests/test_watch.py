@@ -91,7 +91,7 @@ def test_a_replayed_file_reports_what_the_batch_analysis_finds(baseline, tmp_pat
 def test_a_selection_reports_only_the_runs_it_selects(baseline, tmp_path):
     """``--since``/``--until`` and the other filters of the batch commands (issue 46): the watch reports the crossings
     of the runs the batch analysis selects, and no other (the window's ends fall between two runs' starts)."""
-    from agentobs.analysis.select import Selection, select_runs
+    from agentobs.analysis.select.selection import Selection, select_runs
     _, caps_file = baseline
     caps = read_caps(caps_file)
     other = tmp_path / "other.jsonl"
@@ -140,7 +140,7 @@ def test_a_stream_read_line_by_line_reports_runaways_while_they_run(tmp_path):
     root span still to come, and every finished trace is let go."""
     s = Stream(runs=40, concurrent=6, runaway_every=5, runaway_steps=25, cross_at=16, seed=5)
     w = Watcher([STEP_CAP])
-    from agentobs.analysis.otlp import load_bytes
+    from agentobs.analysis.otlp.load import load_bytes
     seen: dict[str, int] = {}
     for tick, line in enumerate(s.lines()):
         for e in w.ingest(Batch(spans=load_bytes(line, "s"), arrived=time.time())):
@@ -155,7 +155,7 @@ def test_an_idle_trace_is_let_go(tmp_path):
     lines = list(s.lines())
     now = [0.0]
     w = Watcher([STEP_CAP], idle_s=30, clock=lambda: now[0])
-    from agentobs.analysis.otlp import load_bytes
+    from agentobs.analysis.otlp.load import load_bytes
     for line in lines[:3]:                              # three steps, no root: in flight
         w.ingest(Batch(spans=load_bytes(line, "s"), arrived=0.0))
     assert len(w.seen) == 1 and not w.held.spans.empty
@@ -172,7 +172,7 @@ def test_polled_whole_traces_replace_what_is_held_and_are_not_reported_twice(tmp
     path = tmp_path / "s.jsonl"
     write(str(path), s)
     lines = path.read_bytes().splitlines(keepends=True)
-    from agentobs.analysis.otlp import load_bytes
+    from agentobs.analysis.otlp.load import load_bytes
     w = Watcher([STEP_CAP], done_s=60)
     events = []
     for k in range(1, len(lines) + 1):

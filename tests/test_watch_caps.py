@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agentobs.analysis.emit import emit, reserve_usd
-from agentobs.analysis.report import analyze
+from agentobs.analysis.emit.config import reserve_usd
+from agentobs.analysis.emit.kinds import emit
+from agentobs.analysis.report.engine import analyze
 from agentobs.analysis.watch import read_caps, resolve_caps
 from agentobs.analysis.watch.caps import caps_of
 from agentobs.errors import InputError

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.otlp import load_file
-from agentobs.analysis.report import analyze
-from agentobs.analysis.sources import load_sources, sniff
+from agentobs.analysis.load.sources import load_sources, sniff
+from agentobs.analysis.otlp.load import load_file
+from agentobs.analysis.report.engine import analyze
 from agentobs.cli.main import cli
 
 DATA = Path(__file__).parent / "data" / "zipkin"
@@ -292,7 +292,7 @@ def test_the_otel_exporter_tags_for_status_scope_and_resource_are_not_attributes
 
 
 def _quality():
-    from agentobs.analysis.quality import DataQuality
+    from agentobs.analysis.spans.quality import DataQuality
     return DataQuality(files=1)
 
 

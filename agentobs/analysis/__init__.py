@@ -7,7 +7,7 @@
     recommend_all(runs) -> [CapRecommendation]
 
 The names are imported on first use (PEP 562), as the top-level package's are: ``python -m
-agentobs.analysis.schema`` runs that module without having imported it first as a part of the package (which
+agentobs.analysis.spans.schema`` runs that module without having imported it first as a part of the package (which
 made runpy warn), and importing one module of the analysis loads only what it needs.
 """
 from __future__ import annotations
@@ -16,13 +16,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .limits import DIMENSIONS, CapRecommendation, percentiles, recommend, recommend_all
-    from .otlp import SpanSet, load_file
-    from .quality import DataQuality
-    from .report import Options, Report, analyze, analyze_spans
-    from .runs import derive_runs
-    from .signatures import CATALOG, classify
-    from .sources import load_sources
+    from .assess.limits import DIMENSIONS, CapRecommendation, percentiles, recommend, recommend_all
+    from .assess.signatures import CATALOG, classify
+    from .derive.runs import derive_runs
+    from .load.sources import load_sources
+    from .otlp.load import load_file
+    from .report.engine import analyze
+    from .report.local import analyze_spans
+    from .report.summary import Options, Report
+    from .spans.quality import DataQuality
+    from .spans.spanset import SpanSet
 
 __all__ = ["CATALOG", "CapRecommendation", "DIMENSIONS", "DataQuality", "Options", "Report", "SpanSet", "analyze",
            "analyze_spans", "classify", "derive_runs", "load_file", "load_sources", "percentiles", "recommend",
@@ -30,10 +33,11 @@ __all__ = ["CATALOG", "CapRecommendation", "DIMENSIONS", "DataQuality", "Options
 
 # where each public name lives
 _LAZY: dict[str, str] = {
-    "DIMENSIONS": "limits", "CapRecommendation": "limits", "percentiles": "limits", "recommend": "limits",
-    "recommend_all": "limits", "SpanSet": "otlp", "load_file": "otlp", "DataQuality": "quality", "Options": "report",
-    "Report": "report", "analyze": "report", "analyze_spans": "report", "derive_runs": "runs", "CATALOG": "signatures",
-    "classify": "signatures", "load_sources": "sources",
+    "DIMENSIONS": "assess.limits", "CapRecommendation": "assess.limits", "percentiles": "assess.limits",
+    "recommend": "assess.limits", "recommend_all": "assess.limits", "CATALOG": "assess.signatures",
+    "classify": "assess.signatures", "derive_runs": "derive.runs", "load_sources": "load.sources",
+    "load_file": "otlp.load", "analyze": "report.engine", "analyze_spans": "report.local", "Options": "report.summary",
+    "Report": "report.summary", "DataQuality": "spans.quality", "SpanSet": "spans.spanset",
 }
 
 

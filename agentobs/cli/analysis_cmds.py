@@ -21,10 +21,10 @@ from .safe_text import clean, csv_cell, http_url
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..analysis.report import Options, Report
-    from ..analysis.select import Selection
+    from ..analysis.report.summary import Options, Report
+    from ..analysis.select.selection import Selection
 
-# agentobs.analysis.emit.KINDS (a test keeps them equal)
+# agentobs.analysis.emit.config.KINDS (a test keeps them equal)
 EMIT_KINDS = ("budget", "pydantic-ai", "openai-agents", "prometheus-rules")
 
 LARGE_INPUT = 20 * 1024 * 1024
@@ -35,7 +35,7 @@ def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None]
                    passes: int = 1) -> Any:
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from ..analysis.sources import total_bytes
+    from ..analysis.load.sources import total_bytes
     if not on_terminal(errors):                 # a bar goes to standard error, and only to a terminal
         return fn(None)
     size = total_bytes(sources) * passes
@@ -49,8 +49,8 @@ def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None]
 
 def _options(labels: Path | tuple[Path, ...] | None, success_attr: str | None, *, target: float, margin: float,
              segments: tuple[str, ...], jaeger: str | None, selection: Selection | None = None) -> Options:
-    from ..analysis.report import Options
-    from ..analysis.select import Selection
+    from ..analysis.report.summary import Options
+    from ..analysis.select.selection import Selection
     attr = None
     if success_attr is not None:
         if "=" not in success_attr or not success_attr.split("=", 1)[0].strip():
@@ -75,9 +75,8 @@ def _link_base(explicit: str | None) -> str | None:
 
 def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", scheduler: str | None = None, *,
          say_labels: bool = False, out: Path | None = None) -> Report:
-    from ..analysis.jaeger import shown
-    from ..analysis.report import analyze
-    from ..analysis.sources import expand
+    from ..analysis.load.sources import expand, printable_source
+    from ..analysis.report.engine import analyze
     if not sources:
         raise InputError("name at least one source: a traces file, a folder, a glob or a Jaeger URL")
     if scheduler and engine != "dask":
@@ -90,13 +89,13 @@ def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", schedule
                                                               scheduler=scheduler),
                             passes=2 if engine == "dask" else 1)     # dask: the scan, then the partitions
     if say_labels and opt.labels_files and not report.runs.empty:    # (report shows them in its data quality)
-        from ..analysis.quality import LABEL_KINDS
+        from ..analysis.spans.quality import LABEL_KINDS
         said = report.quality.summary_of(LABEL_KINDS)
         if said:
             click.echo(f"agentobs: warning: labels: {clean(said)} (agentobs report lists each)", err=True)
     if report.runs.empty and opt.selection:
         read = f": {report.read.said()}" if report.read is not None else ""
-        raise InputError(f"no run in {', '.join(shown(s) for s in sources)} matches the selection "
+        raise InputError(f"no run in {', '.join(printable_source(s) for s in sources)} matches the selection "
                          f"({opt.selection.describe()}){read}")
     if report.runs.empty:
         spans = int(report.overview.get("spans", 0))
@@ -110,7 +109,7 @@ def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", schedule
             "usage), a tool call or an agent, in any dialect agentobs reads or by structure"
             + (f"; the most common span names: {common}" if common else "")
             + (f"; {report.quality.summary()}" if report.quality.issues else ""))
-        raise InputError(f"no usable run in {', '.join(shown(s) for s in sources)}: {why}")
+        raise InputError(f"no usable run in {', '.join(printable_source(s) for s in sources)}: {why}")
     return report
 
 
@@ -120,7 +119,7 @@ def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def wrapper(*args: Any, since: str | None, until: str | None, service: tuple[str, ...], agent: tuple[str, ...],
                 model: tuple[str, ...], where: tuple[str, ...], **kwargs: Any) -> Any:
-        from ..analysis.select import Selection
+        from ..analysis.select.selection import Selection
         return fn(*args, selection=Selection.resolve(since=since, until=until, services=service, agents=agent,
                                                      models=model, where=where), **kwargs)
     for decorate in reversed(SELECTION_OPTIONS):
@@ -198,13 +197,13 @@ def say_selection(r: Report) -> None:
 
 
 def print_report(r: Report) -> None:
-    from ..analysis.view import report_view
+    from ..analysis.report.view import report_view
     from .terminal import print_view
     print_view(report_view(r))
 
 
 def print_caps(r: Report) -> None:
-    from ..analysis.view import report_view
+    from ..analysis.report.view import report_view
     from .terminal import print_view
     print_view(report_view(r), sections=("caps",))
 
@@ -242,7 +241,7 @@ def report_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_at
             click.echo(text)
         return
     if fmt == "html":
-        from ..analysis import html as html_report
+        from ..analysis.explorer import html as html_report
         out = out or DEFAULT_HTML
         write_text(out, html_report.render(r))
         _wrote("Report (HTML)", out)
@@ -276,8 +275,8 @@ def caps_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_attr
                    selection=selection)
     r = _run(sources, opt, engine, scheduler, say_labels=True, out=out)
     if emit_as:
-        from ..analysis.emit import emit as emit_caps
-        from ..analysis.emit import reserve
+        from ..analysis.emit.config import reserve
+        from ..analysis.emit.kinds import emit as emit_caps
         e = emit_caps(r.caps, emit_as, target=target, margin=margin, reserve=reserve(r.runs), runs=r.runs,
                       alert_window=alert_window, alert_for=alert_for)
         for w in dict.fromkeys(w for c in r.caps for w in c.warnings):     # what the table would show beside it
@@ -324,7 +323,7 @@ def runs_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_attr
              scheduler: str | None, out: Path | None, fmt: str | None, columns: str | None,
              selection: Selection) -> None:
     """The runs table (one row per run, documented columns): on the terminal, or as CSV."""
-    from ..analysis.view import RUNS_COLUMNS
+    from ..analysis.report.view import RUNS_COLUMNS
     if out is not None and fmt == "table":
         raise InputError("--out writes CSV: leave out --format table (or --out, for the table on the terminal)")
     opt = _options(labels, success_attr, target=0.01, margin=0.10, segments=(), jaeger=None,
@@ -344,7 +343,7 @@ def runs_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_attr
             write_text(out, text)
             _wrote(f"{len(df)} runs", out)
         return
-    from ..analysis.view import runs_view
+    from ..analysis.report.view import runs_view
     from .terminal import print_listing
     say_selection(r)
     print_listing(runs_view(r.runs, _columns(columns, RUNS_COLUMNS, every)))
@@ -397,9 +396,10 @@ def csv_text(df: pd.DataFrame) -> str:
 @selection_options
 def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool, selection: Selection) -> None:
     """One trace as a tree: per span its role, start and duration in ms, tokens, cost and error."""
-    from ..analysis.jaeger import shown
-    from ..analysis.trace_tree import find_trace, typed_prefix
-    from ..analysis.view import trace_id_of, trace_view
+    from ..analysis.explorer.trace_tree import find_trace, typed_prefix
+    from ..analysis.load.sources import printable_source
+    from ..analysis.otlp.ids import trace_id_of
+    from ..analysis.report.view import trace_view
     if not sources:
         raise InputError("name the traces file, folder or Jaeger URL that holds the trace")
     if trace_id_of(trace_id) is None and typed_prefix(trace_id) is None:
@@ -412,12 +412,12 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool, se
                          "more of its digits")
     if not found.matches:
         lost = found.spanset.quality.losses()   # its spans may be among those dropped: say so, not just "not in"
-        raise InputError(f"trace {trace_id} is not in {', '.join(shown(s) for s in sources)}"
+        raise InputError(f"trace {trace_id} is not in {', '.join(printable_source(s) for s in sources)}"
                          + (f", or its spans were among those dropped ({lost}; agentobs report lists them)"
                             if lost else ""))
     wanted = found.matches[0]
     if selection:
-        from ..analysis.prune import trace_selected
+        from ..analysis.select.prune import trace_selected
         if not trace_selected(found.spanset, wanted, selection):
             raise InputError(f"trace {trace_id} holds no run that matches the selection ({selection.describe()})")
     tree = found.tree(wanted)

@@ -12,8 +12,9 @@ from typing import Any
 
 import click
 
-from ..analysis import html as html_report
-from ..analysis.report import Options, analyze
+from ..analysis.explorer import html as html_report
+from ..analysis.report.engine import analyze
+from ..analysis.report.summary import Options
 from ..domain.scenarios import SEED000, SEED004, Result
 from ..telemetry import Telemetry, configure
 from .analysis_cmds import print_caps

@@ -12,7 +12,7 @@ from .common import DEFAULT_OUT
 from .render import json_text, say, table, write_text
 
 if TYPE_CHECKING:
-    from ..analysis.compare import Comparison
+    from ..analysis.compare.comparison import Comparison
 
 DEFAULT_HTML = DEFAULT_OUT / "diff.html"
 
@@ -57,7 +57,7 @@ def diff_cmd(before: str, after: str | None, labels: tuple[Path, ...], success_a
              margin: float, seed: int, fmt: str | None, out: Path | None, **selection: Any) -> None:
     """Two sources, or two windows of one, side by side: what changed, and whether it is larger than chance."""
     # (``selection``: --since ... --where, and the same for each side, --before-since ... --after-where)
-    from ..analysis.compare import SideOptions, compare, resolve_sides
+    from ..analysis.compare.comparison import SideOptions, compare, resolve_sides
     if fmt is None:
         fmt = "html" if out is not None and out.suffix.lower() in (".html", ".htm") else "table"
     if fmt == "html" and out is None:
@@ -67,7 +67,7 @@ def diff_cmd(before: str, after: str | None, labels: tuple[Path, ...], success_a
                          models=selection[f"{p}model"], where=selection[f"{p}where"])
              for p in ("", "before_", "after_")]
     sel_before, sel_after = resolve_sides(*sides, one_source=after is None)
-    from ..analysis.sources import expand
+    from ..analysis.load.sources import expand
     expand([before, *([after] if after else [])])          # a missing path: one line, before any reading
     reports = []
     for name, source, sel in (("before", before, sel_before), ("after", after or before, sel_after)):
@@ -87,7 +87,7 @@ def diff_cmd(before: str, after: str | None, labels: tuple[Path, ...], success_a
             click.echo(text)
         return
     if fmt == "html":
-        from ..analysis import diff_html
+        from ..analysis.compare import diff_html
         assert out is not None
         write_text(out, diff_html.render(c))
         say(f"Comparison (HTML): {out}")
@@ -99,7 +99,7 @@ def diff_cmd(before: str, after: str | None, labels: tuple[Path, ...], success_a
 
 
 def print_diff(c: Comparison) -> None:
-    from ..analysis.diff_view import COLUMNS, diff_view
+    from ..analysis.compare.diff_view import COLUMNS, diff_view
     view = diff_view(c)
     for line in view.head:
         say(line)

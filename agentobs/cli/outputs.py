@@ -42,5 +42,5 @@ def _local(p: str | os.PathLike[str]) -> bool:
 
 
 def _shown(p: str | os.PathLike[str]) -> str:
-    from ..analysis.jaeger import shown
-    return shown(str(Path(p)) if isinstance(p, os.PathLike) else p)
+    from ..analysis.load.sources import printable_source
+    return printable_source(str(Path(p)) if isinstance(p, os.PathLike) else p)

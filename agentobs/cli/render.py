@@ -117,8 +117,8 @@ def jsonable(o: Any) -> Any:
     if isinstance(o, (list, tuple, set, frozenset)):
         return [jsonable(v) for v in o]
     if isinstance(o, str):
-        from ..contract.redaction import shown
-        return shown(o)                      # secrets masked, as everywhere agentobs shows text
+        from ..contract.redaction import secrets_masked
+        return secrets_masked(o)                      # secrets masked, as everywhere agentobs shows text
     if o is None or isinstance(o, bool):
         return o
     if isinstance(o, int):

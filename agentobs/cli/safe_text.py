@@ -1,6 +1,6 @@
 """Untrusted text made safe to show: text from traces is data, never markup or terminal control.
 
-``clean`` is for the terminal (and any one-line message): it masks secrets (``contract.redaction.shown``),
+``clean`` is for the terminal (and any one-line message): it masks secrets (``contract.redaction.secrets_masked``),
 removes whole escape sequences (CSI, OSC, DCS, SOS, PM, APC, two-byte ESC sequences, and their 8-bit C1 forms),
 every other C0/C1 control character and the bidirectional controls, shows other invisible (format) characters as
 ``<U+200B>``, turns line and tab characters into spaces and shortens very long values. Rich markup is not escaped
@@ -46,8 +46,8 @@ FORMULA_START = ("=", "+", "-", "@", "|", "\t", "\r", "\n", "\uff1d", "\uff0b", 
 
 def clean(value: Any, limit: int | None = MAX_CHARS) -> str:
     """``value`` as one line of plain text a terminal shows as is, at most ``limit`` characters, secrets masked."""
-    from ..contract.redaction import shown  # here: `agentobs --help` needs neither the contract nor its rules
-    text = shown(value if isinstance(value, str) else str(value))
+    from ..contract.redaction import secrets_masked  # here: `agentobs --help` needs neither the contract nor its rules
+    text = secrets_masked(value if isinstance(value, str) else str(value))
     # the common case is printable: nothing to remove
     if not text.isprintable():
         text = _CONTROL.sub("", _SPACE.sub(" ", _SEQUENCE.sub("", text)))
@@ -88,8 +88,8 @@ def csv_cell(value: Any, *, mask: bool = True) -> Any:
     if not value.isprintable():
         value = _CSV_CONTROL.sub("", _SEQUENCE.sub("", value))
     if mask:
-        from ..contract.redaction import shown
-        value = shown(value)
+        from ..contract.redaction import secrets_masked
+        value = secrets_masked(value)
     if not value.isprintable():
         value = _INVISIBLE.sub(_shown_as_code, value)
     if value.startswith(FORMULA_START) or value.lstrip().startswith(FORMULA_START):

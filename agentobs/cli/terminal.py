@@ -1,4 +1,4 @@
-"""The report and a trace on the terminal, from the view model (``agentobs.analysis.view``).
+"""The report and a trace on the terminal, from the view model (``agentobs.analysis.report.view``).
 
 Layout only: the same sections, tables and lines as the HTML page. Every cell goes through ``render``, which
 shows text from traces as plain text (never markup, never control codes).
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..analysis.view import Line, Listing, ReportView, Table, TraceView
+from ..analysis.report.view import Line, Listing, ReportView, Table, TraceView
 from .layout import Col, Grid, lay_out
 from .render import print_lines, say, table, width
 from .safe_text import clean

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
-from ..contract.redaction import shown
+from ..contract.redaction import secrets_masked
 
 FIELDS = ("span_id", "parent_span_id", "name", "role", "start_ms", "duration_ms", "input_tokens", "output_tokens",
           "cost_usd", "status", "error", "details", "orphan", "cycle")
@@ -48,7 +48,8 @@ def trace_json(tree: pd.DataFrame, trace_id: str) -> Iterator[str]:
 
 def _encoded(col: pd.Series, *, mask: bool) -> list[str]:
     """A column's values as JSON text: null for missing, NaN and infinities; numbers and flags as they are; text
-    masked (``contract.redaction.shown``, not the hex ids the loader writes) and escaped, once per distinct value."""
+    masked (``contract.redaction.secrets_masked``, not the hex ids the loader writes) and escaped, once per distinct
+    value."""
     if pd.api.types.is_bool_dtype(col):
         return ["true" if v else "false" for v in col.tolist()]
     if pd.api.types.is_numeric_dtype(col):
@@ -58,7 +59,7 @@ def _encoded(col: pd.Series, *, mask: bool) -> list[str]:
     codes, uniques = pd.factorize(col.astype(object), use_na_sentinel=True)
     texts = [str(v) for v in uniques]
     done = np.array([(f'"{v}"' if v.isascii() and v.isalnum() else _escape(json.dumps(v))) if not mask
-                     else _escape(json.dumps(shown(v))) for v in texts] + ["null"], dtype=object)
+                     else _escape(json.dumps(secrets_masked(v))) for v in texts] + ["null"], dtype=object)
     return done[codes].tolist()         # (a missing value's code is -1: the last, null)
 
 

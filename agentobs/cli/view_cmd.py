@@ -11,7 +11,7 @@ from .analysis_cmds import _options, _run, say_selection, selection_options
 from .render import say
 
 if TYPE_CHECKING:
-    from ..analysis.select import Selection
+    from ..analysis.select.selection import Selection
 
 
 @click.command("view")
@@ -35,8 +35,8 @@ def view_cmd(*, sources: tuple[str, ...], port: int, labels: tuple[Path, ...], s
              selection: Selection) -> None:
     """The run explorer in the browser, served from 127.0.0.1 for runs in SOURCES (Ctrl-C stops it)."""
     from ..analysis.explorer import server
+    from ..analysis.explorer.html import _href, page
     from ..analysis.explorer.model import build
-    from ..analysis.html import _href, page
     opt = _options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url,
                    selection=selection)
     report = _run(sources, opt, say_labels=True)

@@ -14,7 +14,7 @@ from .render import json_text
 from .safe_text import clean
 
 if TYPE_CHECKING:
-    from ..analysis.select import Selection
+    from ..analysis.select.selection import Selection
 
 
 class _Stop(Exception):

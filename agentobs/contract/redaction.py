@@ -154,7 +154,7 @@ _SHOWN: dict[str, str] = {}
 _SHOWN_KEPT = 1 << 16
 
 
-def shown(text: str) -> str:
+def secrets_masked(text: str) -> str:
     """``text`` as agentobs shows it to a person (the terminal, the JSON and HTML reports, the runs CSV): with the
     secrets masked by a ``Redactor`` of this process's settings (its key names and AGENTOBS_REDACT_KEYS, the values
     of its secret-looking environment variables). Traces from other instrumentations keep what they were given:

@@ -60,8 +60,8 @@ service:
 @pytest.mark.parametrize("gate", [None, "exporter.file.nativeCompression"])
 def test_the_collectors_proto_zstd_file_gives_the_spans_sent(collector_bin, tmp_path, gate):
     from agentobs.analysis.formats import collector_proto, collector_zstd
-    from agentobs.analysis.otlp import load_file
-    from agentobs.analysis.sources import load_sources, sniff
+    from agentobs.analysis.load.sources import load_sources, sniff
+    from agentobs.analysis.otlp.load import load_file
     from agentobs.domain.scenarios import SEED000
     from agentobs.telemetry import configure
 

@@ -157,7 +157,7 @@ def test_arrays_kept_as_json_text_are_read_back_as_arrays():
     """What Badger (and Jaeger's other v1-model stores) answer for a string[] attribute: its JSON text. The loader
     reads it as the array; text that is not a JSON array is one string (as some instrumentations write a single
     finish reason); a value of another type stays a wrong_type note."""
-    from agentobs.analysis.otlp import load_request
+    from agentobs.analysis.otlp.load import load_request
     from agentobs.contract import semconv as sc
 
     def span(i: int, value: dict[str, Any]) -> dict[str, Any]:

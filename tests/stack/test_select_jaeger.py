@@ -18,9 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stackutil import SentIds, rfc3339, unique_service, wait_jaeger_traces
 
-from agentobs.analysis.report import Options, analyze, analyze_spans
-from agentobs.analysis.select import Selection
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.load.sources import load_sources
+from agentobs.analysis.report.engine import analyze
+from agentobs.analysis.report.local import analyze_spans
+from agentobs.analysis.report.summary import Options
+from agentobs.analysis.select.selection import Selection
 from agentobs.domain.population import simulate
 from agentobs.telemetry import configure
 

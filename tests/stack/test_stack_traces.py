@@ -40,8 +40,8 @@ from stackutil import (
     without_jaeger_warnings,
 )
 
-from agentobs.analysis.otlp import load_file
-from agentobs.analysis.sources import load_sources
+from agentobs.analysis.load.sources import load_sources
+from agentobs.analysis.otlp.load import load_file
 from agentobs.contract import semconv as sc
 from agentobs.domain.scenarios import SEED000, SEED004
 from agentobs.telemetry import configure

@@ -11,5 +11,7 @@
     server.py     ``agentobs view``: the explorer on 127.0.0.1, run details and pages of the runs table on demand
 
 The page itself is ``templates/report.html.j2`` (Jinja2, autoescape), ``templates/explorer.js`` and
-``templates/explorer.css``; ``analysis/html.py`` renders it.
+``templates/explorer.css``; ``html.py`` renders it; ``trace_tree.py`` is one trace as a tree (``agentobs trace``).
+
+Imports ``report`` (and what it stands on): the explorer shows reports.
 """

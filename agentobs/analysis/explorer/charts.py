@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..report import Report
+from ..report.summary import Report
 from .text import Strings, labels, plotly_text
 
 CHARTS = ("steps_histogram", "cutoff_curve", "stop_reasons", "signatures", "context_growth")

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from ...contract.redaction import Redactor
-from ..report import Report, root_attribute
-from ..signatures import BY_NAME, evidence
+from ..assess.signatures import BY_NAME, evidence
+from ..report.summary import Report, root_attribute
 from .charts import charts
 from .runs_table import RunsTable, encoded, runs_table, schema
 from .spans import Waterfall, waterfalls

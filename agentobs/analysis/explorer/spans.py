@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from ...contract.redaction import REDACTED, Redactor
-from ..dialects import CHAT, normalize
-from ..graph import span_keys
+from ..spans.dialects import CHAT, normalize
+from ..spans.graph import span_keys
 from .text import Strings
 
 # span columns that are not attributes (shown in the row itself, or the analysis's own)
@@ -141,7 +141,7 @@ def _usage(s: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     tin = np.asarray(f["input_tokens"], dtype=np.float64)
     missing = chat & np.isnan(cost) & pd.notna(f["model"]) & ~np.isnan(tin)
     if missing.any():
-        from ..pricing import price_calls
+        from ..derive.pricing import price_calls
         cost[missing] = price_calls(f["model"][missing], f["provider"][missing], tin[missing],
                                     output_tokens=np.nan_to_num(np.asarray(f["output_tokens"],
                                                                            dtype=np.float64)[missing]),

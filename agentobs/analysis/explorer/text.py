@@ -1,7 +1,7 @@
 """Text from traces, made safe to show in the explorer.
 
 Every text a page or the server sends goes through ``safe``: secrets masked as everywhere agentobs shows text
-(``contract.redaction.shown``), control and bidirectional override characters replaced by a space, at most
+(``contract.redaction.secrets_masked``), control and bidirectional override characters replaced by a space, at most
 ``TEXT_CHARS`` characters. ``Strings`` is a page's string table: each distinct text once, cells hold its index.
 The browser writes every text with ``textContent`` (or DataTables' text renderer), never as markup, and the
 data travels in ``<script type="application/json">`` islands whose ``<``, ``>`` and ``&`` are ``\\u`` escapes
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...contract.redaction import shown
+from ...contract.redaction import secrets_masked
 
 TEXT_CHARS = 2_000                    # one value in a page (an attribute holding a document is cut here)
 LABEL_CHARS = 60                      # a chart label
@@ -37,7 +37,7 @@ def safe(value: Any, limit: int = TEXT_CHARS, *, mask: bool = True) -> str:
     wrote), no control characters, at most ``limit`` characters."""
     s = value if isinstance(value, str) else str(value)
     if mask and not _TRACE_ID.fullmatch(s):
-        s = shown(s)
+        s = secrets_masked(s)
     if not s.isprintable():
         s = UNPRINTABLE.sub(" ", s)
     return s if len(s) <= limit else s[: limit - 1] + "…"

@@ -15,11 +15,12 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from .. import remote
-from .._otlp_read import Document, read_document
-from ..input_limits import InputLimits
-from ..otlp import PIECE_BYTES, SpanSet, load_pieces, load_requests
-from ..quality import DataQuality
+from ..input import remote
+from ..input.limits import InputLimits
+from ..input.read import Document, read_document
+from ..otlp.load import PIECE_BYTES, load_pieces, load_requests
+from ..spans.quality import DataQuality
+from ..spans.spanset import SpanSet
 from . import collector_proto, collector_zstd, console, jaeger_ui, zipkin
 
 __all__ = ["FORMATS", "FORMAT_NAMES", "load", "sniff"]
@@ -37,7 +38,7 @@ def load(path: str | os.PathLike[str], fmt: ModuleType) -> SpanSet:
     """Loads one file in ``fmt`` (gzip or not, within the document limit). Never raises for bad content: what is
     wrong is counted in the data quality. A format with ``stream`` is read a value at a time and its requests
     loaded as they come, so the file is never held whole as Python objects."""
-    src = remote.shown(str(path)) if remote.is_url(path) else str(path)
+    src = remote.redacted_url(str(path)) if remote.is_url(path) else str(path)
     q = DataQuality(files=1)
     limits = InputLimits.resolve()
     if hasattr(fmt, "stream"):

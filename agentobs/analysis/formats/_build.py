@@ -5,7 +5,7 @@ import json
 from typing import Any
 
 from ...contract.otlp_values import attributes as contract_attributes
-from ..quality import DataQuality
+from ..spans.quality import DataQuality
 
 # OTLP span kinds by name
 KINDS = {"UNSPECIFIED": 0, "INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4, "CONSUMER": 5}

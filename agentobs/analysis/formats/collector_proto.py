@@ -16,7 +16,7 @@ import struct
 from collections.abc import Iterator
 from typing import Any
 
-from ..quality import DataQuality
+from ..spans.quality import DataQuality
 
 NAME = "OTLP protobuf (the collector's file exporter, format: proto)"
 

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import InputError
-from ..input_limits import DOCUMENT_ENV, RATIO_ENV, InputLimits, human
-from ..quality import DataQuality
+from ..input.limits import DOCUMENT_ENV, RATIO_ENV, InputLimits, human
+from ..spans.quality import DataQuality
 
 NAME = "zstd (the collector's file exporter, compression: zstd)"
 

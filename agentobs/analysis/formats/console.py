@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
-from .._json_stream import Broken, Reader
-from ..quality import DataQuality
+from ..input.json_stream import Broken, Reader
+from ..spans.quality import DataQuality
 from ._build import KINDS, STATUS_CODES, Fields, attributes, hex_id, request
 
 NAME = "OpenTelemetry Python ConsoleSpanExporter"

@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, BinaryIO
 
-from .._json_stream import Broken, Reader
-from ..quality import DataQuality
+from ..input.json_stream import Broken, Reader
+from ..spans.quality import DataQuality
 from ._build import KINDS, STATUS_CODES, Fields, hex_id, nanos, request
 
 NAME = "Jaeger JSON (UI download, API before v3)"

@@ -40,8 +40,8 @@ from typing import Any, BinaryIO
 
 from ...contract.otlp_values import any_value
 from ...contract.semconv import ATTRIBUTE_TYPES
-from .._json_stream import Broken, Reader
-from ..quality import DataQuality
+from ..input.json_stream import Broken, Reader
+from ..spans.quality import DataQuality
 from ._build import KINDS, STATUS_CODES, hex_id, nanos, request
 
 NAME = "Zipkin JSON (API v2)"

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
-from ..limits import CapRecommendation
+from ..assess.limits import CapRecommendation
 
 # Budget field -> (runs-table column, a run at the cap has crossed it)
 BUDGET_FIELDS: dict[str, tuple[str, bool]] = {
@@ -229,7 +229,7 @@ def _comment_share(line: str) -> tuple[float | None, int | None]:
 
 def caps_of(caps: Sequence[CapRecommendation], reserve_usd: float | None) -> list[Cap]:
     """The caps ``agentobs caps SOURCE --emit budget`` would write for these recommendations (as it prints them)."""
-    from ..emit import emit
+    from ..emit.kinds import emit
     e = emit(caps, "budget", reserve=reserve_usd)
     out = []
     for s in e.settings:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ...errors import InputError
-from .._magic import describe
+from ..input.magic import describe
 
 READ_BYTES = 4 << 20            # read per call at most (whole lines)
 

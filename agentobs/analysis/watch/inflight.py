@@ -31,12 +31,12 @@ import numpy as np
 import pandas as pd
 
 from ...errors import AgentobsError
-from ..otlp import check
-from ..quality import DataQuality
-from ..runs import derive_runs
-from ..select import Selection, select_runs
-from ..sources import unexpected
-from ..spanset import SpanSet
+from ..derive.runs import derive_runs
+from ..load.sources import unexpected
+from ..select.selection import Selection, select_runs
+from ..spans.checks import check
+from ..spans.quality import DataQuality
+from ..spans.spanset import SpanSet
 from .caps import Cap
 from .events import Event, Stats
 from .since import ARRIVAL, Job, crossing_times

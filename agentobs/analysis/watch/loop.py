@@ -50,15 +50,17 @@ def resolve_caps(caps_file: str | None, caps_from: Sequence[str], max_wall_s: fl
 
 
 def _computed(sources: Sequence[str]) -> list[Cap]:
-    from ..emit import reserve_usd
-    from ..jaeger import shown
-    from ..report import analyze
+    from ..emit.config import reserve_usd
+    from ..load.sources import printable_source
+    from ..report.engine import analyze
     report = analyze(list(sources))
     if report.runs.empty:
-        raise InputError(f"--caps-from {', '.join(shown(s) for s in sources)}: no usable run to compute caps from")
+        named = ", ".join(printable_source(s) for s in sources)
+        raise InputError(f"--caps-from {named}: no usable run to compute caps from")
     caps = caps_of(report.caps, reserve_usd(report.runs))
     if not caps:
-        raise InputError(f"--caps-from {', '.join(shown(s) for s in sources)}: no cap could be recommended (no "
+        named = ", ".join(printable_source(s) for s in sources)
+        raise InputError(f"--caps-from {named}: no cap could be recommended (no "
                          "successful run?)")
     return caps
 

@@ -16,11 +16,12 @@ from typing import Protocol
 import pandas as pd
 
 from ...errors import InputError
-from ..input_limits import InputLimits
-from ..jaeger import fetch, is_jaeger_url, parse_url, shown
-from ..otlp import load_bytes
-from ..quality import DataQuality
-from ..spanset import SpanSet
+from ..input.limits import InputLimits
+from ..jaeger.query import fetch, is_jaeger_url, parse_url
+from ..load.sources import printable_source
+from ..otlp.load import load_bytes
+from ..spans.quality import DataQuality
+from ..spans.spanset import SpanSet
 from .follow import Follower
 from .inflight import Batch
 
@@ -65,7 +66,7 @@ class JaegerPoller:
     interval_s = 2.0
 
     def __init__(self, url: str, *, lookback_s: float = 900.0):
-        self.name = shown(url)
+        self.name = printable_source(url)
         self.source = parse_url(url)
         self.lookback = timedelta(seconds=lookback_s)
         self.polls = 0

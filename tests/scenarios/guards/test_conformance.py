@@ -119,7 +119,7 @@ def test_seed_scenarios_keep_their_stop_reasons(driver):
 def test_the_agent_span_carries_the_stop_reason_and_the_analysis_reads_it(driver, memory_tracing, tmp_path):
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    from agentobs.analysis.report import analyze
+    from agentobs.analysis.report.engine import analyze
     from agentobs.telemetry.otlp_json import OtlpJsonFileExporter
 
     provider, exporter = memory_tracing

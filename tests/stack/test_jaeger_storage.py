@@ -106,7 +106,7 @@ def test_jaeger_with_the_opensearch_configuration_stops_only_on_connecting(jaege
     names = ["AGENTOBS_JAEGER_OTLP_GRPC_PORT", "AGENTOBS_JAEGER_OTLP_HTTP_PORT", "AGENTOBS_JAEGER_QUERY_HTTP_PORT",
              "AGENTOBS_JAEGER_QUERY_GRPC_PORT", "AGENTOBS_JAEGER_HEALTH_PORT", "AGENTOBS_JAEGER_HEALTH_GRPC_PORT",
              "AGENTOBS_JAEGER_TELEMETRY_PORT"]
-    env = _clean_env(**{n: str(p) for n, p in zip(names, ports, strict=True)},
+    env = _clean_env(**{n: str(p) for n, p in zip(names, ports[:-1], strict=True)},
                      AGENTOBS_OPENSEARCH_URL=f"http://127.0.0.1:{ports[-1]}",
                      AGENTOBS_JAEGER_UI_CONFIG=str(JAEGER_DIR / "ui-config.json"))
     try:

@@ -64,7 +64,9 @@ def test_watch_polls_jaeger_and_reports_runaways_while_they_run(stack, baseline,
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
     reader.start()
     try:
-        ran = _population(stack.otlp_http, service_name, normal=6, runaway=3, delay=0.1, stagger=0.3)
+        # 0.4 s a step: a runaway runs on for about 10 s after it crosses its caps, more than the way from an ended
+        # span through the collector and Jaeger to the watch's next poll takes on a loaded machine
+        ran = _population(stack.otlp_http, service_name, normal=6, runaway=3, delay=0.4, stagger=0.3)
         runaway = {r["trace_id"]: r for r in ran if r["kind"] == "runaway"}
         normal = {r["trace_id"] for r in ran if r["kind"] == "normal"}
 

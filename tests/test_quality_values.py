@@ -5,8 +5,8 @@ import dataclasses
 
 import pytest
 
-from agentobs.analysis.spans.quality import DataQuality, Finding, Kind, Note, NoteKind, total
 from agentobs.analysis.derive.runs import Derivation, Overflow, Unusable
+from agentobs.analysis.spans.quality import DataQuality, Finding, Kind, Note, NoteKind, total
 
 
 def _q(*adds, files=0, lines=0):

@@ -420,7 +420,7 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool, se
         from ..analysis.select.prune import trace_selected
         if not trace_selected(found.spanset, wanted, selection):
             raise InputError(f"trace {trace_id} holds no run that matches the selection ({selection.describe()})")
-    tree = found.tree(wanted)
+    tree = found.tree(wanted, evidence=roles or fmt == "json")     # (the evidence is shown only there)
     if fmt == "json":
         from .trace_json import trace_json
         for piece in trace_json(tree, wanted):

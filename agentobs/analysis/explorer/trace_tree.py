@@ -199,17 +199,19 @@ def matching_trace_ids(typed: str, trace_ids: Iterable[str]) -> list[str]:
     return sorted(ids[hit.fillna(False)].tolist())
 
 
-def explain(ss: SpanSet) -> pd.DataFrame:
+def explain(ss: SpanSet, *, evidence: bool = True) -> pd.DataFrame:
     """The spans of ``ss`` (one trace, say) with what decides their counts: ``_kind`` (the role), ``_role_evidence``
-    (what gave it), ``_call`` (the logical call a span belongs to), ``_call_row`` (the span counted for it) and
-    ``run_id`` (its run), for ``agentobs trace ID SOURCE --roles``."""
+    (what gave it; only with ``evidence``, which ``agentobs trace --roles`` and ``--format json`` show), ``_call``
+    (the logical call a span belongs to), ``_call_row`` (the span counted for it) and ``run_id`` (its run)."""
     from ..derive.runs import derive_runs
-    from ..spans.dialects import evidence
     _, spans, _ = derive_runs(ss)
+    if not evidence:
+        return spans
     if spans.empty:
         return spans.assign(_role_evidence=pd.Series(dtype="string"))
+    from ..spans.dialects import evidence as evidence_of
     norm = normalize(spans)
-    said = evidence(spans, norm)
+    said = evidence_of(spans, norm)
     before = KIND_NAMES[norm.kind]
     loop = (spans["_kind"].to_numpy(dtype=object) == "chain") & np.isin(before, ["chat", "tool"])
     said[loop] = [f"{e}; holds several calls: a loop (orchestration), not a call" for e in said[loop]]
@@ -223,10 +225,11 @@ class Found:
     matches: list[str]
     spanset: SpanSet
 
-    def tree(self, trace_id: str) -> pd.DataFrame:
+    def tree(self, trace_id: str, *, evidence: bool = True) -> pd.DataFrame:
         """The ``trace_tree`` of one trace, from its spans with the columns ``derive_runs`` adds (``run_id``,
-        ``_kind``, ``_dialect`` and the others it gives a span: ``ROLE_COLUMNS``)."""
-        spans, one = self._derived(trace_id)
+        ``_kind``, ``_dialect`` and the others it gives a span: ``ROLE_COLUMNS``; ``_role_evidence`` only with
+        ``evidence``)."""
+        spans, one = self._derived(trace_id, evidence=evidence)
         return trace_tree(spans, one.keys() if one._keys is not None else None)
 
     def spans(self, trace_id: str) -> pd.DataFrame:
@@ -234,13 +237,14 @@ class Found:
         the others it gives a span: ``ROLE_COLUMNS``)."""
         return self._derived(trace_id)[0]
 
-    def _derived(self, trace_id: str) -> tuple[pd.DataFrame, SpanSet]:
+    def _derived(self, trace_id: str, *, evidence: bool = True) -> tuple[pd.DataFrame, SpanSet]:
         ss = self.spanset
         mine = ss.spans["trace_id"] == trace_id
         one = SpanSet(spans=ss.spans[mine.fillna(False).to_numpy(dtype=bool)].reset_index(drop=True),
                       events=ss.events[ss.events["trace_id"] == trace_id] if len(ss.events) else ss.events,
                       links=ss.links, sources=ss.sources)
-        return explain(one), one     # (its keys, for the same rows in the same order: derive_runs, in explain)
+        # (its keys, for the same rows in the same order: derive_runs, in explain)
+        return explain(one, evidence=evidence), one
 
     def listing(self, limit: int = 100) -> pd.DataFrame:
         """The first ``limit`` matches, one row each: ``trace_id``, ``spans``, ``start`` (its first span's, UTC) and

@@ -122,11 +122,15 @@ def test_the_caps_rules_fire_for_runaways_and_stay_silent_for_normal_runs(ruled)
     normal, runaway = unique_service("watch-normal"), unique_service("watch-runaway")
     t0 = time.time()
     _population(ruled.otlp_http, normal, normal=40, runaway=0, delay=0.02, stagger=0.12)
-    # Prometheus holds the normal population's metrics: the rules had data, and stayed below their thresholds
-    held = wait_for(lambda: prom_query(prom, f'sum(increase(gen_ai_invoke_agent_inference_calls_count'
-                                              f'{{exported_job="{normal}"}}[2m])) >= 10'),
-                    "the normal population's metrics in Prometheus", timeout=30)
-    assert held
+    # Prometheus holds the normal population's metrics: the rules had data, and stayed below their thresholds. (The
+    # counter's value, not its increase: a population whose counts all reach the collector before the first scrape
+    # that sees them has an increase of 0 in Prometheus, and the wait would be for nothing.)
+    counted = f'sum(gen_ai_invoke_agent_inference_calls_count{{exported_job="{normal}"}})'
+    try:
+        wait_for(lambda: prom_query(prom, f"{counted} >= 30"), "the normal population's metrics in Prometheus",
+                 timeout=60)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the counter now: {prom_query(prom, counted)!r}") from None
     _population(ruled.otlp_http, runaway, normal=0, runaway=20, delay=0.012, stagger=0.25)
 
     def firing():

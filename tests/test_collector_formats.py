@@ -21,8 +21,8 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentobs.analysis.derive.runs import derive_runs
-from agentobs.analysis.formats import collector_proto, collector_zstd
-from agentobs.analysis.load.sources import load_sources, sniff
+from agentobs.analysis.formats import collector_proto, collector_zstd, reader_of
+from agentobs.analysis.load.sources import load_sources
 from agentobs.analysis.otlp.load import load_file
 from agentobs.analysis.spans.quality import DataQuality
 from agentobs.cli.main import cli
@@ -67,7 +67,7 @@ def _same_spans(got, want) -> None:
 ])
 def test_the_collector_file_exporter_in_every_format_gives_its_runs(name, names):
     path = COLLECTOR / name
-    assert sniff(path) == names[0]
+    assert reader_of(path).name == names[0]
     got = load_sources([str(path)])
     assert not got.quality.issues, got.quality.to_dict()
     assert got.quality.lines == 2                      # two records (two JSON lines, uncompressed)
@@ -100,7 +100,7 @@ def test_no_other_test_input_is_taken_for_protobuf_or_zstd():
     others = [p for p in (ROOT / "data").rglob("*") if p.is_file() and COLLECTOR not in p.parents]
     others += [p for p in (ROOT / "dialects" / "fixtures").rglob("*") if p.is_file()]
     assert len(others) > 10
-    taken = {str(p): sniff(p) for p in others if sniff(p) in (PROTO, ZSTD)}
+    taken = {str(p): reader_of(p).name for p in others if reader_of(p).name in (PROTO, ZSTD)}
     assert not taken
 
 
@@ -172,7 +172,7 @@ def test_sdk_encoded_spans_in_each_framing_give_the_spans_of_our_otlp_file(tmp_p
     otlp, reqs = encoded
     p = tmp_path / "traces.bin"
     p.write_bytes(FRAMINGS[framing](reqs))
-    assert sniff(p) == (ZSTD if "zstd" in framing else PROTO)
+    assert reader_of(p).name == (ZSTD if "zstd" in framing else PROTO)
     got = load_sources([str(p)])
     assert not got.quality.issues, got.quality.to_dict()
     assert got.quality.lines == (1 if framing == "bare request" else len(reqs))
@@ -238,7 +238,7 @@ def test_a_zstd_file_that_expands_beyond_the_limit_is_refused(tmp_path, monkeypa
     monkeypatch.setenv("AGENTOBS_MAX_DOCUMENT_BYTES", "1M")
     p = tmp_path / "bomb.jsonl.zst"
     p.write_bytes(zstandard.ZstdCompressor().compress(b"{" + b" " * (4 << 20)))
-    assert sniff(p) == ZSTD
+    assert reader_of(p).name == ZSTD
     with pytest.raises(InputError, match=r"a zstd file that expands beyond 1 MiB.*AGENTOBS_MAX_DOCUMENT_BYTES"):
         load_sources([str(p)])
 

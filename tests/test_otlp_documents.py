@@ -192,13 +192,13 @@ def test_an_empty_array_is_no_usable_run_with_a_reason(tmp_path):
 
 
 def test_an_array_of_chat_transcripts_is_still_read_as_transcripts(tmp_path):
-    from agentobs.analysis.load.sources import sniff
+    from agentobs.analysis.formats import reader_of
     p = tmp_path / "runs.json"
     p.write_text(json.dumps([{"messages": [{"role": "user", "content": "resourceSpans"}]}]))
-    assert sniff(p) == "transcripts"
+    assert reader_of(p).name == "transcripts"
     q = tmp_path / "requests.json"
     q.write_text(" \n[\n  {\n    \"resourceSpans\": []\n  }\n]\n")
-    assert sniff(q) == "otlp"
+    assert reader_of(q).name == "otlp"
 
 
 # -- a document cut short or damaged keeps what it can --------------------------------------------

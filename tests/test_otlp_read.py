@@ -91,8 +91,8 @@ def _otlp_lines(n: int) -> bytes:
 
 
 def test_a_corrupt_or_truncated_gzip_stream_costs_what_follows_never_a_traceback(tmp_path):
+    from agentobs.analysis.formats import reader_of
     from agentobs.analysis.formats.transcripts import load_transcripts
-    from agentobs.analysis.load.sources import sniff
     from agentobs.analysis.otlp.load import load_file
 
     data = gzip.compress(_otlp_lines(20_000), compresslevel=1)
@@ -106,7 +106,7 @@ def test_a_corrupt_or_truncated_gzip_stream_costs_what_follows_never_a_traceback
         ss = load_file(p)
         assert ss.quality.count("unreadable") == 1, name
         assert len(ss.spans) < 20_000, name
-        sniff(p)                                        # answers, never raises
+        assert reader_of(p).name == "otlp"                      # answers, never raises
         assert load_transcripts(p).quality.count("unreadable") == 1, name
     assert len(load_file(tmp_path / "truncated.jsonl.gz").spans) > 0     # what came before the cut is kept
 

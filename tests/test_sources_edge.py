@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.load.sources import expand, expand_sources, load_sources, sniff, total_bytes
+from agentobs.analysis.formats import reader_of
+from agentobs.analysis.load.sources import expand, expand_sources, load_sources, total_bytes
 from agentobs.cli.main import cli
 from agentobs.errors import InputError
 
@@ -44,7 +45,7 @@ def _runs_of(path: Path) -> int:
 def test_json_lines_after_an_empty_array_line_are_otlp(tmp_path, first):
     p = tmp_path / "traces.jsonl"
     p.write_bytes(first.encode() + b"\n" + OPENAI.read_bytes())
-    assert sniff(p) == "otlp"
+    assert reader_of(p).name == "otlp"
     ss = load_sources([str(p)])
     assert len(ss.spans) == len(load_sources([str(OPENAI)]).spans) > 0
     assert _runs(ss) == _runs_of(OPENAI)
@@ -53,13 +54,13 @@ def test_json_lines_after_an_empty_array_line_are_otlp(tmp_path, first):
 def test_snake_case_json_lines_after_an_empty_array_line_are_otlp(tmp_path):
     p = tmp_path / "traces.jsonl"
     p.write_text('[]\n{"resource_spans": [{"scope_spans": []}]}\n')
-    assert sniff(p) == "otlp"
+    assert reader_of(p).name == "otlp"
 
 
 def test_null_first_line_is_sniffed_as_otlp(tmp_path):
     p = tmp_path / "traces.jsonl"
     p.write_bytes(b"null\n" + OPENAI.read_bytes())
-    assert sniff(p) == "otlp"
+    assert reader_of(p).name == "otlp"
 
 
 def test_null_first_line_keeps_the_runs_after_it(tmp_path):
@@ -72,18 +73,18 @@ def test_arrays_that_are_transcripts_stay_transcripts(tmp_path):
     runs = tmp_path / "runs.json"        # a message mentioning resourceSpans, on one line and indented
     doc = [{"messages": [{"role": "user", "content": '{"resourceSpans": []}'}]}]
     runs.write_text(json.dumps(doc))
-    assert sniff(runs) == "transcripts"
+    assert reader_of(runs).name == "transcripts"
     runs.write_text(json.dumps(doc, indent=2))
-    assert sniff(runs) == "transcripts"
+    assert reader_of(runs).name == "transcripts"
     late = tmp_path / "late.json"         # an OTLP-looking line past the first 8 KiB does not count
     late.write_text("[\n" + " " * 9000 + "\n" + '{"resourceSpans": []}\n]\n')
-    assert sniff(late) == "transcripts"
+    assert reader_of(late).name == "transcripts"
 
 
 def test_an_array_of_requests_is_still_otlp(tmp_path):
     p = tmp_path / "requests.json"
     p.write_text(json.dumps([json.loads(line) for line in OPENAI.read_text().splitlines()], indent=2))
-    assert sniff(p) == "otlp"
+    assert reader_of(p).name == "otlp"
     assert _runs(load_sources([str(p)])) == _runs_of(OPENAI)
 
 
@@ -93,10 +94,10 @@ def test_a_byte_order_mark_is_left_out_when_sniffing(tmp_path, name):
     p = tmp_path / name
     if name == "runs.json":
         p.write_bytes(bom + json.dumps([{"messages": [{"role": "user", "content": "hi"}]}]).encode())
-        assert sniff(p) == "transcripts"
+        assert reader_of(p).name == "transcripts"
     else:
         p.write_bytes(bom + b"[]\n" + OPENAI.read_bytes())
-        assert sniff(p) == "otlp"
+        assert reader_of(p).name == "otlp"
 
 
 # -- folders and links that cannot be read -------------------------------------------------------------------

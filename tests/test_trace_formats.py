@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
 from agentobs.analysis.derive.runs import derive_runs
-from agentobs.analysis.load.sources import load_sources, sniff
+from agentobs.analysis.formats import reader_of
+from agentobs.analysis.load.sources import load_sources
 from agentobs.analysis.otlp.load import load_file
 from agentobs.cli.main import cli
 from agentobs.domain.scenarios import SEED000, SEED004, approve_and_resume
@@ -60,7 +61,7 @@ def test_console_exporter_output_gives_the_spans_and_runs_of_the_otlp_file(tmp_p
         packed = tmp_path / "console.json.gz"
         packed.write_bytes(gzip.compress(console.read_bytes()))
         console = packed
-    assert sniff(console) == CONSOLE
+    assert reader_of(console).name == CONSOLE
     got, want = load_sources([str(console)]), load_file(otlp)
     assert not got.quality.issues, got.quality.to_dict()
     pd.testing.assert_frame_equal(_frame(got.spans, SPAN_COLUMNS), _frame(want.spans, SPAN_COLUMNS),
@@ -103,7 +104,7 @@ def test_jaeger_ui_download_and_trace_json_give_the_runs_jaeger_held():
     and 50 output tokens) over OTLP: the UI's "Download Results" and its "Trace JSON" (``/api/traces/{id}``)."""
     for name in ("download_results.json", "trace_json.json"):
         p = JAEGER / name
-        assert sniff(p) == "Jaeger JSON (UI download, API before v3)"
+        assert reader_of(p).name == "Jaeger JSON (UI download, API before v3)"
         ss = load_sources([str(p)])
         assert not ss.quality.issues, ss.quality.to_dict()
         runs = derive_runs(ss)[0]
@@ -223,7 +224,7 @@ def test_other_output_before_the_first_console_span_costs_only_its_lines(tmp_pat
     read as OTLP JSON lines, every line of it was invalid and the report had no run (found by fuzzing)."""
     otlp, console = _scenarios(tmp_path)
     console.write_text("Starting agent server on port 8000 {pid: 12}\n" + console.read_text())
-    assert sniff(console) == CONSOLE
+    assert reader_of(console).name == CONSOLE
     got = load_sources([str(console)])
     assert got.quality.count("invalid_json") == 1
     _same_runs(got, load_file(otlp))

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from agentobs.analysis.load.sources import load_sources, sniff
+from agentobs.analysis.formats import reader_of
+from agentobs.analysis.load.sources import load_sources
 from agentobs.analysis.otlp.load import load_file
 from agentobs.analysis.report.engine import analyze
 from agentobs.cli.main import cli
@@ -63,7 +64,7 @@ LAYOUTS = ["array of spans", "array of spans, gzip", "array of arrays, gzip", "a
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_zipkin_json_gives_the_spans_attributes_and_events_of_the_otlp_file(tmp_path, layout):
     path = _layout(tmp_path, layout)
-    assert sniff(path) == ZIPKIN
+    assert reader_of(path).name == ZIPKIN
     got, want = load_sources([str(path)]), load_file(OTLP)
     assert not got.quality.issues, got.quality.to_dict()
     assert got.spellings == {str(path): {ZIPKIN: 1}}
@@ -145,7 +146,7 @@ def test_sniffing_tells_zipkin_json_from_otlp_jaeger_console_and_transcripts(tmp
     for name, (text, kind) in cases.items():
         p = tmp_path / name
         p.write_text(text)
-        assert sniff(p) == kind, name
+        assert reader_of(p).name == kind, name
 
 
 def _damaged(tmp_path: Path, damage) -> tuple[Path, int]:
@@ -214,7 +215,7 @@ def test_deeply_nested_tag_and_event_values_stay_text_and_raise_nothing(tmp_path
 def test_a_broken_zipkin_file_is_an_error_that_says_what_it_is(tmp_path):
     p = tmp_path / "trace.json"
     p.write_text(SPANS.read_text()[:300])
-    assert sniff(p) == ZIPKIN                   # its first keys say Zipkin
+    assert reader_of(p).name == ZIPKIN                   # its first keys say Zipkin
     r = CliRunner().invoke(cli, ["report", str(p)])
     assert r.exit_code == 2
     assert r.output.startswith(f"agentobs: error: no usable run in {p}: 1 x invalid_json")
@@ -226,7 +227,7 @@ def test_zipkin_v1_json_is_counted_as_a_format_not_read(tmp_path):
     p.write_text(json.dumps([{"traceId": "463ac35c9f6413ad", "id": "a2fb4a1d1a96d312", "name": "get",
                               "timestamp": 1, "duration": 2, "annotations": [],
                               "binaryAnnotations": [{"key": "http.path", "value": "/"}]}]))
-    assert sniff(p) == ZIPKIN
+    assert reader_of(p).name == ZIPKIN
     ss = load_sources([str(p)])
     assert len(ss.spans) == 0
     issue = next(i for i in ss.quality.issues if i.kind == "unknown_format")
@@ -255,7 +256,7 @@ def test_spans_of_other_zipkin_tracers_keep_kind_status_endpoints_scope_and_shar
     ]
     p = tmp_path / "brave.json"
     p.write_text(json.dumps(spans))
-    assert sniff(p) == ZIPKIN
+    assert reader_of(p).name == ZIPKIN
     ss = load_sources([str(p)])
     assert not ss.quality.issues, ss.quality.to_dict()
     df = ss.spans.set_index("name")

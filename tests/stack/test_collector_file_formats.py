@@ -59,8 +59,8 @@ service:
 
 @pytest.mark.parametrize("gate", [None, "exporter.file.nativeCompression"])
 def test_the_collectors_proto_zstd_file_gives_the_spans_sent(collector_bin, tmp_path, gate):
-    from agentobs.analysis.formats import collector_proto, collector_zstd
-    from agentobs.analysis.load.sources import load_sources, sniff
+    from agentobs.analysis.formats import collector_proto, collector_zstd, reader_of
+    from agentobs.analysis.load.sources import load_sources
     from agentobs.analysis.otlp.load import load_file
     from agentobs.domain.scenarios import SEED000
     from agentobs.telemetry import configure
@@ -93,7 +93,7 @@ def test_the_collectors_proto_zstd_file_gives_the_spans_sent(collector_bin, tmp_
     data = out.read_bytes()
     assert data[:4] == collector_zstd.MAGIC if gate else data[4:8] == collector_zstd.MAGIC   # the two layouts
 
-    assert sniff(out) == collector_zstd.NAME
+    assert reader_of(out).name == collector_zstd.NAME
     got, want = load_sources([str(out)]), load_file(otlp)
     assert not got.quality.issues, got.quality.to_dict()
     assert set(got.spellings[str(out)]) == {collector_zstd.NAME, collector_proto.NAME}

@@ -48,6 +48,17 @@ def _size(f: BinaryIO) -> int:
     return int(size) if isinstance(size, int) else os.fstat(f.fileno()).st_size
 
 
+def stored_size(source: str) -> int:
+    """The bytes ``source`` (a local path or an object store URL) takes where it is stored; 0 when that cannot be told
+    (for progress bars)."""
+    if remote.is_url(source):
+        return remote.size(source)
+    try:
+        return os.stat(source).st_size
+    except OSError:
+        return 0
+
+
 def head(path: str | os.PathLike[str], n: int = 65536) -> bytes:
     """The first ``n`` bytes of the (decompressed) file, without a UTF-8 byte order mark. A gzip stream that ends
     early or is corrupt gives what came before that, and raises only when that is nothing."""

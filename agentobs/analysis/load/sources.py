@@ -1,11 +1,11 @@
 """Resolve the SOURCES a user names (files, folders, globs, Jaeger URLs, object-store URLs, ``-`` for standard
 input, pipes) into one SpanSet.
 
-A file is sniffed: OTLP JSON (JSON lines: our traces, a collector archive, a saved Jaeger answer; pretty-printed;
-a JSON array of requests), another trace format (``formats``: Jaeger's own JSON, Zipkin JSON, the OpenTelemetry
-SDK's console output, the collector's protobuf and zstd files) or a chat-transcript file (tau2-bench results, a
-list of OpenAI-style runs). gzip is read transparently. Nothing here raises for bad content: problems land in the
-data quality.
+A file is read by the reader its first bytes choose (``formats.registry``): OTLP JSON (JSON lines: our traces, a
+collector archive, a saved Jaeger answer; pretty-printed; a JSON array of requests), another trace format (Jaeger's
+own JSON, Zipkin JSON, the OpenTelemetry SDK's console output, the collector's protobuf and zstd files) or a
+chat-transcript file (tau2-bench results, a list of OpenAI-style runs). gzip is read transparently. Nothing here
+raises for bad content: problems land in the data quality.
 Files may also live in an object store or any fsspec filesystem (``s3://bucket/archive/``,
 ``gs://...``, ``file://...``, globs in them): ``remote`` names and opens them. A stream (standard input, a
 named pipe) is copied once into a temporary file, within the document limit, and read from there under its name.
@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import glob
 import os
-import re
 import stat
 import sys
 import tempfile
@@ -29,13 +28,12 @@ from typing import BinaryIO
 import pandas as pd
 
 from ...errors import AgentobsError, InputError
-from .. import formats
-from ..input import magic, remote
+from ..formats.registry import OTLP, reader_for, reader_of
+from ..input import remote
 from ..input.limits import DOCUMENT_ENV, InputLimits, human
-from ..input.read import GZIP_MAGIC, broken_by, head, open_stream
+from ..input.read import GZIP_MAGIC, broken_by, open_stream, stored_size
 from ..jaeger.query import JaegerSource, fetch, fetch_linked, fetch_trace, is_jaeger_url, parse_url, redact
 from ..otlp import batch as otlp_batch
-from ..otlp.load import load_file
 from ..select.prune import narrow, prune
 from ..select.selection import Selection
 from ..spans.checks import check
@@ -146,45 +144,6 @@ def _cannot_read(q: DataQuality, source: str, exc: OSError, link: Path | None = 
     q.add("source_error", source, example=f"{where}: {why}")
 
 
-# a JSON array whose first element is an OTLP request (or a saved Jaeger API v3 answer holding one)
-_REQUEST_ARRAY = re.compile(rb'\[\s*\{\s*(?:"result"\s*:\s*\{\s*)?"(?:resourceSpans|resource_spans|'
-                            rb'resourceLogs|resourceMetrics|resource_logs|resource_metrics)"\s*:')
-# a line of OTLP JSON lines: it opens an object and names the resource spans (after a first line such as ``[]``)
-_OTLP_LINE = re.compile(rb'^\{[^\n]*"(?:resourceSpans|resource_spans)"', re.M)
-_BOM = b"\xef\xbb\xbf"          # a UTF-8 byte order mark: not part of the JSON
-
-
-def sniff(path: Path | str) -> str:
-    """'otlp', 'transcripts', the ``NAME`` of one of ``formats.FORMATS`` or 'unknown', from the first 8 KiB of the
-    (decompressed) file, a UTF-8 byte order mark left out. A file that opens an array is a transcript file unless
-    it is an array of OTLP requests or a line of the 8 KiB opens an object naming ``resourceSpans``."""
-    try:
-        raw = head(path, 8192)
-    except (OSError, EOFError, zlib.error):
-        return "unknown"
-    return sniff_head(raw)
-
-
-def sniff_head(raw: bytes) -> str:
-    """``sniff`` of the first (decompressed) bytes of a file."""
-    raw = raw[:8192].removeprefix(_BOM)
-    other = formats.sniff(raw)
-    if other is not None:
-        return str(other.NAME)
-    if magic.utf16(raw):
-        return "otlp"            # the OTLP loader says what it is and what to do
-    text = raw.lstrip()
-    if text.startswith(b"["):     # a JSON array of requests, or JSON lines after a first line of ``[]``
-        return "otlp" if _REQUEST_ARRAY.match(text) or _OTLP_LINE.search(text) else "transcripts"
-    if text.startswith(b"{"):
-        if any(k in text for k in (b'"resourceSpans"', b'"resource_spans"')):
-            return "otlp"
-        if any(k in text for k in (b'"simulations"', b'"runs"', b'"messages"', b'"info"', b'"tasks"')):
-            return "transcripts"
-        return "otlp"
-    return "otlp"            # let the OTLP loader describe what is wrong (empty, unknown format)
-
-
 def load_sources(sources: Iterable[str], progress: Callable[[int], None] | None = None, *,
                  trace_id: str | None = None, selection: Selection | None = None) -> SpanSet:
     """The SpanSet of everything ``sources`` name, checked. Small OTLP JSON lines files in a row (a folder of
@@ -279,7 +238,7 @@ def _small(source: str, limits: InputLimits) -> otlp_batch.Small | None:
                 size = len(data)
     except (OSError, InputError, EOFError, zlib.error):
         return None                          # its own load says what is wrong
-    if len(data) != size or sniff_head(data) != "otlp":
+    if len(data) != size or reader_for(data) is not OTLP:
         return None
     return otlp_batch.small(source, data, disk_bytes=disk)
 
@@ -320,21 +279,9 @@ def _lost(name: str, why: str) -> SpanSet:
 
 
 def load_one(p: Path | str, progress: Callable[[int], None] | None = None, name: str | None = None) -> SpanSet:
-    """One file (or object store URL), sniffed then loaded (as OTLP JSON, another format of ``formats`` or chat
-    transcripts); ``name``: the stream it was copied from. The Dask engine's scan loads each input with it too."""
-    kind = sniff(p)
-    other = next((f for f in formats.FORMATS if kind == f.NAME), None)
-    if kind == "transcripts" or other is not None:
-        part = formats.load(p, other) if other is not None else _transcripts(p, name)
-        if progress:
-            progress(_size(str(p)))
-        return part
-    return load_file(p, progress)
-
-
-def _transcripts(p: Path | str, name: str | None) -> SpanSet:
-    from ..formats.transcripts import load_transcripts
-    return load_transcripts(p, name)    # run ids derive from the source's name: a stream's, not its copy's
+    """One file (or object store URL) read by its reader (``formats.reader_of``: OTLP JSON, another trace format or
+    chat transcripts); ``name``: the stream it was copied from. The Dask engine's scan loads each input with it too."""
+    return reader_of(p).load(p, name=name, progress=progress)
 
 
 # -- streams: standard input, a named pipe, a process substitution, a character device --------------------------
@@ -416,14 +363,5 @@ def _renamed(ss: SpanSet, old: str, new: str) -> SpanSet:
     return ss
 
 
-def _size(source: str) -> int:
-    if remote.is_url(source):
-        return remote.size(source)
-    try:
-        return Path(source).stat().st_size
-    except OSError:
-        return 0
-
-
 def total_bytes(sources: Iterable[str]) -> int:
-    return sum(_size(s) for s in expand(sources) if not is_jaeger_url(s))
+    return sum(stored_size(s) for s in expand(sources) if not is_jaeger_url(s))

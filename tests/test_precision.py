@@ -62,4 +62,4 @@ def test_on_the_published_runs_no_cause_has_an_interval_that_includes_one():
     # failed runs that match nothing are listed, each with what ended it when the spans say
     n, listed = report.overview["without_signature_failed"], report.unexplained
     assert len(listed) == min(n, 20)
-    assert report.to_dict()["unexplained"] == [{"run_id": r, "last_error": e} for r, e in listed]
+    assert report.to_dict()["unexplained"] == [{"run_id": u.run_id, "last_error": u.last_error} for u in listed]

@@ -372,13 +372,21 @@ def summarize(runs: pd.DataFrame, examples: int = 3) -> list[SignatureRow]:
     return rows
 
 
-def unexplained(runs: pd.DataFrame, limit: int = 20) -> tuple[int, list[tuple[str, str | None]]]:
+@dataclass(frozen=True, kw_only=True)
+class Unexplained:
+    """A failed run that matches no signature, and what ended it when its spans say (``last_error``)."""
+    run_id: str
+    last_error: str | None
+
+
+def unexplained(runs: pd.DataFrame, limit: int = 20) -> tuple[int, list[Unexplained]]:
     """Failed runs that match no signature: how many, and the first (by run id) with what ended them."""
     if runs.empty:
         return 0, []
     bad = runs[_bool(runs["success"] == False) & runs["signature"].isna()].sort_values("run_id")  # noqa: E712
-    said = [(str(r), None if pd.isna(e) else str(e)) for r, e in zip(bad["run_id"], bad["last_error"], strict=True)]
-    return len(bad), said[:limit]
+    said = [Unexplained(run_id=str(r), last_error=None if pd.isna(e) else str(e))
+            for r, e in zip(bad["run_id"].head(limit), bad["last_error"].head(limit), strict=True)]
+    return len(bad), said
 
 
 def evidence(spans: pd.DataFrame, events: pd.DataFrame, run_id: str, signature: str,

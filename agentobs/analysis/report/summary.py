@@ -20,7 +20,7 @@ import pandas as pd
 from ...errors import InputError
 from ..assess.labels import apply_labels, read_label_files
 from ..assess.limits import DIMENSIONS, CapRecommendation, percentiles, recommend_all, segment_percentiles
-from ..assess.signatures import CATALOG, SignatureRow, classify, evidence, summarize, unexplained
+from ..assess.signatures import CATALOG, SignatureRow, Unexplained, classify, evidence, summarize, unexplained
 from ..derive.runs import Derivation
 from ..load.sources import printable_source
 from ..select.selection import Selection
@@ -73,10 +73,9 @@ class Example:
     evidence: list[str]
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class Report:
-    """The report on an input, built whole by ``summarize_runs`` (not frozen: a caller may set a field aside, as the
-    Dask engine's tests set ``read``)."""
+    """The report on an input, built whole by ``summarize_runs``; a variant is a ``dataclasses.replace`` of it."""
     generated_at: str
     sources: list[str]
     options: Options
@@ -93,8 +92,8 @@ class Report:
     derivation: Derivation
     growth_series: dict[str, list[int]] = field(default_factory=dict)
     spellings: dict[str, dict[str, int]] = field(default_factory=dict)   # per source: OTLP JSON spellings read
-    # failed runs that match no signature: how many, and the first (by run id) with what ended them
-    unexplained: list[tuple[str, str | None]] = field(default_factory=list)
+    # the first failed runs (by run id) that match no signature, with what ended them
+    unexplained: list[Unexplained] = field(default_factory=list)
     read: ReadStats | None = None    # with a selection: the traces read and kept while loading (``prune``)
 
     def link(self, trace_id: str | None) -> str | None:
@@ -118,7 +117,7 @@ class Report:
                             "ratio_ci": [_round(x) for x in s.ratio_ci] if s.ratio_ci else None,
                             "looks_like": s.looks_like, "control": s.control, "reference": s.reference,
                             "examples": [e.__dict__ for e in self.examples.get(s.name, [])]} for s in self.signatures],
-            "unexplained": [{"run_id": r, "last_error": e} for r, e in self.unexplained],
+            "unexplained": [{"run_id": u.run_id, "last_error": u.last_error} for u in self.unexplained],
             "percentiles": self.percentiles,
             "segments": self.segments,
             "caps": [c.to_dict() for c in self.caps],

@@ -161,7 +161,7 @@ def _signatures(r: Report) -> Section:
                             "ones beyond chance (the ratio's 95% interval above 1); trait when it is about as common "
                             "in successful runs (it describes the population, not why runs fail)."))
     if r.overview["without_signature_failed"]:
-        shown = "; ".join(f"{run}: {said or 'no error recorded'}" for run, said in r.unexplained[:3])
+        shown = "; ".join(f"{u.run_id}: {u.last_error or 'no error recorded'}" for u in r.unexplained[:3])
         blocks.append(Line(text=f"{r.overview['without_signature_failed']:,} failed runs match no signature "
                                 f"(unexplained; what ended them: {shown})."))
     for name, exs in r.examples.items():

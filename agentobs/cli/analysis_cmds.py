@@ -4,172 +4,36 @@ The analysis (pandas, pyarrow) is imported when a command runs, not when its ``-
 """
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import InputError
-from .common import DEFAULT_OUT, jaeger_url
-from .outputs import refuse_overlap
-from .render import errors, json_text, on_terminal, say, write_text
-from .safe_text import clean, csv_cell, http_url
+from .common import DEFAULT_OUT
+from .reading import (
+    link_base,
+    report_options,
+    resolve_options,
+    run_analysis,
+    say_selection,
+    selection_options,
+    source_options,
+)
+from .render import json_text, on_terminal, say, write_text
+from .safe_text import clean, csv_cell
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..analysis.report.summary import Options, Report
+    from ..analysis.report.summary import Report
     from ..analysis.select.selection import Selection
 
 # agentobs.analysis.emit.config.KINDS (a test keeps them equal)
 EMIT_KINDS = ("budget", "pydantic-ai", "openai-agents", "prometheus-rules")
 
-LARGE_INPUT = 20 * 1024 * 1024
 DEFAULT_HTML = DEFAULT_OUT / "report.html"
-
-
-def _with_progress(sources: tuple[str, ...], fn: Callable[[Callable[[int], None] | None], Any],
-                   passes: int = 1) -> Any:
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from ..analysis.load.sources import total_bytes
-    if not on_terminal(errors):                 # a bar goes to standard error, and only to a terminal
-        return fn(None)
-    size = total_bytes(sources) * passes
-    if size < LARGE_INPUT:
-        return fn(None)
-    with Progress(TextColumn("loading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=errors,
-                  transient=True) as bar:
-        task = bar.add_task("load", total=size)
-        return fn(lambda n: bar.advance(task, n))
-
-
-def _options(labels: Path | tuple[Path, ...] | None, success_attr: str | None, *, target: float, margin: float,
-             segments: tuple[str, ...], jaeger: str | None, selection: Selection | None = None) -> Options:
-    from ..analysis.report.summary import Options
-    from ..analysis.select.selection import Selection
-    attr = None
-    if success_attr is not None:
-        if "=" not in success_attr or not success_attr.split("=", 1)[0].strip():
-            raise InputError(f"--success-attr {success_attr!r}: use KEY=VALUE, e.g. eval.passed=true")
-        k, v = success_attr.split("=", 1)
-        attr = (k.strip(), v.strip())
-    files = () if labels is None else (labels,) if isinstance(labels, Path) else labels
-    return Options(target=target, margin=margin, segments=("agent", "model", *segments),
-                   labels=tuple(str(p) for p in files), success_attr=attr, jaeger_url=_link_base(jaeger),
-                   selection=selection or Selection())
-
-
-def _link_base(explicit: str | None) -> str | None:
-    """The Jaeger UI base for links: only an http or https URL; anything else makes no links."""
-    given = explicit or jaeger_url()
-    base = http_url(given)
-    if given and base is None:
-        click.echo("agentobs: warning: the Jaeger URL is not an http:// or https:// URL; no links to Jaeger",
-                   err=True)
-    return base
-
-
-def _run(sources: tuple[str, ...], opt: Options, engine: str = "local", scheduler: str | None = None, *,
-         say_labels: bool = False, out: Path | None = None) -> Report:
-    from ..analysis.load.sources import expand, printable_source
-    from ..analysis.report.engine import analyze
-    if not sources:
-        raise InputError("name at least one source: a traces file, a folder, a glob or a Jaeger URL")
-    if scheduler and engine != "dask":
-        raise InputError("--scheduler names a Dask scheduler: add --engine dask")
-    paths = expand(sources)          # fail early, with one line, on a missing path
-    if out is not None:
-        labels = [("the labels file", p) for p in opt.labels_files]
-        refuse_overlap("out", out, [*labels, *(("one of the inputs", p) for p in paths)])
-    report = _with_progress(sources, lambda progress: analyze(sources, opt, progress, engine=engine,
-                                                              scheduler=scheduler),
-                            passes=2 if engine == "dask" else 1)     # dask: the scan, then the partitions
-    if say_labels and opt.labels_files and not report.runs.empty:    # (report shows them in its data quality)
-        from ..analysis.spans.quality import LABEL_KINDS
-        said = report.quality.summary_of(LABEL_KINDS)
-        if said:
-            click.echo(f"agentobs: warning: labels: {clean(said)} (agentobs report lists each)", err=True)
-    if report.runs.empty and opt.selection:
-        read = f": {report.read.said()}" if report.read is not None else ""
-        raise InputError(f"no run in {', '.join(printable_source(s) for s in sources)} matches the selection "
-                         f"({opt.selection.describe()}){read}")
-    if report.runs.empty:
-        spans = int(report.overview.get("spans", 0))
-        names: dict[str, int] = {}
-        for c in report.derivation.roles.values():
-            for n, k in c.top():
-                names[n] = names.get(n, 0) + k
-        common = ", ".join(f"{n!r} ({k:,})" for n, k in sorted(names.items(), key=lambda kv: -kv[1])[:3])
-        why = report.quality.summary() if not spans else (
-            f"{spans:,} span{'s' if spans > 1 else ''} read, and none looks like a model call (a model id with token "
-            "usage), a tool call or an agent, in any dialect agentobs reads or by structure"
-            + (f"; the most common span names: {common}" if common else "")
-            + (f"; {report.quality.summary()}" if report.quality.issues else ""))
-        raise InputError(f"no usable run in {', '.join(printable_source(s) for s in sources)}: {why}")
-    return report
-
-
-def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``--since``, ``--until``, ``--service``, ``--agent``, ``--model`` and ``--where``, handed to the command as one
-    ``selection`` (``analysis.select.Selection``), resolved when the command runs."""
-    @functools.wraps(fn)
-    def wrapper(*args: Any, since: str | None, until: str | None, service: tuple[str, ...], agent: tuple[str, ...],
-                model: tuple[str, ...], where: tuple[str, ...], **kwargs: Any) -> Any:
-        from ..analysis.select.selection import Selection
-        return fn(*args, selection=Selection.resolve(since=since, until=until, services=service, agents=agent,
-                                                     models=model, where=where), **kwargs)
-    for decorate in reversed(SELECTION_OPTIONS):
-        wrapper = decorate(wrapper)
-    return wrapper
-
-
-SELECTION_OPTIONS = (
-    click.option("--since", default=None, metavar="TIME",
-                 help="Only runs that start at or after TIME: 2h, 7d, 30m back from now, or an ISO 8601 time "
-                      "(2026-12-05T10:00Z)."),
-    click.option("--until", default=None, metavar="TIME", help="Only runs that start before TIME (as --since)."),
-    click.option("--service", multiple=True, metavar="NAME",
-                 help="Only runs of this service.name (repeatable: any of them; * ? [] are wildcards)."),
-    click.option("--agent", multiple=True, metavar="NAME", help="Only runs of this agent (as --service)."),
-    click.option("--model", multiple=True, metavar="NAME", help="Only runs of this model (as --service)."),
-    click.option("--where", multiple=True, metavar="KEY=VALUE",
-                 help="Only runs whose root span or a model or tool call carries this attribute value (repeatable: "
-                      "all of them)."),
-)
-
-
-def common(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The options of ``report`` and ``caps``: the sources' options and those of percentiles and caps."""
-    fn = click.option("--target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
-                      show_default=True, help="Largest share of successful runs a recommended cap may cut off.")(fn)
-    fn = click.option("--margin", type=click.FloatRange(0, 10), default=0.10, show_default=True,
-                      help="Margin added to the smallest cap within the target (0.1 = 10%).")(fn)
-    fn = click.option("--segment", "segments", multiple=True, metavar="ATTR",
-                      help="Also give percentiles per value of this run column or root-span attribute.")(fn)
-    fn = click.option("--jaeger-url", default=None,
-                      help="Jaeger UI base URL for links (default AGENTOBS_JAEGER_URL).")(fn)
-    return reading(fn)
-
-
-def reading(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The options every command that reads runs takes: the selection, labels, the engine, the sources."""
-    fn = selection_options(fn)
-    fn = click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), multiple=True,
-                      help="CSV or JSON of run_id,success; ids match trace, conversation or task ids (repeatable: "
-                           "each file labels the runs its ids match).")(fn)
-    fn = click.option("--success-attr", default=None, metavar="KEY=VALUE",
-                      help="A run succeeded when its root span has this attribute value.")(fn)
-    fn = click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
-                      help="local: pandas in this process; dask: a Dask cluster (the same report), needs "
-                           "agentobs[dask].")(fn)
-    fn = click.option("--scheduler", default=None, metavar="ADDRESS",
-                      help="With --engine dask: an existing scheduler (default DASK_SCHEDULER_ADDRESS, else a local "
-                           "cluster sized to this machine).")(fn)
-    return click.argument("sources", nargs=-1)(fn)
 
 
 STDOUT = "-"             # --out -: standard output
@@ -185,15 +49,6 @@ def _wrote(what: str, out: Path) -> None:
         click.echo(f"agentobs: {clean(what)}: standard output", err=True)
     else:
         say(f"{what}: {out}")
-
-
-def say_selection(r: Report) -> None:
-    """One line naming the selection a report is on, and what the loading kept (the tables do not say it)."""
-    sel = r.options.selection
-    if not sel:
-        return
-    kept = f" ({r.read.kept:,} of {r.read.traces:,} traces read kept)" if r.read is not None else ""
-    say(f"Selection: {sel.describe()}{kept}")
 
 
 def print_report(r: Report) -> None:
@@ -212,7 +67,7 @@ OUT_PATH = click.Path(dir_okay=False, path_type=Path, allow_dash=True)     # --o
 
 
 @click.command("report")
-@common
+@report_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "html"]), default=None,
               help="table (default), json or html; with --out and no --format: html for a .html/.htm file, else "
                    "the table on the terminal and JSON in the file.")
@@ -229,9 +84,9 @@ def report_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_at
         out = DEFAULT_HTML
     if fmt == "table" and _to_stdout(out):
         fmt = "json"        # (standard output holds the file's text alone)
-    opt = _options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url,
+    opt = resolve_options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url,
                    selection=selection)
-    r = _run(sources, opt, engine, scheduler, out=out)
+    r = run_analysis(sources, opt, engine, scheduler, out=out)
     if fmt == "json":
         text = json_text(r.to_dict(), indent=1)
         if out:
@@ -254,7 +109,7 @@ def report_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_at
 
 
 @click.command("caps")
-@common
+@report_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--emit", "emit_as", type=click.Choice(list(EMIT_KINDS)), default=None,
               help="Print the caps as configuration to paste: an agentobs Budget, Pydantic AI UsageLimits, "
@@ -271,9 +126,9 @@ def caps_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_attr
              fmt: str, emit_as: str | None, alert_window: str, alert_for: str, out: Path | None,
              selection: Selection) -> None:
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
-    opt = _options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url,
+    opt = resolve_options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url,
                    selection=selection)
-    r = _run(sources, opt, engine, scheduler, say_labels=True, out=out)
+    r = run_analysis(sources, opt, engine, scheduler, say_labels=True, out=out)
     if emit_as:
         from ..analysis.emit.config import reserve
         from ..analysis.emit.kinds import emit as emit_caps
@@ -311,7 +166,7 @@ def caps_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_attr
 
 
 @click.command("runs")
-@reading
+@source_options
 @click.option("--out", type=OUT_PATH, default=None, help="Write the runs table here as CSV; - for standard output.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv"]), default=None,
               help="Without --out: table or csv on standard output (default: a table on a terminal, CSV, every "
@@ -326,9 +181,9 @@ def runs_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_attr
     from ..analysis.report.view import RUNS_COLUMNS
     if out is not None and fmt == "table":
         raise InputError("--out writes CSV: leave out --format table (or --out, for the table on the terminal)")
-    opt = _options(labels, success_attr, target=0.01, margin=0.10, segments=(), jaeger=None,
+    opt = resolve_options(labels, success_attr, target=0.01, margin=0.10, segments=(), jaeger=None,
                    selection=selection)
-    r = _run(sources, opt, engine, scheduler, say_labels=True, out=out)
+    r = run_analysis(sources, opt, engine, scheduler, say_labels=True, out=out)
     table = fmt == "table" or (out is None and fmt is None and on_terminal())
     every = list(r.runs.columns)
     if not table:
@@ -428,7 +283,7 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool, se
         return
     from .terminal import print_trace
     print_trace(trace_view(tree, wanted, roles=roles))
-    base = _link_base(None)
+    base = link_base(None)
     if base:
         say(f"Jaeger: {base}/trace/{wanted}")
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import InputError
-from .analysis_cmds import SELECTION_OPTIONS, _options, _run
 from .common import DEFAULT_OUT
+from .reading import SELECTION_OPTIONS, caps_options, resolve_options, run_analysis, success_options
 from .render import json_text, say, table, write_text
 
 if TYPE_CHECKING:
@@ -38,15 +38,8 @@ def _side_options(fn: click.decorators.FC) -> click.decorators.FC:
 @click.argument("before")
 @click.argument("after", required=False)
 @_side_options
-@click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), multiple=True,
-              help="CSV or JSON of run_id,success (repeatable: each file labels the runs its ids match, on either "
-                   "side).")
-@click.option("--success-attr", default=None, metavar="KEY=VALUE",
-              help="A run succeeded when its root span has this attribute value.")
-@click.option("--target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
-              show_default=True, help="Largest share of successful runs a recommended cap may cut off.")
-@click.option("--margin", type=click.FloatRange(0, 10), default=0.10, show_default=True,
-              help="Margin added to the smallest cap within the target (0.1 = 10%).")
+@success_options
+@caps_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "html"]), default=None,
               help="table (default), json or html; with --out and no --format: html for a .html/.htm file, else "
@@ -71,10 +64,10 @@ def diff_cmd(before: str, after: str | None, labels: tuple[Path, ...], success_a
     expand([before, *([after] if after else [])])          # a missing path: one line, before any reading
     reports = []
     for name, source, sel in (("before", before, sel_before), ("after", after or before, sel_after)):
-        opt = _options(labels, success_attr, target=target, margin=margin, segments=(), jaeger=None,
+        opt = resolve_options(labels, success_attr, target=target, margin=margin, segments=(), jaeger=None,
                        selection=sel)
         try:
-            reports.append(_run((source,), opt, out=out))
+            reports.append(run_analysis((source,), opt, out=out))
         except InputError as exc:
             raise InputError(f"the {name} side: {exc}") from None
     c = compare(reports[0], reports[1], seed=seed)

@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .analysis_cmds import _options, _run, say_selection, selection_options
+from .reading import (
+    JAEGER_URL,
+    SEGMENTS,
+    caps_options,
+    resolve_options,
+    run_analysis,
+    say_selection,
+    selection_options,
+    success_options,
+)
 from .render import say
 
 if TYPE_CHECKING:
@@ -19,17 +28,10 @@ if TYPE_CHECKING:
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="Port on 127.0.0.1 (0: a free one).")
 @selection_options
-@click.option("--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), multiple=True,
-              help="CSV or JSON of run_id,success; ids match trace, conversation or task ids (repeatable).")
-@click.option("--success-attr", default=None, metavar="KEY=VALUE",
-              help="A run succeeded when its root span has this attribute value.")
-@click.option("--target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
-              show_default=True, help="Largest share of successful runs a recommended cap may cut off.")
-@click.option("--margin", type=click.FloatRange(0, 10), default=0.10, show_default=True,
-              help="Margin added to the smallest cap within the target (0.1 = 10%).")
-@click.option("--segment", "segments", multiple=True, metavar="ATTR",
-              help="Also give percentiles per value of this run column or root-span attribute (and filter by it).")
-@click.option("--jaeger-url", default=None, help="Jaeger UI base URL for links (default AGENTOBS_JAEGER_URL).")
+@success_options
+@caps_options
+@SEGMENTS
+@JAEGER_URL
 def view_cmd(*, sources: tuple[str, ...], port: int, labels: tuple[Path, ...], success_attr: str | None, target: float,
              margin: float, segments: tuple[str, ...], jaeger_url: str | None,
              selection: Selection) -> None:
@@ -37,9 +39,9 @@ def view_cmd(*, sources: tuple[str, ...], port: int, labels: tuple[Path, ...], s
     from ..analysis.explorer import server
     from ..analysis.explorer.html import _href, page
     from ..analysis.explorer.model import build
-    opt = _options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url,
+    opt = resolve_options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url,
                    selection=selection)
-    report = _run(sources, opt, say_labels=True)
+    report = run_analysis(sources, opt, say_labels=True)
     say_selection(report)
     x = build(report, mode="served", jaeger=_href(report.options.jaeger_url))
     srv = server.ExplorerServer(x, page(x), port)

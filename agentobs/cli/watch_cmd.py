@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .analysis_cmds import selection_options
+from .reading import selection_options
 from .render import json_text
 from .safe_text import clean
 

@@ -14,7 +14,7 @@ import zlib
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agentobs.analysis.derive.runs import derive_runs
@@ -359,8 +359,12 @@ _ODD = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2 ** 70, max_v
                                   "0" * 32, "F" * 16, "\ud800", "[/x]", "\x1b[2J"]))
 
 
-@settings(max_examples=max(EXAMPLES, 10), deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=max(EXAMPLES, 10), deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
 @given(field=st.sampled_from(_FIELDS), value=_ODD, same_trace=st.booleans())
+# a model call 1 ns after 1970 under a missing parent in a trace of one run: a run of its own (its root was lost),
+# which once renamed the trace's run to trace:span (the run's id lost)
+@example(field="startTimeUnixNano", value=1, same_trace=True)
 def test_property_a_valid_file_plus_one_corrupted_span_keeps_every_run(good, tmp_path_factory, field, value,
                                                                        same_trace):
     lines, want = good

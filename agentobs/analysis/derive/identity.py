@@ -257,7 +257,11 @@ def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, *, links: 
     tid_s = pd.Series(tids, index=roots.index)
     first_trace = tid_s.groupby(group).transform("first")
     per_trace = tid_s.groupby(tid_s).transform("size")
-    fallback = first_trace.where(per_trace == 1, tid_s + ":" + roots["span_id"].astype(str))
+    # the run at its trace's own root keeps the trace's id beside runs whose root was lost or never held (a stray
+    # call under a missing parent does not rename the run it is not part of); the others are named by their root
+    at_root = pd.Series(keys.true_root[anchor_rows], index=roots.index)
+    sole_root = at_root & (at_root.groupby(tid_s).transform("sum") == 1)
+    fallback = first_trace.where((per_trace == 1) | sole_root, tid_s + ":" + roots["span_id"].astype(str))
     groups_per_task = pd.Series(group, index=roots.index).groupby(task.fillna("")).transform("nunique")
     run_of_root = task.where((groups_per_task == 1) & task.notna(), fallback.astype("string"))
     by_session = how[anchor_rows] == _SESSION

@@ -1,10 +1,10 @@
-"""Text checks of the Arrow decode (``otlp._arrow._text``): the ASCII shortcut on the data buffer gives what the
+"""Text checks of the Arrow decode (``otlp._arrow_values._text``): the ASCII shortcut on the data buffer gives what the
 per-value UTF-8 validation gives, on whole arrays and slices, with nulls, non-ASCII text and invalid bytes."""
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import agentobs.analysis.otlp._arrow as arrow
+import agentobs.analysis.otlp._arrow_values as arrow
 from agentobs.analysis.spans.quality import DataQuality
 
 _VALUES = st.lists(st.one_of(st.none(), st.sampled_from([b"", b"gen_ai.usage", b"caf\xc3\xa9", b"\xff\xfe", b"a\xc3",

@@ -1,5 +1,5 @@
 """A key whose values come in several kinds reads the same whether its spans are in one file or spread over
-several (``otlp._arrow.unify`` for the pieces of one file, ``spanset.widen_column`` for the frames of several)."""
+several (``otlp._arrow_unify.unify`` for the pieces of one file, ``spanset.widen_column`` for the frames of several)."""
 from __future__ import annotations
 
 import json

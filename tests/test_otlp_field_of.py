@@ -5,7 +5,7 @@ import pyarrow.compute as pc
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentobs.analysis.otlp._arrow import field_of
+from agentobs.analysis.otlp._arrow_values import field_of
 
 _ROW = st.one_of(st.none(), st.fixed_dictionaries({"a": st.one_of(st.none(), st.integers(-5, 5)),
                                                   "b": st.one_of(st.none(), st.lists(st.text(max_size=3),

@@ -1,10 +1,10 @@
-"""The attribute pivot (``otlp._arrow.pivot_attributes``) gives the same columns whether it takes the keys of a value
-field together (pieces of few spans) or builds each key's column from its own entries (pieces of many)."""
+"""The attribute pivot (``otlp._arrow_attributes.pivot_attributes``) gives the same columns whether it takes the keys
+of a value field together (pieces of few spans) or builds each key's column from its own entries (pieces of many)."""
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import agentobs.analysis.otlp._arrow as arrow
+import agentobs.analysis.otlp._arrow_attributes as arrow
 from agentobs.analysis.spans.quality import DataQuality
 
 _VALUE = st.one_of(st.builds(lambda s: {"stringValue": s}, st.sampled_from(["a", "b", "", "ü"])),

@@ -30,7 +30,10 @@ from ..input.json_stream import Broken, Reader
 from ..input.lines import has_null_line
 from ..input.read import Buffers
 from ..spans.quality import DataQuality
-from ._arrow import AttributePart, Decoded, ParsedTable, decode_arrow, decode_tables, field_of, pivot_parts
+from ._arrow import Decoded, decode_arrow, decode_tables
+from ._arrow_attributes import AttributePart, pivot_parts
+from ._arrow_envelope import ParsedTable
+from ._arrow_values import field_of
 from ._sanitize import sanitize_request
 from ._spelling import Spelling
 

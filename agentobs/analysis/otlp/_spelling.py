@@ -127,6 +127,8 @@ class Spelling:
                 for s in (self.snake, not self.snake) if (s, w) != (self.snake, self.wrapped)]
 
 
+CANONICAL = Spelling()          # the protobuf JSON mapping (lowerCamelCase, numbers as written): the default
+
 _CHANGED = re.compile(r"Column\(([^)]*)\) changed from (\w+) to (\w+)")
 _TIME_KEYS: tuple[bytes, ...] = (b'"startTimeUnixNano"', b'"start_time_unix_nano"')     # camelCase, snake_case
 _INT_KEYS: tuple[bytes, ...] = (b'"intValue"', b'"int_value"')

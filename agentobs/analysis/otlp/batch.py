@@ -9,7 +9,7 @@ row's source is its file.
 A batch is only taken when it gives what the files give one by one, so the report does not depend on how files
 were grouped: every file is sniffed in the spelling the batch parsed with, every line is a request the fast path
 took, and nothing was counted against the data (no issue at all). (An attribute key of several kinds is one
-column either way, its values written as text the same way: ``_arrow.as_text``.) Otherwise the batch is cut
+column either way, its values written as text the same way: ``spanset.as_text``.) Otherwise the batch is cut
 in halves, down to single files, which the caller loads on their own (a bad file costs a few extra parses of its
 neighbours, and its issues name it and its lines as they always did).
 """

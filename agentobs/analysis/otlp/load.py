@@ -27,8 +27,9 @@ from ..spans.quality import DataQuality
 from ..spans.schema import empty_events, empty_links, empty_spans
 from ..spans.spanset import SpanSet
 from . import _ahead, _arrow_memory
-from ._arrow import Decoded, unify
+from ._arrow import Decoded
 from ._arrow_pandas import table_to_frame
+from ._arrow_unify import unify
 from ._parse import Layout, Parsed, layout, parse_documents, parse_piece
 from ._spelling import Spelling
 

@@ -9,6 +9,7 @@ import json
 
 import pandas as pd
 import pytest
+from attr_runs import _attr_runs
 from click.testing import CliRunner
 
 from agentobs.analysis.assess.labels import read_labels
@@ -146,27 +147,6 @@ def test_out_naming_an_input_is_refused(runs_file, tmp_path):
         err = _one_line_error(_cli(*cmd))
         assert "is one of the inputs" in err
     assert runs_file.read_bytes() == before
-
-
-def _attr_runs(tmp_path):
-    """Three runs whose root spans carry a boolean, an integer and a double attribute of the run's outcome."""
-    lines = []
-    for i, (passed, score, f) in enumerate(((True, 1, 1.0), (False, 0, 0.5), (True, 1, 1.0))):
-        trace = f"{i + 1:032x}"
-        attrs = [{"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}},
-                 {"key": "eval.passed", "value": {"boolValue": passed}},
-                 {"key": "eval.score", "value": {"intValue": str(score)}},
-                 {"key": "eval.f", "value": {"doubleValue": f}}] + (
-                     [{"key": "eval.first", "value": {"stringValue": "yes"}}] if i == 0 else [])
-        spans = [{"traceId": trace, "spanId": "a" * 16, "name": "invoke_agent bot", "kind": 1,
-                  "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001000000000",
-                  "attributes": attrs}]
-        lines.append(json.dumps({"resourceSpans": [{"resource": {"attributes": [
-            {"key": "service.name", "value": {"stringValue": "svc" if i else "other"}}]},
-            "scopeSpans": [{"scope": {}, "spans": spans}]}]}))
-    path = tmp_path / "attrs.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 @pytest.mark.parametrize("attr,successes", [("eval.passed=true", 2), ("eval.passed=1", 2), ("eval.passed=no", 1),

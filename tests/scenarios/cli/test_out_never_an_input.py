@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from locations import TESTS
 
 from agentobs.cli.main import cli
 
-FIXTURE = Path(__file__).parent / "dialects" / "fixtures" / "openai_v2.jsonl"
+FIXTURE = TESTS / "dialects" / "fixtures" / "openai_v2.jsonl"
 
 
 @pytest.fixture()

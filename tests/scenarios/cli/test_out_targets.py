@@ -23,11 +23,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from locations import TESTS
 
 from agentobs.cli.main import cli
 from agentobs.kernel import ModelResponse, Recorder, Replayer, ScriptedModel
 
-FIXTURE = str(Path(__file__).parent / "dialects" / "fixtures" / "openai_v2.jsonl")
+FIXTURE = str(TESTS / "dialects" / "fixtures" / "openai_v2.jsonl")
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs and /dev/null")
 

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from locations import TESTS
 
 from agentobs.cli.main import cli
 
-FIXTURE = str(Path(__file__).parent / "dialects" / "fixtures" / "openai_v2.jsonl")
+FIXTURE = str(TESTS / "dialects" / "fixtures" / "openai_v2.jsonl")
 
 
 def _invoke(args, **env):

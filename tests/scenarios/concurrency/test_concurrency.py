@@ -18,16 +18,16 @@ import threading
 import urllib.request
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from locations import ROOT
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.trace import SpanKind, StatusCode
+from seed_table import SEED_TABLE as SEED000_TABLE  # the seed's printed table, one copy
 from spantree import check_snapshot, ordered, tree
-from test_seed000 import SEED_TABLE as SEED000_TABLE  # the seed's printed table, one copy
 
 from agentobs import Budget, EventLog, Kernel, RealClock, ScriptedModel, SimClock, SQLiteCheckpointStore, TaskState
 from agentobs.contract import semconv as sc
@@ -792,7 +792,7 @@ def test_64_async_runs_through_the_otlp_json_file_are_64_runs_to_the_analysis(tm
 
 def test_the_example_web_server_serves_concurrent_requests_with_one_kernel_and_one_observer(memory_tracing):
     provider, exporter = memory_tracing
-    ns = runpy.run_path(str(Path(__file__).parent.parent / "examples" / "web_server.py"))
+    ns = runpy.run_path(str(ROOT / "examples" / "web_server.py"))
     tel = configure(tracer_provider=provider)
     kernel = ns["build_kernel"](tel)
     tracer = provider.get_tracer("web-server-example")

@@ -4,13 +4,13 @@ the truth groups attempts into logical calls and finds a run's stop reason. No f
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
+from locations import TESTS
 
 openai = pytest.importorskip("openai")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "dialects"))
+sys.path.insert(0, str(TESTS / "dialects"))
 from common import Forever, Reply, Script, ScriptedServer, call, outcome, run_figures  # noqa: E402
 
 KEY = "sk-dummy-not-a-real-key"

@@ -9,10 +9,10 @@ from __future__ import annotations
 import functools
 import json
 import math
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from locations import TESTS
 
 from agentobs.analysis import analyze
 
@@ -22,7 +22,7 @@ from agentobs.analysis import analyze
 # issue 41 (runs by structure, one logical call per chain, attempts, dialects without an operation name).
 PENDING_ISSUE_41: set[tuple[str, str]] = set()
 
-FIXTURES = Path(__file__).resolve().parent / "dialects" / "fixtures"
+FIXTURES = TESTS / "dialects" / "fixtures"
 NAMES = sorted(p.name[:-len(".truth.json")] for p in FIXTURES.glob("*.truth.json"))
 FIGURES = ("model_calls", "attempts", "tool_calls", "input_tokens", "output_tokens", "max_identical_calls",
            "max_consecutive_identical")

@@ -1,15 +1,15 @@
 """Traces from other instrumentations and transcripts through the same analysis (issue 5, points 3 and 4)."""
-from pathlib import Path
 
 import numpy as np
 import pytest
+from locations import ROOT
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from agentobs.analysis.report.engine import analyze
 from agentobs.telemetry.otlp_json import OtlpJsonFileExporter
 
-TAU2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau2"
+TAU2 = ROOT.parent / "shared" / "data" / "tau2"
 
 
 def test_pydantic_ai_traces_give_what_the_model_function_did(tmp_path):

@@ -9,49 +9,15 @@ import json
 from pathlib import Path
 
 import pandas as pd
+from locations import TESTS
+from rootless_traces import _trace, _write
 
 from agentobs.analysis import derive_runs, load_sources
 from agentobs.analysis.derive.runs import ROOTLESS_NOTE
 from agentobs.analysis.report.engine import analyze
 from agentobs.analysis.report.summary import Options
 
-FIXTURES = Path(__file__).parent / "dialects" / "fixtures"
-
-
-def _attr(k, v):
-    return {"key": k, "value": {"stringValue": v}}
-
-
-def _span(trace: str, span: str, parent: str | None, name: str, op: str | None, at: int, *, error: bool = False):
-    out = {"traceId": trace, "spanId": span, "name": name, "kind": 2 if op is None else 1,
-           "startTimeUnixNano": str(1700000000000000000 + at * 10**9),
-           "endTimeUnixNano": str(1700000000500000000 + at * 10**9),
-           "attributes": [] if op is None else [_attr("gen_ai.operation.name", op), _attr("gen_ai.request.model",
-                                                                                         "gpt-4o")]}
-    if parent:
-        out["parentSpanId"] = parent
-    if error:
-        out["status"] = {"code": 2, "message": "boom"}
-    return out
-
-
-def _trace(t: int, *, root: bool, agent: bool, failed_root: bool = False) -> list[dict]:
-    """A request span (``root``: arrived) over an agent span (``agent``) or straight over two model calls."""
-    trace, req, ag = f"{t:032x}", f"{t:014x}01", f"{t:014x}02"
-    spans = [_span(trace, req, None, "POST /chat", None, 0, error=failed_root)] if root else []
-    top = req
-    if agent:
-        spans.append(_span(trace, ag, req, "invoke_agent helper", "invoke_agent", 0))
-        top = ag
-    spans += [_span(trace, f"{t:014x}{i + 3:02x}", top, "chat gpt-4o", "chat", i) for i in range(2)]
-    return spans
-
-
-def _write(path: Path, traces: list[list[dict]]) -> Path:
-    doc = {"resourceSpans": [{"resource": {"attributes": [_attr("service.name", "app")]},
-                              "scopeSpans": [{"scope": {"name": "x"}, "spans": [s for t in traces for s in t]}]}]}
-    path.write_text(json.dumps(doc) + "\n")
-    return path
+FIXTURES = TESTS / "dialects" / "fixtures"
 
 
 def _runs(path: Path) -> pd.DataFrame:

@@ -1,11 +1,11 @@
 """The reference docs stay complete: every emitted key and every runs column is documented."""
-from pathlib import Path
+from locations import ROOT
 
 import agentobs
 from agentobs.analysis.spans.schema import RUN_COLUMNS, markdown_table
 from agentobs.contract import semconv as sc
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = ROOT / "docs"
 
 
 def test_every_attribute_and_metric_is_in_the_telemetry_reference():

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("openai")
 
 from click.testing import CliRunner
+from locations import ROOT
 from providers import Call, ProviderServer, Reply, call
 
 from agentobs.cli.main import cli
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = ROOT / "README.md"
 
 
 def _example() -> str:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from locations import ROOT
 
 from agentobs.analysis import analyze
 from agentobs.analysis.report.summary import REPORT_SCHEMA_VERSION
@@ -12,7 +13,7 @@ from agentobs.cli.main import cli
 from agentobs.domain.population import simulate
 from agentobs.telemetry import configure
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "report-schema.md"
+DOC = ROOT / "docs" / "report-schema.md"
 ROW = re.compile(r"^\| `([^`]+)` \| ([^|]+) \| ([^|]+) \|", re.M)
 TYPES = ("P", "CI")                  # object types the doc defines once
 

@@ -20,16 +20,15 @@ import shutil
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from locations import ROOT
 
 from agentobs.analysis.report.engine import analyze
 from agentobs.analysis.report.summary import Options
 from agentobs.cli.main import cli
 
-ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "test-output" / "browser"
 CHROMIUM = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shutil.which("chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -219,7 +218,7 @@ def test_a_signature_leads_to_a_run_with_its_evidence_and_back(demo, browser):
 
 
 def _nested_page(tmp_path, limits=None):
-    from test_explorer import _line, _nested_run
+    from explorer_spans import _line, _nested_run
 
     from agentobs.analysis.explorer import html
     path = tmp_path / "nested.jsonl"
@@ -252,7 +251,7 @@ def test_a_sub_agent_folds_away(browser, tmp_path):
 def test_a_page_over_its_limits_says_what_it_left_out(browser, tmp_path):
     """Over its limits a page holds the spans of the runs its signatures give as examples only: a run that is no
     example (a plain one, next to the nested run, an example of tool_error_recovered) says where its spans are."""
-    from test_explorer import T0, _line, _nested_run, _span
+    from explorer_spans import T0, _line, _nested_run, _span
 
     from agentobs.analysis.explorer import html
     from agentobs.analysis.explorer.model import PageLimits
@@ -277,7 +276,7 @@ def test_a_page_over_its_limits_says_what_it_left_out(browser, tmp_path):
 
 
 def test_a_run_of_thousands_of_spans_is_drawn_a_slice_at_a_time(browser, tmp_path):
-    from test_explorer import T0, _line, _span
+    from explorer_spans import T0, _line, _span
 
     from agentobs.analysis.explorer import html
     trace, root, n = "cd" * 16, f"{1:016x}", 4_500

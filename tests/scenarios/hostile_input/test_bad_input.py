@@ -1,69 +1,18 @@
 """Bad input: every kind is counted in the data-quality section and never stops the report (issue 5, point 5)."""
-import copy
 import json
-from pathlib import Path
 
 import pytest
+from bad_inputs import _good_lines, _spans, write_bad_folder
 from click.testing import CliRunner
+from locations import TESTS
 
 from agentobs.analysis.report.engine import analyze
 from agentobs.cli.main import cli
-from agentobs.domain.scenarios import SEED000
-from agentobs.telemetry import configure
-
-
-def _good_lines(tmp_path):
-    path = tmp_path / "src.jsonl"
-    tel = configure(traces_out=path)
-    for name in ("A normal run", "B same call repeated"):
-        SEED000[name]([tel.observer()])
-    tel.shutdown()
-    return path.read_text().splitlines()
-
-
-def _spans(line):
-    """The spans of one trace (the first one with a root) in an OTLP JSON line."""
-    spans = json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    tid = next(s["traceId"] for s in spans if "parentSpanId" not in s)
-    return [s for s in spans if s["traceId"] == tid]
-
-
-def _with_spans(line, spans):
-    obj = json.loads(line)
-    obj["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans
-    return json.dumps(obj)
 
 
 @pytest.fixture
 def bad_folder(tmp_path):
-    lines = _good_lines(tmp_path)
-    base = lines[0]
-    spans = _spans(base)
-    d = tmp_path / "in"
-    d.mkdir()
-    (d / "good.jsonl").write_text("\n".join(lines) + "\n")
-    (d / "truncated.jsonl").write_text(base[: len(base) // 2] + "\n" + base + "\n")
-    (d / "invalid.jsonl").write_text("{not json at all\n" + base + "\n")
-    wrong = [dict(s, traceId="ef" * 16) for s in copy.deepcopy(spans)]
-    root = next(s for s in wrong if "parentSpanId" not in s)
-    for a in root.get("attributes", []):
-        if a["key"] == "gen_ai.usage.input_tokens":
-            a["value"] = {"stringValue": "lots"}
-        if a["key"] == "agentobs.steps":
-            a["value"] = {"boolValue": True}
-    next(s for s in wrong if "parentSpanId" in s)["startTimeUnixNano"] = True   # not a timestamp: dropped
-    (d / "wrongtypes.jsonl").write_text(_with_spans(base, wrong) + "\n")
-    root_id = next(s["spanId"] for s in spans if "parentSpanId" not in s)
-    orphans = [dict(s, traceId="ab" * 16) for s in spans if s["spanId"] != root_id]
-    (d / "orphans.jsonl").write_text(_with_spans(base, orphans) + "\n")
-    (d / "duplicates.jsonl").write_text(base + "\n")   # the same spans as good.jsonl's first line
-    neg = [dict(s, traceId="cd" * 16, startTimeUnixNano=s["endTimeUnixNano"], endTimeUnixNano=s["startTimeUnixNano"])
-           for s in spans]
-    (d / "negative.jsonl").write_text(_with_spans(base, neg) + "\n")
-    (d / "empty.jsonl").write_text("")
-    (d / "unknown.csv").write_text("run_id,steps\nr1,4\n")
-    (d / "binary.bin").write_bytes(bytes(range(256)))
-    return d
+    return write_bad_folder(tmp_path)
 
 
 def test_every_kind_of_bad_input_is_counted_and_the_report_goes_on(bad_folder):
@@ -110,7 +59,7 @@ def test_gzip_input(tmp_path):
 
 
 def test_a_segment_nothing_carries_is_an_error_that_says_so(tmp_path):
-    fixture = Path(__file__).parent / "dialects" / "fixtures" / "openai_v2.jsonl"
+    fixture = TESTS / "dialects" / "fixtures" / "openai_v2.jsonl"
     r = CliRunner().invoke(cli, ["report", str(fixture), "--segment", "no.such.attribute"])
     assert r.exit_code == 2
     assert r.output.strip() == ("agentobs: error: --segment no.such.attribute: no runs column and no attribute of a "

@@ -5,10 +5,10 @@ these raised out of the load)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from locations import TESTS
 
 from agentobs.analysis.load.sources import load_sources
 from agentobs.analysis.otlp.load import load_file
@@ -140,7 +140,7 @@ def test_a_labels_file_with_a_surrogate_or_nested_too_deeply_is_a_one_line_error
         assert res.output.startswith(f"agentobs: error: labels file {labels}") and res.output.count("\n") == 1
 
 
-FUZZ = Path(__file__).parent / "data" / "fuzz"
+FUZZ = TESTS / "data" / "fuzz"
 
 
 @pytest.mark.parametrize("name", ["openinference_metadata_array.jsonl", "cost_sum_overflow.jsonl"])

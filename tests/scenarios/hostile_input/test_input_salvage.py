@@ -11,11 +11,11 @@ import subprocess
 import sys
 import zipfile
 import zlib
-from pathlib import Path
 
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from locations import TESTS
 
 from agentobs.analysis.derive.runs import derive_runs
 from agentobs.analysis.input.limits import InputLimits
@@ -23,7 +23,7 @@ from agentobs.analysis.load.sources import load_sources
 from agentobs.analysis.otlp.load import load_file
 from agentobs.cli.main import cli
 
-FIXTURES = Path(__file__).parent / "dialects" / "fixtures"
+FIXTURES = TESTS / "dialects" / "fixtures"
 
 
 def _ids(ss) -> set[tuple[str, str]]:
@@ -143,7 +143,7 @@ def _parquet(data: bytes) -> bytes:
 ])
 def test_a_format_we_do_not_read_is_named_with_the_way_out(tmp_path, kind, make, says):
     """(zstd and OTLP protobuf traces, which the collector's file exporter writes, are read:
-    tests/test_collector_formats.py.)"""
+    tests/unit/analysis/formats/test_collector_formats.py.)"""
     data = (FIXTURES / "openai_v2.jsonl").read_bytes()
     if make is None:
         raw = _protobuf_metrics()

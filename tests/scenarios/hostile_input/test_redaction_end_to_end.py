@@ -7,7 +7,7 @@
   deadline could not fire.
 
 Each is timed against the same case with ordinary text of the same size, in this process (the method of
-tests/test_redaction_linear.py: CPU time of this process, a ratio rather than seconds).
+tests/scenarios/hostile_input/test_redaction_linear.py: CPU time of this process, a ratio rather than seconds).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from locations import ROOT
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -33,7 +34,6 @@ from agentobs.kernel.tools import ToolInvocation, ToolResponse, ToolSpec
 from agentobs.telemetry import configure
 from bench import redaction_data as data
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "dialects" / "fixtures" / "openai_v2.jsonl"
 SLOWER = 3.0            # allowed: crafted / ordinary, same size, same place (the old engine: hundreds of times)
 

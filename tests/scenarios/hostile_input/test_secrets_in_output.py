@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from locations import ROOT
 
 from agentobs.cli.main import cli
 
-ROOT = Path(__file__).resolve().parent.parent
 # the secrets a value shows (not those that are secrets only for the key they sit under, which the analysis never
 # shows: it shows agents', tools' and models' names and errors, not arbitrary attributes)
 CORPUS = [e for e in json.loads((ROOT / "tests" / "data" / "secrets_corpus.json").read_text())["secrets"]

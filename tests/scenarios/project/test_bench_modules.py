@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
+from locations import TESTS
 
 from bench.run import BENCHMARKS, OPTIONAL
 
@@ -37,11 +38,10 @@ def test_the_analysis_benchmarks_report_phases_run_on_a_small_file():
     """``timed_report`` imports what it times inside the function (a helper it used moved once and only the
     28-minute benchmark run found out): run it on a fixture."""
     import json
-    from pathlib import Path
 
     from agentobs.cli import render
     from bench.analysis_phases import timed_report
-    fixture = Path(__file__).parent / "dialects" / "fixtures" / "openai_v2.jsonl"
+    fixture = TESTS / "dialects" / "fixtures" / "openai_v2.jsonl"
     truth = json.loads(fixture.with_name("openai_v2.truth.json").read_text())
     spans = sum(len(ss["spans"]) for line in fixture.read_text().splitlines()
                 for rs in json.loads(line)["resourceSpans"] for ss in rs["scopeSpans"])

@@ -13,8 +13,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
+from locations import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 DASH = ROOT / "dashboards"
 COMPOSE = ROOT / "docker-compose.yml"
 STACK_SH = ROOT / "scripts" / "stack.sh"

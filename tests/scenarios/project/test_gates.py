@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from locations import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 GATE = ROOT / "scripts" / "complexity_gate.py"
 BASELINE = "scripts/complexity-baseline.json"
 

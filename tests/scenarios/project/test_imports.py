@@ -9,10 +9,10 @@ from types import ModuleType
 
 import click
 import pytest
+from locations import ROOT
 
 import agentobs
 
-ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("pandas", "pyarrow", "numpy", "opentelemetry")
 
 

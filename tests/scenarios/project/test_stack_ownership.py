@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
+from locations import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "stack.sh"
 
 pytestmark = pytest.mark.skipif(not (Path("/proc/self/stat").exists() and shutil.which("bash") and shutil.which("ss")

@@ -15,8 +15,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from locations import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SIGNALS = [pytest.param(signal.SIGTERM, id="SIGTERM"), pytest.param(signal.SIGINT, id="SIGINT")]
 
 

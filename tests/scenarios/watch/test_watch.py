@@ -20,13 +20,13 @@ import time
 from pathlib import Path
 
 import pytest
+from locations import ROOT
 
 from agentobs.analysis import derive_runs, load_sources
 from agentobs.analysis.watch import Batch, Settings, Watcher, open_source, read_caps, watch
 from agentobs.analysis.watch.caps import Cap
 from bench.watch_data import TICK_NS, Stream, write
 
-ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-c", "from agentobs.cli.main import main; main()"]
 CHILD = [sys.executable, str(ROOT / "tests" / "watch_child.py")]
 STEP_CAP = Cap(limit="max_steps", dimension="steps", value=15)

@@ -9,9 +9,9 @@ import random
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import pytest
+from locations import ROOT
 
 from agentobs.contract import events as ev
 from agentobs.contract import semconv as sc
@@ -19,8 +19,6 @@ from agentobs.contract.digest import digest, digest_arguments
 from agentobs.contract.retry import RetryPolicy
 from agentobs.contract.vocabulary import CATEGORY, SUSPENDING, RunStatus, StopReason, result_status, status_of
 from agentobs.errors import ConfigError
-
-ROOT = Path(__file__).resolve().parent.parent
 
 # -- the standard names ------------------------------------------------------------------------------------------
 

@@ -10,11 +10,11 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from locations import ROOT
 
 from agentobs.contract import linear_rx
 from agentobs.contract import redaction_rules as rules
@@ -22,7 +22,6 @@ from agentobs.contract import semconv as sc
 from agentobs.telemetry.content import REDACTED, Redactor
 from bench import redaction_data as shapes
 
-ROOT = Path(__file__).resolve().parent.parent
 CORPUS = json.loads((ROOT / "tests" / "data" / "secrets_corpus.json").read_text())
 NAMES = ("span_name", "event_name", "scope_name", "status_message")
 

@@ -2,6 +2,7 @@
 import socket
 
 import pytest
+from locations import ROOT
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -209,11 +210,10 @@ def test_an_observer_that_raises_loses_its_event_not_the_run():
 
 def test_plain_loop_example_has_the_kernel_tree_shape(memory_tracing):
     import runpy
-    from pathlib import Path
 
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    ns = runpy.run_path(str(Path(__file__).parent.parent / "examples" / "plain_loop.py"))
+    ns = runpy.run_path(str(ROOT / "examples" / "plain_loop.py"))
     provider2 = TracerProvider()
     mem2 = InMemorySpanExporter()
     provider2.add_span_processor(SimpleSpanProcessor(mem2))

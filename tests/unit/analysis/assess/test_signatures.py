@@ -3,15 +3,15 @@ its interval, and its role (cause or trait)."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from locations import ROOT
 
 from agentobs.analysis import analyze
 from agentobs.analysis.assess.signatures import precision, summarize
 
-TAU2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau2"
+TAU2 = ROOT.parent / "shared" / "data" / "tau2"
 
 
 def test_the_ratio_and_its_interval_against_katz_by_hand():

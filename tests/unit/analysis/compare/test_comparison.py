@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from locations import TESTS
 
 from agentobs.analysis import analyze
 from agentobs.analysis.assess.limits import BY_COLUMN, cap_of, within_rank
@@ -295,7 +296,7 @@ def test_labels_given_twice_label_each_sides_runs(populations, tmp_path):
 
 
 def test_each_side_may_be_told_apart_by_its_own_service():
-    fixtures = str(Path(__file__).resolve().parent / "dialects" / "fixtures")
+    fixtures = str(TESTS / "dialects" / "fixtures")
     done = _invoke("diff", fixtures, "--before-service", "dialect-openai_agents",
                    "--after-service", "dialect-langgraph", "--format", "json")
     assert done.exit_code == 0, done.output

@@ -3,15 +3,15 @@ instrumentations' fixtures that holds whole traces gives, read alone, the row it
 (the Dask engine reads runs in partitions, so this is also what makes its answer the local one)."""
 import json
 import math
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from locations import TESTS
 
 from agentobs.analysis.derive.runs import derive_runs
 from agentobs.analysis.otlp.load import load_bytes
 
-FIXTURES = sorted((Path(__file__).parent / "dialects" / "fixtures").glob("*.jsonl"))
+FIXTURES = sorted((TESTS / "dialects" / "fixtures").glob("*.jsonl"))
 SKIP = {"source", "signatures", "trace_ids", "sub_agent_names"}
 
 

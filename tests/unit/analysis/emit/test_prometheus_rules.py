@@ -16,13 +16,13 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from locations import ROOT
 
 from agentobs.analysis.assess.limits import recommend_all
 from agentobs.analysis.emit.prometheus_rules import HISTOGRAMS, SPAN_CALLS, _go_float, agent_regex, rules
 from agentobs.contract import semconv as sc
 from agentobs.errors import InputError
 
-ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-c", "from agentobs.cli.main import main; main()"]
 yaml = pytest.importorskip("yaml")
 

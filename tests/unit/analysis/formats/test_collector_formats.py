@@ -9,16 +9,16 @@ import random
 import struct
 import subprocess
 import sys
-from pathlib import Path
 
-import pandas as pd
 import pytest
 import zstandard
 from click.testing import CliRunner
 from google.protobuf.internal.encoder import _VarintBytes
 from google.protobuf.json_format import MessageToJson
+from locations import TESTS
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from same_spans import same_spans
 
 from agentobs.analysis.derive.runs import derive_runs
 from agentobs.analysis.formats import collector_proto, collector_zstd
@@ -30,30 +30,8 @@ from agentobs.domain.scenarios import SEED000
 from agentobs.errors import InputError
 from agentobs.telemetry import configure
 
-ROOT = Path(__file__).resolve().parent
-COLLECTOR = ROOT / "data" / "collector"
+COLLECTOR = TESTS / "data" / "collector"
 PROTO, ZSTD = collector_proto.NAME, collector_zstd.NAME
-RUN_COLUMNS = ["trace_id", "stop_reason", "status", "steps", "model_calls", "tool_calls", "input_tokens",
-               "output_tokens", "tokens", "cost_usd", "signature"]
-SPAN_COLUMNS = ["trace_id", "span_id", "parent_span_id", "name", "kind", "status_code", "status_message",
-                "service_name", "start_ns", "end_ns"]
-
-
-def _frame(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    return df[columns].sort_values(columns[:2]).reset_index(drop=True)
-
-
-def _same_spans(got, want) -> None:
-    """The same spans, attribute for attribute, the same events and links, and the same runs."""
-    attrs = sorted(c for c in want.spans.columns if "." in c)
-    assert len(got.spans) == len(want.spans) > 0
-    assert set(attrs) <= set(got.spans.columns)
-    pd.testing.assert_frame_equal(_frame(got.spans, SPAN_COLUMNS + attrs), _frame(want.spans, SPAN_COLUMNS + attrs),
-                                  check_dtype=False, check_categorical=False)
-    assert len(got.events) == len(want.events) and len(got.links) == len(want.links)
-    g, w = derive_runs(got)[0], derive_runs(want)[0]
-    assert len(g) == len(w) > 0
-    pd.testing.assert_frame_equal(_frame(g, RUN_COLUMNS), _frame(w, RUN_COLUMNS), check_dtype=False)
 
 
 # -- the real collector's files --------------------------------------------------------------------------------------
@@ -78,7 +56,7 @@ def test_the_collector_file_exporter_in_every_format_gives_its_runs(name, names)
                           "tokens": 300}.items():
         assert runs[column].tolist() == [value] * 3, column
     # the same spans as the exporter's default JSON of the same collector run (the native ones: a run of their own)
-    _same_spans(got, load_file(COLLECTOR / "json.jsonl") if "native" not in name
+    same_spans(got, load_file(COLLECTOR / "json.jsonl") if "native" not in name
                 else load_sources([str(COLLECTOR / "json_native.jsonl.zst")]))
 
 
@@ -97,8 +75,8 @@ def test_agentobs_report_reads_a_proto_zstd_file_and_says_what_it_converted(tmp_
 
 
 def test_no_other_test_input_is_taken_for_protobuf_or_zstd():
-    others = [p for p in (ROOT / "data").rglob("*") if p.is_file() and COLLECTOR not in p.parents]
-    others += [p for p in (ROOT / "dialects" / "fixtures").rglob("*") if p.is_file()]
+    others = [p for p in (TESTS / "data").rglob("*") if p.is_file() and COLLECTOR not in p.parents]
+    others += [p for p in (TESTS / "dialects" / "fixtures").rglob("*") if p.is_file()]
     assert len(others) > 10
     taken = {str(p): sniff(p) for p in others if sniff(p) in (PROTO, ZSTD)}
     assert not taken
@@ -176,7 +154,7 @@ def test_sdk_encoded_spans_in_each_framing_give_the_spans_of_our_otlp_file(tmp_p
     got = load_sources([str(p)])
     assert not got.quality.issues, got.quality.to_dict()
     assert got.quality.lines == (1 if framing == "bare request" else len(reqs))
-    _same_spans(got, load_file(otlp))
+    same_spans(got, load_file(otlp))
 
 
 # -- damage -----------------------------------------------------------------------------------------------------------

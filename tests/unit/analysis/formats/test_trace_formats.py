@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from locations import TESTS
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
 from agentobs.analysis.derive.runs import derive_runs
@@ -19,7 +20,7 @@ from agentobs.cli.main import cli
 from agentobs.domain.scenarios import SEED000, SEED004, approve_and_resume
 from agentobs.telemetry import configure
 
-JAEGER = Path(__file__).parent / "data" / "jaeger_ui"
+JAEGER = TESTS / "data" / "jaeger_ui"
 CONSOLE = "OpenTelemetry Python ConsoleSpanExporter"
 RUN_COLUMNS = ["trace_id", "stop_reason", "status", "steps", "model_calls", "tool_calls", "input_tokens",
                "output_tokens", "tokens", "cost_usd", "signature"]

@@ -13,13 +13,14 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from locations import TESTS
 
 from agentobs.analysis.load.sources import load_sources, sniff
 from agentobs.analysis.otlp.load import load_file
 from agentobs.analysis.report.engine import analyze
 from agentobs.cli.main import cli
 
-DATA = Path(__file__).parent / "data" / "zipkin"
+DATA = TESTS / "data" / "zipkin"
 SPANS, TRACES, OTLP = DATA / "spans.json", DATA / "traces.json.gz", DATA / "traces.jsonl.gz"
 ZIPKIN = "Zipkin JSON (API v2)"
 SPAN_COLUMNS = ["trace_id", "span_id", "parent_span_id", "name", "kind", "status_code", "status_message",

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from click.testing import CliRunner
-from test_jaeger_client import T0, WINDOW, FakeJaeger, _trace
+from fake_jaeger import T0, WINDOW, FakeJaeger, _trace
 
 from agentobs.analysis.input import remote
 from agentobs.analysis.jaeger.query import is_jaeger_url, parse_url

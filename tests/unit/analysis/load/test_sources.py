@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from locations import TESTS
 
 from agentobs.analysis.load.sources import expand, expand_sources, load_sources, sniff, total_bytes
 from agentobs.cli.main import cli
 from agentobs.errors import InputError
 
-FIXTURES = Path(__file__).parent / "dialects" / "fixtures"
+FIXTURES = TESTS / "dialects" / "fixtures"
 OPENAI = FIXTURES / "openai_v2.jsonl"            # OTLP JSON lines
 LANGFUSE = FIXTURES / "langfuse.jsonl"           # OTLP JSON lines, other runs
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]

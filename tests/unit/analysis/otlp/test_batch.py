@@ -13,13 +13,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from locations import TESTS
 
 from agentobs.analysis.load import sources
 from agentobs.analysis.load.sources import load_sources
 from agentobs.analysis.otlp import batch as _otlp_batch
 from agentobs.cli.main import cli
 
-FIXTURES = Path(__file__).resolve().parent / "dialects" / "fixtures"
+FIXTURES = TESTS / "dialects" / "fixtures"
 NAMES = sorted(p.stem for p in FIXTURES.glob("*.jsonl"))
 
 

@@ -8,12 +8,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from locations import TESTS
 
 from agentobs.analysis.input.limits import InputLimits
 from agentobs.analysis.otlp.load import load_bytes, load_file
 from agentobs.cli.main import cli
 
-FIXTURES = Path(__file__).parent / "dialects" / "fixtures"
+FIXTURES = TESTS / "dialects" / "fixtures"
 NAMES = sorted(p.stem for p in FIXTURES.glob("*.jsonl"))
 
 

@@ -26,6 +26,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from locations import TESTS
 from objectstore import s3_server  # noqa: F401 - the session fixture
 from synthetic import Flavor, Node, http_server, otlp_lines
 
@@ -42,7 +43,7 @@ from agentobs.domain.population import simulate
 from agentobs.errors import InputError
 from agentobs.telemetry import configure
 
-FIXTURES = Path(__file__).resolve().parent / "dialects" / "fixtures"
+FIXTURES = TESTS / "dialects" / "fixtures"
 T0 = 1_780_000_000 * 10**9                          # the simulated population's start (2026-05-28T20:26:40Z)
 FILES = ["traces-2026-05-28T20-40-00.000.jsonl", "traces-2026-05-28T21-00-00.000.jsonl.gz", "traces.jsonl"]
 
@@ -283,7 +284,7 @@ def test_the_jaeger_query_starts_at_the_selections_since_within_the_urls_window(
 
 
 def _resumed(jt, n: int, start_ns: int, task: str, link_to: int | None = None) -> dict:
-    """A trace of ``test_jaeger_client._trace`` whose root carries a task id and, for a resume, a link to the root of
+    """A trace of ``fake_jaeger._trace`` whose root carries a task id and, for a resume, a link to the root of
     the suspended segment's trace."""
     rs = jt._trace(n, start_ns)
     root = rs["scopeSpans"][0]["spans"][0]
@@ -294,7 +295,7 @@ def _resumed(jt, n: int, start_ns: int, task: str, link_to: int | None = None) -
 
 
 def test_a_jaeger_query_asks_for_the_selection_alone_and_the_segments_its_traces_link_to(tmp_path):
-    import test_jaeger_client as jt
+    import fake_jaeger as jt
     traces = [jt._trace(n, jt.T0 + n * jt.HOUR // 4, service="shop" if n % 2 else "billing") for n in range(1, 17)]
     # a task suspended at 00:10 and resumed at 01:35: its run starts before the window
     traces += [_resumed(jt, 101, jt.T0 + jt.HOUR // 6, "task-7"),

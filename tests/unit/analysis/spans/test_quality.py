@@ -4,6 +4,7 @@ so by its type."""
 import dataclasses
 
 import pytest
+from locations import ROOT
 
 from agentobs.analysis.derive.runs import Derivation, Overflow, Unusable
 from agentobs.analysis.spans.quality import DataQuality, Finding, Kind, Note, NoteKind, total
@@ -45,8 +46,7 @@ def test_a_finding_keeps_three_examples_and_adds_only_to_its_own_kind_and_source
 
 
 def test_every_kind_is_documented_with_what_it_means():
-    from pathlib import Path
-    text = (Path(__file__).resolve().parent.parent / "docs" / "analysis.md").read_text()
+    text = (ROOT / "docs" / "analysis.md").read_text()
     for kind in Kind:
         assert f"| `{kind.value}` | {kind.what} |" in text, kind
 
@@ -123,7 +123,7 @@ def test_a_piece_that_cannot_be_parsed_is_a_parse_failure_with_its_reason():
 
 def test_check_reports_the_spans_it_flags_as_its_counts(tmp_path):
     """The Dask partitions read check's bad_value findings from what it flags: the rows agree with its counts."""
-    from test_hostile_input import _bot_file, _bot_run
+    from bot_runs import _bot_file, _bot_run
 
     from agentobs.analysis.otlp.load import load_file
     from agentobs.analysis.spans.checks import Flagged, check

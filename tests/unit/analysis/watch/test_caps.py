@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from locations import ROOT
 
 from agentobs.analysis.emit.config import reserve_usd
 from agentobs.analysis.emit.kinds import emit
@@ -16,7 +17,6 @@ from agentobs.analysis.watch import read_caps, resolve_caps
 from agentobs.analysis.watch.caps import caps_of
 from agentobs.errors import InputError
 
-ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-c", "from agentobs.cli.main import main; main()"]
 
 

@@ -25,6 +25,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from locations import ROOT
 
 distributed = pytest.importorskip("distributed")
 
@@ -39,7 +40,6 @@ from agentobs.domain.population import simulate  # noqa: E402
 from agentobs.domain.scenarios import SEED000, SEED000_SPECS, SEED004, crash_and_recover  # noqa: E402
 from agentobs.telemetry import configure  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "dialects" / "fixtures"
 # 6 random splits by default (each runs three analyses), 25 with `make test-full`
 EXAMPLES = max(6, int(os.environ.get("AGENTOBS_PROPERTY_EXAMPLES", "2000")) // 400)
@@ -211,8 +211,8 @@ def test_a_resumed_task_cut_across_files_with_duplicates(data, cluster, tmp_path
 
 
 def test_data_quality_notes_of_all_partitions_are_merged(cluster, tmp_path):
-    from test_bad_input import bad_folder
-    folder = bad_folder.__wrapped__(tmp_path)
+    from bad_inputs import write_bad_folder
+    folder = write_bad_folder(tmp_path)
     # negative counts in two files: check() drops them, per column, in every partition
     good = _lines(folder / "good.jsonl")
     for name, shift in (("neg-a.jsonl", "a1"), ("neg-b.jsonl", "b2")):
@@ -240,7 +240,7 @@ def test_self_parents_parent_cycles_unset_times_and_sums_beyond_64_bits_give_the
     """check() breaks a parent cycle at its agent span and derive_runs leaves a sum beyond 64 bits null, both with a
     bad_value note, in every partition; a span that is its own parent, or has a time of 0 or before 1970, is the
     loader's note."""
-    from test_hostile_input import _bot_file, _bot_run
+    from bot_runs import _bot_file, _bot_run
     calls = _bot_run("3" * 32)[1:]
     calls[0]["parentSpanId"], calls[1]["parentSpanId"] = "c" * 16, "b" * 16
     files = [_bot_file(tmp_path, _bot_run("1" * 32, root_parent="a" * 16), name="self.jsonl"),
@@ -280,7 +280,7 @@ def test_token_counts_that_are_negative_or_no_number_give_the_local_notes(cluste
 
 
 def test_runs_lacking_the_success_attribute_are_noted_as_locally(cluster, tmp_path):
-    from test_labels_and_outputs import _attr_runs
+    from attr_runs import _attr_runs
     path = _attr_runs(tmp_path)
     for parts in (1, 3):
         local, dask = both([path], cluster, Options(success_attr=("eval.first", "yes")), partitions=parts)
@@ -544,7 +544,7 @@ def test_importing_the_analysis_does_not_import_dask():
 def test_partly_reported_usage_is_left_unknown_as_locally(cluster, tmp_path):
     """Runs whose calls only partly report usage or can be priced: the same unknown totals and notes, the notes'
     counts summed over partitions."""
-    from test_partial_usage import RUNS, write_runs
+    from partial_usage_runs import RUNS, write_runs
     files = [write_runs(tmp_path / f"part{i}.jsonl", {f"{name} {i}": calls for name, calls in RUNS.items()})
              for i in range(2)]
     files[1].write_text(files[1].read_text().replace('"traceId": "0000', '"traceId": "1000'))   # other traces
@@ -559,7 +559,7 @@ def test_partly_reported_usage_is_left_unknown_as_locally(cluster, tmp_path):
 def test_runs_whose_trace_root_never_arrived_are_unlabelled_as_locally(cluster, tmp_path):
     """Runs rooted at the top span of a trace whose root never arrived: unlabelled and noted on both engines, the
     note's count summed over partitions."""
-    from test_rootless_runs import _trace, _write
+    from rootless_traces import _trace, _write
     path = _write(tmp_path / "t.jsonl", [_trace(t, root=t % 3 == 0, agent=t % 5 == 0) for t in range(1, 31)])
     for parts in (1, 4):
         local, dask = both([path], cluster, partitions=parts)

@@ -1,5 +1,6 @@
-"""Text for the redaction benchmark and tests/test_redaction_linear.py: crafted shapes for every rule, text full of
-secrets, and ordinary text, each made to a given size (deterministic: no file, no randomness but a seeded one).
+"""Text for the redaction benchmark and tests/scenarios/hostile_input/test_redaction_linear.py: crafted shapes for every
+rule, text full of secrets, and ordinary text, each made to a given size (deterministic: no file, no randomness but a
+seeded one).
 
 A shape is what made a backtracking engine search without bound, for one rule of
 ``agentobs.contract.redaction_rules`` (or the key rule of map keys):
@@ -141,7 +142,7 @@ DENSE: dict[str, str] = {
     "keys": "sk-abcdefghijklmnopqrstuvwx ",
 }
 
-# building blocks of each rule, which tests/test_redaction_linear.py mixes at random
+# building blocks of each rule, which tests/scenarios/hostile_input/test_redaction_linear.py mixes at random
 PIECES: dict[str, tuple[str, ...]] = {
     "json_key": ('"', "password", '": ', ":", " ", "{", "[", "\\", "x.", '"a', "}", "]", ",", "1", "true", '\\"'),
     "json_key_escaped": ('\\"', "password", ":", " ", "\\", '"', "x_", "1", "true"),

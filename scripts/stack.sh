@@ -52,7 +52,8 @@ set -euo pipefail
 # Pinned versions: the one place. collector/builder-config.yaml lists its modules at exactly these versions
 # (checked by `build`); jaeger/config.yaml is written for exactly this Jaeger; stack/jaeger-build/go.mod requires
 # exactly this Jaeger module version (updated by `build` with `go get -tool` when this line changes).
-# docker-compose.yml runs the official images of the same releases (tests/test_dashboards.py checks the tags).
+# docker-compose.yml runs the official images of the same releases (tests/scenarios/project/test_dashboards.py checks
+# the tags).
 OTELCOL_VERSION="0.161.0"           # collector core "beta" modules, contrib modules and the builder (OCB)
 OTELCOL_STABLE_VERSION="1.67.0"     # collector core "stable" modules (confmap providers) of the same release
 JAEGER_VERSION="2.13.0"             # Jaeger v2 release ...
@@ -371,7 +372,7 @@ cmd_prometheus_config() {
   printf '#   AGENTOBS_COLLECTOR_PROMETHEUS_PORT=%s AGENTOBS_COLLECTOR_TELEMETRY_PORT=%s\n' \
     "$AGENTOBS_COLLECTOR_PROMETHEUS_PORT" "$AGENTOBS_COLLECTOR_TELEMETRY_PORT"
   printf '#   AGENTOBS_PROMETHEUS_RULES=%s\n' "${AGENTOBS_PROMETHEUS_RULES:-/etc/prometheus/rules}"
-  printf '# Do not edit: edit the template and regenerate (tests/test_dashboards.py checks the two agree).\n'
+  printf '# Do not edit: edit the template and regenerate (tests/scenarios/project/test_dashboards.py checks the two agree).\n'
   printf '%s\n' "$text"
 }
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from same_spans import same_spans  # the one comparison of spans, events, runs
 from stackutil import STACK_SCRIPT, free_ports, listening, wait_for
-from test_collector_formats import _same_spans as same_spans  # the one comparison of spans, events, runs
 
 pytestmark = pytest.mark.stack
 

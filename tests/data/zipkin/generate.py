@@ -14,8 +14,8 @@ every body POSTed to ``/api/v2/spans``. The bodies are written as a Zipkin user 
 and the OTLP JSON file of the same spans as ``traces.jsonl.gz``. (gzip without a time in its header: the same
 bytes for the same text.)
 
-``VERSIONS.md`` says which packages wrote them. ``tests/test_zipkin_format.py`` calls ``generate`` too (when the
-exporter is importable) and checks that a fresh run reads as the committed one does.
+``VERSIONS.md`` says which packages wrote them. ``tests/unit/analysis/formats/test_zipkin.py`` calls ``generate`` too
+(when the exporter is importable) and checks that a fresh run reads as the committed one does.
 """
 from __future__ import annotations
 

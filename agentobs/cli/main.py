@@ -3,7 +3,7 @@ does a bug (exit status 3, the traceback with ``AGENTOBS_DEBUG=1``).
 
 Commands are imported when they are invoked (their ``--help`` included), never to list them, so
 ``agentobs --help`` loads no analysis, telemetry or kernel code. ``COMMANDS`` names each command's module
-and its one-line help (tests/test_cli_startup.py keeps that line equal to the command's own).
+and its one-line help (tests/scenarios/project/test_imports.py keeps that line equal to the command's own).
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ _CONTROL = re.compile(rf"[\x00-\x1f\x7f-\x9f{_BIDI}]")
 _CSV_CONTROL = re.compile(rf"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{_BIDI}]")      # tab, LF and CR kept (quoted)
 # every other format character (Unicode category Cf: zero-width space, word joiner, invisible operators, a BOM,
 # the soft hyphen, the tag characters U+E0000-E007F that can spell a hidden text, ...) is shown as <U+200B>, since
-# "gpt-4\u200bo" would look like "gpt-4o"; tests/test_csv_cells.py keeps the list equal to Python's Cf. The
+# "gpt-4\u200bo" would look like "gpt-4o"; tests/unit/cli/test_safe_text.py keeps the list equal to Python's Cf. The
 # zero-width joiner and non-joiner stay only between two characters outside ASCII (emoji, Persian, Indic
 # scripts need them there); next to ASCII or at either end they are shown too
 _FORMAT = ("\u00ad\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\u2060-\u2064\u206a-\u206f\ufeff"

@@ -4,8 +4,8 @@
 JSON about twenty times a run (the view, the progress signature, call digests, token estimates), and that
 set-up was a tenth of a run. ``dumps`` makes only the C encoder per call, with its own table of the containers
 being written, so a cycle is still the ``ValueError`` json.dumps raises and two threads never share it. The
-text is json.dumps' with the same arguments (``tests/test_jsontext.py``); where the interpreter has no C
-encoder, json.dumps itself is called.
+text is json.dumps' with the same arguments (``tests/unit/contract/test_jsontext.py``); where the interpreter has
+no C encoder, json.dumps itself is called.
 """
 from __future__ import annotations
 

@@ -1,12 +1,13 @@
 """The one source of what counts as a secret: value patterns and sensitive key names.
 
-Used by the in-process ``Redactor`` (agentobs.contract.redaction) and written into the collector's configuration
-by ``collector/generate.py`` (``--check`` keeps collector/config.yaml in step; tests/test_redaction_rules.py runs
-it). Every regex is RE2 syntax, which both sides run on an engine in linear time: Go's ``regexp`` in the collector,
-RE2 itself in process (``linear_rx``). So: no look-around, no backreferences, no possessive quantifiers, ``[0-9]``
-rather than Unicode classes. A repetition is bounded where the meaning needs a bound, not to spare an engine; and
-never with a large bound on a class that can start again inside its own run (a count per start makes the
-automaton's states multiply: tests/test_redaction_linear.py times every rule on such runs).
+Used by the in-process ``Redactor`` (agentobs.contract.redaction) and written into the collector's configuration by
+``collector/generate.py`` (``--check`` keeps collector/config.yaml in step;
+tests/unit/contract/test_redaction_rules.py runs it). Every regex is RE2 syntax, which both sides run on an engine
+in linear time: Go's ``regexp`` in the collector, RE2 itself in process (``linear_rx``). So: no look-around, no
+backreferences, no possessive quantifiers, ``[0-9]`` rather than Unicode classes. A repetition is bounded where the
+meaning needs a bound, not to spare an engine; and never with a large bound on a class that can start again inside
+its own run (a count per start makes the automaton's states multiply:
+tests/scenarios/hostile_input/test_redaction_linear.py times every rule on such runs).
 
 Value rules are applied in order, each replacing its whole match by the mask (``[REDACTED]`` in process, ``****``
 in the collector). ``JSON_KEY`` keeps the key and masks only the value of a sensitive key inside a JSON document

@@ -3,8 +3,8 @@
 Standard names follow the OpenTelemetry GenAI semantic conventions, release ``GENAI_SEMCONV_VERSION`` of
 open-telemetry/semantic-conventions-genai (their first standalone release, which builds on the core semantic
 conventions ``SEMCONV_VERSION``). Names the conventions do not define live under ``agentobs.``. The attribute
-reference with types is in docs/telemetry.md; ``ATTRIBUTE_TYPES`` below is what tests check exported values
-against, and tests/test_contract.py compares the standard names with the ``opentelemetry-semantic-conventions``
+reference with types is in docs/telemetry.md; ``ATTRIBUTE_TYPES`` below is what tests check exported values against,
+and tests/unit/contract/test_contract.py compares the standard names with the ``opentelemetry-semantic-conventions``
 package. Standard library only: the analysis reads these names without loading OpenTelemetry.
 """
 from __future__ import annotations

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from locations import ROOT, TESTS
 
 from agentobs.analysis.formats import FORMAT_NAMES, READERS, reader_for, reader_of
 from agentobs.analysis.formats.convert import CONVERTED
 from agentobs.analysis.load.sources import load_one
 
-ROOT = Path(__file__).resolve().parents[4]
-DATA = ROOT / "tests" / "data"
+DATA = TESTS / "data"
 SHARED = ROOT.parent / "shared" / "data"
 ZIPKIN = "Zipkin JSON (API v2)"
 JAEGER_UI = "Jaeger JSON (UI download, API before v3)"
@@ -26,7 +26,7 @@ CASES = [
     (DATA / "collector" / "proto.pb", "OTLP protobuf (the collector's file exporter, format: proto)"),
     (DATA / "collector" / "json.jsonl.zst", "zstd (the collector's file exporter, compression: zstd)"),
     (DATA / "collector" / "json.jsonl", "otlp"),
-    (ROOT / "tests" / "dialects" / "fixtures" / "agno.jsonl", "otlp"),
+    (TESTS / "dialects" / "fixtures" / "agno.jsonl", "otlp"),
 ]
 
 

@@ -78,7 +78,7 @@ def _child(what: str, path: str, warm: str | None) -> dict[str, Any]:
 AREAS = [("load (agentobs/analysis/_otlp_*, otlp.py, pyarrow)", ["_otlp_", "analysis/otlp/load.py", "pyarrow/"]),
          ("pricing (pricing.py, genai_prices)", ["analysis/derive/pricing.py", "genai_prices/"]),
          ("dialects", ["analysis/spans/dialects/"]),
-         ("runs table (runs.py, identity.py, graph.py)", ["analysis/derive/runs.py", "analysis/derive/identity.py",
+         ("runs table (runs.py, identity.py, graph.py)", ["analysis/derive/runs.py", "analysis/derive/_identity.py",
                                                           "analysis/spans/graph.py"]),
          ("signatures", ["analysis/assess/signatures.py"]),
          ("percentiles and caps (limits.py, _bootstrap.py)",

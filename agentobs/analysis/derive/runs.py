@@ -48,11 +48,11 @@ from ..spans.graph import SpanKeys, nearest_marked, span_keys
 from ..spans.quality import ROOTLESS_NOTE, Finding, Kind, Note, NoteKind, total
 from ..spans.schema import COLUMNS, RUN_COLUMNS, empty_runs
 from ..spans.spanset import SpanSet
-from .calls import Calls, call_fields, logical_calls
-from .identity import RunIdentity, identify
-from .kept_elsewhere import finish_reasons, tool_arguments
-from .outcomes import Evidence, Outcomes, call_errors, infer
-from .roles import Classified, classified
+from ._calls import Calls, call_fields, logical_calls
+from ._identity import RunIdentity, identify
+from ._kept_elsewhere import finish_reasons, tool_arguments
+from ._outcomes import Evidence, Outcomes, call_errors, infer
+from ._roles import Classified, classified
 
 # columns that need agentobs attributes or what a dialect may not record; the report says for how many
 # runs they are missing

@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 
 from ...contract.redaction import secrets_masked
 from ..report.summary import Report
-from . import assets
-from .charts import CHARTS, charts
+from . import _assets as assets
+from ._charts import CHARTS, charts
 from .model import Explorer, PageLimits, build, page_data, shown_sources
 from .text import LABEL_CHARS, UNPRINTABLE, Strings, dumps, label, labels
 

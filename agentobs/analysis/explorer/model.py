@@ -23,9 +23,9 @@ import pandas as pd
 from ...contract.redaction import Redactor
 from ..assess.signatures import BY_NAME, evidence
 from ..report.summary import Report, root_attribute
-from .charts import charts
-from .runs_table import RunsTable, encoded, runs_table, schema
-from .spans import Waterfall, waterfalls
+from ._charts import charts
+from ._runs_table import RunsTable, encoded, runs_table, schema
+from ._spans import Waterfall, waterfalls
 from .text import Strings, safe
 
 MODES = ("file", "served")

@@ -24,8 +24,8 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 
 from ...errors import InputError
+from ._runs_table import RunFilter, order, page_rows, select
 from .model import Explorer, run_detail
-from .runs_table import RunFilter, order, page_rows, select
 from .text import dumps
 
 HOST = "127.0.0.1"

@@ -89,7 +89,7 @@ def test_the_html_libraries_are_embedded_whole(traces, tmp_path):
     """Masking is for text from the traces: Plotly and DataTables travel in the page as their packages ship them."""
     import re
 
-    from agentobs.analysis.explorer import assets
+    from agentobs.analysis.explorer import _assets as assets
     path, _, _ = traces
     html = tmp_path / "r.html"
     assert CliRunner().invoke(cli, ["report", str(path), "--format", "html", "--out", str(html)]).exit_code == 0

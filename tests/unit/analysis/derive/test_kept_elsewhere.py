@@ -7,7 +7,7 @@ import json
 import numpy as np
 from otlp_spans import agent, chat, span, tool, write
 
-from agentobs.analysis.derive.kept_elsewhere import tool_arguments
+from agentobs.analysis.derive._kept_elsewhere import tool_arguments
 from agentobs.analysis.load.sources import load_sources
 from agentobs.analysis.spans.dialects import normalize
 

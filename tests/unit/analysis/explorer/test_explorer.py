@@ -21,8 +21,8 @@ from explorer_spans import T0, TRACE, S, _line, _nested_run, _span
 from locations import ROOT
 
 from agentobs.analysis.explorer import html, server
+from agentobs.analysis.explorer._runs_table import RunFilter, order, select
 from agentobs.analysis.explorer.model import PageLimits, build, page_data, run_detail
-from agentobs.analysis.explorer.runs_table import RunFilter, order, select
 from agentobs.analysis.explorer.text import LABEL_CHARS, Strings, dumps, labels
 from agentobs.analysis.report.engine import analyze
 from agentobs.analysis.report.summary import Options

@@ -39,9 +39,9 @@ def cache_dir() -> str:
 
 
 def stack_harness():
-    """The helpers of tests/stack (``stackutil``: PrivateStack, SentIds, Jaeger polling) for the benchmarks that
-    run against the real collector and Jaeger; one copy serves the tests and the benchmarks."""
-    path = os.path.join(REPO_ROOT, "tests", "stack")
+    """The helpers of tests/scenarios/stack (``stackutil``: PrivateStack, SentIds, Jaeger polling) for the benchmarks
+    that run against the real collector and Jaeger; one copy serves the tests and the benchmarks."""
+    path = os.path.join(REPO_ROOT, "tests", "scenarios", "stack")
     if path not in sys.path:
         sys.path.insert(0, path)
     import stackutil

@@ -3,7 +3,7 @@
 Issue 6 promises that a collector outage costs spans, never the agent's time: the kernel's per-step p99 stays
 within 1.2x of the no-exporter figure. A ratio of two tails on a noisy two-core machine belongs here, measured
 side by side over several trials, rather than in a test that a busy neighbour can fail; the integration test
-(``tests/stack/test_reliability_outage.py``) asserts what does not depend on timing (same results, nothing
+(``tests/scenarios/stack/test_reliability_outage.py``) asserts what does not depend on timing (same results, nothing
 lost, no step waiting on export) and runs the harness this benchmark reuses.
 
 Each trial starts the harness's two worker processes, ``failing`` (OTLP/gRPC to a private collector) and
@@ -57,7 +57,7 @@ def _sdk_env(harness) -> Iterator[None]:
 
 
 def run(quick: bool = False) -> list[Figure]:
-    stackutil = stack_harness()          # also puts tests/stack on sys.path, where the outage harness lives
+    stackutil = stack_harness()          # also puts tests/scenarios/stack on sys.path, where the outage harness lives
     import test_reliability_outage as harness
 
     trials = 1 if quick else 3

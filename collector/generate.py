@@ -5,7 +5,7 @@
     .venv/bin/python collector/generate.py --check  # exit 1 when the committed config differs
 
 The in-process Redactor and the collector read the same patterns and key names, so they mask the same things
-(tests/unit/contract/test_redaction_rules.py runs --check; tests/stack/test_redaction_corpus.py sends one corpus through
+(tests/unit/contract/test_redaction_rules.py runs --check; tests/scenarios/stack/test_redaction_corpus.py sends one corpus through
 both). The block holds three processors:
 
 - ``transform/redaction`` (runs first): the value of a sensitive key inside a JSON document held in a string

@@ -5,7 +5,7 @@
     .venv/bin/python dashboards/generate.py --check  # exit 1 when the committed JSON differs
 
 Plain Python and the standard library (no Grafana SDK needed); tests/scenarios/project/test_dashboards.py checks that
-the committed JSON is exactly what this file produces, and tests/stack/test_stack_dashboards.py runs every panel's query
+the committed JSON is exactly what this file produces, and tests/scenarios/stack/test_stack_dashboards.py runs every panel's query
 against the real Prometheus (and the Jaeger panel's search against the real Jaeger) after a simulated population.
 
 Metric names are those Prometheus holds after the collector's prometheus exporter (dots -> underscores, unit

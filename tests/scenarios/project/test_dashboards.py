@@ -1,5 +1,5 @@
 """The Grafana dashboards, their provisioning and docker-compose.yml, checked without any server (no Docker engine
-here: nothing is started; tests/stack/test_stack_dashboards.py runs the panels' queries on the real stack)."""
+here: nothing is started; tests/scenarios/stack/test_stack_dashboards.py runs the panels' queries on the real stack)."""
 from __future__ import annotations
 
 import importlib.util

@@ -6,7 +6,7 @@ run folder's pid file names it with its start time (field 22 of /proc/PID/stat),
 binary's path nor a pid the system gave to another process since is ever signalled. Here the "other checkout's
 collector" is a copy of the Python interpreter placed where the cache keeps the collector's binary, listening on
 a port; the processes a pid file names are `sleep`s. Every port the script looks at is a free one of its own.
-(tests/stack/test_stack_script.py runs two real stacks side by side.)"""
+(tests/scenarios/stack/test_stack_script.py runs two real stacks side by side.)"""
 from __future__ import annotations
 
 import os

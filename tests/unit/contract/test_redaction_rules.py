@@ -1,7 +1,7 @@
 """One source of redaction rules, used in process and by the collector (issue 10, point 4): the generated collector
 config is up to date, every rule means the same in Python and in Go RE2, and the in-process Redactor masks every
 secret of tests/data/secrets_corpus.json and leaves every control alone. The same corpus goes through the real
-collector in tests/stack/test_redaction_corpus.py."""
+collector in tests/scenarios/stack/test_redaction_corpus.py."""
 from __future__ import annotations
 
 import json

@@ -1,7 +1,7 @@
 """``agentobs caps --emit prometheus-rules``: rules promtool accepts, over the metric names the stack really has,
 with bucket boundaries written as the collector's exporter writes them, each cap's cut-off share in its
 annotations, thresholds from the source's own runs, and agent names that can never become rule syntax.
-(tests/stack/test_watch_stack.py loads them into the real Prometheus.)"""
+(tests/scenarios/stack/test_watch_stack.py loads them into the real Prometheus.)"""
 from __future__ import annotations
 
 import importlib.util

@@ -3,7 +3,7 @@
 give the runs they hold and the spans of the exporter's default JSON; our own scenarios' spans, encoded by the SDK's
 OTLP protobuf encoder in each framing (and compressed as the exporter compresses), give the spans and runs of our
 OTLP JSON file; a record cut short or corrupt costs itself. The stack test
-``tests/stack/test_collector_file_formats.py`` runs the collector itself."""
+``tests/scenarios/stack/test_collector_file_formats.py`` runs the collector itself."""
 import json
 import random
 import struct

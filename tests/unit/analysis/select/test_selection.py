@@ -9,7 +9,7 @@ every kind of source.
   request, a run whose root never arrived, and the real fixtures of twenty frameworks.
 - The selection itself, against an independent reading of the runs table (plain Python over its rows).
 - Jaeger: the query asks for the selection's window and services only (a fake Jaeger on 127.0.0.1 records what it
-  is asked; the real Jaeger of the stack: tests/stack/test_select_jaeger.py).
+  is asked; the real Jaeger of the stack: tests/scenarios/stack/test_select_jaeger.py).
 - The command line: every analysis command takes the options; bad values are one-line errors.
 """
 from __future__ import annotations

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent.parent     # the repository
+ROOT = Path(__file__).resolve().parents[3]               # the repository
 
 
 def unique_service(label: str) -> str:

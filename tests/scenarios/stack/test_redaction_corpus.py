@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from locations import TESTS
 from stackutil import prom_query, unique_service, wait_for
 
 from agentobs.contract import redaction_rules as rules
@@ -30,7 +31,7 @@ from agentobs.telemetry.content import REDACTED, Redactor
 
 pytestmark = pytest.mark.stack
 
-CORPUS = json.loads((Path(__file__).resolve().parent.parent / "data" / "secrets_corpus.json").read_text())
+CORPUS = json.loads((TESTS / "data" / "secrets_corpus.json").read_text())
 NAMES = ("span_name", "event_name", "scope_name", "status_message")
 SUMMARY = {"redaction.masked.keys", "redaction.masked.count"}
 

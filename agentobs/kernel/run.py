@@ -28,12 +28,14 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..contract import reported
 from ..contract.digest import digest
-from ..contract.events import Breach, TokenUsage
+from ..contract.events import Breach, Limits, TokenUsage
 from ..contract.jsontext import dumps
+from ..contract.pricing import Prices
+from ..contract.retry import RetryPolicy
 from ..contract.vocabulary import (
     PERMANENT_CODES,
     Effect,
@@ -55,19 +57,41 @@ from ..errors import (
 )
 from . import events as ev
 from . import runs
-from .approval import Decision
+from .approval import Approver, Decision
+from .budget import Budget
 from .calls import AsyncCalls, SyncCalls
-from .checkpoint import Checkpoint, Lease
-from .models import ModelRequest, ModelResponse
+from .checkpoint import Checkpoint, CheckpointStore, Lease
+from .models import Model, ModelRequest, ModelResponse
 from .plan import to_plan_steps, validate_plan
 from .proposals import FinalProposal, PlanProposal, Proposal, ToolProposal, parse
 from .state import DONE, FAILED, HeldCall, TaskState
-from .tools import NEEDS_APPROVAL, OK, UNKNOWN, ToolInvocation, error
+from .tools import NEEDS_APPROVAL, OK, UNKNOWN, FactPolicy, Toolbox, ToolInvocation, error
 from .values import json_problem
 from .view import est_tokens, render
 
-if TYPE_CHECKING:
-    from .loop import Kernel
+
+class KernelConfig(Protocol):
+    """What a run reads of the kernel that made it (``loop.Kernel``): the configuration every run shares. Typed by
+    what is used, so that this module does not import the loop that imports it."""
+
+    model: Model | Any
+    tools: Toolbox | Any
+    budget: Budget
+    facts: FactPolicy
+    prices: Prices
+    price_model: str
+    price_provider: Any
+    overhead_tokens: int
+    checkpoints: CheckpointStore | None
+    approver: Approver | None
+    memory: Any
+    emitter: Callable[[ev.Event], None] | None
+
+    def clock_for_run(self) -> Any: ...
+
+    def retry_policy(self) -> RetryPolicy: ...
+
+    def budget_limits(self) -> Limits: ...
 
 log = logging.getLogger("agentobs.kernel")
 _RUN_STATUS = {s.value: s for s in RunStatus}     # RunStatus(value), without the enum's call
@@ -133,7 +157,7 @@ class TaskRun:
         "writing",
     )
 
-    def __init__(self, kernel: Kernel, calls: SyncCalls | AsyncCalls):
+    def __init__(self, kernel: KernelConfig, calls: SyncCalls | AsyncCalls):
         self.k = kernel
         self.calls = calls
         self.clock: Any = kernel.clock_for_run()

@@ -29,10 +29,17 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .setup import Telemetry
+    from .delivery import ExportReport  # (delivery loads the SDK's span processors: only for the types)
+
+
+class Closable(Protocol):
+    """What ends here: something whose ``shutdown`` flushes and reports (``setup.Telemetry``; typed by what is
+    used, so that this module does not import the setup that imports it)."""
+
+    def shutdown(self) -> ExportReport: ...
 
 log = logging.getLogger("agentobs.telemetry")
 
@@ -40,7 +47,7 @@ SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 @contextmanager
-def graceful_exit(*telemetry: Telemetry) -> Iterator[None]:
+def graceful_exit(*telemetry: Closable) -> Iterator[None]:
     """SIGTERM and Ctrl-C end the block with ``SystemExit(128 + signal)``; at the end of the block, however it
     ends, each ``Telemetry`` given is shut down and its report logged (a warning when spans were lost)."""
     exiting = threading.Event()
@@ -115,7 +122,7 @@ def _restore(previous: dict[int, Any]) -> None:
         signal.signal(sig, old if old is not None else signal.SIG_DFL)
 
 
-def shutdown_and_log(telemetry: Telemetry) -> None:
+def shutdown_and_log(telemetry: Closable) -> None:
     try:
         report = telemetry.shutdown()
     except Exception:                            # telemetry never breaks the program's exit

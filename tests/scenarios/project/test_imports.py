@@ -121,3 +121,16 @@ def test_protocols_at_the_top_level_and_test_doubles_in_testing():
                                     "EventLog"}
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         agentobs.Nope  # noqa: B018
+
+
+def test_no_module_imports_itself_through_others_not_even_for_types():
+    """No import circle anywhere in agentobs, the imports under ``TYPE_CHECKING`` included (the import contracts
+    leave those out): a module typed against another that imports it uses a Protocol of what it reads instead
+    (``kernel.run.KernelConfig``, ``telemetry.lifecycle.Closable``)."""
+    import grimp
+    graph = grimp.build_graph("agentobs", exclude_type_checking_imports=False)
+    circles = sorted({tuple(sorted((module, imported)))
+                      for module in graph.modules
+                      for imported in graph.find_modules_directly_imported_by(module)
+                      if graph.chain_exists(importer=imported, imported=module)})
+    assert circles == []

@@ -8,6 +8,9 @@
 #     the stack tests fail (not skip) when a service does not answer.
 #   - `up` runs twice: the second must find all three running and restart nothing
 #   - the stack is always stopped at the end (trap), and no port of it may still be listening
+#   - pytest's temporary folders live in a folder of this run's own (--basetemp), removed at the end: pytest keeps
+#     only its last three sessions' folders in the shared default place, so another pytest session on the machine
+#     would delete the folders this one's tests are still using
 #   - before all that, the gates (scripts/gates.sh, also `make gates`): ruff, the complexity baseline, mypy and the
 #     import contracts (lint-imports); any failure stops here
 # Arguments go to pytest (e.g. scripts/test.sh -k stack -x).
@@ -41,6 +44,7 @@ leftover_ports() {
 finish() {
   local rc=$? left
   trap - EXIT INT TERM
+  if [ -n "${BASETEMP:-}" ]; then rm -rf "$BASETEMP"; fi
   log "stopping the stack"
   "$STACK" down || { log "error: scripts/stack.sh down failed"; rc=1; }
   left="$(leftover_ports)"
@@ -79,5 +83,6 @@ printf '%s\n' "$after" | sed 's/^/  /' >&2
 
 export AGENTOBS_REQUIRE_STACK=1
 t2=$SECONDS
-"$BIN/python" -m pytest -q "$@"
+BASETEMP="$(mktemp -d -t agentobs-pytest-XXXXXX)"
+"$BIN/python" -m pytest -q --basetemp "$BASETEMP" "$@"
 log "pytest took $((SECONDS - t2))s"

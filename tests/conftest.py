@@ -1,4 +1,5 @@
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -11,6 +12,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(Path(__file__).parent))
+
+# Ctrl-C reaches the processes the tests start and then stop with SIGINT (view, watch, the examples): a shell that
+# starts `make test` in the background without job control (`make test &` in a script) has SIGINT ignored, and an
+# ignored signal stays ignored in every child; Python's own handler is put back here, which children do not inherit
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Hypothesis is derandomized everywhere, so a CI run is repeatable: a property test's cases are the same on every
 # machine and run (a test's own settings may add to this profile); cases found elsewhere go in as @example

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from locations import TESTS
+from redaction_corpus import collector_form, in_process
 from stackutil import prom_query, unique_service, wait_for
 
 from agentobs.contract import redaction_rules as rules
@@ -32,7 +33,6 @@ from agentobs.telemetry.content import REDACTED, Redactor
 pytestmark = pytest.mark.stack
 
 CORPUS = json.loads((TESTS / "data" / "secrets_corpus.json").read_text())
-NAMES = ("span_name", "event_name", "scope_name", "status_message")
 SUMMARY = {"redaction.masked.keys", "redaction.masked.count"}
 
 
@@ -121,22 +121,6 @@ def read_back(entry: dict[str, Any], res: dict, scope: dict, span: dict) -> Any:
     if where == "link_attribute":
         return attrs(span["links"][0].get("attributes")).get(key)
     return attrs(span.get("attributes")).get(key)
-
-
-def in_process(redactor: Redactor, entry: dict[str, Any]) -> Any:
-    if entry["where"] in NAMES:
-        return redactor.value(entry["value"])
-    return redactor.value({entry["key"]: entry["value"]})[entry["key"]]
-
-
-def collector_form(v: Any) -> Any:
-    if isinstance(v, str):
-        return v.replace(REDACTED, rules.MASK_COLLECTOR)
-    if isinstance(v, dict):
-        return {k: collector_form(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [collector_form(x) for x in v]
-    return v
 
 
 # -- the corpus ------------------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -19,15 +18,10 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_process import CLI, child_env
 from stackutil import ROOT, PrivateStack, prom_query, prom_range, unique_service, wait_for
 
-CLI = [sys.executable, "-c", "from agentobs.cli.main import main; main()"]
 CHILD = [sys.executable, str(ROOT / "tests" / "watch_child.py")]
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    return {**env, "PYTHONPATH": str(ROOT), **extra}
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +29,10 @@ def baseline(tmp_path_factory) -> tuple[Path, Path]:
     d = tmp_path_factory.mktemp("watch-stack")
     traces = d / "base.jsonl"
     subprocess.run([*CLI, "simulate", "--runs", "600", "--seed", "3", "--traces-out", str(traces), "--manifest",
-                    str(d / "m.json")], check=True, capture_output=True, env=_env())
+                    str(d / "m.json")], check=True, capture_output=True, env=child_env())
     caps = d / "caps.py"
     caps.write_text(subprocess.run([*CLI, "caps", str(traces), "--emit", "budget"], capture_output=True, text=True,
-                                   env=_env(), check=True).stdout)
+                                   env=child_env(), check=True).stdout)
     return traces, caps
 
 
@@ -47,7 +41,7 @@ def _population(otlp: str, service: str, *, normal: int, runaway: int, delay: fl
     done = subprocess.run([*CHILD, "--otlp", otlp, "--service", service, "--normal", str(normal), "--runaway",
                            str(runaway), "--delay", str(delay), "--stagger", str(stagger)],
                           capture_output=True, text=True, timeout=600,
-                          env=_env(OTEL_BSP_SCHEDULE_DELAY="200", OTEL_METRIC_EXPORT_INTERVAL="1000"))
+                          env=child_env(OTEL_BSP_SCHEDULE_DELAY="200", OTEL_METRIC_EXPORT_INTERVAL="1000"))
     assert done.returncode == 0, done.stderr[-3000:]
     return [json.loads(x) for x in done.stdout.splitlines()]
 
@@ -59,7 +53,7 @@ def test_watch_polls_jaeger_and_reports_runaways_while_they_run(stack, baseline,
     _, caps = baseline
     proc = subprocess.Popen([*CLI, "watch", f"{stack.jaeger}?service={service_name}", "--caps", str(caps), "--format",
                              "json", "--interval", "1s", "--lookback", "5m"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
     reader.start()
@@ -103,7 +97,7 @@ def ruled(stack, baseline, tmp_path_factory):
     rules_dir = d / "rules"
     rules_dir.mkdir()
     text = subprocess.run([*CLI, "caps", str(traces), "--emit", "prometheus-rules", "--alert-window", "2m",
-                           "--alert-for", "0s"], capture_output=True, text=True, env=_env(), check=True).stdout
+                           "--alert-for", "0s"], capture_output=True, text=True, env=child_env(), check=True).stdout
     (rules_dir / "agentobs-caps.yml").write_text(text)
     ps = PrivateStack(d / "run", extra_env={"AGENTOBS_PROMETHEUS_RULES": str(rules_dir)})
     try:

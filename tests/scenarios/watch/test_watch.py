@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_process import CLI, child_env
 from locations import ROOT
 
 from agentobs.analysis import derive_runs, load_sources
@@ -27,14 +27,8 @@ from agentobs.analysis.watch import Batch, Settings, Watcher, open_source, read_
 from agentobs.analysis.watch.caps import Cap
 from bench.watch_data import TICK_NS, Stream, write
 
-CLI = [sys.executable, "-c", "from agentobs.cli.main import main; main()"]
 CHILD = [sys.executable, str(ROOT / "tests" / "watch_child.py")]
 STEP_CAP = Cap(limit="max_steps", dimension="steps", value=15)
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    return {**env, "PYTHONPATH": str(ROOT), **extra}
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +37,9 @@ def baseline(tmp_path_factory) -> tuple[Path, Path]:
     d = tmp_path_factory.mktemp("watch")
     traces = d / "base.jsonl"
     subprocess.run([*CLI, "simulate", "--runs", "600", "--seed", "3", "--traces-out", str(traces), "--manifest",
-                    str(d / "base-m.json")], check=True, capture_output=True, env=_env())
+                    str(d / "base-m.json")], check=True, capture_output=True, env=child_env())
     done = subprocess.run([*CLI, "caps", str(traces), "--emit", "budget"], capture_output=True, text=True,
-                          env=_env(), check=True)
+                          env=child_env(), check=True)
     caps = d / "caps.py"
     caps.write_text(done.stdout)
     return traces, caps
@@ -79,7 +73,7 @@ def test_a_replayed_file_reports_what_the_batch_analysis_finds(baseline, tmp_pat
     caps = read_caps(caps_file)
     other = tmp_path / "other.jsonl"
     subprocess.run([*CLI, "simulate", "--runs", "300", "--seed", "11", "--traces-out", str(other), "--manifest",
-                    str(tmp_path / "m.json")], check=True, capture_output=True, env=_env())
+                    str(tmp_path / "m.json")], check=True, capture_output=True, env=child_env())
     events, w = replay(other, caps)
     want, run_of = crossings(other, caps)
     got = [(run_of[e.trace_id], e.cap.limit) for e in events]
@@ -96,7 +90,7 @@ def test_a_selection_reports_only_the_runs_it_selects(baseline, tmp_path):
     caps = read_caps(caps_file)
     other = tmp_path / "other.jsonl"
     subprocess.run([*CLI, "simulate", "--runs", "300", "--seed", "11", "--traces-out", str(other), "--manifest",
-                    str(tmp_path / "m.json")], check=True, capture_output=True, env=_env())
+                    str(tmp_path / "m.json")], check=True, capture_output=True, env=child_env())
     runs, spans, _ = derive_runs(load_sources([str(other)]))
     starts = sorted(runs["start"])
     since, until = ((starts[i] + (starts[i + 1] - starts[i]) / 2).floor("us") for i in (100, 220))
@@ -112,7 +106,7 @@ def test_a_selection_reports_only_the_runs_it_selects(baseline, tmp_path):
     assert got and got == {(r, limit) for r, limit in want if r in picked}
     done = subprocess.run([*CLI, "watch", str(other), "--caps", str(caps_file), "--from", "start", "--once",
                            "--format", "json", "--since", since.isoformat(), "--until", until.isoformat()],
-                          capture_output=True, text=True, env=_env(), check=True)
+                          capture_output=True, text=True, env=child_env(), check=True)
     lines = [json.loads(x) for x in done.stdout.splitlines()]
     assert {(run_of[x["trace_id"]], x["limit"]) for x in lines if x["event"] == "cap_crossed"} == got
     assert "only runs selected by --since" in done.stderr
@@ -215,7 +209,7 @@ class Watching:
 
     def __init__(self, *args: str):
         self.proc = subprocess.Popen([*CLI, "watch", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env=_env())
+                                     text=True, env=child_env())
         self.lines: list[tuple[float, str]] = []
         self._t = threading.Thread(target=self._read, daemon=True)
         self._t.start()
@@ -264,7 +258,7 @@ def test_a_file_a_running_simulation_appends_to(baseline, tmp_path):
     w.started()
     subprocess.run([*CLI, "simulate", "--runs", "400", "--seed", "5", "--traces-out", str(live), "--manifest",
                     str(tmp_path / "m.json")], check=True, capture_output=True,
-                   env=_env(OTEL_BSP_SCHEDULE_DELAY="100"))
+                   env=child_env(OTEL_BSP_SCHEDULE_DELAY="100"))
     want, run_of = crossings(live, read_caps(caps_file))
     w.settle(lambda: {(run_of[e["trace_id"]], e["limit"]) for e in w.events()} >= want)
     rc, err = w.stop()
@@ -283,7 +277,7 @@ def test_live_runaways_are_reported_while_they_run_and_normal_runs_never(baselin
     w = Watching(str(live), "--caps", str(caps_file), "--format", "json")
     w.started()
     child = subprocess.run([*CHILD, "--traces-out", str(live), "--normal", "8", "--runaway", "3", "--delay", "0.06"],
-                           capture_output=True, text=True, env=_env(OTEL_BSP_SCHEDULE_DELAY="100"), timeout=300)
+                           capture_output=True, text=True, env=child_env(OTEL_BSP_SCHEDULE_DELAY="100"), timeout=300)
     assert child.returncode == 0, child.stderr
     ran = [json.loads(x) for x in child.stdout.splitlines()]
     w.settle(lambda: {r["trace_id"] for r in ran if r["kind"] == "runaway"} <= {e["trace_id"] for e in w.events()})
@@ -317,7 +311,7 @@ def test_a_folder_whose_file_is_rotated_under_the_watch(baseline, tmp_path):
     whole = tmp_path / "whole.jsonl"
     subprocess.run([*CLI, "simulate", "--runs", "300", "--seed", "9", "--traces-out", str(whole), "--manifest",
                     str(tmp_path / "m.json")], check=True, capture_output=True,
-                   env=_env(OTEL_BSP_MAX_EXPORT_BATCH_SIZE="64"))
+                   env=child_env(OTEL_BSP_MAX_EXPORT_BATCH_SIZE="64"))
     lines = whole.read_bytes().splitlines(keepends=True)
     expected = {(e.trace_id, e.cap.limit) for e in replay(whole, caps)[0]}
     archive = tmp_path / "archive"
@@ -346,11 +340,11 @@ def test_fail_fast_exits_at_the_first_event(baseline, tmp_path):
     path = tmp_path / "s.jsonl"
     write(str(path), s)
     done = subprocess.run([*CLI, "watch", str(path), "--caps", str(caps_file), "--from", "start", "--fail-fast"],
-                          capture_output=True, text=True, env=_env(), timeout=120)
+                          capture_output=True, text=True, env=child_env(), timeout=120)
     assert done.returncode == 1, done.stderr
     assert len(done.stdout.splitlines()) == 1 and " run " in done.stdout
     calm = subprocess.run([*CLI, "watch", str(path), "--max-wall-s", "3600", "--from", "start", "--once",
-                           "--fail-fast"], capture_output=True, text=True, env=_env(), timeout=120)
+                           "--fail-fast"], capture_output=True, text=True, env=child_env(), timeout=120)
     assert calm.returncode == 0 and calm.stdout == "", calm.stderr
 
 
@@ -368,7 +362,7 @@ PEAK = ("import atexit, sys\n"
 
 def peak_kib(path: Path, caps: Path) -> int:
     done = subprocess.run([sys.executable, "-c", PEAK, "watch", str(path), "--caps", str(caps), "--from", "start",
-                           "--once", "--format", "json"], capture_output=True, text=True, env=_env(), timeout=900)
+                           "--once", "--format", "json"], capture_output=True, text=True, env=child_env(), timeout=900)
     assert done.returncode == 0, done.stderr
     return int(next(x for x in done.stderr.splitlines() if x.startswith("PEAK "))[5:])
 

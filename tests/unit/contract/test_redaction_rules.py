@@ -10,11 +10,11 @@ import re
 import shutil
 import subprocess
 import sys
-from typing import Any
 
 import pytest
 import yaml
 from locations import ROOT
+from redaction_corpus import in_process
 
 from agentobs.contract import linear_rx
 from agentobs.contract import redaction_rules as rules
@@ -23,26 +23,6 @@ from agentobs.telemetry.content import REDACTED, Redactor
 from bench import redaction_data as shapes
 
 CORPUS = json.loads((ROOT / "tests" / "data" / "secrets_corpus.json").read_text())
-NAMES = ("span_name", "event_name", "scope_name", "status_message")
-
-
-def in_process(redactor: Redactor, entry: dict[str, Any]) -> Any:
-    """What the in-process Redactor makes of a corpus entry: a name or status message is text, anything else is
-    the value of an attribute under the entry's key."""
-    if entry["where"] in NAMES:
-        return redactor.value(entry["value"])
-    return redactor.value({entry["key"]: entry["value"]})[entry["key"]]
-
-
-def collector_form(v: Any) -> Any:
-    """The in-process result with the collector's mask."""
-    if isinstance(v, str):
-        return v.replace(REDACTED, rules.MASK_COLLECTOR)
-    if isinstance(v, dict):
-        return {k: collector_form(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [collector_form(x) for x in v]
-    return v
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,12 @@ import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from cli_process import CLI
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from locations import ROOT
@@ -23,7 +23,6 @@ from agentobs.analysis.emit.prometheus_rules import HISTOGRAMS, SPAN_CALLS, _go_
 from agentobs.contract import semconv as sc
 from agentobs.errors import InputError
 
-CLI = [sys.executable, "-c", "from agentobs.cli.main import main; main()"]
 yaml = pytest.importorskip("yaml")
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_process import CLI
 from locations import ROOT
 
 from agentobs.analysis.emit.config import reserve_usd
@@ -16,8 +16,6 @@ from agentobs.analysis.report.engine import analyze
 from agentobs.analysis.watch import read_caps, resolve_caps
 from agentobs.analysis.watch.caps import caps_of
 from agentobs.errors import InputError
-
-CLI = [sys.executable, "-c", "from agentobs.cli.main import main; main()"]
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(Path(__file__).parent))
 
 # Ctrl-C reaches the processes the tests start and then stop with SIGINT (view, watch, the examples): a shell that

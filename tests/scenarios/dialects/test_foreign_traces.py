@@ -2,14 +2,12 @@
 
 import numpy as np
 import pytest
-from locations import ROOT
+from locations import TAU2
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from agentobs.analysis.report.engine import analyze
 from agentobs.telemetry.otlp_json import OtlpJsonFileExporter
-
-TAU2 = ROOT.parent / "shared" / "data" / "tau2"
 
 
 def test_pydantic_ai_traces_give_what_the_model_function_did(tmp_path):

@@ -6,12 +6,10 @@ import math
 
 import pandas as pd
 import pytest
-from locations import ROOT
+from locations import TAU2
 
 from agentobs.analysis import analyze
 from agentobs.analysis.assess.signatures import precision, summarize
-
-TAU2 = ROOT.parent / "shared" / "data" / "tau2"
 
 
 def test_the_ratio_and_its_interval_against_katz_by_hand():

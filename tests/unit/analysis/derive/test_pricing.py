@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from genai_prices import Usage, calc_price, data_snapshot, types
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from locations import ROOT
+from locations import ROOT, TAU2
 
 from agentobs.analysis.derive.pricing import price, price_calls
 from agentobs.analysis.derive.runs import derive_runs
@@ -22,7 +22,6 @@ from agentobs.cli.main import cli
 from agentobs.contract.pricing import Prices
 from agentobs.domain import population
 
-TAU2 = ROOT.parent / "shared" / "data" / "tau2"
 WHEN = datetime(2025, 10, 1, 12, 0, tzinfo=UTC)
 REL = 1e-9
 

@@ -7,14 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from locations import ROOT, TESTS
+from locations import ROOT, SHARED, TESTS
 
 from agentobs.analysis.formats import FORMAT_NAMES, READERS, reader_for, reader_of
 from agentobs.analysis.formats.convert import CONVERTED
 from agentobs.analysis.load.sources import load_one
 
 DATA = TESTS / "data"
-SHARED = ROOT.parent / "shared" / "data"
 ZIPKIN = "Zipkin JSON (API v2)"
 JAEGER_UI = "Jaeger JSON (UI download, API before v3)"
 
@@ -45,7 +44,7 @@ def test_each_real_file_gets_its_reader(path, name):
 
 
 def test_tau2_results_are_transcripts():
-    files = sorted(SHARED.glob("tau2/*.json"))
+    files = sorted((SHARED / "data").glob("tau2/*.json"))
     if not files:
         pytest.skip("the published tau2-bench runs are not on this machine")
     assert {reader_of(p).name for p in files} == {"transcripts"}

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from locations import ROOT
+from locations import TAU2
 
 from agentobs.analysis.formats.transcripts import (
     ATTRIBUTE_TYPES,
@@ -21,7 +21,6 @@ from agentobs.analysis.spans.schema import SPAN_BASE
 from agentobs.analysis.spans.spanset import SpanSet
 from agentobs.contract import semconv as sc
 
-TAU2 = ROOT.parent / "shared" / "data" / "tau2"
 FILES = sorted(TAU2.glob("*.json"))
 needs_tau2 = pytest.mark.skipif(len(FILES) != 8, reason="tau2 data not present")
 

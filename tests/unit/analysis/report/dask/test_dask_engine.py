@@ -26,7 +26,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from locations import ROOT
+from locations import ROOT, TAU2
 
 distributed = pytest.importorskip("distributed")
 
@@ -289,7 +289,6 @@ def test_runs_lacking_the_success_attribute_are_noted_as_locally(cluster, tmp_pa
     assert any(n.startswith("2 runs have no eval.first") for n in dask.derivation.sentences())
 
 
-TAU2 = ROOT.parent / "shared" / "data" / "tau2"
 
 
 @pytest.mark.skipif(not TAU2.is_dir(), reason="tau2 transcripts not present")

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ...contract import semconv as sc
-from ..spans.dialects import AGENT, CALLS, CHAIN, CHAT, ORCHESTRATION, OTHER, TOOL
+from ..spans.dialects import AGENT, CALLS, CHAIN, CHAT, ORCHESTRATION, OTHER, TOOL, TRANSPORT
 from ..spans.graph import SpanKeys, ancestors_of, chain_top, highest_marked, link_groups, nearest_marked
 
 _Ids: TypeAlias = pd.api.extensions.ExtensionArray   # per span, a string id (missing: none)
@@ -108,6 +108,7 @@ def _anchors(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, session: _Id
     whole = has_call & ~has_run
     if whole.any():
         anchor = _whole_traces(keys, trace, whole, ctop=ctop, anchor=anchor, how=how, session=session)
+        anchor = _requests(keys, kind, trace, whole, anchor=anchor, how=how, session=session)
     loose = calls & (anchor < 0)
     if loose.any():
         anchor = _loose_calls(keys, loose, anchor, spans)
@@ -242,6 +243,40 @@ def _whole_traces(keys: SpanKeys, trace: np.ndarray, whole: np.ndarray, *, ctop:
         if len(sid):
             named = per_trace.reindex(sid.index.unique()).to_numpy()
             how[named] = _SESSION
+    return anchor
+
+
+def _requests(keys: SpanKeys, kind: np.ndarray, trace: np.ndarray, whole: np.ndarray, *, anchor: np.ndarray,
+              how: np.ndarray, session: _Ids | None) -> np.ndarray:
+    """In a trace with calls but no orchestration span, the application's own spans right under a transport span
+    (an HTTP server span, a consumer) that hold all its calls are its runs, one each: the outermost span below the
+    transport holding the calls plays the orchestration's part whatever names it (a span no dialect knows). The
+    transport spans are then in no run. A trace where some call sits right under the transport, or whose spans
+    carry a session id, keeps its one run per trace (or per session)."""
+    parent = keys.parent
+    has_parent = parent >= 0
+    under_transport = has_parent & (kind[np.maximum(parent, 0)] == TRANSPORT)
+    cut = np.where(under_transport, -1, parent)
+    top = chain_top(cut)                     # each span's highest ancestor reached without crossing a transport span
+    calls = np.flatnonzero(np.isin(kind, CALLS) & whole[trace])
+    if not len(calls):
+        return anchor
+    tops = top[calls]
+    app = (kind[tops] == OTHER) & under_transport[tops]
+    n_traces = len(whole)
+    bad = np.bincount(trace[calls[~app]], minlength=n_traces) > 0
+    if session is not None:
+        named = np.flatnonzero(pd.notna(session))
+        bad[trace[named]] = True
+    ok = ~bad[trace[calls]]
+    heads = np.unique(tops[ok])
+    if not len(heads):
+        return anchor
+    split = np.zeros(n_traces, dtype=bool)
+    split[trace[heads]] = True
+    rows = np.flatnonzero(split[trace])
+    anchor[rows] = np.where(np.isin(top[rows], heads), top[rows], -1)
+    how[heads] = _CHAIN
     return anchor
 
 

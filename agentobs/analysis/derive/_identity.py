@@ -10,7 +10,9 @@ used as a tool, the agents of a crew's tasks). Sibling orchestrations under one 
   root span (or its first span whose parent is missing); ``session``: when those spans carry a conversation or
   session id, one run per id, across traces. Calls outside every run of a trace that has runs form one more run
   of the trace, unless such a call is a second root of the trace within the time of exactly one of its runs (its
-  context was lost): then it is part of that run.
+  context was lost): then it is part of that run. In a trace with calls but no orchestration span where every call
+  lies under a span of the application (no role) right under a transport span, each of those spans is a run
+  (``chain`` by structure) and the transport spans are in none.
 - A root that never arrived (a process that crashed or was still running, a lost span): the spans under a missing
   parent form a group. A group that lies within the time of exactly one run of its trace joins it (a lost span in
   the middle of a run). A group holding calls that no agent span present holds is one run, rooted at its first

@@ -388,13 +388,15 @@ def _handed_to(handoff: np.ndarray, run: np.ndarray, start: np.ndarray, agents: 
 
 
 def _tool_borne(parent: np.ndarray, kind: np.ndarray) -> np.ndarray:
-    """Chains that are agents used as tools: the top-most chain inside a tool call (no orchestration between the
-    two) that holds a model call no agent span between them holds."""
-    chain = kind == CHAIN
-    if not chain.any() or not (kind == TOOL).any():
+    """Agents used as tools that no agent span marks: the top-most chain inside a tool call (no orchestration between
+    the two), or a span of the application (no role) right inside it, that holds a model call no agent span between
+    them holds."""
+    tool = kind == TOOL
+    if not tool.any():
         return np.zeros(len(kind), dtype=bool)
-    near = nearest_marked(parent, (kind == TOOL) | np.isin(kind, ORCHESTRATION))
-    cand = chain & (near >= 0) & (kind[np.maximum(near, 0)] == TOOL)
+    near = nearest_marked(parent, tool | np.isin(kind, ORCHESTRATION))
+    cand = (kind == CHAIN) & (near >= 0) & (kind[np.maximum(near, 0)] == TOOL)
+    cand |= (kind == OTHER) & (parent >= 0) & tool[np.maximum(parent, 0)]
     if not cand.any():
         return cand
     holder = nearest_marked(parent, cand | (kind == AGENT))

@@ -177,17 +177,9 @@ UNRECORDED: dict[tuple[str, str], dict[str, object]] = {
        for name in ("haystack", "haystack_v2")
        for key in ("tools", "repeat", "tool_error", "model_error", "http", "two-a", "retries", "retries_exhausted",
                    "streaming", "parallel", "tool_error_fatal", "turn_limit", "multi_agent")},
-    # Logfire's spans (logfire.span, @logfire.instrument) and OpenLIT's (@openlit.trace) around the agent and its
-    # tools carry no attribute that names an agent or a tool (a span named after the function): the runs are found by
-    # structure, but tool calls, repeats and tool errors cannot be counted, the nested agent is not seen, and a tool
-    # exception that ends the run is an exception of the run as far as the spans tell
-    **{(name, key): {"tool_calls": None, "max_identical_calls": None, "max_consecutive_identical": None,
-                     **({"errors": 0} if key in ("tool_error", "tool_error_fatal") else {}),
-                     **({"stop_reason": "exception", "signature": None} if key == "tool_error_fatal" else {}),
-                     **({"sub_agents": 0, "sub_agent_names": []} if key == "multi_agent" else {})}
-       for name in ("logfire", "openlit")
-       for key in ("tools", "repeat", "tool_error", "model_error", "http", "two-a", "retries", "retries_exhausted",
-                   "streaming", "parallel", "tool_error_fatal", "turn_limit", "multi_agent")},
+    # Logfire names a span by its message template: the agent run inside a tool (found by structure, no span names
+    # it an agent) is "{agent} answering"
+    ("logfire", "multi_agent"): {"sub_agent_names": ["{agent} answering"]},
     # Mastra marks no model step failed: only its loop's finish reason says "error"
     **{("mastra", key): {"errors": 0} for key in ("model_error", "retries_exhausted")},
     # DSPy's spans name no agent (the ReAct module's span stands for the one in the tool); its turn limit and
@@ -270,8 +262,7 @@ def test_analysis_finds_the_served_run(name, run_key):
             problems.append(f"{f} {have}, expected {want}")
     subs = r.get("sub_agents") or {}
     names = UNRECORDED.get((name, run_key), {}).get("sub_agent_names", subs.get("names"))
-    count = UNRECORDED.get((name, run_key), {}).get("sub_agents", subs.get("count"))
-    if "count" in subs and (_num(got["sub_agents"]) != count or list(got["sub_agent_names"]) != names):
+    if "count" in subs and (_num(got["sub_agents"]) != subs["count"] or list(got["sub_agent_names"]) != names):
         problems.append(f"sub-agents {got['sub_agents']} {list(got['sub_agent_names'])}, expected "
                         f"{subs['count']} {subs['names']}")
     assert not problems, f"{name} run {run_key}: " + "; ".join(problems)
@@ -377,9 +368,6 @@ def test_the_signature_names_what_ended_the_run(name, run_key):
         if r["tool_errors_fed_back"] and _expected(name, r, "errors")[1]:      # (unless the failed span was lost)
             assert "tool_error_recovered" in sigs, (name, run_key, sigs)
         return
-    shown = UNRECORDED.get((name, run_key), {})
-    if "signature" in shown and shown["signature"] is None:    # nothing in the spans names the cause
-        assert not sigs & FAILURE_SIGNATURES, (name, run_key, sigs)
-        return
-    want = {"max_steps": "turn_limit"}.get(shown.get("stop_reason"), CAUSE.get(r["stop_reason"]))
+    want_stop = UNRECORDED.get((name, run_key), {}).get("stop_reason")
+    want = {"max_steps": "turn_limit"}.get(want_stop, CAUSE.get(r["stop_reason"]))
     assert want in sigs, (name, run_key, r["stop_reason"], sigs)

@@ -29,11 +29,10 @@ def asked_tools(spans: pd.DataFrame, parent: np.ndarray, norm: Normalized) -> in
     loose = norm.dialect < 0
     if not cols or not loose.any():
         return 0
-    asks = _asking_calls(spans, cols, norm.kind)
-    if not asks:
+    asking = _asking(spans, cols, norm.kind)
+    if not asking.any():
         return 0
-    ask_rows = np.fromiter(asks, dtype=np.int64)
-    cand = np.flatnonzero(loose & np.isin(parent, parent[ask_rows]) & (parent >= 0))
+    cand = np.flatnonzero(loose & np.isin(parent, parent[asking]) & (parent >= 0))
     if not len(cand):
         return 0
     chats = np.flatnonzero((norm.kind == CHAT) & np.isin(parent, parent[cand]))
@@ -43,15 +42,17 @@ def asked_tools(spans: pd.DataFrame, parent: np.ndarray, norm: Normalized) -> in
                            pd.DataFrame({"t": end[chats], "parent": parent[chats], "chat": chats}).sort_values("t"),
                            on="t", by="parent", direction="backward", allow_exact_matches=True)
     before = before.dropna(subset=["chat"])
+    before = before[asking[before["chat"].to_numpy(dtype=np.int64)]]
+    asks = _asked(spans, cols, np.unique(before["chat"].to_numpy(dtype=np.int64)))   # parsed only where needed
     names = spans["name"].astype(object).to_numpy()
-    found: list[tuple[int, int, str, str | None]] = []       # (row, chat, tool, arguments)
+    found: list[tuple[int, int, str]] = []                     # (row, chat, tool)
     for row, chat in zip(before["row"].tolist(), before["chat"].astype(np.int64).tolist(), strict=True):
         tool = _named(str(names[row]), asks.get(chat, {}))
         if tool is not None:
-            found.append((row, chat, tool, None))
+            found.append((row, chat, tool))
     if not found:
         return 0
-    got = pd.DataFrame(found, columns=["row", "chat", "tool", "args"])
+    got = pd.DataFrame(found, columns=["row", "chat", "tool"])
     got["start"] = start[got["row"].to_numpy()]
     got = got.sort_values(["chat", "start", "row"], kind="stable")
     nth = got.groupby(["chat", "tool"]).cumcount().to_numpy()
@@ -69,17 +70,26 @@ def asked_tools(spans: pd.DataFrame, parent: np.ndarray, norm: Normalized) -> in
     return len(rows)
 
 
-def _asking_calls(spans: pd.DataFrame, cols: list[str], kind: np.ndarray) -> dict[int, dict[str, list[str | None]]]:
-    """Per model call whose output asks for tools: tool name -> the arguments of each call of it, in order."""
-    out: dict[int, dict[str, list[str | None]]] = {}
-    chats = kind == CHAT
+def _asking(spans: pd.DataFrame, cols: list[str], kind: np.ndarray) -> np.ndarray:
+    """Model calls whose output messages hold a tool call (a text test: nothing parsed yet)."""
+    out = np.zeros(len(kind), dtype=bool)
+    chats = np.flatnonzero(kind == CHAT)
     for col in cols:
-        texts = spans[col].where(chats & spans[col].notna().to_numpy(dtype=bool)).dropna().astype(str)
-        texts = texts[texts.str.contains("tool_call", regex=False)]
-        for row, text in zip(texts.index.tolist(), texts.tolist(), strict=True):
-            calls = _calls(text)
-            if calls:
-                out.setdefault(int(row), calls)
+        text = spans[col].iloc[chats].astype("string")
+        out[chats] |= text.str.contains("tool_call", regex=False).fillna(False).to_numpy(dtype=bool)
+    return out
+
+
+def _asked(spans: pd.DataFrame, cols: list[str], rows: np.ndarray) -> dict[int, dict[str, list[str | None]]]:
+    """Per model call of ``rows``: tool name -> the arguments of each call of it that its output asked for, in
+    order."""
+    out: dict[int, dict[str, list[str | None]]] = {}
+    for col in cols:
+        texts = spans[col].iloc[rows].astype(object).tolist()
+        for row, text in zip(rows.tolist(), texts, strict=True):
+            calls = _calls(text) if isinstance(text, str) else {}
+            if calls and row not in out:
+                out[row] = calls
     return out
 
 

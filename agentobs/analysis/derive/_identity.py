@@ -10,7 +10,9 @@ used as a tool, the agents of a crew's tasks). Sibling orchestrations under one 
   root span (or its first span whose parent is missing); ``session``: when those spans carry a conversation or
   session id, one run per id, across traces. Calls outside every run of a trace that has runs form one more run
   of the trace, unless such a call is a second root of the trace within the time of exactly one of its runs (its
-  context was lost): then it is part of that run.
+  context was lost): then it is part of that run. In a trace with calls but no orchestration span where every call
+  lies under a span of the application (no role) right under a transport span, each of those spans is a run
+  (``chain`` by structure) and the transport spans are in none.
 - A root that never arrived (a process that crashed or was still running, a lost span): the spans under a missing
   parent form a group. A group that lies within the time of exactly one run of its trace joins it (a lost span in
   the middle of a run). A group holding calls that no agent span present holds is one run, rooted at its first
@@ -31,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ...contract import semconv as sc
-from ..spans.dialects import AGENT, CALLS, CHAIN, CHAT, ORCHESTRATION, OTHER, TOOL
+from ..spans.dialects import AGENT, CALLS, CHAIN, CHAT, ORCHESTRATION, OTHER, TOOL, TRANSPORT
 from ..spans.graph import SpanKeys, ancestors_of, chain_top, highest_marked, link_groups, nearest_marked
 
 _Ids: TypeAlias = pd.api.extensions.ExtensionArray   # per span, a string id (missing: none)
@@ -108,6 +110,7 @@ def _anchors(spans: pd.DataFrame, keys: SpanKeys, kind: np.ndarray, session: _Id
     whole = has_call & ~has_run
     if whole.any():
         anchor = _whole_traces(keys, trace, whole, ctop=ctop, anchor=anchor, how=how, session=session)
+        anchor = _requests(keys, kind, trace, whole, anchor=anchor, how=how, session=session)
     loose = calls & (anchor < 0)
     if loose.any():
         anchor = _loose_calls(keys, loose, anchor, spans)
@@ -245,6 +248,40 @@ def _whole_traces(keys: SpanKeys, trace: np.ndarray, whole: np.ndarray, *, ctop:
     return anchor
 
 
+def _requests(keys: SpanKeys, kind: np.ndarray, trace: np.ndarray, whole: np.ndarray, *, anchor: np.ndarray,
+              how: np.ndarray, session: _Ids | None) -> np.ndarray:
+    """In a trace with calls but no orchestration span, the application's own spans right under a transport span
+    (an HTTP server span, a consumer) that hold all its calls are its runs, one each: the outermost span below the
+    transport holding the calls plays the orchestration's part whatever names it (a span no dialect knows). The
+    transport spans are then in no run. A trace where some call sits right under the transport, or whose spans
+    carry a session id, keeps its one run per trace (or per session)."""
+    parent = keys.parent
+    has_parent = parent >= 0
+    under_transport = has_parent & (kind[np.maximum(parent, 0)] == TRANSPORT)
+    cut = np.where(under_transport, -1, parent)
+    top = chain_top(cut)                     # each span's highest ancestor reached without crossing a transport span
+    calls = np.flatnonzero(np.isin(kind, CALLS) & whole[trace])
+    if not len(calls):
+        return anchor
+    tops = top[calls]
+    app = (kind[tops] == OTHER) & under_transport[tops]
+    n_traces = len(whole)
+    bad = np.bincount(trace[calls[~app]], minlength=n_traces) > 0
+    if session is not None:
+        named = np.flatnonzero(pd.notna(session))
+        bad[trace[named]] = True
+    ok = ~bad[trace[calls]]
+    heads = np.unique(tops[ok])
+    if not len(heads):
+        return anchor
+    split = np.zeros(n_traces, dtype=bool)
+    split[trace[heads]] = True
+    rows = np.flatnonzero(split[trace])
+    anchor[rows] = np.where(np.isin(top[rows], heads), top[rows], -1)
+    how[heads] = _CHAIN
+    return anchor
+
+
 def _runs_of(spans: pd.DataFrame, keys: SpanKeys, anchor: np.ndarray, *, links: pd.DataFrame | None,
              how: np.ndarray, session: _Ids | None) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
     """Run codes per span, run ids, and the segments (one per root span) sorted by run and start."""
@@ -351,13 +388,15 @@ def _handed_to(handoff: np.ndarray, run: np.ndarray, start: np.ndarray, agents: 
 
 
 def _tool_borne(parent: np.ndarray, kind: np.ndarray) -> np.ndarray:
-    """Chains that are agents used as tools: the top-most chain inside a tool call (no orchestration between the
-    two) that holds a model call no agent span between them holds."""
-    chain = kind == CHAIN
-    if not chain.any() or not (kind == TOOL).any():
+    """Agents used as tools that no agent span marks: the top-most chain inside a tool call (no orchestration between
+    the two), or a span of the application (no role) right inside it, that holds a model call no agent span between
+    them holds."""
+    tool = kind == TOOL
+    if not tool.any():
         return np.zeros(len(kind), dtype=bool)
-    near = nearest_marked(parent, (kind == TOOL) | np.isin(kind, ORCHESTRATION))
-    cand = chain & (near >= 0) & (kind[np.maximum(near, 0)] == TOOL)
+    near = nearest_marked(parent, tool | np.isin(kind, ORCHESTRATION))
+    cand = (kind == CHAIN) & (near >= 0) & (kind[np.maximum(near, 0)] == TOOL)
+    cand |= (kind == OTHER) & (parent >= 0) & tool[np.maximum(parent, 0)]
     if not cand.any():
         return cand
     holder = nearest_marked(parent, cand | (kind == AGENT))

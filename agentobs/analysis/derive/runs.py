@@ -51,6 +51,7 @@ from ..spans.spanset import SpanSet
 from ._calls import Calls, call_fields, logical_calls
 from ._identity import RunIdentity, identify
 from ._kept_elsewhere import finish_reasons, tool_arguments
+from ._named_tools import asked_tools
 from ._outcomes import Evidence, Outcomes, call_errors, infer
 from ._roles import Classified, classified
 
@@ -697,6 +698,7 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     keys = ss.keys()                      # computed by the checks, for the same rows in the same order
     spans = spans.reset_index(drop=True)
     norm = normalize(spans)
+    asked_tools(spans, keys.parent, norm)
     for name, read in (("args", tool_arguments), ("finish", finish_reasons)):
         have = pd.array(norm.fields[name]).to_numpy(dtype=object, na_value=None)
         found = read(spans, ss.events, norm.kind, have)

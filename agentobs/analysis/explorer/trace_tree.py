@@ -19,7 +19,7 @@ import pandas as pd
 
 from ...contract import semconv as sc
 from ..otlp.ids import trace_id_of
-from ..spans.dialects import CHAT, KIND_NAMES, normalize
+from ..spans.dialects import CHAT, KIND_NAMES, NAMED_TOOL_RULE, normalize, structure_rule
 from ..spans.graph import SpanKeys, cycle_of, in_cycle, span_keys
 from ..spans.spanset import SpanSet
 
@@ -215,6 +215,9 @@ def explain(ss: SpanSet, *, evidence: bool = True) -> pd.DataFrame:
     before = KIND_NAMES[norm.kind]
     loop = (spans["_kind"].to_numpy(dtype=object) == "chain") & np.isin(before, ["chat", "tool"])
     said[loop] = [f"{e}; holds several calls: a loop (orchestration), not a call" for e in said[loop]]
+    # a tool call found by the model call that asked for it (derive._named_tools: it needs the span tree)
+    asked = (spans["_kind"].to_numpy(dtype=object) == "tool") & (before == "other")
+    said[asked] = structure_rule(NAMED_TOOL_RULE)
     return spans.assign(_role_evidence=pd.array(said, dtype="string"))
 
 

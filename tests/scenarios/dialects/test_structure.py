@@ -7,6 +7,7 @@ changes any per-run figure.
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 from dataclasses import dataclass, field
@@ -304,3 +305,46 @@ def test_each_flavor_reads_the_same_run(tmp_path, flavor):
     assert len(runs) == 1
     assert int(runs["model_calls"].iloc[0]) == truth.model_calls
     assert int(runs["input_tokens"].iloc[0]) == truth.input_tokens
+
+
+def _asking(model: str, tokens: tuple[int, int], *calls: tuple[str, dict]) -> Node:
+    """A GenAI model call whose output messages ask for ``calls`` (tool name, arguments)."""
+    parts = [{"type": "tool_call", "id": f"c{i}", "name": n, "arguments": a} for i, (n, a) in enumerate(calls)]
+    chat = GENAI.chat(model, tokens)
+    chat.attrs["gen_ai.output.messages"] = json.dumps([{"role": "assistant", "parts": parts,
+                                                        "finish_reason": "tool_calls"}])
+    return chat
+
+
+def test_spans_named_after_the_tools_the_model_asked_for_are_its_tool_calls(tmp_path):
+    """An app traces its tools by their names (``@openlit.trace``, ``@logfire.instrument("tool {name}")``): no
+    attribute marks them, the model call before them asked for them. Calls, arguments (repeats) and errors count;
+    a span of another name, or one before any model call asked, is no tool call."""
+    agent = Node("assistant", kind=3).add(
+        Node("load_config"),
+        _asking("m", (10, 1), ("lookup", {"id": 1}), ("get_time", {"city": "Paris"})),
+        Node("lookup"), Node("tool get_time"),
+        _asking("m", (20, 1), ("lookup", {"id": 1})),
+        Node("tools.lookup", error=True), Node("audit log"),
+        GENAI.chat("m", (30, 1)))
+    runs = _runs(tmp_path, [agent])
+    assert _fig(runs, "tool_calls") == [3] and _fig(runs, "errors") == [1]
+    assert _fig(runs, "max_identical_calls") == [2] and _fig(runs, "max_consecutive_identical") == [1]
+
+
+def test_application_spans_under_one_request_are_runs_each(tmp_path):
+    """Two agents one after the other in one HTTP request, each in a span no dialect knows: two runs, the request
+    span in neither; with a model call right under the request, the trace stays one run."""
+    two = http_server("/two").add(Node("assistant answering").add(GENAI.chat("m", (10, 1))),
+                                  Node("assistant answering").add(GENAI.chat("m", (20, 1)), GENAI.chat("m", (5, 1))))
+    mixed = http_server("/mixed").add(Node("assistant answering").add(GENAI.chat("m", (10, 1))),
+                                      GENAI.chat("m", (20, 1)))
+    runs = _runs(tmp_path, [two, mixed])
+    assert _fig(runs, "model_calls") == [1, 2, 2] and list(runs["run_root"]) == ["chain", "chain", "trace"]
+
+
+def test_an_application_span_inside_a_tool_holding_model_calls_is_a_sub_agent(tmp_path):
+    tool = GENAI.tool("ask_translator", {"text": "hi"}).add(Node("translator").add(GENAI.chat("m", (5, 1))))
+    agent = GENAI.agent("assistant").add(GENAI.chat("m", (10, 1)), tool, GENAI.chat("m", (20, 1)))
+    runs = _runs(tmp_path, [agent])
+    assert _fig(runs, "sub_agents") == [1] and list(runs["sub_agent_names"][0]) == ["translator"]

@@ -41,6 +41,7 @@ import pyarrow.compute as pc
 from . import _structure
 from ._evaluate import UNNAMED, Fields, claim, fields
 from ._fields import UNUSABLE, prefer, text
+from ._structure import NAMED_TOOL_RULE
 from ._table import (
     AGENT,
     ANSWER,
@@ -248,6 +249,11 @@ def _fields(spans: pd.DataFrame, rows: np.ndarray, deciding: np.ndarray, *, kind
     return out
 
 
+def structure_rule(rule: int) -> str:
+    """What structural rule ``rule`` (``Normalized.rule``) says, as ``evidence`` words it."""
+    return f"structure: {_structure.RULES[rule][1]}"
+
+
 def evidence(spans: pd.DataFrame, norm: Normalized) -> np.ndarray:
     """What gave each span its role, as short text (``agentobs trace --roles``): the structural rule, or the deciding
     dialect's rule (the last of its rules for that role that holds), else its marker's value. Each dialect's rules are
@@ -255,7 +261,7 @@ def evidence(spans: pd.DataFrame, norm: Normalized) -> np.ndarray:
     out = np.full(len(spans), "no dialect, no structure", dtype=object)
     dialect, kind = np.asarray(norm.dialect), np.asarray(norm.kind)
     structural = np.nonzero(dialect == STRUCTURE)[0]
-    out[structural] = [f"structure: {_structure.RULES[int(r)][1]}" for r in np.asarray(norm.rule)[structural]]
+    out[structural] = [structure_rule(int(r)) for r in np.asarray(norm.rule)[structural]]
     for d in np.unique(dialect[(dialect >= 0) & (dialect != STRUCTURE)]):
         for role in np.unique(kind[dialect == d]):
             rows = np.nonzero((dialect == d) & (kind == role))[0]
@@ -284,6 +290,6 @@ def _dialect_evidence(d: Dialect, some: pd.DataFrame, role: int) -> np.ndarray:
 
 
 __all__ = ["AGENT", "ANSWER", "CALLS", "CHAIN", "CHAT", "DIALECT_NAMES", "Fields", "HANDOFF", "HANDOFF_TOOLS",
-           "HANDOFF_TOOL_PREFIXES", "KIND_NAMES", "NUMBER_FIELDS", "Normalized", "ORCHESTRATION", "OTHER", "REGISTRY",
-           "RETRIEVAL", "SESSION_KEYS", "STEP", "STRUCTURE", "TOOL", "TOOL_FAILURES", "TRANSPORT", "UNUSABLE_KINDS",
-           "evidence", "normalize"]
+           "HANDOFF_TOOL_PREFIXES", "KIND_NAMES", "NAMED_TOOL_RULE", "NUMBER_FIELDS", "Normalized", "ORCHESTRATION",
+           "OTHER", "REGISTRY", "RETRIEVAL", "SESSION_KEYS", "STEP", "STRUCTURE", "TOOL", "TOOL_FAILURES", "TRANSPORT",
+           "UNUSABLE_KINDS", "evidence", "normalize", "structure_rule"]

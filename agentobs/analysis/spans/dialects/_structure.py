@@ -30,7 +30,10 @@ TRANSPORT_KEYS = ("http.method", "http.request.method", "rpc.system", "rpc.metho
 
 # (role, what the structure rule says): the rules in the order they are tried
 RULES = ((CHAT, "a model id and token usage (or an error: a failed attempt)"), (TOOL, "a tool name and tool arguments"),
-         (TRANSPORT, "HTTP, RPC or messaging attributes"))
+         (TRANSPORT, "HTTP, RPC or messaging attributes"),
+         # (derive._named_tools, with the span tree: a span named after a tool the model call before it asked for)
+         (TOOL, "named after a tool the model call before it asked for"))
+NAMED_TOOL_RULE = 3
 
 
 def _matching(columns: Iterable[str], pattern: re.Pattern[str]) -> tuple[str, ...]:

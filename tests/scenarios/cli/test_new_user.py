@@ -1,0 +1,90 @@
+"""What tripped a new user trying ``diff`` and ``watch`` on the simulated support desk (real commands in a child
+process, what they print):
+
+- ``diff`` with a side of one run called a 26-point drop in the success rate and every signature "significant"
+  (resampling one run never varies), and with a side of 27 runs called every p99 and cap significant (a resample's
+  p99 of 27 runs is never above their maximum) and 0 of 27 runs against 2% of 1,196 too (a share of 0 resamples to
+  0): such changes are now shown side by side, untested, with a line saying why;
+- ``watch FILE --once`` followed the file from its end and read nothing (it now reads what the file holds), and a
+  caps file with a misspelt ``Budget`` field was read as "no successful run measured any".
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_process import CLI, child_env
+
+
+def _run(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([*CLI, *args], capture_output=True, text=True, env=child_env(), timeout=600)
+    assert "Traceback" not in done.stderr, done.stderr
+    if ok:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.fixture(scope="module")
+def population(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("newuser")
+    out = d / "sim.jsonl"
+    _run("simulate", "--runs", "400", "--seed", "5", "--traces-out", str(out), "--manifest", str(d / "m.json"))
+    return out
+
+
+def _starts(path: Path) -> list[str]:
+    rows = csv.DictReader(io.StringIO(_run("runs", str(path), "--out", "-").stdout))
+    return sorted(r["start"] for r in rows)
+
+
+def test_diff_with_a_side_of_one_run_tests_nothing_and_says_why(population):
+    args = ["diff", str(population), "--before-where", "agentobs.task.id=sim-000001"]
+    out = _run(*args).stdout
+    assert out.startswith(f"Before: {population} (where agentobs.task.id=sim-000001): 1 run, 1 labelled")
+    assert " yes" not in out
+    assert "warning: the before side has 1 run:" in out and "shown untested" in out
+    doc = json.loads(_run(*args, "--format", "json").stdout)
+    assert doc["before"]["runs"] == 1 and doc["method"]["min_runs"] == 10
+    measures = [doc["success_rate"], *doc["signatures"].values(), *doc["caps"].values(),
+                *(m for q in doc["percentiles"].values() for m in q.values())]
+    assert measures and all(m["ci"] is None and m["significant"] is None for m in measures)
+    assert all({"before", "after", "change", "ci", "significant"} <= set(m) for m in measures)
+
+
+def test_diff_with_a_small_side_tests_no_p99_or_cap_of_it(population):
+    starts = _starts(population)
+    until = starts[27].replace(" ", "T")           # the first 27 runs against the rest
+    doc = json.loads(_run("diff", str(population), "--before-until", until, "--after-since", until,
+                          "--format", "json").stdout)
+    assert doc["before"]["runs"] == 27 and doc["method"]["min_tail"] == 3
+    p99 = [q["p99"] for q in doc["percentiles"].values()]
+    assert all(m["significant"] is None and m["ci"] is None for m in [*p99, *doc["caps"].values()])
+    # the shares and medians are still tested, and a share of 0 of 27 is not "significant" beside a few percent
+    assert doc["success_rate"]["significant"] is False
+    assert doc["percentiles"]["steps"]["p50"]["significant"] is not None
+    zero = [m for m in doc["signatures"].values() if m["runs"]["before"] == 0]
+    assert zero and not any(m["significant"] for m in zero)
+    assert all(m["ci"][0] < 0 for m in zero if m["ci"] is not None)     # the interval holds "no change"
+
+
+def test_watch_once_reads_what_the_file_holds(population, tmp_path):
+    caps = tmp_path / "caps.py"
+    caps.write_text(_run("caps", str(population), "--emit", "budget").stdout)
+    done = _run("watch", str(population), "--caps", str(caps), "--once", "--format", "json")
+    lines = [json.loads(x) for x in done.stdout.splitlines()]
+    assert lines[-1]["event"] == "summary" and lines[-1]["runs_finished"] >= 400 and lines[-1]["spans"] > 0
+    assert [x for x in lines if x["event"] == "cap_crossed"]
+    done = _run("watch", str(population), "--caps", str(caps), "--once", "--from", "end", ok=False)
+    assert done.returncode == 2 and "--once --from end reads nothing" in done.stderr
+
+
+def test_watch_refuses_a_misspelt_cap_in_one_line(population, tmp_path):
+    caps = tmp_path / "caps.py"
+    caps.write_text("from agentobs import Budget\n\nbudget = Budget(\n    max_stepz=14,\n)\n")
+    done = _run("watch", str(population), "--caps", str(caps), "--once", ok=False)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "line 4: Budget has no field 'max_stepz'" in done.stderr and "max_steps" in done.stderr

@@ -13,6 +13,7 @@ import click
 from ..errors import InputError
 from .common import DEFAULT_OUT
 from .reading import (
+    caps_options,
     link_base,
     report_options,
     resolve_options,
@@ -109,7 +110,8 @@ def report_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_at
 
 
 @click.command("caps")
-@report_options
+@source_options
+@caps_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--emit", "emit_as", type=click.Choice(list(EMIT_KINDS)), default=None,
               help="Print the caps as configuration to paste: an agentobs Budget, Pydantic AI UsageLimits, "
@@ -122,12 +124,17 @@ def report_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_at
               help="Write the caps here: the --emit configuration, else JSON (the table stays on the terminal); - for "
                    "standard output.")
 def caps_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_attr: str | None, target: float,
-             margin: float, segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None,
-             fmt: str, emit_as: str | None, alert_window: str, alert_for: str, out: Path | None,
-             selection: Selection) -> None:
+             margin: float, engine: str, scheduler: str | None, fmt: str, emit_as: str | None, alert_window: str,
+             alert_for: str, out: Path | None, selection: Selection) -> None:
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
-    opt = resolve_options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url,
-                   selection=selection)
+    ctx = click.get_current_context()
+    given = [f"--{n.replace('_', '-')}" for n in ("alert_window", "alert_for")
+             if ctx.get_parameter_source(n) is click.core.ParameterSource.COMMANDLINE]
+    if given and emit_as != "prometheus-rules":
+        raise InputError(f"{' and '.join(given)} shape{'' if len(given) > 1 else 's'} the alerting rules: add --emit "
+                         "prometheus-rules")
+    opt = resolve_options(labels, success_attr, target=target, margin=margin, segments=(), jaeger=None,
+                          selection=selection)
     r = run_analysis(sources, opt, engine, scheduler, say_labels=True, out=out)
     if emit_as:
         from ..analysis.emit.config import reserve

@@ -88,3 +88,17 @@ def test_watch_refuses_a_misspelt_cap_in_one_line(population, tmp_path):
     done = _run("watch", str(population), "--caps", str(caps), "--once", ok=False)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "line 4: Budget has no field 'max_stepz'" in done.stderr and "max_steps" in done.stderr
+
+
+def test_caps_takes_no_option_that_does_nothing(population):
+    """``caps --help`` listed ``--segment`` and ``--jaeger-url``, which changed nothing it prints, and took
+    ``--alert-window``/``--alert-for`` without ``--emit prometheus-rules``, where they shape nothing."""
+    helped = _run("caps", "--help").stdout
+    assert "--segment" not in helped and "--jaeger-url" not in helped and "--alert-window" in helped
+    done = _run("caps", str(population), "--segment", "agent", ok=False)
+    assert done.returncode == 2 and "No such option '--segment'" in done.stderr
+    done = _run("caps", str(population), "--alert-window", "2h", ok=False)
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "agentobs: error: --alert-window shapes the alerting rules: add --emit prometheus-rules")
+    rules = _run("caps", str(population), "--emit", "prometheus-rules", "--alert-window", "2h").stdout
+    assert "[2h]" in rules

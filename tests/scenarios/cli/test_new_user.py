@@ -102,3 +102,18 @@ def test_caps_takes_no_option_that_does_nothing(population):
         "agentobs: error: --alert-window shapes the alerting rules: add --emit prometheus-rules")
     rules = _run("caps", str(population), "--emit", "prometheus-rules", "--alert-window", "2h").stdout
     assert "[2h]" in rules
+
+
+@pytest.mark.parametrize("option, says", [
+    (["--agent", "Support-agent"], "--agent: the runs read are of agent 'support-agent' (400)"),
+    (["--model", "gpt-4.1*"], "--model: the runs read are of model 'support-policy-sim' (400)"),
+    (["--service", "billing"], "--service: the spans read are of service 'agentobs' ("),
+    (["--where", "app.tenant=acme"], "--where: no span read carries app.tenant"),
+    (["--where", "gen_ai.agent.name=billing"], "--where: gen_ai.agent.name is 'support-agent' ("),
+])
+def test_a_selection_that_leaves_no_run_says_what_the_input_holds(population, option, says):
+    """It said only how many traces were read and when: a misspelt or miscased agent, a model that is not there and
+    an attribute no span carries read alike."""
+    done = _run("report", str(population), *option, ok=False)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "matches the selection" in done.stderr and says in done.stderr, done.stderr

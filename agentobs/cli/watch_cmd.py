@@ -60,7 +60,8 @@ def watch_cmd(*, source: str, caps_file: Path | None, caps_from: tuple[str, ...]
     caps = resolve_caps(str(caps_file) if caps_file else None, caps_from, max_wall_s)
     if once and start == "end":
         raise InputError("--once --from end reads nothing: --once reads what the source holds now (--from start)")
-    src = open_source(source, from_start=start == "start" or (start is None and once), lookback_s=seconds(lookback, "--lookback"))
+    src = open_source(source, from_start=start == "start" or (start is None and once),
+                      lookback_s=seconds(lookback, "--lookback"))
     settings = Settings(interval_s=seconds(interval, "--interval") if interval else src.interval_s,
                         idle_s=seconds(idle, "--idle"), once=once)
     watcher = Watcher(caps, idle_s=settings.idle_s, done_s=seconds(lookback, "--lookback") + 60 if src.replace

@@ -334,4 +334,5 @@ def resolve_sides(common: SideOptions, before: SideOptions, after: SideOptions, 
     return sides[0], sides[1]
 
 
-__all__ = ["ALPHA", "MIN_RUNS", "MIN_TAIL", "Comparison", "Measure", "Side", "SideOptions", "compare", "diff", "measures", "resolve_sides"]
+__all__ = ["ALPHA", "MIN_RUNS", "MIN_TAIL", "Comparison", "Measure", "Side", "SideOptions", "compare", "diff",
+           "measures", "resolve_sides"]

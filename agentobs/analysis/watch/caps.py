@@ -37,8 +37,8 @@ BUDGET_FIELDS: dict[str, tuple[str, bool]] = {
     "max_stalls": ("longest_stall", True),
 }
 # the other fields of agentobs.Budget: settings, not bounds on a run's totals (read, not watched)
-BUDGET_SETTINGS = frozenset({"max_output_tokens", "output_reserve_tokens", "repeat_window", "progress", "max_plan_steps",
-                             "max_replans", "max_attempts", "backoff_s"})
+BUDGET_SETTINGS = frozenset({"max_output_tokens", "output_reserve_tokens", "repeat_window", "progress",
+                             "max_plan_steps", "max_replans", "max_attempts", "backoff_s"})
 # pydantic_ai.UsageLimits field -> runs-table column (each crossed above the limit)
 USAGE_LIMITS_FIELDS = {"request_limit": "steps", "tool_calls_limit": "tool_calls", "total_tokens_limit": "tokens"}
 # its other fields: limits per request or on one direction of tokens, which the runs table does not total

@@ -265,8 +265,7 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool, se
     if not sources:
         raise InputError("name the traces file, folder or Jaeger URL that holds the trace")
     if trace_id_of(trace_id) is None and typed_prefix(trace_id) is None:
-        raise InputError(f"{trace_id!r} is not a trace id: give its 32 hex digits, the first of them (a unique "
-                         "prefix), or the base64 that protobuf's JSON writes")
+        trace_id = _trace_of_run(trace_id, sources)
     found = find_trace(trace_id, sources)
     if len(found.matches) > 1:
         _list_matches(found)
@@ -293,6 +292,27 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool, se
     base = link_base(None)
     if base:
         say(f"Jaeger: {base}/trace/{wanted}")
+
+
+def _trace_of_run(run: str, sources: tuple[str, ...]) -> str:
+    """The trace of the run ``run`` names (a run, task or conversation id: the report's examples), said on standard
+    error; a name of several runs lists them."""
+    from ..analysis.explorer.trace_tree import traces_of_run
+    from ..analysis.load.sources import printable_source
+    runs = traces_of_run(run, sources)
+    if not runs:
+        raise InputError(f"{run!r} is neither a trace id (its 32 hex digits, the first of them, or the base64 that "
+                         f"protobuf's JSON writes) nor a run, task or conversation id in "
+                         f"{', '.join(printable_source(s) for s in sources)}")
+    if len(runs) > 1:
+        for r, ids in runs.items():
+            click.echo(f"{clean(r)}  {' '.join(ids)}")
+        raise InputError(f"{run!r} names {len(runs):,} runs (listed on standard output with their traces): give "
+                         "one's run id or trace id")
+    (r, ids), = runs.items()
+    more = f" (and {', '.join(ids[1:])}, its later segments: agentobs trace ID shows each)" if len(ids) > 1 else ""
+    click.echo(f"agentobs: run {clean(r)}: trace {ids[0]}{more}", err=True)
+    return ids[0]
 
 
 def _list_matches(found: Any) -> None:

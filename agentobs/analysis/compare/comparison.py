@@ -181,12 +181,10 @@ def _side(r: Report) -> Side:
 
 
 def _tested(key: str, section: str, label: str, *, unit: str, before: float | None, after: float | None,
-            n: tuple[int, int], draws: tuple[np.ndarray | None, np.ndarray | None], tail: tuple[int, int] | None = None,
-            **extra: Any) -> Measure:
-    """The measure; tested when each side has draws, ``MIN_RUNS`` runs and (an order statistic) ``MIN_TAIL`` runs
-    above its rank (``tail``)."""
+            n: tuple[int, int], draws: tuple[np.ndarray | None, np.ndarray | None], **extra: Any) -> Measure:
+    """The measure; tested when each side has draws and ``MIN_RUNS`` runs."""
     b, a = draws
-    if b is None or a is None or min(n) < MIN_RUNS or (tail is not None and min(tail) < MIN_TAIL):
+    if b is None or a is None or min(n) < MIN_RUNS:
         return Measure(key=key, section=section, label=label, unit=unit, before=before, after=after, n_before=n[0],
                        n_after=n[1], extra=extra)
     d = a - b
@@ -252,11 +250,10 @@ def _percentiles(b: pd.DataFrame, a: pd.DataFrame, seed: int, resamples: int) ->
             key = f"percentiles.{metric}.{name}"
             points = [float(np.percentile(x, q * 100, method=METHOD)) if len(x) else None for x in xs]
             ranks = [rank_of(q, len(x)) if len(x) else 0 for x in xs]
-            draws = tuple(order_draws(x, ranks[side], rng_for(seed, key, side), resamples) if len(x) else None
-                          for side, x in enumerate(xs))
+            draws = tuple(order_draws(x, ranks[side], rng_for(seed, key, side), resamples)
+                          if _tail_ok(x, ranks[side]) else None for side, x in enumerate(xs))
             out.append(_tested(key, "percentiles", f"{metric} {name}", unit=units.get(metric, ""), before=points[0],
-                               after=points[1], n=(len(xs[0]), len(xs[1])), draws=draws,  # type: ignore[arg-type]
-                               tail=(len(xs[0]) - ranks[0], len(xs[1]) - ranks[1])))
+                               after=points[1], n=(len(xs[0]), len(xs[1])), draws=draws))  # type: ignore[arg-type]
     return out
 
 
@@ -272,11 +269,16 @@ def _caps(b: pd.DataFrame, a: pd.DataFrame, target: float, *, margin: float, see
         points = [float(cap(np.array([x[within_rank(len(x), target) - 1]]))[0]) if len(x) else None for x in xs]
         ranks = [within_rank(len(x), target) if len(x) else 0 for x in xs]
         draws = tuple(order_draws(x, ranks[side], rng_for(seed, key, side), resamples, cap)
-                      if len(x) else None for side, x in enumerate(xs))
+                      if _tail_ok(x, ranks[side]) else None for side, x in enumerate(xs))
         out.append(_tested(key, "caps", dim.limit, unit=dim.unit, before=points[0], after=points[1],
-                           n=(len(xs[0]), len(xs[1])), draws=draws,  # type: ignore[arg-type]
-                           tail=(len(xs[0]) - ranks[0], len(xs[1]) - ranks[1]), limit=dim.limit))
+                           n=(len(xs[0]), len(xs[1])), draws=draws, limit=dim.limit))  # type: ignore[arg-type]
     return out
+
+
+def _tail_ok(x: np.ndarray, rank: int) -> bool:
+    """Whether an order statistic of rank ``rank`` among the values ``x`` has ``MIN_TAIL`` values above it (else it
+    is not resampled: not tested)."""
+    return len(x) > 0 and len(x) - rank >= MIN_TAIL
 
 
 def _cap_function(dim: Dimension, margin: float) -> Any:

@@ -117,3 +117,15 @@ def test_a_selection_that_leaves_no_run_says_what_the_input_holds(population, op
     done = _run("report", str(population), *option, ok=False)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "matches the selection" in done.stderr and says in done.stderr, done.stderr
+
+
+def test_trace_takes_the_run_ids_the_report_shows(population):
+    """The report's examples and ``agentobs runs`` name runs by their run id (``sim-000083``): ``trace`` refused it
+    as "not a trace id"."""
+    rows = list(csv.DictReader(io.StringIO(_run("runs", str(population), "--out", "-").stdout)))
+    row = next(r for r in rows if r["run_id"] != r["trace_id"])
+    done = _run("trace", row["run_id"], str(population))
+    assert done.stdout.startswith(f"trace {row['trace_id']}: ")
+    assert done.stderr.strip() == f"agentobs: run {row['run_id']}: trace {row['trace_id']}"
+    done = _run("trace", "no-such-run", str(population), ok=False)
+    assert done.returncode == 2 and "nor a run, task or conversation id in" in done.stderr

@@ -129,3 +129,20 @@ def test_trace_takes_the_run_ids_the_report_shows(population):
     assert done.stderr.strip() == f"agentobs: run {row['run_id']}: trace {row['trace_id']}"
     done = _run("trace", "no-such-run", str(population), ok=False)
     assert done.returncode == 2 and "nor a run, task or conversation id in" in done.stderr
+
+
+@pytest.mark.parametrize("name", ["download_results.json", "trace_json.json"])
+def test_watch_refuses_a_file_that_is_no_otlp_json_lines(tmp_path, name):
+    """A Jaeger UI download, or a tau2 transcript (one JSON document over many lines), was watched as 0 spans and
+    "unreadable lines"; ``agentobs report`` reads them."""
+    from locations import TESTS
+    caps = tmp_path / "caps.py"
+    caps.write_text("budget = Budget(max_steps=14)\n")
+    download = TESTS / "data" / "jaeger_ui" / name
+    done = _run("watch", str(download), "--caps", str(caps), "--once", ok=False)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        f"agentobs: error: {name}: its first line holds no resourceSpans (a JSON document over many lines, "
+        "a transcript, a Jaeger UI download?): watch follows OTLP JSON lines (the collector's file exporter with "
+        "format: json, or agentobs' own traces file); agentobs report reads the others")
+    assert _run("report", str(download)).stdout

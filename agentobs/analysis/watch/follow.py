@@ -186,8 +186,8 @@ def _check_head(block: bytes, path: str, *, whole_line: bool = False) -> None:
     first line is whole, and it must hold ``resourceSpans`` (a JSON document written over many lines, a transcript
     or a Jaeger UI download starts otherwise: its spans would be counted unreadable, and nothing watched)."""
     head = block.lstrip()
-    if head[:1] == b"{" and whole_line:
-        first = head.split(b"\n", 1)[0]
+    first = head.split(b"\n", 1)[0]
+    if head[:1] == b"{" and whole_line and (len(first) < len(head) or len(first) >= 64):   # (not a line half written)
         if b'"resourceSpans"' not in first and b'"resource_spans"' not in first:
             raise InputError(f"{Path(path).name}: its first line holds no resourceSpans (a JSON document over many "
                              "lines, a transcript, a Jaeger UI download?): watch follows OTLP JSON lines (the "

@@ -187,12 +187,12 @@ def _check_head(block: bytes, path: str, *, whole_line: bool = False) -> None:
     or a Jaeger UI download starts otherwise: its spans would be counted unreadable, and nothing watched)."""
     head = block.lstrip()
     first = head.split(b"\n", 1)[0]
-    if head[:1] == b"{" and whole_line and (len(first) < len(head) or len(first) >= 64):   # (not a line half written)
-        if b'"resourceSpans"' not in first and b'"resource_spans"' not in first:
-            raise InputError(f"{Path(path).name}: its first line holds no resourceSpans (a JSON document over many "
-                             "lines, a transcript, a Jaeger UI download?): watch follows OTLP JSON lines (the "
-                             "collector's file exporter with format: json, or agentobs' own traces file); agentobs "
-                             "report reads the others")
+    judged = head[:1] == b"{" and whole_line and (len(first) < len(head) or len(first) >= 64)  # (not half written)
+    if judged and b'"resourceSpans"' not in first and b'"resource_spans"' not in first:
+        raise InputError(f"{Path(path).name}: its first line holds no resourceSpans (a JSON document over many "
+                         "lines, a transcript, a Jaeger UI download?): watch follows OTLP JSON lines (the "
+                         "collector's file exporter with format: json, or agentobs' own traces file); agentobs "
+                         "report reads the others")
     if not head or head[:1] in (b"{", b"["):
         return
     what = "gzip-compressed" if block[:2] == b"\x1f\x8b" else describe(block) or "not JSON (compressed or protobuf?)"

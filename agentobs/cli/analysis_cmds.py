@@ -203,7 +203,7 @@ def runs_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_attr
             click.echo(text, nl=False)
         else:
             write_text(out, text)
-            _wrote(f"{len(df)} runs", out)
+            _wrote(f"{len(df):,} run{'' if len(df) == 1 else 's'}", out)
         return
     from ..analysis.report.view import runs_view
     from .terminal import print_listing
@@ -280,7 +280,7 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool, se
     if selection:
         from ..analysis.select.prune import trace_selected
         if not trace_selected(found.spanset, wanted, selection):
-            raise InputError(f"trace {trace_id} holds no run that matches the selection ({selection.describe()})")
+            raise InputError(f"trace {wanted} holds no run that matches the selection ({selection.describe()})")
     tree = found.tree(wanted, evidence=roles or fmt == "json")     # (the evidence is shown only there)
     if fmt == "json":
         from .trace_json import trace_json

@@ -13,6 +13,7 @@ import click
 from ..errors import InputError
 from .common import DEFAULT_OUT
 from .reading import (
+    caps_options,
     link_base,
     report_options,
     resolve_options,
@@ -109,7 +110,8 @@ def report_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_at
 
 
 @click.command("caps")
-@report_options
+@source_options
+@caps_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--emit", "emit_as", type=click.Choice(list(EMIT_KINDS)), default=None,
               help="Print the caps as configuration to paste: an agentobs Budget, Pydantic AI UsageLimits, "
@@ -122,12 +124,17 @@ def report_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_at
               help="Write the caps here: the --emit configuration, else JSON (the table stays on the terminal); - for "
                    "standard output.")
 def caps_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_attr: str | None, target: float,
-             margin: float, segments: tuple[str, ...], jaeger_url: str | None, engine: str, scheduler: str | None,
-             fmt: str, emit_as: str | None, alert_window: str, alert_for: str, out: Path | None,
-             selection: Selection) -> None:
+             margin: float, engine: str, scheduler: str | None, fmt: str, emit_as: str | None, alert_window: str,
+             alert_for: str, out: Path | None, selection: Selection) -> None:
     """Recommended budget caps from the successful runs in SOURCES, with the share each candidate cuts off."""
-    opt = resolve_options(labels, success_attr, target=target, margin=margin, segments=segments, jaeger=jaeger_url,
-                   selection=selection)
+    ctx = click.get_current_context()
+    given = [f"--{n.replace('_', '-')}" for n in ("alert_window", "alert_for")
+             if ctx.get_parameter_source(n) is click.core.ParameterSource.COMMANDLINE]
+    if given and emit_as != "prometheus-rules":
+        raise InputError(f"{' and '.join(given)} shape{'' if len(given) > 1 else 's'} the alerting rules: add --emit "
+                         "prometheus-rules")
+    opt = resolve_options(labels, success_attr, target=target, margin=margin, segments=(), jaeger=None,
+                          selection=selection)
     r = run_analysis(sources, opt, engine, scheduler, say_labels=True, out=out)
     if emit_as:
         from ..analysis.emit.config import reserve
@@ -196,7 +203,7 @@ def runs_cmd(*, sources: tuple[str, ...], labels: tuple[Path, ...], success_attr
             click.echo(text, nl=False)
         else:
             write_text(out, text)
-            _wrote(f"{len(df)} runs", out)
+            _wrote(f"{len(df):,} run{'' if len(df) == 1 else 's'}", out)
         return
     from ..analysis.report.view import runs_view
     from .terminal import print_listing
@@ -258,8 +265,7 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool, se
     if not sources:
         raise InputError("name the traces file, folder or Jaeger URL that holds the trace")
     if trace_id_of(trace_id) is None and typed_prefix(trace_id) is None:
-        raise InputError(f"{trace_id!r} is not a trace id: give its 32 hex digits, the first of them (a unique "
-                         "prefix), or the base64 that protobuf's JSON writes")
+        trace_id = _trace_of_run(trace_id, sources)
     found = find_trace(trace_id, sources)
     if len(found.matches) > 1:
         _list_matches(found)
@@ -274,7 +280,7 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool, se
     if selection:
         from ..analysis.select.prune import trace_selected
         if not trace_selected(found.spanset, wanted, selection):
-            raise InputError(f"trace {trace_id} holds no run that matches the selection ({selection.describe()})")
+            raise InputError(f"trace {wanted} holds no run that matches the selection ({selection.describe()})")
     tree = found.tree(wanted, evidence=roles or fmt == "json")     # (the evidence is shown only there)
     if fmt == "json":
         from .trace_json import trace_json
@@ -286,6 +292,27 @@ def trace_cmd(trace_id: str, sources: tuple[str, ...], fmt: str, roles: bool, se
     base = link_base(None)
     if base:
         say(f"Jaeger: {base}/trace/{wanted}")
+
+
+def _trace_of_run(run: str, sources: tuple[str, ...]) -> str:
+    """The trace of the run ``run`` names (a run, task or conversation id: the report's examples), said on standard
+    error; a name of several runs lists them."""
+    from ..analysis.explorer.trace_tree import traces_of_run
+    from ..analysis.load.sources import printable_source
+    runs = traces_of_run(run, sources)
+    if not runs:
+        raise InputError(f"{run!r} is neither a trace id (its 32 hex digits, the first of them, or the base64 that "
+                         f"protobuf's JSON writes) nor a run, task or conversation id in "
+                         f"{', '.join(printable_source(s) for s in sources)}")
+    if len(runs) > 1:
+        for r, ids in runs.items():
+            click.echo(f"{clean(r)}  {' '.join(ids)}")
+        raise InputError(f"{run!r} names {len(runs):,} runs (listed on standard output with their traces): give "
+                         "one's run id or trace id")
+    (r, ids), = runs.items()
+    more = f" (and {', '.join(ids[1:])}, its later segments: agentobs trace ID shows each)" if len(ids) > 1 else ""
+    click.echo(f"agentobs: run {clean(r)}: trace {ids[0]}{more}", err=True)
+    return ids[0]
 
 
 def _list_matches(found: Any) -> None:

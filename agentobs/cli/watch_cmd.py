@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..errors import InputError
 from .reading import selection_options
 from .render import json_text
 from .safe_text import clean
@@ -41,8 +42,9 @@ def _on_term(signum: int, frame: FrameType | None) -> None:
 @click.option("--idle", default="10m", show_default=True, metavar="DURATION",
               help="A run none of whose spans arrived for this long counts as finished (its process died, or its "
                    "root span was lost) and is let go.")
-@click.option("--from", "start", type=click.Choice(["end", "start"]), default="end", show_default=True,
-              help="A file: follow what is appended from now on (end), or read what it holds first (start).")
+@click.option("--from", "start", type=click.Choice(["end", "start"]), default=None,
+              help="A file: follow what is appended from now on (end), or read what it holds first (start).  "
+                   "[default: end; start with --once]")
 @click.option("--lookback", default="15m", show_default=True, metavar="DURATION",
               help="Jaeger: find the traces with a span started this far back (longer than the longest wait "
                    "between two spans of a run).")
@@ -51,12 +53,15 @@ def _on_term(signum: int, frame: FrameType | None) -> None:
 @click.option("--once", is_flag=True, help="Read what the source holds now, report, and exit (no following).")
 @selection_options
 def watch_cmd(*, source: str, caps_file: Path | None, caps_from: tuple[str, ...], max_wall_s: float | None,
-              fmt: str, fail_fast: bool, idle: str, start: str, lookback: str, interval: str | None,
+              fmt: str, fail_fast: bool, idle: str, start: str | None, lookback: str, interval: str | None,
               once: bool, selection: Selection) -> None:
     """Report each run that crosses a cap while it runs, from a growing traces file or Jaeger (Ctrl-C stops)."""
     from ..analysis.watch import Settings, Watcher, open_source, resolve_caps, seconds, watch
     caps = resolve_caps(str(caps_file) if caps_file else None, caps_from, max_wall_s)
-    src = open_source(source, from_start=start == "start", lookback_s=seconds(lookback, "--lookback"))
+    if once and start == "end":
+        raise InputError("--once --from end reads nothing: --once reads what the source holds now (--from start)")
+    src = open_source(source, from_start=start == "start" or (start is None and once),
+                      lookback_s=seconds(lookback, "--lookback"))
     settings = Settings(interval_s=seconds(interval, "--interval") if interval else src.interval_s,
                         idle_s=seconds(idle, "--idle"), once=once)
     watcher = Watcher(caps, idle_s=settings.idle_s, done_s=seconds(lookback, "--lookback") + 60 if src.replace

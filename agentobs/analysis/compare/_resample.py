@@ -4,7 +4,11 @@ Each side's runs are resampled with replacement, apart from the other side's; wh
 resample, computed without building the resample:
 
 - a share (the success rate among labelled runs, a signature's share of runs): k of n runs have it, so a resample
-  of n runs has Binomial(n, k/n) of them;
+  of n runs has Binomial(n, k/n) of them. Drawn with Agresti and Caffo's adjustment (one run with it and one without
+  added to each side: Binomial(n + 2, (k + 1)/(n + 2)) of n + 2): a share of 0 or 1 would otherwise never vary
+  (0 of 27 runs resamples to 0 every time, and beside 2% of 1,196 runs that read as significant, where Fisher's
+  exact test gives p = 0.6); for the shares of hundreds of runs the adjustment moves the interval by a fraction
+  of a point;
 - an observed percentile (numpy's ``inverted_cdf``: the value of rank r = ceil(q n) among the n sorted values): in a
   resample, the r-th smallest of n draws from the runs' values is the value at rank ceil(U n), U being the r-th
   smallest of n uniform draws, so U ~ Beta(r, n - r + 1) (the resampled order statistic has this law exactly, the
@@ -36,10 +40,10 @@ def rng_for(seed: int, name: str, side: int) -> np.random.Generator:
 
 
 def share_draws(k: int, n: int, rng: np.random.Generator, b: int = RESAMPLES) -> np.ndarray | None:
-    """Draws of k/n over resamples of the n runs; None without runs."""
+    """Draws of k/n over resamples of the n runs (Agresti-Caffo adjusted: see above); None without runs."""
     if n <= 0:
         return None
-    return rng.binomial(n, k / n, size=b) / n
+    return rng.binomial(n + 2, (k + 1) / (n + 2), size=b) / (n + 2)
 
 
 def rank_of(q: float, n: int) -> int:

@@ -40,6 +40,10 @@ from ._resample import RESAMPLES, holm, interval, order_draws, p_value, rank_of,
 
 DIFF_SCHEMA_VERSION = 1
 ALPHA = 0.05
+MIN_RUNS = 10      # a change is tested only when each side's value rests on at least this many runs,
+MIN_TAIL = 3       # and a percentile's or a cap's has this many runs above it: a resample's order statistic is
+#                    never above the largest value, so resampling a sample's maximum (the p99 of fewer than 100
+#                    runs) or one next to it gives an interval that stops at it and calls chance a change
 QUANTILES = {"p50": 0.50, "p90": 0.90, "p99": 0.99}
 SECTIONS = ("runs", "signatures", "percentiles", "caps")
 
@@ -120,6 +124,7 @@ class Comparison:
                        "resamples": self.resamples, "seed": self.seed,
                        "p_value": "two-sided bootstrap p-value of no change",
                        "correction": "holm", "alpha": self.alpha, "comparisons": self.comparisons,
+                       "min_runs": MIN_RUNS, "min_tail": MIN_TAIL, "share_adjustment": "agresti-caffo",
                        "percentile_method": METHOD, "target": self.target, "margin": self.margin},
             "runs": by["runs"].to_dict(), "success_rate": by["success_rate"].to_dict(),
             "signatures": {m.key.split(".", 1)[1]: m.to_dict() for m in self.section("signatures")},
@@ -177,8 +182,9 @@ def _side(r: Report) -> Side:
 
 def _tested(key: str, section: str, label: str, *, unit: str, before: float | None, after: float | None,
             n: tuple[int, int], draws: tuple[np.ndarray | None, np.ndarray | None], **extra: Any) -> Measure:
+    """The measure; tested when each side has draws and ``MIN_RUNS`` runs."""
     b, a = draws
-    if b is None or a is None:
+    if b is None or a is None or min(n) < MIN_RUNS:
         return Measure(key=key, section=section, label=label, unit=unit, before=before, after=after, n_before=n[0],
                        n_after=n[1], extra=extra)
     d = a - b
@@ -243,11 +249,11 @@ def _percentiles(b: pd.DataFrame, a: pd.DataFrame, seed: int, resamples: int) ->
         for name, q in QUANTILES.items():
             key = f"percentiles.{metric}.{name}"
             points = [float(np.percentile(x, q * 100, method=METHOD)) if len(x) else None for x in xs]
-            draws = tuple(order_draws(x, rank_of(q, len(x)), rng_for(seed, key, side), resamples) if len(x) else None
-                          for side, x in enumerate(xs))
+            ranks = [rank_of(q, len(x)) if len(x) else 0 for x in xs]
+            draws = tuple(order_draws(x, ranks[side], rng_for(seed, key, side), resamples)
+                          if _tail_ok(x, ranks[side]) else None for side, x in enumerate(xs))
             out.append(_tested(key, "percentiles", f"{metric} {name}", unit=units.get(metric, ""), before=points[0],
-                               after=points[1],
-                               n=(len(xs[0]), len(xs[1])), draws=draws))     # type: ignore[arg-type]
+                               after=points[1], n=(len(xs[0]), len(xs[1])), draws=draws))  # type: ignore[arg-type]
     return out
 
 
@@ -261,12 +267,18 @@ def _caps(b: pd.DataFrame, a: pd.DataFrame, target: float, *, margin: float, see
         key = f"caps.{dim.column}"
         cap = _cap_function(dim, margin)
         points = [float(cap(np.array([x[within_rank(len(x), target) - 1]]))[0]) if len(x) else None for x in xs]
-        draws = tuple(order_draws(x, within_rank(len(x), target), rng_for(seed, key, side), resamples, cap)
-                      if len(x) else None for side, x in enumerate(xs))
-        out.append(_tested(key, "caps", dim.limit, unit=dim.unit, before=points[0], after=points[1], n=(len(xs[0]),
-                                                                                                        len(xs[1])),
-                           draws=draws, limit=dim.limit))      # type: ignore[arg-type]
+        ranks = [within_rank(len(x), target) if len(x) else 0 for x in xs]
+        draws = tuple(order_draws(x, ranks[side], rng_for(seed, key, side), resamples, cap)
+                      if _tail_ok(x, ranks[side]) else None for side, x in enumerate(xs))
+        out.append(_tested(key, "caps", dim.limit, unit=dim.unit, before=points[0], after=points[1],
+                           n=(len(xs[0]), len(xs[1])), draws=draws, limit=dim.limit))  # type: ignore[arg-type]
     return out
+
+
+def _tail_ok(x: np.ndarray, rank: int) -> bool:
+    """Whether an order statistic of rank ``rank`` among the values ``x`` has ``MIN_TAIL`` values above it (else it
+    is not resampled: not tested)."""
+    return len(x) > 0 and len(x) - rank >= MIN_TAIL
 
 
 def _cap_function(dim: Dimension, margin: float) -> Any:
@@ -324,4 +336,5 @@ def resolve_sides(common: SideOptions, before: SideOptions, after: SideOptions, 
     return sides[0], sides[1]
 
 
-__all__ = ["ALPHA", "Comparison", "Measure", "Side", "SideOptions", "compare", "diff", "measures", "resolve_sides"]
+__all__ = ["ALPHA", "MIN_RUNS", "MIN_TAIL", "Comparison", "Measure", "Side", "SideOptions", "compare", "diff",
+           "measures", "resolve_sides"]

@@ -9,14 +9,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .comparison import Comparison, Measure, Side
+from .comparison import MIN_RUNS, MIN_TAIL, Comparison, Measure, Side
 
 COLUMNS = [("measure", "left"), ("before", "right"), ("after", "right"), ("change", "right"),
            ("95% interval", "right"), ("sig.", "left")]
 TITLES = {"runs": "Runs", "signatures": "Signatures (share of runs)",
           "percentiles": "Percentiles (all runs with a value)",
           "caps": "Recommended caps (from the successful runs)"}
-LABEL_WIDTH = 22
 _SHORT = {"max_repeat (window since_progress)": "max_repeat (progress)"}
 
 
@@ -46,6 +45,15 @@ def diff_view(c: Comparison) -> DiffView:
     notes = [f"Change: after - before; 95% interval: bootstrap, {c.resamples:,} resamples of each side's runs (seed "
              f"{c.seed}); significant: Holm-adjusted p <= {c.alpha:g} over {c.comparisons} comparisons."]
     warnings = []
+    untested = [m.label for m in c.measures if m.key != "runs" and m.change is not None and not m.tested]
+    if untested:
+        small = [f"the {name} side has {side.runs:,} run{'' if side.runs == 1 else 's'}"
+                 for name, side in (("before", c.before), ("after", c.after)) if side.runs < MIN_RUNS]
+        why = "; ".join(small) + ": " if small else ""
+        warnings.append(f"{why}{len(untested)} change{'s' if len(untested) > 1 else ''} shown untested (no interval, "
+                        f"no sig.): a change is tested where each side's value rests on at least {MIN_RUNS} runs, "
+                        f"and a percentile's or cap's on at least {MIN_TAIL} runs above it (a p99 needs "
+                        f"about {100 * MIN_TAIL} runs)")
     for name, side in (("before", c.before), ("after", c.after)):
         if side.quality.issues:
             warnings.append(f"{name}: data quality: {side.quality.summary()}")
@@ -64,7 +72,8 @@ def side_line(name: str, side: Side) -> str:
         parts += [f"{k} {', '.join(v)}" for k, v in (("service", sel["service"]), ("agent", sel["agent"]),
                                                        ("model", sel["model"]), ("where", sel["where"])) if v]
         window = " (" + ", ".join(p for p in parts if p) + ")"
-    return (f"{name}: {', '.join(side.sources)}{window}: {side.runs:,} runs, {side.labelled:,} labelled, "
+    return (f"{name}: {', '.join(side.sources)}{window}: {side.runs:,} run{'' if side.runs == 1 else 's'}, "
+            f"{side.labelled:,} labelled, "
             f"{side.spans:,} spans")
 
 
@@ -76,8 +85,7 @@ def row(m: Measure) -> list[str]:
 
 
 def label(m: Measure) -> str:
-    text = _SHORT.get(m.label, m.label)
-    return text if len(text) <= LABEL_WIDTH else text[:LABEL_WIDTH - 1] + "…"
+    return _SHORT.get(m.label, m.label)       # (whole: the table's layout keeps its first column whole)
 
 
 def value(x: float | None, share: bool = False) -> str:

@@ -280,4 +280,25 @@ def find_trace(typed: str, sources: Iterable[str]) -> Found:
     return Found(typed=typed, matches=matches, spanset=ss)
 
 
-__all__ = ["DETAILS", "ROLE_COLUMNS", "Found", "find_trace", "matching_trace_ids", "trace_tree", "typed_prefix"]
+def traces_of_run(run: str, sources: Iterable[str]) -> dict[str, list[str]]:
+    """The runs ``run`` names in the sources' runs table (its run id; else its task or conversation id, which may
+    name several runs), each with its trace ids: what the report's examples and ``agentobs runs`` show of a run."""
+    from ..derive.runs import derive_runs
+    from ..load.sources import load_sources
+    runs, _, _ = derive_runs(load_sources(list(sources)))
+    if runs.empty:
+        return {}
+    for columns in (("run_id",), ("task_id", "conversation_id")):
+        hit = np.zeros(len(runs), dtype=bool)
+        for c in columns:
+            if c in runs.columns:
+                hit |= runs[c].astype("string").eq(run).fillna(False).to_numpy(dtype=bool)
+        if hit.any():
+            picked = runs[hit]
+            return {str(r): [str(t) for t in ids] for r, ids in zip(picked["run_id"], picked["trace_ids"],
+                                                                     strict=True)}
+    return {}
+
+
+__all__ = ["DETAILS", "ROLE_COLUMNS", "Found", "find_trace", "matching_trace_ids", "trace_tree", "traces_of_run",
+           "typed_prefix"]

@@ -1,10 +1,12 @@
 """The local engine: the report on spans loaded in this process (``analyze_spans``)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..assess.labels import label_by_attribute
 from ..derive.runs import derive_runs, not_derived
 from ..load.sources import printable_source
-from ..select.selection import select_runs, spans_of
+from ..select.selection import select_runs, spans_of, unmatched
 from ..spans.spanset import SpanSet
 from .summary import Loaded, Options, Report, SpanLookup, count_unplaced, summarize_runs
 
@@ -17,7 +19,10 @@ def analyze_spans(ss: SpanSet, options: Options | None = None, sources: list[str
     q = ss.quality
     count_unplaced(spans, q)
     if opt.selection:
+        every = runs
         runs = select_runs(runs, spans, opt.selection)
+        if runs.empty and not every.empty and ss.read is not None:
+            ss.read = replace(ss.read, unmatched=unmatched(opt.selection, spans, every))
         spans = spans_of(spans, runs).reset_index(drop=True)
         der.missing = not_derived(runs)
     if opt.success_attr:

@@ -97,7 +97,8 @@ def _table(title: str, columns: list[tuple[str, str] | Column], rows: list[list[
 def report_view(r: Report) -> ReportView:
     ov = r.overview
     rate = "–" if ov["success_rate"] is None else f"{100 * ov['success_rate']:.1f}%"
-    summary = [Line(text=f"{ov['runs']:,} runs ({ov['spans']:,} spans) from {', '.join(r.sources)}: "
+    runs = f"{ov['runs']:,} run{'' if ov['runs'] == 1 else 's'}"
+    summary = [Line(text=f"{runs} ({ov['spans']:,} spans) from {', '.join(r.sources)}: "
                          f"{ov['successful']:,} successful, {ov['failed']:,} failed, {ov['unlabelled']:,} unlabelled; "
                          f"success rate {rate}")]
     read = _read_line(r)

@@ -31,7 +31,7 @@ from ..derive.tracegroups import groups
 from ..input.timespec import iso
 from ..jaeger.query import JaegerSource
 from ..spans.spanset import ReadStats, SpanSet
-from .selection import Selection, carrying, in_window, matches
+from .selection import Selection, carrying, in_window, matches, unmatched
 
 
 def prune(ss: SpanSet, sel: Selection) -> SpanSet:
@@ -56,6 +56,8 @@ def prune(ss: SpanSet, sel: Selection) -> SpanSet:
         return ss
     kept_traces = set(spans["trace_id"].astype(str).to_numpy()[keep].tolist())
     ss.read = _stats(spans, spans[keep])
+    if not keep.any():
+        ss.read = replace(ss.read, unmatched=unmatched(sel, spans))
     ss.spans = spans[keep].reset_index(drop=True)
     for name in ("events", "links"):
         frame = getattr(ss, name)

@@ -165,6 +165,37 @@ def select_runs(runs: pd.DataFrame, spans: pd.DataFrame, sel: Selection) -> pd.D
     return runs[keep].reset_index(drop=True)
 
 
+def unmatched(sel: Selection, spans: pd.DataFrame, runs: pd.DataFrame | None = None) -> tuple[str, ...]:
+    """Per option of ``sel`` that nothing read meets on its own, what the input holds instead: the runs' values of
+    ``--service``/``--agent``/``--model`` (with ``runs``; else the spans' services), the values of a ``--where``
+    attribute or that no span carries it. For the message of a selection that leaves no run."""
+    out = []
+    columns = (("service", sel.services), ("agent", sel.agents), ("model", sel.models)) if runs is not None \
+        else (("service_name", sel.services),)
+    frame = runs if runs is not None else spans
+    for column, patterns in columns:
+        if patterns and column in frame.columns and not matches(frame[column], patterns).any():
+            name = column.split("_")[0]
+            out.append(f"--{name}: the {'runs' if runs is not None else 'spans'} read are of {name} "
+                       f"{_most(frame[column])}")
+    for key, value in sel.where:
+        column = column_of(key, "--where")
+        if column not in spans.columns or not spans[column].notna().any():
+            out.append(f"--where: no span read carries {key}")
+        elif not carrying(spans, key, value).any():
+            out.append(f"--where: {key} is {_most(spans[column])}")
+    return tuple(out)
+
+
+def _most(values: pd.Series, n: int = 5) -> str:
+    """The most common values, with their counts: ``a (12), b (3)``, and how many there are past ``n``."""
+    counts = values.dropna().astype(str).value_counts()
+    if counts.empty:
+        return "never given"
+    shown = ", ".join(f"{v!r} ({k:,})" for v, k in counts.head(n).items())
+    return shown + (f" and {len(counts) - n:,} more" if len(counts) > n else "")
+
+
 def spans_of(spans: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """The spans of ``runs`` (what a report on a selection shows and counts), with their index in ``spans``."""
     ids = runs["run_id"].astype(str)

@@ -38,6 +38,7 @@ class ReadStats:
     kept_spans: int
     first_start: datetime | None     # the earliest and latest span start read
     last_start: datetime | None
+    unmatched: tuple[str, ...] = ()  # when nothing is selected: per option nothing meets, what the input holds
 
     def to_dict(self) -> dict[str, object]:
         return {"traces": self.traces, "traces_kept": self.kept, "spans": self.spans, "spans_kept": self.kept_spans,
@@ -50,7 +51,8 @@ class ReadStats:
             return "no trace read"
         span = f", their spans starting from {iso(self.first_start)} to {iso(self.last_start)}" \
             if self.first_start and self.last_start else ""
-        return f"{self.traces:,} trace{'s' if self.traces != 1 else ''} read{span}"
+        hints = "".join(f"; {h}" for h in self.unmatched)
+        return f"{self.traces:,} trace{'s' if self.traces != 1 else ''} read{span}{hints}"
 
 
 @dataclass

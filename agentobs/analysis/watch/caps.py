@@ -36,8 +36,14 @@ BUDGET_FIELDS: dict[str, tuple[str, bool]] = {
     "max_usd": ("cost_usd", False), "deadline_s": ("active_s", False), "max_repeat": ("max_identical_calls", False),
     "max_stalls": ("longest_stall", True),
 }
+# the other fields of agentobs.Budget: settings, not bounds on a run's totals (read, not watched)
+BUDGET_SETTINGS = frozenset({"max_output_tokens", "output_reserve_tokens", "repeat_window", "progress",
+                             "max_plan_steps", "max_replans", "max_attempts", "backoff_s"})
 # pydantic_ai.UsageLimits field -> runs-table column (each crossed above the limit)
 USAGE_LIMITS_FIELDS = {"request_limit": "steps", "tool_calls_limit": "tool_calls", "total_tokens_limit": "tokens"}
+# its other fields: limits per request or on one direction of tokens, which the runs table does not total
+USAGE_LIMITS_OTHERS = frozenset({"cost_limit", "input_tokens_limit", "output_tokens_limit",
+                                 "per_request_input_tokens_limit", "count_tokens_before_request"})
 WALL = "max_wall_s"                      # not a Budget field: the run's first span start to its last span end
 _SINCE_PROGRESS = "max_identical_since_progress"
 _SHARE = re.compile(r"cuts off ([0-9.]+)% of ([0-9]+) successful runs")
@@ -119,6 +125,8 @@ def _setting(s: Any, name: str, kind: str) -> Cap:
     if not isinstance(s, dict) or not isinstance(s.get("name"), str) or not _is_number(s.get("value")):
         raise InputError(f"--caps {name}: a setting without a name and a numeric value: {str(s)[:80]}")
     field_, value = s["name"], float(s["value"])
+    if value < 0:
+        raise InputError(f"--caps {name}: {field_}={s['value']!r}: a cap is not negative")
     dimension = s.get("dimension") if isinstance(s.get("dimension"), str) else None
     if field_ in BUDGET_FIELDS and kind != "pydantic-ai":
         dim, at_cap = BUDGET_FIELDS[field_]
@@ -198,14 +206,20 @@ def _from_python(text: str, name: str) -> list[Cap]:
     kernel = _callee(call) == "Budget"
     window = values.pop("repeat_window", ("run", 0))[0] if kernel else None
     out = []
+    fields = BUDGET_FIELDS if kernel else {k: (v, False) for k, v in USAGE_LIMITS_FIELDS.items()}
+    others = BUDGET_SETTINGS if kernel else USAGE_LIMITS_OTHERS
     for field_, (value, line) in values.items():
-        fields = BUDGET_FIELDS if kernel else {k: (v, False) for k, v in USAGE_LIMITS_FIELDS.items()}
         if field_ not in fields:
-            continue                 # max_output_tokens, progress, ...: not a bound on a run's totals
+            if field_ in others:
+                continue             # max_output_tokens, progress, ...: not a bound on a run's totals
+            raise InputError(f"--caps {name}: line {line}: {_callee(call)} has no field {field_!r} (the caps it "
+                             f"takes: {', '.join(fields)})")
         if value is None:
             continue                 # max_usd=None: no dollar limit
         if not _is_number(value):
             raise InputError(f"--caps {name}: line {line}: {field_}={value!r} is not a number")
+        if value < 0:
+            raise InputError(f"--caps {name}: line {line}: {field_}={value!r}: a cap is not negative")
         dim, at_cap = fields[field_]
         if field_ == "max_repeat" and window == "since_progress":
             dim = _SINCE_PROGRESS

@@ -133,11 +133,12 @@ class Follower:
         cur = self.current
         assert cur is not None
         while len(out) < self.max_bytes:
+            at = cur.f.tell()
             block = cur.f.read(min(1 << 20, self.max_bytes - len(out) + 1))
             if not block:
                 return
             if not cur.checked:
-                _check_head(block, cur.path)
+                _check_head(block, cur.path, whole_line=at == 0)
                 cur.checked = True
             self.partial += block
             if b"\n" not in block and len(self.partial) > self.max_line:   # a line too long to hold: skipped
@@ -180,8 +181,18 @@ def _regular(path: str) -> bool:
         return False
 
 
-def _check_head(block: bytes, path: str) -> None:
+def _check_head(block: bytes, path: str, *, whole_line: bool = False) -> None:
+    """An InputError when the first bytes read are not OTLP JSON lines; ``whole_line``: they start the file, so the
+    first line is whole, and it must hold ``resourceSpans`` (a JSON document written over many lines, a transcript
+    or a Jaeger UI download starts otherwise: its spans would be counted unreadable, and nothing watched)."""
     head = block.lstrip()
+    first = head.split(b"\n", 1)[0]
+    judged = head[:1] == b"{" and whole_line and (len(first) < len(head) or len(first) >= 64)  # (not half written)
+    if judged and b'"resourceSpans"' not in first and b'"resource_spans"' not in first:
+        raise InputError(f"{Path(path).name}: its first line holds no resourceSpans (a JSON document over many "
+                         "lines, a transcript, a Jaeger UI download?): watch follows OTLP JSON lines (the "
+                         "collector's file exporter with format: json, or agentobs' own traces file); agentobs "
+                         "report reads the others")
     if not head or head[:1] in (b"{", b"["):
         return
     what = "gzip-compressed" if block[:2] == b"\x1f\x8b" else describe(block) or "not JSON (compressed or protobuf?)"

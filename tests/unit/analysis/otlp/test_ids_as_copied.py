@@ -64,4 +64,5 @@ def test_text_that_is_no_trace_id_is_one_line_with_the_way_out(tmp_path):
     src = str(_zipkin(tmp_path / "zipkin.json"))
     res = CliRunner().invoke(cli, ["trace", "run-42", src])
     assert res.exit_code == 2
-    assert res.output.count("\n") == 1 and "'run-42' is not a trace id: give its 32 hex digits" in res.output
+    assert res.output.count("\n") == 1 and "'run-42' is neither a trace id (its 32 hex digits" in res.output
+    assert "nor a run, task or conversation id in" in res.output

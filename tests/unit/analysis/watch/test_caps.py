@@ -107,6 +107,10 @@ def test_a_budget_written_by_hand_is_read_without_running_it(tmp_path):
     ("{not json", "not valid JSON"),
     ("budget = Budget(max_output_tokens=300)\n", "sets no cap"),
     ("def (:\n", "neither JSON nor"),
+    # a misspelt cap was left out without a word (and, alone, read as "no successful run measured any")
+    ("budget = Budget(max_stepz=12, max_tokens=9000)\n", "Budget has no field 'max_stepz'"),
+    ("limits = UsageLimits(reqest_limit=12)\n", "UsageLimits has no field 'reqest_limit'"),
+    ("budget = Budget(max_steps=-3)\n", "max_steps=-3: a cap is not negative"),
 ])
 def test_a_file_that_is_no_caps_file_is_one_line_that_says_so(tmp_path, content, says):
     p = tmp_path / "caps.py"
@@ -126,6 +130,22 @@ def test_the_cli_refuses_bad_caps_in_one_line(tmp_path):
     assert "not UTF-8" in done.stderr and "Traceback" not in done.stderr
     done = subprocess.run([*CLI, "watch", str(f), "--once"], capture_output=True, text=True, env=_env())
     assert done.returncode == 2 and "nothing to watch for" in done.stderr
+
+
+def test_every_other_field_of_budget_and_usage_limits_is_read_and_not_watched(tmp_path):
+    """The fields of ``agentobs.Budget`` and ``pydantic_ai.UsageLimits`` that bound no run total are accepted (so a
+    misspelt one is refused, not these)."""
+    import dataclasses
+
+    from agentobs import Budget
+    from agentobs.analysis.watch.caps import BUDGET_FIELDS, BUDGET_SETTINGS, USAGE_LIMITS_FIELDS, USAGE_LIMITS_OTHERS
+    assert {f.name for f in dataclasses.fields(Budget)} == set(BUDGET_FIELDS) | BUDGET_SETTINGS
+    usage = pytest.importorskip("pydantic_ai.usage")
+    assert {f.name for f in dataclasses.fields(usage.UsageLimits)} == set(USAGE_LIMITS_FIELDS) | USAGE_LIMITS_OTHERS
+    p = tmp_path / "caps.py"
+    p.write_text("budget = Budget(max_steps=9, max_output_tokens=300, output_reserve_tokens=200, progress='state', "
+                 "max_plan_steps=6, max_replans=2, max_attempts=3, backoff_s=0.1, repeat_window='run')\n")
+    assert [(c.limit, c.value) for c in read_caps(p)] == [("max_steps", 9.0)]
 
 
 def test_caps_of_a_report_are_the_emitted_budget(population):

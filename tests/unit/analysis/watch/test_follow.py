@@ -127,6 +127,21 @@ def test_reads_are_bounded_and_a_line_too_long_to_hold_is_skipped(tmp_path):
     assert 4096 <= len(first) < 4096 + 64 and first.endswith(b"\n")
     assert b"".join([first, *iter(f.read, b"")]) == b"".join(_lines(1000))
     q = tmp_path / "long.jsonl"            # a line longer than a read and than max_line: never held whole
-    q.write_bytes(b'{"x":"' + b"a" * (3 << 20) + b'"}\n' + _lines(1)[0])
+    q.write_bytes(b'{"resourceSpans":[],"x":"' + b"a" * (3 << 20) + b'"}\n' + _lines(1)[0])   # (OTLP, as watch requires)
     g = Follower(str(q), from_start=True, max_line=1000)
     assert _read_all(g) == _lines(1) and g.long_lines == 1
+
+
+def test_a_file_that_is_no_otlp_json_lines_is_refused_but_a_line_half_written_is_not(tmp_path):
+    """A JSON document over many lines (a transcript, a Jaeger UI download) is refused at its first line; a first
+    line still being written is not judged before it is whole (or long enough to hold the key)."""
+    doc = tmp_path / "doc.json"
+    doc.write_bytes(b'{\n  "data": []\n}\n')
+    with pytest.raises(InputError, match="its first line holds no resourceSpans"):
+        Follower(str(doc), from_start=True).read()
+    half = tmp_path / "half.jsonl"
+    half.write_bytes(b'{"resourceSp')
+    f = Follower(str(half), from_start=True)
+    assert f.read() == b""
+    _append(half, [b'ans":[],"n":0}\n'])
+    assert f.read() == b'{"resourceSpans":[],"n":0}\n'

@@ -185,6 +185,10 @@ UNRECORDED: dict[tuple[str, str], dict[str, object]] = {
     **{(name, "multi_agent"): {"sub_agent_names": ["ReAct.forward"]} for name in ("dspy", "dspy_litellm")},
     **{(name, "turn_limit"): {"outcome": "success", "stop_reason": "done"}
        for name in ("dspy", "dspy_litellm", "semantic_kernel")},
+    # Genkit ends a run on a tool's exception; the fed-back shape catches it in the tool, whose span then shows a
+    # success; a translator run inside a tool is a `generate` span that names no agent
+    ("genkit", "tool_error_fed_back"): {"errors": 0},
+    ("genkit", "multi_agent"): {"sub_agent_names": ["generate"]},
     # ... and with the failed call or tool span lost, what the spans show is the model's last request for tools,
     # never answered: the run failed at a turn limit, as far as they tell
     **{("traceloop_old", key): {**UNRECORDED_OLD.get(key, {}), "stop_reason": "max_steps"}

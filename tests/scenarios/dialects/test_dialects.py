@@ -189,6 +189,12 @@ UNRECORDED: dict[tuple[str, str], dict[str, object]] = {
     # success; a translator run inside a tool is a `generate` span that names no agent
     ("genkit", "tool_error_fed_back"): {"errors": 0},
     ("genkit", "multi_agent"): {"sub_agent_names": ["generate"]},
+    # OpenInference's OpenAI instrumentation for JavaScript (4.2) ends a chat span only when the call succeeds (a
+    # rejected call's span is never exported) and reads no usage from a stream: the run's own span says the model
+    # provider failed it
+    **{("openinference_openai_js", key): {"model_calls": 1, "errors": 0}
+       for key in ("model_error", "retries_exhausted")},
+    ("openinference_openai_js", "streaming"): {"input_tokens": None, "output_tokens": None},
     # ... and with the failed call or tool span lost, what the spans show is the model's last request for tools,
     # never answered: the run failed at a turn limit, as far as they tell
     **{("traceloop_old", key): {**UNRECORDED_OLD.get(key, {}), "stop_reason": "max_steps"}
@@ -202,7 +208,7 @@ UNRECORDED: dict[tuple[str, str], dict[str, object]] = {
 HIDDEN_ATTEMPTS = {"langgraph", "openai_agents", "openai_v2", "openai_v2_latest", "pydantic_ai", "pydantic_ai_v2",
                    "traceloop", "traceloop_old", "mlflow", "langfuse", "crewai", "llamaindex", "smolagents",
                    "autogen", "google_adk", "dspy", "haystack", "haystack_v2", "semantic_kernel", "langgraph_js",
-                   "openllmetry_js", "mastra"}
+                   "openllmetry_js", "mastra", "openinference_openai_js"}
 
 
 def _expected(name: str, run: dict, field: str) -> tuple[bool, int | None]:

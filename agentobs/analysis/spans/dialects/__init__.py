@@ -57,6 +57,7 @@ from ._table import (
     NUMBER_FIELDS,
     ORCHESTRATION,
     OTHER,
+    PROVIDER_FAILURES,
     RETRIEVAL,
     STEP,
     TEXT_FIELDS,
@@ -286,6 +287,7 @@ def _dialect_evidence(d: Dialect, some: pd.DataFrame, role: int) -> np.ndarray:
 
 
 __all__ = ["AGENT", "ANSWER", "CALLS", "CHAIN", "CHAT", "DIALECT_NAMES", "Fields", "HANDOFF", "HANDOFF_TOOLS",
-           "HANDOFF_TOOL_PREFIXES", "KIND_NAMES", "NUMBER_FIELDS", "Normalized", "ORCHESTRATION", "OTHER", "REGISTRY",
+           "HANDOFF_TOOL_PREFIXES", "KIND_NAMES", "NUMBER_FIELDS", "Normalized", "ORCHESTRATION", "OTHER",
+           "PROVIDER_FAILURES", "REGISTRY",
            "RETRIEVAL", "SESSION_KEYS", "STEP", "STRUCTURE", "TOOL", "TOOL_FAILURES", "TRANSPORT", "UNUSABLE_KINDS",
            "evidence", "normalize"]

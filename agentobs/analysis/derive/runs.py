@@ -711,7 +711,8 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     calls = logical_calls(keys.parent, norm.kind, norm.fields["error"], start=start_ns, end=end_ns,
                           identity=_call_identity(norm, spans["name"].astype(object).to_numpy()),
                           span_kind=spans["kind"].to_numpy(dtype=np.int8, na_value=0) if "kind" in spans else
-                          np.zeros(len(spans), np.int8), parent_key=keys.parent_key, reported=_reported(norm))
+                          np.zeros(len(spans), np.int8), parent_key=keys.parent_key, reported=_reported(norm),
+                          usage=(norm.fields["input_tokens"], norm.fields["output_tokens"]))
     if calls.prep is not None and calls.prep.any():
         norm.kind[calls.prep] = OTHER             # a preparation step of the model call after it
     norm.kind[calls.aggregate] = CHAIN            # a span of a call's role that holds several calls: a loop

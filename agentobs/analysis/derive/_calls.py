@@ -13,7 +13,7 @@ call counts three times and a retried call as several failed ones. Here each is 
   model (one id may be the other's dated version), both reporting the same input and output tokens, is the call
   that sibling reports (a framework's own span and a client instrumentation's span for the same call, when neither
   is made the active span, as OpenLLMetry's LangChain.js callback handler does): it is nested under it, and the two
-  are one unit.
+  are one unit. Two spans of the very same start and end are not twins (calls laid out alike, not one in another).
 - **Attempts.** Units next to each other among their parent's calls, of the same role, where the earlier failed
   and ended before the later started, with the same model (model calls) or the same tool and arguments (tool
   calls), are attempts of one call (a failed model call brings no new information: the call after it with
@@ -162,7 +162,9 @@ def _twins(siblings: np.ndarray, kind: np.ndarray, *, start: np.ndarray, end: np
     tin, tout = usage
     rows = rows[np.lexsort((rows, -end[rows], start[rows], siblings[rows]))]
     a, b = rows[:-1], rows[1:]
-    same = (siblings[a] == siblings[b]) & (start[a] <= start[b]) & (start[b] < end[a])
+    # (two spans of the very same start and end are two calls laid out alike, not one wrapping the other)
+    same = (siblings[a] == siblings[b]) & (start[a] <= start[b]) & (start[b] < end[a]) \
+        & ((start[a] != start[b]) | (end[a] != end[b]))
     same &= (tin[a] == tin[b]) & (tout[a] == tout[b])       # (NaN never equals: both must report them)
     pairs = np.flatnonzero(same)
     for i, (x, y) in enumerate(zip(identity[a[pairs]].tolist(), identity[b[pairs]].tolist(), strict=True)):

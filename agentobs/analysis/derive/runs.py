@@ -422,6 +422,16 @@ def _usage_gaps(c: _Ctx) -> tuple[np.ndarray, np.ndarray]:
     return c.g.count(no_usage) > 0, c.g.count(no_cost) > 0
 
 
+def _one_span_notes(c: _Ctx, der: Derivation, out: pd.DataFrame) -> None:
+    """The note on runs that are a lone call in a trace of its own (said when there are several: one such run is a
+    run; many say the trace context was not propagated)."""
+    spans = out["spans"].to_numpy(dtype=float, na_value=np.nan)
+    calls = out["model_calls"].to_numpy(dtype=float, na_value=0) + out["tool_calls"].to_numpy(dtype=float, na_value=0)
+    lone = (spans == 1) & (calls >= 1) & (out["run_root"].astype(str).to_numpy() == "trace")
+    if int(lone.sum()) >= 2:
+        der.notes.append(Note(kind=NoteKind.ONE_SPAN_TRACES, runs=int(lone.sum())))
+
+
 def _usage_notes(c: _Ctx, der: Derivation, out: pd.DataFrame) -> None:
     """The notes that say which totals were left unknown because some calls reported, or cost, nothing."""
     usage_gap, cost_gap = _usage_gaps(c)
@@ -752,6 +762,7 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     cols.update(_repeats(ctx, der))
     out = pd.DataFrame(cols)
     _usage_notes(ctx, der, out)
+    _one_span_notes(ctx, der, out)
     out["success"] = pd.array([pd.NA] * ident.n_runs, dtype="boolean")
     out["label_source"] = pd.array([pd.NA] * ident.n_runs, dtype="string")
     _default_labels(out, ctx, der)

@@ -129,6 +129,19 @@ def test_a_frameworks_span_and_the_clients_for_one_call_as_siblings_are_one_call
     assert _fig(runs, "input_tokens") == [680] and _fig(runs, "output_tokens") == [58]
 
 
+def test_calls_alone_in_traces_of_their_own_are_said_to_be_split(tmp_path):
+    """An instrumentation that starts its spans outside the agent's context leaves each call a trace of its own:
+    each is a run (no structure joins them), and the notes say why; one such run alone is not noted."""
+    from otlp_spans import chat, span, tool, write
+    spans = [span(f"{i:032x}", i, None, "chat m", i * 10, i * 10 + 5, chat("m", 10, 1)) for i in range(1, 4)]
+    spans.append(span(f"{9:032x}", 9, None, "execute_tool t", 50, 55, tool("t")))
+    report = analyze([str(write(tmp_path / "t.jsonl", spans))])
+    assert len(report.runs) == 4
+    assert any(n.startswith("4 runs are one model or tool call alone") for n in report.derivation.sentences())
+    one = analyze([str(write(tmp_path / "one.jsonl", spans[:1]))])
+    assert not any("alone in a trace" in n for n in one.derivation.sentences())
+
+
 def test_attempts_of_one_call_are_one_call(tmp_path):
     """One span per HTTP attempt: a call retried twice after 5xx answers is one call of three attempts."""
     agent = GENAI.agent("a").add(GENAI.chat("m", (10, 1)), GENAI.tool("t", {"x": 1}),

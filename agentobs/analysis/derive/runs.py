@@ -423,12 +423,12 @@ def _usage_gaps(c: _Ctx) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _one_span_notes(c: _Ctx, der: Derivation, out: pd.DataFrame) -> None:
-    """The note on runs that are a lone call in a trace of its own (said when there are several: one such run is a
-    run; many say the trace context was not propagated)."""
+    """The note on runs that are a lone call in a trace of its own (counted per run, so that the notes of parts of
+    an input add up to the whole's)."""
     spans = out["spans"].to_numpy(dtype=float, na_value=np.nan)
     calls = out["model_calls"].to_numpy(dtype=float, na_value=0) + out["tool_calls"].to_numpy(dtype=float, na_value=0)
     lone = (spans == 1) & (calls >= 1) & (out["run_root"].astype(str).to_numpy() == "trace")
-    if int(lone.sum()) >= 2:
+    if lone.any():
         der.notes.append(Note(kind=NoteKind.ONE_SPAN_TRACES, runs=int(lone.sum())))
 
 

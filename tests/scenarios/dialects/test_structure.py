@@ -131,14 +131,16 @@ def test_a_frameworks_span_and_the_clients_for_one_call_as_siblings_are_one_call
 
 def test_calls_alone_in_traces_of_their_own_are_said_to_be_split(tmp_path):
     """An instrumentation that starts its spans outside the agent's context leaves each call a trace of its own:
-    each is a run (no structure joins them), and the notes say why; one such run alone is not noted."""
-    from otlp_spans import chat, span, tool, write
+    each is a run (no structure joins them), and the notes say why; a call under an agent is not noted."""
+    from otlp_spans import agent, chat, span, tool, write
     spans = [span(f"{i:032x}", i, None, "chat m", i * 10, i * 10 + 5, chat("m", 10, 1)) for i in range(1, 4)]
     spans.append(span(f"{9:032x}", 9, None, "execute_tool t", 50, 55, tool("t")))
     report = analyze([str(write(tmp_path / "t.jsonl", spans))])
     assert len(report.runs) == 4
     assert any(n.startswith("4 runs are one model or tool call alone") for n in report.derivation.sentences())
-    one = analyze([str(write(tmp_path / "one.jsonl", spans[:1]))])
+    held = [span("ab" * 16, 1, None, "invoke_agent a", 0, 20, agent("a")),
+            span("ab" * 16, 2, 1, "chat m", 1, 5, chat("m", 10, 1))]
+    one = analyze([str(write(tmp_path / "one.jsonl", held))])
     assert not any("alone in a trace" in n for n in one.derivation.sentences())
 
 

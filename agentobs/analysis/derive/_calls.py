@@ -9,6 +9,11 @@ call counts three times and a retried call as several failed ones. Here each is 
   orchestration (agent, chain, step), retrieval or call of the other role between them, form a nest. A chain of
   nested spans, each holding one (a wrapper and the call it wraps), is one *unit*; the unit's values are read
   from its deepest span that records them.
+- **Twins.** A model-call span that starts while a sibling model-call span (the same parent) runs, of the same
+  model (one id may be the other's dated version), both reporting the same input and output tokens, is the call
+  that sibling reports (a framework's own span and a client instrumentation's span for the same call, when neither
+  is made the active span, as OpenLLMetry's LangChain.js callback handler does): it is nested under it, and the two
+  are one unit. Two spans of the very same start and end are not twins (calls laid out alike, not one in another).
 - **Attempts.** Units next to each other among their parent's calls, of the same role, where the earlier failed
   and ended before the later started, with the same model (model calls) or the same tool and arguments (tool
   calls), are attempts of one call (a failed model call brings no new information: the call after it with
@@ -84,14 +89,15 @@ class Calls:
 
 def logical_calls(parent: np.ndarray, kind: np.ndarray, error: np.ndarray, *, start: np.ndarray, end: np.ndarray,
                   identity: np.ndarray, span_kind: np.ndarray, parent_key: np.ndarray | None = None,
-                  reported: np.ndarray | None = None) -> Calls:
+                  reported: np.ndarray | None = None, usage: tuple[np.ndarray, np.ndarray] | None = None) -> Calls:
     """``parent_key``: per span, a code of its parent's id (siblings share it even when the parent is not in the
     input; by default the parent's row); ``identity``: per span, what makes two attempts the same call (the model
     of a model call, the tool and its arguments of a tool call; None when unknown); ``span_kind``: the OTLP span
     kind (CLIENT transport spans under a model call are its attempts); ``reported``: per span, whether it records
     what a model call reports (usage or a finish reason): a model-call span that reports nothing and did not fail,
     followed among its parent's calls by a model call of the same model, is a preparation step of that call
-    (LlamaIndex's ``_prepare_chat_with_tools``), not a call (``Calls.prep``)."""
+    (LlamaIndex's ``_prepare_chat_with_tools``), not a call (``Calls.prep``); ``usage``: per span, the input and
+    output tokens it reports (NaN: none), which tell twins apart (see the module docstring)."""
     n = len(kind)
     siblings = parent if parent_key is None else parent_key
     prep = _preparations(siblings, kind, error, start=start, end=end, identity=identity, reported=reported)
@@ -107,6 +113,10 @@ def logical_calls(parent: np.ndarray, kind: np.ndarray, error: np.ndarray, *, st
         near = nearest_marked(parent, mine | barrier)
         joined = mine & (near >= 0) & (kind[np.maximum(near, 0)] == role)
         nest[joined] = near[joined]
+    if usage is not None:
+        outer, inner = _twins(siblings, kind, start=start, end=end, identity=identity, usage=usage)
+        free = nest[inner] < 0
+        nest[inner[free]] = outer[free]
     if not (nest >= 0).any() and not (error & cand).any():
         out = _simple(np.flatnonzero(cand), n, kind, parent=parent, error=error, start=start, end=end,
                       span_kind=span_kind)
@@ -138,6 +148,29 @@ def _preparations(siblings: np.ndarray, kind: np.ndarray, error: np.ndarray, *, 
     same &= np.where(known, ident_a == ident_b, True).astype(bool)
     out[a[same & empty[a]]] = True
     return out
+
+
+def _twins(siblings: np.ndarray, kind: np.ndarray, *, start: np.ndarray, end: np.ndarray, identity: np.ndarray,
+           usage: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(outer, inner) rows of sibling model-call spans where the inner starts while the outer runs, with the same
+    model (or an unknown one; a model id may be the other's dated version) and the same input and output tokens,
+    both reported; the pairs are neighbours in the order of (parent, start, longest first)."""
+    rows = np.flatnonzero((kind == CHAT) & (siblings >= 0))
+    empty = np.array([], dtype=np.int64)
+    if len(rows) < 2:
+        return empty, empty
+    tin, tout = usage
+    rows = rows[np.lexsort((rows, -end[rows], start[rows], siblings[rows]))]
+    a, b = rows[:-1], rows[1:]
+    # (two spans of the very same start and end are two calls laid out alike, not one wrapping the other)
+    same = (siblings[a] == siblings[b]) & (start[a] <= start[b]) & (start[b] < end[a]) \
+        & ((start[a] != start[b]) | (end[a] != end[b]))
+    same &= (tin[a] == tin[b]) & (tout[a] == tout[b])       # (NaN never equals: both must report them)
+    pairs = np.flatnonzero(same)
+    for i, (x, y) in enumerate(zip(identity[a[pairs]].tolist(), identity[b[pairs]].tolist(), strict=True)):
+        if isinstance(x, str) and isinstance(y, str) and not (x.startswith(y) or y.startswith(x)):
+            same[pairs[i]] = False
+    return a[same], b[same]
 
 
 def _simple(rows: np.ndarray, n: int, kind: np.ndarray, *, parent: np.ndarray, error: np.ndarray, start: np.ndarray,

@@ -12,7 +12,9 @@ first that applies decides (``label_source`` / ``stop_reason_source`` say which)
 2. ``last_call_error``: the run's last model or tool call failed (after its retries): failed, ``model_error`` or
    ``tool_error``.
 3. ``exception``: an orchestration span of the run failed (ERROR status or an exception event) and no model call
-   answered after it: failed, ``exception`` (``deadline`` when the error is a timeout).
+   answered after it: failed, ``exception``; ``tool_error`` when the error names a tool failure, ``model_error``
+   when it names the model provider's (a model client's error class, an HTTP 5xx or 429 status: the failed call
+   itself left no span), ``deadline`` when it is a timeout.
 4. ``unanswered_tool_request``: the run's last model call asked for tools (its finish reason) and the run ended
    without another model call (the tools it asked for never ran, or ran and their results were never read, and
    none was a final-answer tool): failed, ``max_steps`` (the framework's turn limit, which some frameworks reach
@@ -36,13 +38,19 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..spans.dialects import ANSWER, CALLS, CHAT, ORCHESTRATION, REGISTRY, TOOL, TOOL_FAILURES
+from ..spans.dialects import ANSWER, CALLS, CHAT, ORCHESTRATION, PROVIDER_FAILURES, REGISTRY, TOOL, TOOL_FAILURES
 
 # a finish reason that asks for tools (OpenAI tool_calls / function_call, Anthropic tool_use, the Vercel AI SDK's
 # tool-calls, Pydantic AI's tool_call, Gemini's function call)
 _ASKS_FOR_TOOLS = re.compile(r"tool[_-]?call|tool_use|function[_-]?call", re.I)
 _TIMEOUT = re.compile(r"timeout|timed out|deadline", re.I)
 _TOOL_FAILED = re.compile("|".join(re.escape(t) for t in TOOL_FAILURES), re.I)
+# the model provider's failure: a client's error class, or an HTTP 5xx / 429 status opening the message ("500 ..."
+# after the error type: the OpenAI and Anthropic JavaScript SDKs) or after "status code" / "error code" / "HTTP"
+_PROVIDER_FAILED = re.compile("|".join([*(re.escape(t) for t in PROVIDER_FAILURES),
+                                        r"(?:^|: )(?:5\d\d|429)\b(?![.\d])",
+                                        r"\b(?:status|error) code:? (?:5\d\d|429)\b", r"\bHTTP (?:5\d\d|429)\b"]),
+                              re.I)
 _LIMITS = tuple((lim.stop, re.compile("|".join(re.escape(t) for t in lim.texts), re.I))
                 for d in REGISTRY for lim in d.limits)
 SOURCES = ("framework_limit", "last_call_error", "exception", "unanswered_tool_request", "forced_final_answer",
@@ -124,10 +132,14 @@ def infer(e: Evidence) -> Outcomes:
         text = after["text"].to_numpy(dtype=object)
         timed = np.array([bool(_TIMEOUT.search(t)) if isinstance(t, str) else False for t in text], dtype=bool)
         tool = np.array([bool(_TOOL_FAILED.search(t)) if isinstance(t, str) else False for t in text], dtype=bool)
-        # a framework's model loop that says its model call failed (its finish reason "error": Mastra's)
+        provider = np.array([bool(_PROVIDER_FAILED.search(t)) if isinstance(t, str) else False for t in text],
+                            dtype=bool) & ~tool
+        # a framework's model loop that says its model call failed (its finish reason "error": Mastra's), or an
+        # exception that says the model provider failed (its failed call left no span)
         model = _loop_said_error(e, after["row"].to_numpy())
         decide(after["run"].to_numpy(), "exception",
-               np.where(model, "model_error", np.where(tool, "tool_error", np.where(timed, "deadline", "exception"))),
+               np.where(model | provider, "model_error",
+                        np.where(tool, "tool_error", np.where(timed, "deadline", "exception"))),
                rows=after["row"].to_numpy(), text=np.where(model, "finish reason error", text), fail=True)
     # 4. the last model call asked for tools, and no model call came after it
     asked = calls["unanswered"]

@@ -219,7 +219,17 @@ def _check_snapshot() -> None:
 
 @lru_cache(maxsize=8192)
 def _lookup(provider: str | None, model: str) -> _Found | None:
-    """genai-prices' own model lookup; a provider it does not know is inferred from the model name."""
+    """genai-prices' own model lookup; a provider it does not know is inferred from the model name. A model id that
+    is not found and reads ``<provider>/<model>`` (Genkit's ``openai/gpt-4o-mini``, LiteLLM's, a gateway's) is looked
+    up again as that model of that provider."""
+    found = _lookup_once(provider, model)
+    head, sep, rest = model.partition("/")
+    if found is None and sep and head.strip() and rest.strip():
+        found = _lookup_once(head.strip(), rest.strip())
+    return found
+
+
+def _lookup_once(provider: str | None, model: str) -> _Found | None:
     from genai_prices import data_snapshot
     snap = data_snapshot.get_snapshot()
     pid = None if provider is None or provider.strip().lower() in _NO_PROVIDER else provider

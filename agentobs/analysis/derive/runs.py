@@ -423,6 +423,16 @@ def _usage_gaps(c: _Ctx) -> tuple[np.ndarray, np.ndarray]:
     return c.g.count(no_usage) > 0, c.g.count(no_cost) > 0
 
 
+def _one_span_notes(c: _Ctx, der: Derivation, out: pd.DataFrame) -> None:
+    """The note on runs that are a lone call in a trace of its own (counted per run, so that the notes of parts of
+    an input add up to the whole's)."""
+    spans = out["spans"].to_numpy(dtype=float, na_value=np.nan)
+    calls = out["model_calls"].to_numpy(dtype=float, na_value=0) + out["tool_calls"].to_numpy(dtype=float, na_value=0)
+    lone = (spans == 1) & (calls >= 1) & (out["run_root"].astype(str).to_numpy() == "trace")
+    if lone.any():
+        der.notes.append(Note(kind=NoteKind.ONE_SPAN_TRACES, runs=int(lone.sum())))
+
+
 def _usage_notes(c: _Ctx, der: Derivation, out: pd.DataFrame) -> None:
     """The notes that say which totals were left unknown because some calls reported, or cost, nothing."""
     usage_gap, cost_gap = _usage_gaps(c)
@@ -713,7 +723,8 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     calls = logical_calls(keys.parent, norm.kind, norm.fields["error"], start=start_ns, end=end_ns,
                           identity=_call_identity(norm, spans["name"].astype(object).to_numpy()),
                           span_kind=spans["kind"].to_numpy(dtype=np.int8, na_value=0) if "kind" in spans else
-                          np.zeros(len(spans), np.int8), parent_key=keys.parent_key, reported=_reported(norm))
+                          np.zeros(len(spans), np.int8), parent_key=keys.parent_key, reported=_reported(norm),
+                          usage=(norm.fields["input_tokens"], norm.fields["output_tokens"]))
     if calls.prep is not None and calls.prep.any():
         norm.kind[calls.prep] = OTHER             # a preparation step of the model call after it
     norm.kind[calls.aggregate] = CHAIN            # a span of a call's role that holds several calls: a loop
@@ -753,6 +764,7 @@ def derive_runs(ss: SpanSet, *, stale_after_s: float = STALE_AFTER_S) -> tuple[p
     cols.update(_repeats(ctx, der))
     out = pd.DataFrame(cols)
     _usage_notes(ctx, der, out)
+    _one_span_notes(ctx, der, out)
     out["success"] = pd.array([pd.NA] * ident.n_runs, dtype="boolean")
     out["label_source"] = pd.array([pd.NA] * ident.n_runs, dtype="string")
     _default_labels(out, ctx, der)

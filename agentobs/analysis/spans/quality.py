@@ -242,6 +242,7 @@ class NoteKind(Enum):
     NO_TOKEN_USAGE = "no_token_usage"
     NOT_PRICED = "not_priced"
     ROOTLESS = "rootless"
+    ONE_SPAN_TRACES = "one_span_traces"
     NO_SUCCESS_ATTRIBUTE = "no_success_attribute"
 
 
@@ -257,6 +258,10 @@ _SAYS = {
     NoteKind.NOT_PRICED: ("runs have model calls that could not be priced (no recorded cost, a model genai-prices "
                           "does not know): their cost is left unknown, not summed from the calls that could"),
     NoteKind.ROOTLESS: ROOTLESS_NOTE,
+    NoteKind.ONE_SPAN_TRACES: ("runs are one model or tool call alone in a trace of its own: where an agent made "
+                               "them, its instrumentation started them outside the agent's context (OpenLLMetry's "
+                               "LangChain.js handler without an enclosing workflow span), which splits one agent run "
+                               "into many; wrap each run in a span of your own"),
     NoteKind.NO_SUCCESS_ATTRIBUTE: "runs have no {attribute} attribute on their root span (--success-attr labels "
                                    "them failed)",
 }

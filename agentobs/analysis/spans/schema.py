@@ -55,8 +55,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("source_kind", "string", "identity", "`agentobs` (our traces), `genai` (other instrumentations), "
            "`transcript`"),
     Column("dialect", "string", "identity", "what gave the run's calls and agents their roles: the dialect(s) "
-           "(`langfuse`, `openinference`, `genai`, `vercel_ai`, `openllmetry`, `mlflow`, `langsmith`, `names`) "
-           "and `structure`; several joined by `+`"),
+           "(`langfuse`, `openinference`, `genai`, `vercel_ai`, `genkit`, `openllmetry`, `mlflow`, `langsmith`, "
+           "`names`) and `structure`; several joined by `+`"),
     Column("run_root", "string", "identity", "what the run is rooted at: `agent` (an agent invocation), `chain` "
            "(a framework's chain, workflow, graph or crew holding model calls or agents), `trace` (the root of a "
            "trace whose calls no orchestration holds, or the top span present when the run's root never arrived), "

@@ -188,6 +188,22 @@ UNRECORDED: dict[tuple[str, str], dict[str, object]] = {
     **{(name, "multi_agent"): {"sub_agent_names": ["ReAct.forward"]} for name in ("dspy", "dspy_litellm")},
     **{(name, "turn_limit"): {"outcome": "success", "stop_reason": "done"}
        for name in ("dspy", "dspy_litellm", "semantic_kernel")},
+    # Genkit ends a run on a tool's exception; the fed-back shape catches it in the tool, whose span then shows a
+    # success; a translator run inside a tool is a `generate` span that names no agent
+    ("genkit", "tool_error_fed_back"): {"errors": 0},
+    ("genkit", "multi_agent"): {"sub_agent_names": ["generate"]},
+    # OpenInference's OpenAI instrumentation for JavaScript (4.2) ends a chat span only when the call succeeds (a
+    # rejected call's span is never exported) and reads no usage from a stream: the run's own span says the model
+    # provider failed it
+    **{("openinference_openai_js", key): {"model_calls": 1, "errors": 0}
+       for key in ("model_error", "retries_exhausted")},
+    ("openinference_openai_js", "streaming"): {"input_tokens": None, "output_tokens": None},
+    # OpenLLMetry's LangChain.js callback handler (0.27) names a tool by its class (DynamicStructuredTool) and keeps
+    # its arguments without the tool's name: get_weather(Paris) and get_time(Paris) look the same; it nests no span
+    # under another, so the translator agent's spans are siblings of the assistant's: no sub-agent to see
+    **{("langchain_openllmetry_js", key): {"max_identical_calls": 2, "max_consecutive_identical": 2}
+       for key in ("tools", "parallel")},
+    ("langchain_openllmetry_js", "multi_agent"): {"sub_agents": 0, "sub_agent_names": []},
     # ... and with the failed call or tool span lost, what the spans show is the model's last request for tools,
     # never answered: the run failed at a turn limit, as far as they tell
     **{("traceloop_old", key): {**UNRECORDED_OLD.get(key, {}), "stop_reason": "max_steps"}
@@ -201,7 +217,7 @@ UNRECORDED: dict[tuple[str, str], dict[str, object]] = {
 HIDDEN_ATTEMPTS = {"langgraph", "openai_agents", "openai_v2", "openai_v2_latest", "pydantic_ai", "pydantic_ai_v2",
                    "traceloop", "traceloop_old", "mlflow", "langfuse", "crewai", "llamaindex", "smolagents",
                    "autogen", "google_adk", "dspy", "haystack", "haystack_v2", "semantic_kernel", "langgraph_js",
-                   "openllmetry_js", "mastra", "logfire"}
+                   "openllmetry_js", "mastra", "logfire", "openinference_openai_js", "langchain_openllmetry_js"}
 
 
 def _expected(name: str, run: dict, field: str) -> tuple[bool, int | None]:
@@ -262,7 +278,8 @@ def test_analysis_finds_the_served_run(name, run_key):
             problems.append(f"{f} {have}, expected {want}")
     subs = r.get("sub_agents") or {}
     names = UNRECORDED.get((name, run_key), {}).get("sub_agent_names", subs.get("names"))
-    if "count" in subs and (_num(got["sub_agents"]) != subs["count"] or list(got["sub_agent_names"]) != names):
+    count = UNRECORDED.get((name, run_key), {}).get("sub_agents", subs.get("count"))
+    if "count" in subs and (_num(got["sub_agents"]) != count or list(got["sub_agent_names"]) != names):
         problems.append(f"sub-agents {got['sub_agents']} {list(got['sub_agent_names'])}, expected "
                         f"{subs['count']} {subs['names']}")
     assert not problems, f"{name} run {run_key}: " + "; ".join(problems)

@@ -111,6 +111,40 @@ def test_a_loop_span_repeating_its_calls_total_usage_is_not_a_call(tmp_path):
     assert _fig(runs, "model_calls") == [2] and _fig(runs, "input_tokens") == [300] and _fig(runs, "tool_calls") == [1]
 
 
+def test_a_frameworks_span_and_the_clients_for_one_call_as_siblings_are_one_call(tmp_path):
+    """Neither span made active (OpenLLMetry's LangChain.js handler beside its OpenAI instrumentation): each model
+    call leaves two sibling spans that overlap in time, of one model (one dated) with the same usage: 2 calls, not 4.
+    Two parallel calls that overlap but report different usage stay two calls."""
+    from otlp_spans import agent, chat, span, tool, write
+    tid = "ab" * 16
+    spans = [span(tid, 1, None, "invoke_agent a", 0, 100, agent("a")),
+             span(tid, 2, 1, "chat gpt-4o-mini", 1, 30, chat("gpt-4o-mini", 120, 18)),
+             span(tid, 3, 1, "chat gpt-4o-mini", 2, 30.5, chat("gpt-4o-mini-2024-07-18", 120, 18)),
+             span(tid, 4, 1, "execute_tool t", 31, 40, tool("t")),
+             span(tid, 5, 1, "chat gpt-4o-mini", 41, 60, chat("gpt-4o-mini", 160, 15)),
+             span(tid, 6, 1, "chat gpt-4o-mini", 41, 59, chat("gpt-4o-mini", 160, 15)),
+             span(tid, 7, 1, "chat gpt-4o-mini", 61, 80, chat("gpt-4o-mini", 200, 12)),
+             span(tid, 8, 1, "chat gpt-4o-mini", 62, 79, chat("gpt-4o-mini", 200, 13))]
+    runs = analyze([str(write(tmp_path / "t.jsonl", spans))]).runs
+    assert _fig(runs, "model_calls") == [4] and _fig(runs, "attempts") == [4]
+    assert _fig(runs, "input_tokens") == [680] and _fig(runs, "output_tokens") == [58]
+
+
+def test_calls_alone_in_traces_of_their_own_are_said_to_be_split(tmp_path):
+    """An instrumentation that starts its spans outside the agent's context leaves each call a trace of its own:
+    each is a run (no structure joins them), and the notes say why; a call under an agent is not noted."""
+    from otlp_spans import agent, chat, span, tool, write
+    spans = [span(f"{i:032x}", i, None, "chat m", i * 10, i * 10 + 5, chat("m", 10, 1)) for i in range(1, 4)]
+    spans.append(span(f"{9:032x}", 9, None, "execute_tool t", 50, 55, tool("t")))
+    report = analyze([str(write(tmp_path / "t.jsonl", spans))])
+    assert len(report.runs) == 4
+    assert any(n.startswith("4 runs are one model or tool call alone") for n in report.derivation.sentences())
+    held = [span("ab" * 16, 1, None, "invoke_agent a", 0, 20, agent("a")),
+            span("ab" * 16, 2, 1, "chat m", 1, 5, chat("m", 10, 1))]
+    one = analyze([str(write(tmp_path / "one.jsonl", held))])
+    assert not any("alone in a trace" in n for n in one.derivation.sentences())
+
+
 def test_attempts_of_one_call_are_one_call(tmp_path):
     """One span per HTTP attempt: a call retried twice after 5xx answers is one call of three attempts."""
     agent = GENAI.agent("a").add(GENAI.chat("m", (10, 1)), GENAI.tool("t", {"x": 1}),

@@ -14,11 +14,12 @@ span, in this order:
     2. openinference  ``openinference.span.kind``
     3. genai          ``gen_ai.operation.name`` (current and older GenAI names, Pydantic AI / Logfire)
     4. vercel_ai      ``ai.operationId`` (the Vercel AI SDK)
-    5. openllmetry    ``traceloop.span.kind``, then ``llm.request.type``
-    6. mlflow         ``mlflow.spanType``
-    7. langsmith      ``langsmith.span.kind``
-    8. agentobs       our ``agentobs.step`` span
-    9. names          span names: ``invoke_agent ...``, ``chat ...``, ``execute_tool ...``, Logfire's
+    5. genkit         ``genkit:metadata:subtype``, Genkit's ``generate`` util span (Firebase Genkit)
+    6. openllmetry    ``traceloop.span.kind``, then ``llm.request.type``
+    7. mlflow         ``mlflow.spanType``
+    8. langsmith      ``langsmith.span.kind``
+    9. agentobs       our ``agentobs.step`` span
+    10. names          span names: ``invoke_agent ...``, ``chat ...``, ``execute_tool ...``, Logfire's
                       ``agent run`` / ``running tool``
 
 Disagreements: a dialect that names a role beats one that only marks the span as its own (a marker value with no
@@ -57,6 +58,7 @@ from ._table import (
     NUMBER_FIELDS,
     ORCHESTRATION,
     OTHER,
+    PROVIDER_FAILURES,
     RETRIEVAL,
     STEP,
     TEXT_FIELDS,
@@ -67,6 +69,7 @@ from ._table import (
 )
 from .agentobs_steps import AGENTOBS
 from .genai import GENAI, NAMES
+from .genkit import GENKIT
 from .langfuse import LANGFUSE
 from .langsmith import LANGSMITH
 from .mlflow import MLFLOW
@@ -74,8 +77,8 @@ from .openinference import OPENINFERENCE
 from .openllmetry import OPENLLMETRY
 from .vercel_ai import VERCEL_AI
 
-REGISTRY: tuple[Dialect, ...] = (LANGFUSE, OPENINFERENCE, GENAI, VERCEL_AI, OPENLLMETRY, MLFLOW, LANGSMITH, AGENTOBS,
-                                 NAMES)
+REGISTRY: tuple[Dialect, ...] = (LANGFUSE, OPENINFERENCE, GENAI, VERCEL_AI, GENKIT, OPENLLMETRY, MLFLOW, LANGSMITH,
+                                 AGENTOBS, NAMES)
 STRUCTURE = len(REGISTRY)                  # the evidence code of a role decided by structure
 DIALECT_NAMES = np.array([d.name for d in REGISTRY] + ["structure", "none"], dtype=object)
 # values only these roles need: the rest are not read (a million spans, few of them model calls)
@@ -291,5 +294,5 @@ def _dialect_evidence(d: Dialect, some: pd.DataFrame, role: int) -> np.ndarray:
 
 __all__ = ["AGENT", "ANSWER", "CALLS", "CHAIN", "CHAT", "DIALECT_NAMES", "Fields", "HANDOFF", "HANDOFF_TOOLS",
            "HANDOFF_TOOL_PREFIXES", "KIND_NAMES", "NAMED_TOOL_RULE", "NUMBER_FIELDS", "Normalized", "ORCHESTRATION",
-           "OTHER", "REGISTRY", "RETRIEVAL", "SESSION_KEYS", "STEP", "STRUCTURE", "TOOL", "TOOL_FAILURES", "TRANSPORT",
-           "UNUSABLE_KINDS", "evidence", "normalize", "structure_rule"]
+           "OTHER", "PROVIDER_FAILURES", "REGISTRY", "RETRIEVAL", "SESSION_KEYS", "STEP", "STRUCTURE", "TOOL",
+           "TOOL_FAILURES", "TRANSPORT", "UNUSABLE_KINDS", "evidence", "normalize", "structure_rule"]

@@ -108,6 +108,13 @@ FINAL_ANSWER_TOOLS = ("final_answer", "final_result", "finalanswer", "submit_fin
 TOOL_FAILURES = ("ToolInvocationError", "ToolException", "ToolExecutionError", "ToolCallError", "ToolError",
                  "failed to invoke tool")
 
+# what the error that ended a run says when the model provider failed it after the client's retries and the failed
+# model call left no span of its own (an instrumentation that never ends a failed call's span): the model clients'
+# error classes (OpenAI's and Anthropic's SDKs, LiteLLM, the Vercel AI SDK), besides an HTTP 5xx or 429 status that
+# opens the message or follows "status code" / "error code" (``derive/_outcomes.py``)
+PROVIDER_FAILURES = ("InternalServerError", "ServiceUnavailableError", "RateLimitError", "APIConnectionError",
+                     "APITimeoutError", "OverloadedError", "AI_APICallError", "AI_RetryError")
+
 # the names of tools whose call hands the run over to another agent (a handoff, not a tool call): the exact names,
 # then the prefixes followed by the target agent's name (the OpenAI Agents SDK's transfer_to_<agent>)
 HANDOFF_TOOLS = ("handoff", "handoff_to_agent", "transfer_to_agent")

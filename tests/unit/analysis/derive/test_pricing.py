@@ -285,6 +285,19 @@ def test_what_cannot_be_priced_is_nan_and_counted():
     assert len(price_calls([], None, [], output_tokens=[])) == 0
 
 
+def test_a_model_id_with_its_provider_in_front_is_priced_as_that_providers_model():
+    """Genkit's ``openai/gpt-4o-mini``, LiteLLM's ``anthropic/...``, a gateway's: not a model id genai-prices knows,
+    so the part after the slash is looked up as a model of the provider before it (one it does not know, Genkit's
+    ``googleai``, is inferred from the model name); an id that matches nothing either way stays unpriced."""
+    models = ["openai/gpt-4o-mini", "googleai/gemini-2.5-flash", "anthropic/claude-sonnet-4-5", "local/no-such-model"]
+    got = price(models, None, [1000] * 4, output_tokens=[100] * 4, as_of=WHEN)
+    want = [reference("gpt-4o-mini", "openai", 1000, 100), reference("gemini-2.5-flash", None, 1000, 100),
+            reference("claude-sonnet-4-5", "anthropic", 1000, 100), float("nan")]
+    assert_same(got.cost, want, "provider/model ids")
+    assert not np.isnan(want[:3]).any()
+    assert got.unknown_models == {"local/no-such-model": 1}
+
+
 # -- through the analysis --------------------------------------------------------------------------
 
 def _attr(k, v):

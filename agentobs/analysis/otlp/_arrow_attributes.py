@@ -89,7 +89,7 @@ def pivot_parts(parts: list[AttributePart], n: int, source: str, q: DataQuality,
             converted[f] = pa.concat_arrays([*whole, pa.nulls(1, typ)])
         return converted[f]
 
-    skip = _left_out(names, bounds, n, len(parent), source, q)
+    skip = _left_out(names, bounds, n, entries=len(parent), source=source, q=q)
     out: dict[str, pa.Array | None] = {}
     plain: dict[str, list[int]] = {}        # value field -> the keys whose entries all hold it, as the contract says
     for k, name in enumerate(names):
@@ -117,7 +117,7 @@ def pivot_parts(parts: list[AttributePart], n: int, source: str, q: DataQuality,
     return {name: col for name, col in out.items() if col is not None}
 
 
-def _left_out(names: list[str | None], bounds: np.ndarray, n: int, entries: int, source: str,
+def _left_out(names: list[str | None], bounds: np.ndarray, n: int, *, entries: int, source: str,
               q: DataQuality) -> frozenset[str]:
     """The keys whose columns would take the table past its bound (``spans.key_bound``), counted."""
     held = np.diff(bounds)

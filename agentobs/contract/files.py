@@ -202,11 +202,38 @@ class Appender:
 
     def __init__(self, path: Path, fd: int, *, identity: tuple[int, int] | None):
         self.path, self._fd, self._identity = path, fd, identity
+        self.torn = False           # a failed write left part of its bytes at the end of the file
 
     def write(self, data: bytes) -> None:
+        """Appends ``data`` whole, or not at all where the file can be cut: a write that fails part way (a full
+        disk) is cut back to where it began, so the file never ends in part of what was asked. A FIFO or a device
+        cannot be cut: the part written stays (``torn``)."""
         view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view):]
+        start = self._end()
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError:
+            self.torn = len(view) < len(data) and not self._cut(start)
+            raise
+        self.torn = False
+
+    def _end(self) -> int | None:
+        if self._identity is None:
+            return None
+        try:
+            return os.lseek(self._fd, 0, os.SEEK_END)
+        except OSError:
+            return None
+
+    def _cut(self, start: int | None) -> bool:
+        if start is None:
+            return False
+        try:
+            os.ftruncate(self._fd, start)
+        except OSError:
+            return False
+        return True
 
     def still_named(self) -> bool:
         """False once the file was removed or another file put at its name (what is written then is lost);

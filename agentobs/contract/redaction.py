@@ -109,7 +109,7 @@ class Redactor:
         if isinstance(v, str):
             try:
                 v = json.loads(v)
-            except ValueError:
+            except (ValueError, RecursionError):    # (not JSON, or nested past Python's limit: masked as text)
                 return json.dumps(self.text(v))
         return self.text(json.dumps(self.value(v), sort_keys=True, default=str))
 
@@ -118,7 +118,7 @@ class Redactor:
         if head in ("{", "[") and depth < _MAX_DEPTH:
             try:
                 doc = json.loads(s)
-            except ValueError:
+            except (ValueError, RecursionError):    # (a document nested past Python's limit is masked as text)
                 doc = None
             if isinstance(doc, (dict, list)):
                 return self.text(json.dumps(self.value(doc, depth + 1), ensure_ascii=False))

@@ -7,7 +7,8 @@ where it enters, as a malformed reply or result the model sees, when JSON cannot
 key that is not text, a cycle, a number that is not finite: ``nan`` and ``inf`` have no JSON spelling), when it is
 nested past ``MAX_DEPTH`` levels (which Python's recursion limit would end in a checkpoint), or when it is an integer
 of more digits than Python converts to text (``sys.get_int_max_str_digits()``, 4,300 by default: writing it raises
-``ValueError``, and so would reading it back). The state then always saves, loads and renders.
+``ValueError``, and so would reading it back), or when reading it raises (a dict or list subclass whose ``items``
+or iteration raises: JSON's writer would raise the same). The state then always saves, loads and renders.
 
 There is no size rule for text: a long string is charged by the token budget (the next request's input estimate,
 or the provider's report) like any other content.
@@ -29,7 +30,10 @@ def json_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
     t = type(value)
     if t in _PLAIN or (t is int and -_SMALL < value < _SMALL) or (t is float and value - value == 0.0):
         return None
-    return _inside(value, max_depth, max_depth)
+    try:
+        return _inside(value, max_depth, max_depth)
+    except Exception as exc:        # a mapping or list of the caller's own class whose items raise when read
+        return f"cannot be read ({type(exc).__name__} from its {type(value).__name__} value)"
 
 
 def number_problem(value: int | float) -> str | None:

@@ -117,6 +117,7 @@ class OtlpJsonFileExporter(SpanExporter):
         self.exported = 0
         self.failed = 0
         self._said_gone = False
+        self._said_failed = 0
         # a line cut short before (by this process or another) is ended first, so it costs only itself
         self._torn = not replace and _ends_torn(self.path)
 
@@ -126,13 +127,20 @@ class OtlpJsonFileExporter(SpanExporter):
             with self._lock:
                 if self._torn:
                     line = b"\n" + line
-                self._torn = True             # until the write is whole
-                self._out.write(line)         # one write per request: a reader never sees half a line of ours
+                try:
+                    self._out.write(line)     # one write per request, whole or cut back (a full disk)
+                except OSError:
+                    self._torn = self._torn or self._out.torn
+                    raise
                 self._torn = False
                 gone = not self._out.still_named()
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError) as exc:
             self.failed += len(spans)
-            log.warning("could not write %d spans to %s", len(spans), self.path, exc_info=True)
+            self._said_failed += 1
+            if self._said_failed == 1:      # one line, with the reason; the lost spans are counted and reported
+                log.warning("could not write %d spans to %s (%s); spans that cannot be written are counted as "
+                            "failed", len(spans), self.path, exc)
+            log.debug("could not write %d spans to %s", len(spans), self.path, exc_info=True)
             return SpanExportResult.FAILURE
         if gone:
             self.failed += len(spans)

@@ -28,12 +28,21 @@ from ..spans.quality import DataQuality
 NAME = "zstd (the collector's file exporter, compression: zstd)"
 
 MAGIC = b"\x28\xb5\x2f\xfd"
+# a skippable frame (magic 0x184D2A50 to 0x184D2A5F, little-endian), which zstd's format allows anywhere in a
+# stream: ``pzstd`` writes one before every frame (its own index), the seekable format one at the end. A stream
+# that opens with one is the native layout; the decompressor passes over them
+_SKIPPABLE = b"\x2a\x4d\x18"
 _PIECE = 4096            # compressed bytes fed at a time: the output of one call stays bounded (a decompression bomb)
 
 
 def matches(head: bytes) -> bool:
     """A zstd stream (the native layout), or a first record that is a 4-byte length and a zstd frame."""
-    return head.startswith(MAGIC) or (head[4:8] == MAGIC and struct.unpack(">I", head[:4])[0] >= 8)
+    return _native_layout(head) or (head[4:8] == MAGIC and struct.unpack(">I", head[:4])[0] >= 8)
+
+
+def _native_layout(head: bytes) -> bool:
+    """A zstd stream: a zstd frame first, or a skippable frame (``pzstd``'s output)."""
+    return head.startswith(MAGIC) or (len(head) >= 8 and head[0] & 0xF0 == 0x50 and head[1:4] == _SKIPPABLE)
 
 
 def decompress(data: bytes, source: str, q: DataQuality, limits: InputLimits) -> bytes:
@@ -50,7 +59,7 @@ def pieces(data: bytes, source: str, q: DataQuality, limits: InputLimits) -> Ite
     limit = min(limits.max_decompressed(len(data)), limits.max_document_bytes)
     budget = _Budget(source, limit, limits)
     dctx = zstandard.ZstdDecompressor()
-    if data.startswith(MAGIC):
+    if _native_layout(data[:8]):
         yield from _native(dctx, data, budget, source, q)
         return
     i = n = 0

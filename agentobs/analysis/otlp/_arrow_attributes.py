@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..spans import key_bound
 from ..spans.quality import DataQuality
 from ._arrow_attribute_values import _FIELDS, _KIND_OF, _canonical_values, _convert_field, _typed
 from ._arrow_values import _text, field_of
@@ -88,11 +89,12 @@ def pivot_parts(parts: list[AttributePart], n: int, source: str, q: DataQuality,
             converted[f] = pa.concat_arrays([*whole, pa.nulls(1, typ)])
         return converted[f]
 
+    skip = _left_out(names, bounds, n, entries=len(parent), source=source, q=q)
     out: dict[str, pa.Array | None] = {}
     plain: dict[str, list[int]] = {}        # value field -> the keys whose entries all hold it, as the contract says
     for k, name in enumerate(names):
         sel = order[bounds[k]:bounds[k + 1]]
-        if len(sel) == 0 or name is None or _is_content(name):
+        if len(sel) == 0 or name is None or _is_content(name) or name in skip:
             continue
         present = [f for f, count in held.items() if count[k]]
         expected = ATTRIBUTE_TYPES.get(name)
@@ -113,6 +115,17 @@ def pivot_parts(parts: list[AttributePart], n: int, source: str, q: DataQuality,
         for name, col in _columns(field(f), ks, names, order=order, bounds=bounds, parent=parent, n=n, null_at=null_at):
             out[name] = col
     return {name: col for name, col in out.items() if col is not None}
+
+
+def _left_out(names: list[str | None], bounds: np.ndarray, n: int, *, entries: int, source: str,
+              q: DataQuality) -> frozenset[str]:
+    """The keys whose columns would take the table past its bound (``spans.key_bound``), counted."""
+    held = np.diff(bounds)
+    dropped = key_bound.left_out(((name, int(held[k])) for k, name in enumerate(names)
+                                    if name is not None and not _is_content(name)), n, entries)
+    if dropped:
+        q.add("too_many_keys", source, len(dropped), key_bound.example(dropped))
+    return frozenset(dropped)
 
 
 @dataclass

@@ -19,10 +19,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from ...errors import InputError
 from ..input import magic, remote
 from ..input import read as reading
 from ..input.limits import LINE_ENV, InputLimits, human
+from ..spans import key_bound
 from ..spans.quality import DataQuality
 from ..spans.schema import empty_events, empty_links, empty_spans
 from ..spans.spanset import SpanSet
@@ -211,7 +214,7 @@ def _lines(data: bytes) -> int:
 
 
 def _finish(out: Parsed, q: DataQuality, source: str, how: Layout = Layout.LINES) -> SpanSet:
-    ss = frames(out.parts, q)
+    ss = frames(out.parts, q, source)
     ss.quality, ss.sources = q, [source]
     shown = f", {how.value}" if how.value else ""
     ss.spellings = {source: {sp.label() + shown: rows
@@ -221,16 +224,26 @@ def _finish(out: Parsed, q: DataQuality, source: str, how: Layout = Layout.LINES
 
 # -- many pieces, one SpanSet ---------------------------------------------------------------------
 
-def frames(parts: list[Decoded], q: DataQuality) -> SpanSet:
-    """Unifies the pieces' column types, concatenates them and converts to pandas once."""
+def frames(parts: list[Decoded], q: DataQuality, source: str = "") -> SpanSet:
+    """Unifies the pieces' column types, concatenates them and converts to pandas once (the attribute columns
+    within their bound over all pieces: ``spans.keys``)."""
     if not parts:
         return SpanSet(quality=q)
-    spans = unify([p.spans for p in parts])
-    events = unify([p.events.drop_columns(["_owner"]) for p in parts if p.events is not None])
+    spans = unify(_bounded([p.spans for p in parts], q, source))
+    events = unify(_bounded([p.events.drop_columns(["_owner"]) for p in parts if p.events is not None], q, source))
     links = unify([p.links.drop_columns(["_owner"]) for p in parts if p.links is not None])
     return SpanSet(spans=table_to_frame(spans) if spans is not None else empty_spans(),
                    events=table_to_frame(events) if events is not None else empty_events(),
                    links=table_to_frame(links) if links is not None else empty_links(), quality=q)
+
+
+def _bounded(tables: list[pa.Table], q: DataQuality, source: str) -> list[pa.Table]:
+    if len(tables) < 2:
+        return tables                   # (one piece: its pivot kept it within the bound)
+    tables, dropped = key_bound.bounded_tables(tables)
+    if dropped:
+        q.add("too_many_keys", source, len(dropped), key_bound.example(dropped))
+    return tables
 
 
 def _looks_like_json(head: bytes, source: str, q: DataQuality) -> bool:

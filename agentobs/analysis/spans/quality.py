@@ -30,6 +30,7 @@ class Kind(StrEnum):
     LINE_TOO_LONG = "line_too_long"
     BAD_LINE = "bad_line"
     WRONG_TYPE = "wrong_type"
+    TOO_MANY_KEYS = "too_many_keys"
     BAD_SPAN = "bad_span"
     DUPLICATE_SPAN = "duplicate_span"
     PARENT_CYCLE = "parent_cycle"
@@ -71,6 +72,8 @@ _WHAT = {
     Kind.BAD_LINE: "a line could not be read even on its own (skipped)",
     Kind.PARENT_CYCLE: "spans whose parents form a cycle (dropped)",
     Kind.WRONG_TYPE: "an attribute has a different type than the contract says",
+    Kind.TOO_MANY_KEYS: ("attribute keys beyond what the input may cost in columns, the rarest left out (their "
+                         "values not read)"),
     Kind.NEGATIVE_DURATION: "a span ends before it starts",
     Kind.DUPLICATE_SPAN: "the same trace id and span id appear more than once (later copies dropped)",
     Kind.ORPHAN_SPAN: "a span's parent is not in the input",

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 from pandas.api.types import union_categoricals
 
 from ..input.timespec import iso
+from . import key_bound
 from .graph import SpanKeys, span_keys
 from .quality import DataQuality
 from .schema import empty_events, empty_links, empty_spans
@@ -85,13 +86,19 @@ class SpanSet:
         out = SpanSet()
         if not parts:
             return out
-        out.spans = concat_frames([p.spans for p in parts], empty_spans)
-        out.events = concat_frames([p.events for p in parts], empty_events)
+        spans, dropped = key_bound.bounded_frames([p.spans for p in parts])
+        events, dropped_events = key_bound.bounded_frames([p.events for p in parts])
+        out.spans = concat_frames(spans, empty_spans)
+        out.events = concat_frames(events, empty_events)
         out.links = concat_frames([p.links for p in parts], empty_links)
         for p in parts:
             out.quality.extend(p.quality)
             out.sources.extend(p.sources)
             out.spellings.update(p.spellings)
+        for gone in (dropped, dropped_events):
+            if gone:        # (the columns of all the sources together: counted once, under the first)
+                out.quality.add("too_many_keys", out.sources[0] if out.sources else "", len(gone),
+                                key_bound.example(gone))
         return out
 
 

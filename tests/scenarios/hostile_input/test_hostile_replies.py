@@ -338,3 +338,32 @@ def test_a_models_report_of_the_wrong_types_is_taken_as_not_reported():
     returned = log.of(ModelReturned)
     assert all(r.response_model is None and isinstance(r.finish_reason, str) for r in returned)
     assert all(r.usage.cache_read_input_tokens is None and r.usage.reasoning_output_tokens is None for r in returned)
+
+
+class _UnreadableDict(dict):
+    """A mapping of the caller's own class whose items raise when read (JSON's writer calls ``items`` too)."""
+
+    def items(self):
+        raise RuntimeError("items")
+
+
+class _UnreadableList(list):
+    def __iter__(self):
+        raise RuntimeError("iter")
+
+
+@pytest.mark.parametrize("make", [lambda: _UnreadableDict(a=1), lambda: _UnreadableList([1])])
+def test_a_value_whose_items_raise_when_read_is_refused_never_raised(make):
+    """A dict or list subclass whose items raise escaped Kernel.run as its own exception, from a reply, a final
+    answer, tool arguments and a tool result alike; each is now a malformed reply or result the model sees."""
+    st, _, _ = go(ScriptedModel([make(), FIN]))
+    assert [a.get("error") for a in st.audit if a.get("error")] == ["malformed_reply"]
+    st, _, _ = go(ScriptedModel([{"type": "final", "outcome": "cannot_complete", "text": make()}, FIN]))
+    assert [a.get("error") for a in st.audit if a.get("error")] == ["malformed_reply"]
+    st, desk, _ = go(ScriptedModel([{"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001",
+                                                                                     "x": make()}}, FIN]))
+    assert [a.get("error") for a in st.audit if a.get("error")] == ["malformed_reply"] and desk.effects == []
+    st, _, _ = go(ScriptedModel([READ, FIN]), desk=_Desk(result={"status": "ok", "v": make()}))
+    assert [a.get("status") for a in st.audit if "tool" in a] == ["malformed_result"]
+    _saves(st)
+    assert "cannot be read (RuntimeError" in json_problem({"v": make()})

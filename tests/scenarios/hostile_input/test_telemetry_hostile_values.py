@@ -116,3 +116,34 @@ def test_a_traces_file_that_cannot_be_written_is_a_config_error(tmp_path, where)
     with pytest.raises(ConfigError, match="cannot be written"):
         configure(traces_out=path)
     assert os.listdir(tmp_path) == ["afile"]
+
+
+def test_content_capture_of_text_holding_json_nested_past_pythons_limit(tmp_path, monkeypatch):
+    """With content capture on, a tool result holding text that opens a JSON document nested thousands deep
+    (a sensitive key at every level) ended the redactor's json.loads in RecursionError: the observer failed, the
+    run's spans were lost and a traceback printed. Such text is masked as text: the run's spans are written and
+    the secret at its bottom is not."""
+    from agentobs import ScriptedModel
+    from agentobs.contract.redaction import Redactor
+    from agentobs.domain.scenarios import go
+    from agentobs.domain.support import SupportDesk
+    from agentobs.kernel.tools import ToolResponse
+
+    deep = "{" + '"password":{' * 5000 + '"hunter2"' + "}" * 5001
+
+    class Desk(SupportDesk):
+        def invoke(self, call):
+            return ToolResponse(result={"status": "ok", "note": deep}, latency_s=super().invoke(call).latency_s)
+
+    assert "hunter2" not in Redactor(env={}).value({"note": deep})["note"]
+    assert "hunter2" not in Redactor(env={}).json(deep)
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_AND_EVENT")
+    path = tmp_path / "t.jsonl"
+    tel = configure(traces_out=str(path), replace_traces=True)
+    read = {"type": "tool", "name": "get_order", "args": {"order_id": "ord_1001"}}
+    fin = {"type": "final", "outcome": "cannot_complete", "text": "x"}
+    go(ScriptedModel([read, fin]), desk=Desk(), observers=[tel.observer()])
+    report = tel.shutdown()
+    assert report.ended > 0 and report.exporters[f"file {path}"]["failed"] == 0
+    text = path.read_text()
+    assert "hunter2" not in text and "execute_tool" in text

@@ -153,3 +153,42 @@ def test_dev_null_is_written_unlocked(tmp_path):
                                    "--manifest", str(tmp_path / "m.json")])
     assert res.exit_code == 0, res.output
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+# a writer whose file may not grow past a size (RLIMIT_FSIZE: a write past it fails with EFBIG, as on a full disk):
+# exports batches of spans with long names, then prints what the exporter counted
+FULL_DISK = textwrap.dedent("""
+    import json, resource, signal, sys
+    from opentelemetry.sdk.trace import TracerProvider
+    from agentobs.telemetry.otlp_json import OtlpJsonFileExporter
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    exporter = OtlpJsonFileExporter(sys.argv[1], replace=True)
+    tracer = TracerProvider().get_tracer("t")
+    limit = int(sys.argv[2])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    for batch in range(12):
+        spans = []
+        for i in range(20):
+            with tracer.start_as_current_span(f"b{batch}-{i}-" + "x" * 300) as s:
+                spans.append(s)
+        exporter.export(spans)
+    exporter.shutdown()
+    print(json.dumps({"exported": exporter.exported, "failed": exporter.failed}), flush=True)
+""")
+
+
+def test_a_write_that_fails_part_way_leaves_no_part_of_a_line(tmp_path):
+    """A full disk (here a file size limit) made a request's line end part way, the file torn at its end; the
+    write is now cut back to where it began: every line in the file is whole, what did not fit counted as failed,
+    with one warning line and no traceback."""
+    path = tmp_path / "traces.jsonl"
+    done = subprocess.run([sys.executable, "-c", FULL_DISK, str(path), str(40_000)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["exported"] > 0 and got["failed"] > 0 and got["exported"] + got["failed"] == 240
+    lines = path.read_bytes().split(b"\n")
+    assert lines[-1] == b""                                    # the file ends with a whole line
+    assert sum(len(json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]) for line in lines[:-1]) \
+        == got["exported"]
+    assert "Traceback" not in done.stderr and done.stderr.count("could not write") <= 1

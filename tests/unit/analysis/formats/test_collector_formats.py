@@ -234,3 +234,34 @@ def test_bytes_that_are_not_a_record_never_raise(encoded):
         collector_zstd.matches(data[:8192])
         q = DataQuality()
         collector_proto.requests(data, "x", q)
+
+
+@pytest.mark.parametrize("where", ["first", "between", "last"])
+def test_a_zstd_stream_with_skippable_frames_is_read(tmp_path, where):
+    """zstd's format allows skippable frames anywhere in a stream: ``pzstd`` writes one before every frame, the
+    seekable format one at the end. A file that opened with one was taken for "binary data, not text"."""
+    text = (COLLECTOR / "json.jsonl").read_bytes()
+    lines = text.splitlines(keepends=True)
+    frames = [zstandard.ZstdCompressor().compress(b"".join(lines[:1])),
+              zstandard.ZstdCompressor().compress(b"".join(lines[1:]))]
+    skip = struct.pack("<II", 0x184D2A5E, 7) + b"an index"[:7]
+    data = {"first": skip + frames[0] + frames[1], "between": frames[0] + skip + frames[1],
+            "last": frames[0] + frames[1] + skip}[where]
+    path = tmp_path / "pzstd.jsonl.zst"
+    path.write_bytes(data)
+    assert reader_of(path).name == ZSTD
+    got = load_sources([str(path)])
+    assert not got.quality.issues, got.quality.to_dict()
+    same_spans(got, load_file(COLLECTOR / "json.jsonl"))
+
+
+def test_a_file_pzstd_wrote_is_read(tmp_path):
+    import shutil
+    if shutil.which("pzstd") is None:
+        pytest.skip("pzstd is not installed")
+    plain = tmp_path / "json.jsonl"
+    plain.write_bytes((COLLECTOR / "json.jsonl").read_bytes())
+    subprocess.run(["pzstd", "-q", "-f", str(plain), "-o", str(tmp_path / "json.jsonl.zst")], check=True)
+    got = load_sources([str(tmp_path / "json.jsonl.zst")])
+    assert not got.quality.issues, got.quality.to_dict()
+    same_spans(got, load_file(plain))

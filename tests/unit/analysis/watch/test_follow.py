@@ -127,7 +127,8 @@ def test_reads_are_bounded_and_a_line_too_long_to_hold_is_skipped(tmp_path):
     assert 4096 <= len(first) < 4096 + 64 and first.endswith(b"\n")
     assert b"".join([first, *iter(f.read, b"")]) == b"".join(_lines(1000))
     q = tmp_path / "long.jsonl"            # a line longer than a read and than max_line: never held whole
-    q.write_bytes(b'{"resourceSpans":[],"x":"' + b"a" * (3 << 20) + b'"}\n' + _lines(1)[0])   # (OTLP, as watch requires)
+    # (OTLP-shaped, as watch requires)
+    q.write_bytes(b'{"resourceSpans":[],"x":"' + b"a" * (3 << 20) + b'"}\n' + _lines(1)[0])
     g = Follower(str(q), from_start=True, max_line=1000)
     assert _read_all(g) == _lines(1) and g.long_lines == 1
 

@@ -115,25 +115,28 @@ def _asked_for(spans: pd.DataFrame, kind: np.ndarray) -> dict[tuple[str, str], s
             pair = spans.loc[chats, [cols["id"], cols["args"]]].dropna()
             for trace, cid, arguments in zip(traces[pair.index].tolist(), pair[cols["id"]].astype(str),
                                              pair[cols["args"]].astype(str), strict=True):
-                found.setdefault((trace, cid), _canonical(arguments))
+                found.setdefault((trace, cid), canonical(arguments))
     return found
 
 
 def _tool_calls(text: str) -> list[tuple[str, str]]:
     """(id, arguments) of the tool_call parts of GenAI output messages (``gen_ai.output.messages``)."""
+    return [(part["id"], canonical(part.get("arguments"))) for part in tool_call_parts(text)
+            if isinstance(part.get("id"), str)]
+
+
+def tool_call_parts(text: str) -> list[dict[str, Any]]:
+    """The ``tool_call`` parts of GenAI output messages (``gen_ai.output.messages`` text), in order; [] for text that
+    is not such messages."""
     try:
         messages = json.loads(text)
     except (ValueError, RecursionError):
         return []
-    out = []
-    for m in messages if isinstance(messages, list) else []:
-        for part in (m.get("parts") or []) if isinstance(m, dict) else []:
-            if isinstance(part, dict) and part.get("type") == "tool_call" and isinstance(part.get("id"), str):
-                out.append((part["id"], _canonical(part.get("arguments"))))
-    return out
+    return [part for m in (messages if isinstance(messages, list) else []) if isinstance(m, dict)
+            for part in (m.get("parts") or []) if isinstance(part, dict) and part.get("type") == "tool_call"]
 
 
-def _canonical(arguments: Any) -> str:
+def canonical(arguments: Any) -> str:
     """Arguments as JSON text with sorted keys (text that is JSON is parsed first), so the same call reads the
     same whichever attribute held it."""
     if isinstance(arguments, str):

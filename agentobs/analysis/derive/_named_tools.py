@@ -11,13 +11,11 @@ one reply are matched in the order the spans started. Its error status is the to
 """
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
 from ..spans.dialects import CHAT, NAMED_TOOL_RULE, STRUCTURE, TOOL, Normalized
-from ._kept_elsewhere import OUTPUT_MESSAGES, _canonical
+from ._kept_elsewhere import OUTPUT_MESSAGES, canonical, tool_call_parts
 
 _SEPARATORS = (" ", ".", ":", "/")
 
@@ -94,16 +92,11 @@ def _asked(spans: pd.DataFrame, cols: list[str], rows: np.ndarray) -> dict[int, 
 
 
 def _calls(text: str) -> dict[str, list[str | None]]:
-    try:
-        messages = json.loads(text)
-    except (ValueError, RecursionError):
-        return {}
     out: dict[str, list[str | None]] = {}
-    for m in messages if isinstance(messages, list) else []:
-        for part in (m.get("parts") or []) if isinstance(m, dict) else []:
-            if isinstance(part, dict) and part.get("type") == "tool_call" and isinstance(part.get("name"), str):
-                args = part.get("arguments")
-                out.setdefault(part["name"], []).append(None if args is None else _canonical(args))
+    for part in tool_call_parts(text):
+        if isinstance(part.get("name"), str):
+            args = part.get("arguments")
+            out.setdefault(part["name"], []).append(None if args is None else canonical(args))
     return out
 
 

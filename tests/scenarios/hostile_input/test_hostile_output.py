@@ -231,7 +231,7 @@ def cli_all_formats(folder: Path, labels: Path, tmp: Path, texts: list[str], run
     html_path = tmp / "r.html"
     assert_ok(runner.invoke(cli, ["report", src, *common, "--format", "html", "--out", str(html_path)]))
     assert_html_safe(html_path.read_text())
-    caps = runner.invoke(cli, ["caps", src, *common, "--format", "json"])
+    caps = runner.invoke(cli, ["caps", src, "--labels", str(labels), "--format", "json"])   # (caps has no --segment)
     assert_ok(caps)
     strict_json(caps.stdout)
     csv_path = tmp / "runs.csv"

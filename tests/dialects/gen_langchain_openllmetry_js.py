@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import common
 import js_harness
-from common import PLAIN, SHAPE_OF, Script
+from common import Script
 
 NAME = "langchain_openllmetry_js"
 EXTRAS = ("retries", "retries_exhausted", "parallel", "tool_error_fatal", "turn_limit", "multi_agent")
@@ -40,9 +40,7 @@ ENV = {"TRACELOOP_TELEMETRY": "false", "TRACELOOP_SYNC_ENABLED": "false", "OTEL_
 
 def main() -> None:
     script = Script({**common.standard_script(), **common.shape_script(), **common.extra_script(*EXTRAS)})
-    plan = ([{"shape": "plain", "keys": [k]} for k in PLAIN]
-            + [{"shape": "http", "keys": ["http"]}, {"shape": "two_runs", "keys": ["two-a", "two-b"]}]
-            + [{"shape": SHAPE_OF[k], "keys": [k]} for k in EXTRAS])
+    plan = js_harness.standard_plan(EXTRAS)
     js_harness.run_fixture(NAME, script, plan, notes=NOTES, env=ENV)
 
 

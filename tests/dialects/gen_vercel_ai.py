@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import common
 import js_harness
-from common import PLAIN, SHAPE_OF, Script
+from common import Script
 
 NAME = "vercel_ai"
 EXTRAS = ("retries", "retries_exhausted", "streaming", "parallel", "tool_error_fatal", "turn_limit", "multi_agent")
@@ -41,9 +41,7 @@ NOTES = (
 
 def main() -> None:
     script = Script({**common.standard_script(), **common.shape_script(), **common.extra_script(*EXTRAS)})
-    plan = ([{"shape": "plain", "keys": [k]} for k in PLAIN]
-            + [{"shape": "http", "keys": ["http"]}, {"shape": "two_runs", "keys": ["two-a", "two-b"]}]
-            + [{"shape": SHAPE_OF[k], "keys": [k]} for k in EXTRAS])
+    plan = js_harness.standard_plan(EXTRAS)
     js_harness.run_fixture(NAME, script, plan, notes=NOTES)
 
 

@@ -26,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from common import FIXTURES, Recorder, Script, ScriptedServer
+from common import FIXTURES, PLAIN, SHAPE_OF, Recorder, Script, ScriptedServer
 from receiver import OtlpReceiver
 
 HERE = Path(__file__).resolve().parent
@@ -171,3 +171,10 @@ def run_fixture(name: str, script: Script, plan: list[dict], *, notes: tuple[str
             if rec.open:
                 raise SystemExit(f"{name}: runs started but never ended: {sorted(rec.open)}")
         rec.write(out_dir)
+
+
+def standard_plan(extras: tuple[str, ...]) -> list[dict]:
+    """The runs a Node driver makes: each plain script, the HTTP shape, two runs in one trace, then each extra shape."""
+    return ([{"shape": "plain", "keys": [k]} for k in PLAIN]
+            + [{"shape": "http", "keys": ["http"]}, {"shape": "two_runs", "keys": ["two-a", "two-b"]}]
+            + [{"shape": SHAPE_OF[k], "keys": [k]} for k in extras])

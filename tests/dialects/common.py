@@ -528,3 +528,17 @@ def make_tools(rec: Recorder) -> dict[str, Callable]:
 
 def prompt(key: str, text: str = "Please help.") -> str:
     return f"[run:{key}] {text}"
+
+
+def run_shapes(rec: Recorder, run: Callable[[str], object], provider: object, *, extras: tuple[str, ...]) -> None:
+    """The runs of a fixture whose driver is one function of the run's key: each plain script, the HTTP shapes (one
+    run in a request, two in one), then each extra shape."""
+    for key in PLAIN:
+        with rec.run(key, "plain"):
+            run(key)
+    with HttpApp(rec, run, provider) as app:
+        app.get("/run", ["http"])
+        app.get("/two", ["two-a", "two-b"])
+    for key in extras:
+        with rec.run(key, SHAPE_OF[key]):
+            run(key)

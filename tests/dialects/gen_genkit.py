@@ -11,9 +11,7 @@ exception and returns the message: Genkit ends the run on a tool's exception by 
 """
 from __future__ import annotations
 
-import common
 import js_harness
-from common import Script
 
 NAME = "genkit"
 EXTRAS = ("retries", "retries_exhausted", "streaming", "parallel", "tool_error_fed_back", "turn_limit", "multi_agent")
@@ -33,9 +31,7 @@ NOTES = (
 
 
 def main() -> None:
-    script = Script({**common.standard_script(), **common.shape_script(), **common.extra_script(*EXTRAS)})
-    plan = js_harness.standard_plan(EXTRAS)
-    js_harness.run_fixture(NAME, script, plan, notes=NOTES)
+    js_harness.run_standard(NAME, EXTRAS, notes=NOTES)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import os
 
 import common
 import openai_loop
-from common import PLAIN, SHAPE_OF, HttpApp, Recorder, Script, ScriptedServer, prompt
+from common import Recorder, Script, ScriptedServer, prompt
 from receiver import OtlpReceiver
 
 NAME = "langfuse"
@@ -77,15 +77,7 @@ def main() -> None:
                 mine = {**tools, "ask_translator": ask_translator} if key == "multi_agent" else tools
                 return openai_loop.tool_loop(use, prompt(key), mine, **openai_loop.options(key))
 
-            for key in PLAIN:
-                with rec.run(key, "plain"):
-                    assistant(key)
-            with HttpApp(rec, assistant, app_provider) as app:
-                app.get("/run", ["http"])
-                app.get("/two", ["two-a", "two-b"])
-            for key in openai_loop.EXTRAS:
-                with rec.run(key, SHAPE_OF[key]):
-                    assistant(key)
+            common.run_shapes(rec, assistant, app_provider, extras=openai_loop.EXTRAS)
         flush()
         rec.write()
         lf.shutdown()

@@ -14,9 +14,7 @@ the release for it, with ``@opentelemetry/exporter-trace-otlp-proto`` 0.205 (its
 """
 from __future__ import annotations
 
-import common
 import js_harness
-from common import Script
 
 NAME = "mastra"
 EXTRAS = ("retries", "retries_exhausted", "streaming", "parallel", "tool_error_fatal", "turn_limit", "multi_agent")
@@ -48,9 +46,7 @@ NOTES = (
 
 
 def main() -> None:
-    script = Script({**common.standard_script(), **common.shape_script(), **common.extra_script(*EXTRAS)})
-    plan = js_harness.standard_plan(EXTRAS)
-    js_harness.run_fixture(NAME, script, plan, notes=NOTES)
+    js_harness.run_standard(NAME, EXTRAS, notes=NOTES)
 
 
 if __name__ == "__main__":

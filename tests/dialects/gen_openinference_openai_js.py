@@ -9,9 +9,7 @@ client (LLM spans). The Node SDK of ``common.mjs`` exports to the receiver. Shap
 """
 from __future__ import annotations
 
-import common
 import js_harness
-from common import Script
 from openai_loop import EXTRAS
 
 NAME = "openinference_openai_js"
@@ -33,9 +31,7 @@ NOTES = (
 
 
 def main() -> None:
-    script = Script({**common.standard_script(), **common.shape_script(), **common.extra_script(*EXTRAS)})
-    plan = js_harness.standard_plan(EXTRAS)
-    js_harness.run_fixture(NAME, script, plan, notes=NOTES)
+    js_harness.run_standard(NAME, EXTRAS, notes=NOTES)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import tempfile
 
 import common
 import openai_loop
-from common import PLAIN, SHAPE_OF, HttpApp, MemoryCapture, Recorder, Script, ScriptedServer, prompt
+from common import MemoryCapture, Recorder, Script, ScriptedServer, prompt
 
 PACKAGES = ("openlit", "openai", "opentelemetry-sdk", "opentelemetry-instrumentation-wsgi")
 
@@ -64,15 +64,7 @@ def main(name: str = "openlit") -> None:
             mine = {**tools, "ask_translator": ask_translator} if key == "multi_agent" else tools
             return openai_loop.tool_loop(use, prompt(key), mine, **openai_loop.options(key))
 
-        for key in PLAIN:
-            with rec.run(key, "plain"):
-                assistant(key)
-        with HttpApp(rec, assistant, cap.provider) as app:
-            app.get("/run", ["http"])
-            app.get("/two", ["two-a", "two-b"])
-        for key in openai_loop.EXTRAS:
-            with rec.run(key, SHAPE_OF[key]):
-                assistant(key)
+        common.run_shapes(rec, assistant, cap.provider, extras=openai_loop.EXTRAS)
     rec.write()
 
 

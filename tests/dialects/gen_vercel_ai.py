@@ -9,9 +9,7 @@ turn_limit (``stopWhen: stepCountIs(3)``) and multi_agent (a translator agent ca
 """
 from __future__ import annotations
 
-import common
 import js_harness
-from common import Script
 
 NAME = "vercel_ai"
 EXTRAS = ("retries", "retries_exhausted", "streaming", "parallel", "tool_error_fatal", "turn_limit", "multi_agent")
@@ -40,9 +38,7 @@ NOTES = (
 
 
 def main() -> None:
-    script = Script({**common.standard_script(), **common.shape_script(), **common.extra_script(*EXTRAS)})
-    plan = js_harness.standard_plan(EXTRAS)
-    js_harness.run_fixture(NAME, script, plan, notes=NOTES)
+    js_harness.run_standard(NAME, EXTRAS, notes=NOTES)
 
 
 if __name__ == "__main__":

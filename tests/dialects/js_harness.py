@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import common
 from common import FIXTURES, PLAIN, SHAPE_OF, Recorder, Script, ScriptedServer
 from receiver import OtlpReceiver
 
@@ -178,3 +179,9 @@ def standard_plan(extras: tuple[str, ...]) -> list[dict]:
     return ([{"shape": "plain", "keys": [k]} for k in PLAIN]
             + [{"shape": "http", "keys": ["http"]}, {"shape": "two_runs", "keys": ["two-a", "two-b"]}]
             + [{"shape": SHAPE_OF[k], "keys": [k]} for k in extras])
+
+
+def run_standard(name: str, extras: tuple[str, ...], *, notes: tuple[str, ...]) -> None:
+    """A Node fixture of the standard scripts and shapes, with ``extras``."""
+    script = Script({**common.standard_script(), **common.shape_script(), **common.extra_script(*extras)})
+    run_fixture(name, script, standard_plan(extras), notes=notes)
